@@ -1,0 +1,484 @@
+/*
+ * heapscope.h - the public API of libheapscope.
+ *
+ * libheapscope reads Ruby heap dumps (ObjectSpace.dump_all, Ruby 2.1 to 4.0,
+ * plain or gzip) into a compact, immutable, columnar model and answers
+ * questions about it: what is on the heap, where it was allocated, what grew.
+ *
+ * Conventions (see docs and STYLE.md):
+ *  - Every call that can fail returns an hscope_status; details go into a
+ *    caller-owned hscope_error (may be NULL).  On failure *out stays NULL and
+ *    nothing leaks.
+ *  - Handles ending in _t are opaque and freed with the matching *_free(),
+ *    which accepts NULL.
+ *  - Option structs carry their own size; zero in any field means "default".
+ *    Initialise them with the *_INIT macro or its *_init() function twin.
+ *  - Strings returned by accessors are NUL-terminated UTF-8 (or raw bytes as
+ *    the dump had them), borrowed, and valid until the owning handle is freed.
+ *  - A loaded heap is immutable: any number of threads may call any function
+ *    on it at once, except hscope_heap_free().  Lazily built structures
+ *    (reverse references) are built once under an internal lock.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#ifndef HEAPSCOPE_H
+#define HEAPSCOPE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "heapscope/version.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(HSCOPE_BUILDING_LIBRARY) && defined(__GNUC__)
+#define HSCOPE_API __attribute__((visibility("default")))
+#else
+#define HSCOPE_API
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Status codes and errors                                                   */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * Result of every fallible call: one of enum hscope_status_code.  Values
+ * are fixed and append-only: a new release may add codes, never renumber
+ * them.  Carried as a plain int32_t so that FFI callers need no enum ABI.
+ */
+typedef int32_t hscope_status;
+
+enum hscope_status_code {
+    HSCOPE_OK               = 0,  /* success */
+    HSCOPE_ERR_INVALID_ARG  = 1,  /* NULL or out-of-range argument */
+    HSCOPE_ERR_NOMEM        = 2,  /* allocation failed (or max_memory) */
+    HSCOPE_ERR_IO           = 3,  /* read error; errno in hscope_error */
+    HSCOPE_ERR_PARSE        = 4,  /* malformed line (strict mode) */
+    HSCOPE_ERR_NOT_A_DUMP   = 5,  /* no heap dump record in the input */
+    HSCOPE_ERR_GZIP         = 6,  /* corrupt gzip stream */
+    HSCOPE_ERR_LIMIT        = 7,  /* a configured or built-in limit hit */
+    HSCOPE_ERR_CANCELLED    = 8,  /* progress callback asked to stop */
+    HSCOPE_ERR_NOT_FOUND    = 9,  /* no such address, key or value */
+    HSCOPE_ERR_UNSUPPORTED  = 10, /* option or key not known */
+    HSCOPE_ERR_TRUNCATED    = 11, /* input ends mid-line (strict mode) */
+    HSCOPE_ERR_INTERNAL     = 12  /* a bug: please report it */
+};
+
+/** Size of the message buffer inside hscope_error. */
+#define HSCOPE_ERROR_MESSAGE_SIZE 256
+
+/**
+ * Caller-owned error details.  Set `size` to sizeof(hscope_error) (or call
+ * hscope_error_init()) before passing it in.  The library never allocates
+ * for an error and keeps no thread-local state: the first error detected
+ * during a call is recorded here.
+ */
+typedef struct hscope_error {
+    uint32_t size;       /* sizeof(hscope_error), set by the caller */
+    hscope_status status;/* same value the failed call returned */
+    int32_t sys_errno;   /* errno for HSCOPE_ERR_IO, else 0 */
+    uint32_t reserved;   /* zero */
+    uint64_t line;       /* 1-based input line, 0 when not applicable */
+    uint64_t offset;     /* byte offset in the (uncompressed) input */
+    char message[HSCOPE_ERROR_MESSAGE_SIZE]; /* NUL-terminated, English */
+} hscope_error;
+
+#define HSCOPE_ERROR_INIT { sizeof(hscope_error), 0, 0, 0, 0, 0, { 0 } }
+
+/** Initialise an error struct (function twin of HSCOPE_ERROR_INIT). */
+HSCOPE_API void hscope_error_init(hscope_error *err);
+
+/** Static name of a status code, e.g. "HSCOPE_ERR_PARSE"; never NULL. */
+HSCOPE_API const char *hscope_status_name(hscope_status status);
+
+/* ------------------------------------------------------------------------ */
+/* Version                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/** Run-time version as MAJOR*10000 + MINOR*100 + PATCH. */
+HSCOPE_API uint32_t hscope_version_number(void);
+/** Run-time version string, e.g. "0.1.0". */
+HSCOPE_API const char *hscope_version_string(void);
+
+/* ------------------------------------------------------------------------ */
+/* Allocation hooks and progress                                             */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * Custom allocator for one handle and everything derived from it.  All three
+ * functions must be set.  `realloc_fn(ud, NULL, n)` must behave like malloc
+ * and `free_fn(ud, NULL)` must be a no-op.  Called from any thread that works
+ * on the handle, so it must be thread-safe if the handle is shared.
+ */
+typedef struct hscope_allocator {
+    uint32_t size;       /* sizeof(hscope_allocator) */
+    uint32_t reserved;   /* zero */
+    void *(*malloc_fn)(void *user_data, size_t n);
+    void *(*realloc_fn)(void *user_data, void *ptr, size_t n);
+    void (*free_fn)(void *user_data, void *ptr);
+    void *user_data;
+} hscope_allocator;
+
+/**
+ * Progress callback: `done` and `total` are input bytes (compressed bytes for
+ * gzip; `total` is 0 when unknown, e.g. for a pipe).  Return 0 to go on, any
+ * other value to cancel: the call then fails with HSCOPE_ERR_CANCELLED.
+ * Called from the loading thread, at most every few megabytes.
+ */
+typedef int32_t (*hscope_progress_fn)(void *user_data, uint64_t done,
+                                      uint64_t total);
+
+/* ------------------------------------------------------------------------ */
+/* Loading                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/** Stop at the first malformed line instead of skipping and counting it. */
+#define HSCOPE_LOAD_STRICT       0x1u
+/** Keep STRING/SYMBOL `value` text (off by default: memory, and secrets). */
+#define HSCOPE_LOAD_VALUES       0x2u
+/** Treat the input as plain text even if it starts with the gzip magic. */
+#define HSCOPE_LOAD_NO_GZIP      0x4u
+
+/** Default for hscope_load_options.max_line_bytes: 1 GiB. */
+#define HSCOPE_DEFAULT_MAX_LINE_BYTES ((uint64_t)1 << 30)
+
+/**
+ * Options for hscope_heap_open_*().  Zero in every field means the default.
+ * Pass NULL for all defaults.
+ */
+typedef struct hscope_load_options {
+    uint32_t size;                 /* sizeof(hscope_load_options) */
+    uint32_t flags;                /* HSCOPE_LOAD_* bits */
+    const hscope_allocator *allocator; /* NULL: malloc/realloc/free */
+    hscope_progress_fn progress;   /* NULL: no progress reports */
+    void *progress_user_data;
+    uint64_t max_line_bytes;       /* longest accepted line; 0: 1 GiB */
+    uint64_t max_memory;           /* bytes the load may allocate; 0: no cap */
+    uint64_t max_objects;          /* 0: no cap below the 2^32-2 hard limit */
+    uint64_t max_references;       /* per object; 0: no cap */
+    uint32_t threads;              /* reserved for parallel parsing; 0 */
+    uint32_t reserved;             /* zero */
+} hscope_load_options;
+
+#define HSCOPE_LOAD_OPTIONS_INIT { sizeof(hscope_load_options), 0, NULL, NULL, NULL, 0, 0, 0, 0, 0, 0 }
+
+/** Function twin of HSCOPE_LOAD_OPTIONS_INIT. */
+HSCOPE_API void hscope_load_options_init(hscope_load_options *opts);
+
+/** An immutable, loaded heap dump.  Free with hscope_heap_free(). */
+typedef struct hscope_heap hscope_heap_t;
+
+/** Object ids are dense, 0..n-1 in dump order. */
+typedef uint32_t hscope_id;
+#define HSCOPE_ID_NONE ((hscope_id)0xFFFFFFFFu)
+
+/**
+ * Load a heap dump from a file path ("-" is not special).  gzip input is
+ * detected by its magic bytes.  Files larger than 4 GiB are supported.
+ */
+HSCOPE_API hscope_status hscope_heap_open_file(hscope_heap_t **out,
+                                               const char *path,
+                                               const hscope_load_options *opts,
+                                               hscope_error *err);
+
+/** Load from an open file descriptor (read to EOF; not closed). */
+HSCOPE_API hscope_status hscope_heap_open_fd(hscope_heap_t **out, int fd,
+                                             const hscope_load_options *opts,
+                                             hscope_error *err);
+
+/** Load from a memory buffer (not retained after the call returns). */
+HSCOPE_API hscope_status hscope_heap_open_memory(hscope_heap_t **out,
+                                                 const void *data, size_t len,
+                                                 const hscope_load_options *opts,
+                                                 hscope_error *err);
+
+/** Free a heap.  Derived handles keep it alive until they are freed too. */
+HSCOPE_API void hscope_heap_free(hscope_heap_t *heap);
+
+/* ------------------------------------------------------------------------ */
+/* Load statistics                                                           */
+/* ------------------------------------------------------------------------ */
+
+/** Why a line was skipped (lenient mode).  Fixed values, append-only. */
+#define HSCOPE_SKIP_BAD_JSON        0 /* not valid JSON (raw quote, NUL...) */
+#define HSCOPE_SKIP_NOT_OBJECT      1 /* valid JSON but not an object */
+#define HSCOPE_SKIP_NO_TYPE         2 /* record without "type" */
+#define HSCOPE_SKIP_NO_ADDRESS      3 /* object record without "address" */
+#define HSCOPE_SKIP_BAD_VALUE       4 /* known key with a wrong-typed value */
+#define HSCOPE_SKIP_NUMBER_RANGE    5 /* integer beyond 64 bits */
+#define HSCOPE_SKIP_TOO_LONG        6 /* longer than max_line_bytes */
+#define HSCOPE_SKIP_EMPTY           7 /* blank line */
+#define HSCOPE_SKIP_TRUNCATED       8 /* last line cut off (no newline) */
+#define HSCOPE_SKIP_TOO_DEEP        9 /* nesting beyond the supported depth */
+#define HSCOPE_SKIP_TOO_MANY_REFS  10 /* more references than max_references */
+#define HSCOPE_SKIP__COUNT         11
+
+/** Static name of a skip reason, e.g. "bad_json"; "?" if unknown. */
+HSCOPE_API const char *hscope_skip_reason_name(int32_t reason);
+
+/**
+ * Counters gathered while loading.  Caller-owned; set `size` before the
+ * call (fields beyond the caller's size are not written).
+ */
+typedef struct hscope_load_stats {
+    uint32_t size;                 /* sizeof(hscope_load_stats) */
+    uint32_t gzip;                 /* 1 if the input was gzip */
+    uint64_t input_bytes;          /* bytes read from the source */
+    uint64_t bytes;                /* uncompressed bytes parsed */
+    uint64_t lines;                /* lines seen (incl. skipped) */
+    uint64_t objects;              /* object records */
+    uint64_t references;           /* resolved object->object edges */
+    uint64_t root_records;         /* ROOT lines */
+    uint64_t root_references;      /* resolved root->object edges */
+    uint64_t shapes;               /* SHAPE records */
+    uint64_t free_slots;           /* NONE records (full: true) */
+    uint64_t dangling_references;  /* edges to addresses not in the dump */
+    uint64_t dangling_addresses;   /* distinct such addresses */
+    uint64_t duplicate_addresses;  /* objects whose address repeats */
+    uint64_t skipped_lines;        /* sum over all skip reasons */
+    uint64_t unknown_keys;         /* key occurrences not understood */
+    uint64_t unknown_types;        /* objects of a type name not known */
+    uint64_t truncated;            /* 1 if the input ended mid-line/stream */
+    uint64_t load_ns;              /* wall time of the load */
+    uint64_t model_bytes;          /* memory held by the model */
+    uint64_t index_bytes;          /* memory held by the address index */
+    uint64_t total_memsize;        /* sum of object memsize */
+} hscope_load_stats;
+
+#define HSCOPE_LOAD_STATS_INIT { sizeof(hscope_load_stats), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
+
+/** Function twin of HSCOPE_LOAD_STATS_INIT. */
+HSCOPE_API void hscope_load_stats_init(hscope_load_stats *stats);
+
+/** Copy the heap's load statistics into *stats. */
+HSCOPE_API hscope_status hscope_heap_stats(const hscope_heap_t *heap,
+                                           hscope_load_stats *stats);
+
+/** Number of lines skipped for `reason` (HSCOPE_SKIP_*). */
+HSCOPE_API uint64_t hscope_heap_skipped(const hscope_heap_t *heap,
+                                        int32_t reason);
+
+/**
+ * Line number of the i-th skipped line (first 16 are kept), or 0 when there
+ * is no such entry.  *reason (may be NULL) receives its HSCOPE_SKIP_* code.
+ */
+HSCOPE_API uint64_t hscope_heap_skipped_line(const hscope_heap_t *heap,
+                                             uint32_t i, int32_t *reason);
+
+/* ------------------------------------------------------------------------ */
+/* Objects                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/** Object types.  Codes 1..31 are fixed; 32..254 are type names this
+ * version does not know, numbered per heap (see hscope_heap_type_name()). */
+#define HSCOPE_TYPE_OBJECT    1
+#define HSCOPE_TYPE_CLASS     2
+#define HSCOPE_TYPE_MODULE    3
+#define HSCOPE_TYPE_ICLASS    4
+#define HSCOPE_TYPE_FLOAT     5
+#define HSCOPE_TYPE_STRING    6
+#define HSCOPE_TYPE_REGEXP    7
+#define HSCOPE_TYPE_ARRAY     8
+#define HSCOPE_TYPE_HASH      9
+#define HSCOPE_TYPE_STRUCT   10
+#define HSCOPE_TYPE_BIGNUM   11
+#define HSCOPE_TYPE_FILE     12
+#define HSCOPE_TYPE_DATA     13
+#define HSCOPE_TYPE_MATCH    14
+#define HSCOPE_TYPE_SYMBOL   15
+#define HSCOPE_TYPE_RATIONAL 16
+#define HSCOPE_TYPE_COMPLEX  17
+#define HSCOPE_TYPE_IMEMO    18
+#define HSCOPE_TYPE_NODE     19
+#define HSCOPE_TYPE_ZOMBIE   20
+#define HSCOPE_TYPE_NIL      21
+#define HSCOPE_TYPE_TRUE     22
+#define HSCOPE_TYPE_FALSE    23
+#define HSCOPE_TYPE_FIXNUM   24
+#define HSCOPE_TYPE_UNDEF    25
+#define HSCOPE_TYPE_MOVED    26
+#define HSCOPE_TYPE_UNKNOWN  27  /* the literal type name "UNKNOWN" */
+#define HSCOPE_TYPE_OTHER   255  /* more than 223 unknown type names */
+
+/** Object flag bits (hscope_heap_object_flags()). */
+#define HSCOPE_FLAG_FROZEN        0x0001u
+#define HSCOPE_FLAG_EMBEDDED      0x0002u
+#define HSCOPE_FLAG_SHARED        0x0004u
+#define HSCOPE_FLAG_FSTRING       0x0008u
+#define HSCOPE_FLAG_OLD           0x0010u
+#define HSCOPE_FLAG_MARKED        0x0020u
+#define HSCOPE_FLAG_UNCOLLECTIBLE 0x0040u
+#define HSCOPE_FLAG_WB_PROTECTED  0x0080u
+#define HSCOPE_FLAG_PINNED        0x0100u
+#define HSCOPE_FLAG_BROKEN        0x0200u
+#define HSCOPE_FLAG_MARKING       0x0400u
+#define HSCOPE_FLAG_REMEMBERED    0x0800u
+#define HSCOPE_FLAG_SINGLETON     0x1000u
+#define HSCOPE_FLAG_CHILLED       0x2000u
+
+/** Number of objects (records other than ROOT, SHAPE and NONE). */
+HSCOPE_API uint64_t hscope_heap_object_count(const hscope_heap_t *heap);
+
+/** Number of resolved object->object references (CSR edges). */
+HSCOPE_API uint64_t hscope_heap_reference_count(const hscope_heap_t *heap);
+
+/** Name of a type code as the dump spelled it ("STRING"); "?" if unused. */
+HSCOPE_API const char *hscope_heap_type_name(const hscope_heap_t *heap,
+                                             int32_t type);
+
+/** Look up an object by address.  HSCOPE_ERR_NOT_FOUND if absent; when an
+ * address repeats in a (corrupt) dump, the last record wins. */
+HSCOPE_API hscope_status hscope_heap_find(const hscope_heap_t *heap,
+                                          uint64_t address, hscope_id *out);
+
+/* Accessors for one object.  `id` must be < hscope_heap_object_count();
+ * out-of-range ids return 0 / NULL / HSCOPE_ID_NONE. */
+HSCOPE_API uint64_t hscope_heap_object_address(const hscope_heap_t *heap, hscope_id id);
+HSCOPE_API int32_t hscope_heap_object_type(const hscope_heap_t *heap, hscope_id id);
+HSCOPE_API uint32_t hscope_heap_object_flags(const hscope_heap_t *heap, hscope_id id);
+/** memsize field, 0 when absent. */
+HSCOPE_API uint64_t hscope_heap_object_memsize(const hscope_heap_t *heap, hscope_id id);
+/** bytesize (STRING, SYMBOL), length (ARRAY) or size (HASH); 0 if absent. */
+HSCOPE_API uint64_t hscope_heap_object_size(const hscope_heap_t *heap, hscope_id id);
+/** Allocation generation, or -1 when the object was not traced. */
+HSCOPE_API int64_t hscope_heap_object_generation(const hscope_heap_t *heap, hscope_id id);
+/** Allocation file, or NULL when absent. */
+HSCOPE_API const char *hscope_heap_object_file(const hscope_heap_t *heap, hscope_id id);
+/** Allocation line, 0 when absent. */
+HSCOPE_API uint32_t hscope_heap_object_line(const hscope_heap_t *heap, hscope_id id);
+/** Allocating method, or NULL when absent. */
+HSCOPE_API const char *hscope_heap_object_method(const hscope_heap_t *heap, hscope_id id);
+/** Type detail: CLASS/MODULE name (else real_class_name), IMEMO imemo_type,
+ * DATA struct, NODE node_type; NULL when absent. */
+HSCOPE_API const char *hscope_heap_object_detail(const hscope_heap_t *heap, hscope_id id);
+/** Id of the object's class record, or HSCOPE_ID_NONE when it has no
+ * class, or the class address is not a CLASS/MODULE/ICLASS of the dump. */
+HSCOPE_API hscope_id hscope_heap_object_class(const hscope_heap_t *heap, hscope_id id);
+/** The raw "class" address as written in the dump, 0 when absent. */
+HSCOPE_API uint64_t hscope_heap_object_class_address(const hscope_heap_t *heap, hscope_id id);
+/**
+ * Class label, as defined in DESIGN.md: "<imemo:TYPE>" for IMEMO,
+ * "<hidden>" without a class, "<unknown>" when the class address is not a
+ * class record of the dump, else the class record's name, else its
+ * real_class_name, else "<anonymous>".
+ */
+HSCOPE_API const char *hscope_heap_object_class_label(const hscope_heap_t *heap, hscope_id id);
+
+/**
+ * Outgoing references of an object, in dump order, with duplicates; only
+ * those that resolve to an object of the dump (see
+ * hscope_heap_dangling_count()).  *targets is borrowed.
+ */
+HSCOPE_API hscope_status hscope_heap_object_references(const hscope_heap_t *heap,
+                                                       hscope_id id,
+                                                       const hscope_id **targets,
+                                                       uint64_t *count);
+
+/**
+ * Objects that reference `id` (reverse edges, one entry per edge).  The
+ * reverse index is built on first use (thread-safe); that may fail with
+ * HSCOPE_ERR_NOMEM.  *sources is borrowed.
+ */
+HSCOPE_API hscope_status hscope_heap_object_referrers(hscope_heap_t *heap,
+                                                      hscope_id id,
+                                                      const hscope_id **sources,
+                                                      uint64_t *count,
+                                                      hscope_error *err);
+
+/**
+ * STRING/SYMBOL value text (decoded from JSON escapes), only when loaded
+ * with HSCOPE_LOAD_VALUES and the dump had a value.  Else NOT_FOUND.
+ */
+HSCOPE_API hscope_status hscope_heap_object_value(const hscope_heap_t *heap,
+                                                  hscope_id id,
+                                                  const char **data,
+                                                  uint64_t *len);
+
+/* ------------------------------------------------------------------------ */
+/* Roots and dangling references                                             */
+/* ------------------------------------------------------------------------ */
+
+/** Number of distinct ROOT categories ("vm", "machine_context", ...). */
+HSCOPE_API uint32_t hscope_heap_root_category_count(const hscope_heap_t *heap);
+/** Name of root category i, NULL if out of range. */
+HSCOPE_API const char *hscope_heap_root_category_name(const hscope_heap_t *heap, uint32_t i);
+/** ROOT records (lines) of category i. */
+HSCOPE_API uint64_t hscope_heap_root_category_records(const hscope_heap_t *heap, uint32_t i);
+/**
+ * Resolved targets of category i, in dump order with duplicates.
+ * `*dangling` (may be NULL) gets the number of references of the category
+ * to addresses that are not objects of the dump.
+ */
+HSCOPE_API hscope_status hscope_heap_root_targets(const hscope_heap_t *heap,
+                                                  uint32_t i,
+                                                  const hscope_id **targets,
+                                                  uint64_t *count,
+                                                  uint64_t *dangling);
+
+/** Addresses referenced by root category i that are not objects of the
+ * dump, in dump order.  *addresses is borrowed. */
+HSCOPE_API hscope_status hscope_heap_root_dangling(const hscope_heap_t *heap,
+                                                   uint32_t i,
+                                                   const uint64_t **addresses,
+                                                   uint64_t *count);
+
+/**
+ * Number of dangling references (to addresses not in the dump), from
+ * objects and roots.  Each is kept: see hscope_heap_dangling().
+ */
+HSCOPE_API uint64_t hscope_heap_dangling_count(const hscope_heap_t *heap);
+
+/**
+ * The i-th dangling reference: the referring object (HSCOPE_ID_NONE for a
+ * root reference) and the missing address.
+ */
+HSCOPE_API hscope_status hscope_heap_dangling(const hscope_heap_t *heap,
+                                              uint64_t i, hscope_id *from,
+                                              uint64_t *address);
+
+/* ------------------------------------------------------------------------ */
+/* Tally (group-by)                                                          */
+/* ------------------------------------------------------------------------ */
+
+/** Group live objects by a key: one of "type", "class", "file",
+ * "file:line", "file:line:class", "method", "generation", "gem". */
+typedef struct hscope_tally hscope_tally_t;
+
+#define HSCOPE_SORT_COUNT   0
+#define HSCOPE_SORT_MEMSIZE 1
+
+typedef struct hscope_tally_options {
+    uint32_t size;      /* sizeof(hscope_tally_options) */
+    uint32_t sort;      /* HSCOPE_SORT_*; ties by key, ascending */
+    uint64_t top;       /* keep the first N rows; 0: all */
+} hscope_tally_options;
+
+#define HSCOPE_TALLY_OPTIONS_INIT { sizeof(hscope_tally_options), 0, 0 }
+HSCOPE_API void hscope_tally_options_init(hscope_tally_options *opts);
+
+/**
+ * Compute a tally of `heap` by `key`.  The tally holds a reference on the
+ * heap.  HSCOPE_ERR_UNSUPPORTED for an unknown key.
+ */
+HSCOPE_API hscope_status hscope_tally_compute(hscope_tally_t **out,
+                                              hscope_heap_t *heap,
+                                              const char *key,
+                                              const hscope_tally_options *opts,
+                                              hscope_error *err);
+HSCOPE_API void hscope_tally_free(hscope_tally_t *tally);
+/** Number of rows (after `top`). */
+HSCOPE_API uint64_t hscope_tally_row_count(const hscope_tally_t *tally);
+/** Number of distinct groups before `top` was applied. */
+HSCOPE_API uint64_t hscope_tally_group_count(const hscope_tally_t *tally);
+/** Row i: key text, object count, memsize sum.  NULL/0 if out of range. */
+HSCOPE_API const char *hscope_tally_row_key(const hscope_tally_t *tally, uint64_t i);
+HSCOPE_API uint64_t hscope_tally_row_count_of(const hscope_tally_t *tally, uint64_t i);
+HSCOPE_API uint64_t hscope_tally_row_memsize(const hscope_tally_t *tally, uint64_t i);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HEAPSCOPE_H */

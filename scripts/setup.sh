@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Install what heapscope needs on Debian 12 (as root), then build it.
+# Idempotent: safe to run again.  Usage: scripts/setup.sh [BUILDDIR]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${1:-build}
+PKGS=(meson ninja-build pkg-config gcc clang zlib1g-dev libxxhash-dev libcmocka-dev
+      ruby ruby-dev python3 gzip time libclang-rt-14-dev valgrind)
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+if [ ! -d "$BUILD" ]; then
+  meson setup "$BUILD" >/dev/null
+fi
+ninja -C "$BUILD" >/dev/null
+echo "setup: built $BUILD/heapscope"

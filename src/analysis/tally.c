@@ -1,0 +1,395 @@
+/*
+ * tally.c - group objects by a key and sum count and memsize per group
+ * (bleak_house's file:line:class tally, heapy's and MAT's histograms).
+ *
+ * Each object maps to a key of three 32-bit parts (e.g. file id, line,
+ * label id); groups are aggregated in an open-addressing table, rendered
+ * to text once per group, then sorted (count or memsize descending, ties by
+ * key text ascending, like the reference checker).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../model/model.h"
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+enum tkey { TK_TYPE, TK_CLASS, TK_FILE, TK_FILE_LINE, TK_SITE, TK_METHOD,
+            TK_GENERATION, TK_GEM };
+
+static const struct { const char *name; enum tkey k; } keys[] = {
+    { "type", TK_TYPE }, { "class", TK_CLASS }, { "file", TK_FILE },
+    { "file:line", TK_FILE_LINE }, { "file:line:class", TK_SITE },
+    { "method", TK_METHOD }, { "generation", TK_GENERATION }, { "gem", TK_GEM },
+};
+
+typedef struct group {
+    uint32_t k[3];
+    uint64_t count, memsize;
+    size_t text;       /* offset of the key text in the arena */
+    const char *tp;    /* the text itself, set once the arena is final */
+} group;
+
+struct hscope_tally {
+    hscope_heap_t *heap;
+    group *g;
+    size_t ng, ncap;
+    size_t nrows;      /* after top */
+    char *arena;
+    size_t alen, acap;
+};
+
+HSCOPE_API void
+hscope_tally_options_init(hscope_tally_options *o)
+{
+    if (!o)
+        return;
+    memset(o, 0, sizeof(*o));
+    o->size = sizeof(*o);
+}
+
+/* Gem of a file path: NAME-VERSION after a "/gems/" path component, else
+ * the directory part, else the path itself. */
+static void
+gem_of(const char *f, const char **out, size_t *n)
+{
+    const char *p = f, *hit = NULL;
+    while ((p = strstr(p, "/gems/")) != NULL) {
+        hit = p + 6;
+        p += 6;
+    }
+    if (hit) {
+        const char *e = strchr(hit, '/');
+        if (e && e > hit) {
+            *out = hit;
+            *n = (size_t)(e - hit);
+            return;
+        }
+    }
+    const char *slash = strrchr(f, '/');
+    *out = f;
+    *n = slash ? (size_t)(slash - f) : strlen(f);
+    if (slash == f)
+        *n = 1;
+}
+
+static void
+key_of(const hscope_heap_t *h, enum tkey tk, const uint32_t *gem, uint32_t i,
+       uint32_t k[3])
+{
+    uint32_t s = h->site[i];
+    k[0] = k[1] = k[2] = 0;
+    switch (tk) {
+    case TK_TYPE: k[0] = h->type[i]; break;
+    case TK_CLASS: k[0] = hscope__label(h, i); break;
+    case TK_FILE: k[0] = h->site_file[s]; break;
+    case TK_FILE_LINE: k[0] = h->site_file[s]; k[1] = h->site_line[s]; break;
+    case TK_SITE:
+        k[0] = h->site_file[s];
+        k[1] = h->site_line[s];
+        k[2] = hscope__label(h, i);
+        break;
+    case TK_METHOD: k[0] = h->site_method[s]; break;
+    case TK_GENERATION: k[0] = h->gen[i]; break;
+    case TK_GEM: k[0] = h->site_file[s] ? gem[h->site_file[s]] : 0; break;
+    }
+}
+
+static hscope_status
+append_text(hscope_tally_t *t, const char *s, size_t n, hscope_error *err)
+{
+    size_t need;
+    if (!hscope__add_ok(t->alen, n + 1, &need))
+        return hscope__fail(err, HSCOPE_ERR_LIMIT, "tally text overflow");
+    hscope_status st = hscope__grow(&t->heap->mem, (void **)&t->arena, &t->acap,
+                                    need, 1, err);
+    if (st != HSCOPE_OK)
+        return st;
+    memcpy(t->arena + t->alen, s, n);
+    t->arena[t->alen + n] = '\0';
+    t->alen = need;
+    return HSCOPE_OK;
+}
+
+/* Render group g's key text into the arena. */
+static hscope_status
+render(hscope_tally_t *t, enum tkey tk, const hscope__intern *names, group *g,
+       hscope_error *err)
+{
+    const hscope_heap_t *h = t->heap;
+    char num[32];
+    g->text = t->alen;
+    hscope_status st;
+    switch (tk) {
+    case TK_TYPE: {
+        const char *n = hscope_heap_type_name(h, (int32_t)g->k[0]);
+        return append_text(t, n, strlen(n), err);
+    }
+    case TK_CLASS:
+    case TK_FILE:
+    case TK_METHOD:
+    case TK_GEM: {
+        const char *s = hscope__intern_str(names, g->k[0]);
+        size_t n = hscope__intern_len(names, g->k[0]);
+        if (!s) {
+            s = "(none)";
+            n = 6;
+        }
+        return append_text(t, s, n, err);
+    }
+    case TK_GENERATION:
+        if (g->k[0] == HSCOPE__GEN_NONE)
+            return append_text(t, "(none)", 6, err);
+        snprintf(num, sizeof(num), "%u", g->k[0]);
+        return append_text(t, num, strlen(num), err);
+    case TK_FILE_LINE:
+    case TK_SITE: {
+        const char *f = hscope__intern_str(&h->strings, g->k[0]);
+        size_t fn = hscope__intern_len(&h->strings, g->k[0]);
+        if (!f) {
+            f = "(none)";
+            fn = 6;
+        }
+        snprintf(num, sizeof(num), ":%u", g->k[1]);
+        /* build without the trailing NUL, then add the label */
+        size_t start = t->alen;
+        if ((st = append_text(t, f, fn, err)) != HSCOPE_OK)
+            return st;
+        t->alen--; /* drop NUL */
+        if ((st = append_text(t, num, strlen(num), err)) != HSCOPE_OK)
+            return st;
+        if (tk == TK_SITE) {
+            t->alen--;
+            const char *l = hscope__intern_str(&h->strings, g->k[2]);
+            size_t ln = hscope__intern_len(&h->strings, g->k[2]);
+            if ((st = append_text(t, ":", 1, err)) != HSCOPE_OK)
+                return st;
+            t->alen--;
+            if ((st = append_text(t, l ? l : "", l ? ln : 0, err)) != HSCOPE_OK)
+                return st;
+        }
+        g->text = start;
+        return HSCOPE_OK;
+    }
+    }
+    return HSCOPE_ERR_INTERNAL;
+}
+
+/* file string id -> gem id in a tally-local interner (the heap is shared
+ * and immutable, so derived names never go into its own interner). */
+static hscope_status
+gem_table(hscope_heap_t *h, hscope__intern *names, uint32_t **out,
+          hscope_error *err)
+{
+    size_t n = h->strings.count;
+    uint32_t *gem = hscope__calloc(&h->mem, n ? n : 1, sizeof(uint32_t));
+    if (!gem)
+        return hscope__nomem(err, n * sizeof(uint32_t));
+    for (size_t s = 1; s < h->nsites; s++) {
+        uint32_t f = h->site_file[s];
+        if (!f || gem[f])
+            continue;
+        const char *g;
+        size_t gn;
+        gem_of(hscope__intern_str(&h->strings, f), &g, &gn);
+        hscope_status st = hscope__intern_add(names, g, gn, &gem[f], err);
+        if (st != HSCOPE_OK) {
+            hscope__free(&h->mem, gem);
+            return st;
+        }
+    }
+    *out = gem;
+    return HSCOPE_OK;
+}
+
+static int
+cmp_text(const group *x, const group *y)
+{
+    return strcmp(x->tp, y->tp);
+}
+
+static int
+cmp_count(const void *a, const void *b)
+{
+    const group *x = a, *y = b;
+    if (x->count != y->count)
+        return x->count > y->count ? -1 : 1;
+    return cmp_text(x, y);
+}
+
+static int
+cmp_memsize(const void *a, const void *b)
+{
+    const group *x = a, *y = b;
+    if (x->memsize != y->memsize)
+        return x->memsize > y->memsize ? -1 : 1;
+    return cmp_text(x, y);
+}
+
+HSCOPE_API hscope_status
+hscope_tally_compute(hscope_tally_t **out, hscope_heap_t *heap, const char *key,
+                     const hscope_tally_options *uopts, hscope_error *uerr)
+{
+    hscope_error err;
+    hscope_error_init(&err);
+    hscope_status st = HSCOPE_OK;
+    hscope_tally_t *t = NULL;
+    uint32_t *table = NULL, *gem = NULL;
+    hscope__intern gems;
+    int have_gems = 0;
+    hscope_tally_options o;
+    hscope_tally_options_init(&o);
+    if (!out || !heap || !key) {
+        st = hscope__fail(&err, HSCOPE_ERR_INVALID_ARG, "NULL argument");
+        goto done;
+    }
+    *out = NULL;
+    if (uopts) {
+        if (uopts->size < sizeof(uint32_t) * 2) {
+            st = hscope__fail(&err, HSCOPE_ERR_INVALID_ARG, "tally options size not set");
+            goto done;
+        }
+        memcpy(&o, uopts, uopts->size < sizeof(o) ? uopts->size : sizeof(o));
+    }
+    size_t ki;
+    for (ki = 0; ki < sizeof(keys) / sizeof(keys[0]); ki++)
+        if (strcmp(keys[ki].name, key) == 0)
+            break;
+    if (ki == sizeof(keys) / sizeof(keys[0])) {
+        st = hscope__fail(&err, HSCOPE_ERR_UNSUPPORTED,
+                          "unknown tally key \"%s\" (expected type, class, file, "
+                          "file:line, file:line:class, method, generation or gem)",
+                          key);
+        goto done;
+    }
+    enum tkey tk = keys[ki].k;
+    if (o.sort > HSCOPE_SORT_MEMSIZE) {
+        st = hscope__fail(&err, HSCOPE_ERR_UNSUPPORTED, "unknown sort %u", o.sort);
+        goto done;
+    }
+    t = hscope__calloc(&heap->mem, 1, sizeof(*t));
+    if (!t) {
+        st = hscope__nomem(&err, sizeof(*t));
+        goto done;
+    }
+    t->heap = heap;
+    hscope__heap_retain(heap);
+    if (tk == TK_GEM) {
+        if ((st = hscope__intern_init(&gems, &heap->mem, &err)) != HSCOPE_OK)
+            goto done;
+        have_gems = 1;
+        if ((st = gem_table(heap, &gems, &gem, &err)) != HSCOPE_OK)
+            goto done;
+    }
+    size_t tcap = 1024, mask;
+    table = hscope__calloc(&heap->mem, tcap, sizeof(uint32_t));
+    if (!table) {
+        st = hscope__nomem(&err, tcap * 4);
+        goto done;
+    }
+    mask = tcap - 1;
+    for (uint32_t i = 0; i < heap->n; i++) {
+        uint32_t k[3];
+        key_of(heap, tk, gem, i, k);
+        size_t s = (size_t)XXH3_64bits(k, sizeof(k)) & mask;
+        uint32_t gi;
+        while ((gi = table[s]) != 0 && memcmp(t->g[gi - 1].k, k, sizeof(k)) != 0)
+            s = (s + 1) & mask;
+        if (!gi) {
+            if ((st = hscope__grow(&heap->mem, (void **)&t->g, &t->ncap, t->ng + 1,
+                                   sizeof(group), &err)) != HSCOPE_OK)
+                goto done;
+            group *g = &t->g[t->ng];
+            memcpy(g->k, k, sizeof(k));
+            g->count = g->memsize = 0;
+            table[s] = gi = (uint32_t)++t->ng;
+            if (t->ng * 2 > tcap) { /* rehash */
+                size_t nc = tcap * 2;
+                uint32_t *nt = hscope__calloc(&heap->mem, nc, sizeof(uint32_t));
+                if (!nt) {
+                    st = hscope__nomem(&err, nc * 4);
+                    goto done;
+                }
+                for (size_t j = 0; j < t->ng; j++) {
+                    size_t q = (size_t)XXH3_64bits(t->g[j].k, sizeof(k)) & (nc - 1);
+                    while (nt[q])
+                        q = (q + 1) & (nc - 1);
+                    nt[q] = (uint32_t)(j + 1);
+                }
+                hscope__free(&heap->mem, table);
+                table = nt;
+                tcap = nc;
+                mask = nc - 1;
+            }
+        }
+        t->g[gi - 1].count++;
+        t->g[gi - 1].memsize += hscope__memsize(heap, i);
+    }
+    for (size_t j = 0; j < t->ng; j++)
+        if ((st = render(t, tk, have_gems ? &gems : &heap->strings, &t->g[j],
+                         &err)) != HSCOPE_OK)
+            goto done;
+    for (size_t j = 0; j < t->ng; j++)
+        t->g[j].tp = t->arena + t->g[j].text;
+    if (t->ng)
+        qsort(t->g, t->ng, sizeof(group),
+              o.sort == HSCOPE_SORT_MEMSIZE ? cmp_memsize : cmp_count);
+    t->nrows = o.top && o.top < t->ng ? (size_t)o.top : t->ng;
+done:
+    hscope__free(heap ? &heap->mem : NULL, table);
+    if (gem)
+        hscope__free(&heap->mem, gem);
+    if (have_gems)
+        hscope__intern_free(&gems);
+    if (st != HSCOPE_OK) {
+        hscope_tally_free(t);
+        hscope__error_copy_out(uerr, &err);
+        return st;
+    }
+    *out = t;
+    return HSCOPE_OK;
+}
+
+HSCOPE_API void
+hscope_tally_free(hscope_tally_t *t)
+{
+    if (!t)
+        return;
+    hscope_heap_t *h = t->heap;
+    hscope__free(&h->mem, t->g);
+    hscope__free(&h->mem, t->arena);
+    hscope__free(&h->mem, t);
+    hscope__heap_release(h);
+}
+
+HSCOPE_API uint64_t
+hscope_tally_row_count(const hscope_tally_t *t)
+{
+    return t ? t->nrows : 0;
+}
+
+HSCOPE_API uint64_t
+hscope_tally_group_count(const hscope_tally_t *t)
+{
+    return t ? t->ng : 0;
+}
+
+HSCOPE_API const char *
+hscope_tally_row_key(const hscope_tally_t *t, uint64_t i)
+{
+    return t && i < t->nrows ? t->arena + t->g[i].text : NULL;
+}
+
+HSCOPE_API uint64_t
+hscope_tally_row_count_of(const hscope_tally_t *t, uint64_t i)
+{
+    return t && i < t->nrows ? t->g[i].count : 0;
+}
+
+HSCOPE_API uint64_t
+hscope_tally_row_memsize(const hscope_tally_t *t, uint64_t i)
+{
+    return t && i < t->nrows ? t->g[i].memsize : 0;
+}

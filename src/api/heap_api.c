@@ -1,0 +1,557 @@
+/*
+ * heap_api.c - public entry points for loading a heap and reading it.
+ */
+#include <string.h>
+
+#include "../model/model.h"
+#include "../parse/parse.h"
+
+/* ------------------------------------------------------------------ */
+/* errors, versions, option initialisers                              */
+/* ------------------------------------------------------------------ */
+
+HSCOPE_API void
+hscope_error_init(hscope_error *err)
+{
+    if (!err)
+        return;
+    memset(err, 0, sizeof(*err));
+    err->size = sizeof(*err);
+}
+
+HSCOPE_API const char *
+hscope_status_name(hscope_status st)
+{
+    static const char *const names[] = {
+        "HSCOPE_OK", "HSCOPE_ERR_INVALID_ARG", "HSCOPE_ERR_NOMEM",
+        "HSCOPE_ERR_IO", "HSCOPE_ERR_PARSE", "HSCOPE_ERR_NOT_A_DUMP",
+        "HSCOPE_ERR_GZIP", "HSCOPE_ERR_LIMIT", "HSCOPE_ERR_CANCELLED",
+        "HSCOPE_ERR_NOT_FOUND", "HSCOPE_ERR_UNSUPPORTED",
+        "HSCOPE_ERR_TRUNCATED", "HSCOPE_ERR_INTERNAL",
+    };
+    if (st < 0 || (size_t)st >= sizeof(names) / sizeof(names[0]))
+        return "HSCOPE_ERR_UNKNOWN";
+    return names[st];
+}
+
+HSCOPE_API uint32_t
+hscope_version_number(void)
+{
+    return HSCOPE_VERSION_NUMBER;
+}
+
+HSCOPE_API const char *
+hscope_version_string(void)
+{
+    return HSCOPE_VERSION_STRING;
+}
+
+HSCOPE_API void
+hscope_load_options_init(hscope_load_options *o)
+{
+    if (!o)
+        return;
+    memset(o, 0, sizeof(*o));
+    o->size = sizeof(*o);
+}
+
+HSCOPE_API void
+hscope_load_stats_init(hscope_load_stats *s)
+{
+    if (!s)
+        return;
+    memset(s, 0, sizeof(*s));
+    s->size = sizeof(*s);
+}
+
+HSCOPE_API const char *
+hscope_skip_reason_name(int32_t r)
+{
+    static const char *const names[HSCOPE_SKIP__COUNT] = {
+        "bad_json", "not_object", "no_type", "no_address", "bad_value",
+        "number_range", "too_long", "empty", "truncated", "too_deep",
+        "too_many_references",
+    };
+    return r >= 0 && r < HSCOPE_SKIP__COUNT ? names[r] : "?";
+}
+
+/* ------------------------------------------------------------------ */
+/* loading                                                            */
+/* ------------------------------------------------------------------ */
+
+enum src_kind { SRC_PATH, SRC_FD, SRC_MEM };
+
+/* Check a caller's options struct: known size, zero unknown tail. */
+static hscope_status
+read_options(const hscope_load_options *in, hscope_load_options *out,
+             hscope_error *err)
+{
+    hscope_load_options_init(out);
+    if (!in)
+        return HSCOPE_OK;
+    if (in->size < offsetof(hscope_load_options, flags) + sizeof(uint32_t))
+        return hscope__fail(err, HSCOPE_ERR_INVALID_ARG,
+                            "hscope_load_options.size is %u; initialise the struct",
+                            in->size);
+    size_t n = in->size < sizeof(*out) ? in->size : sizeof(*out);
+    for (size_t i = sizeof(*out); i < in->size; i++)
+        if (((const unsigned char *)in)[i])
+            return hscope__fail(err, HSCOPE_ERR_UNSUPPORTED,
+                                "hscope_load_options has unknown non-zero fields "
+                                "(newer header than library?)");
+    memcpy(out, in, n);
+    out->size = sizeof(*out);
+    if (out->flags & ~(uint32_t)(HSCOPE_LOAD_STRICT | HSCOPE_LOAD_VALUES | HSCOPE_LOAD_NO_GZIP))
+        return hscope__fail(err, HSCOPE_ERR_UNSUPPORTED,
+                            "unknown load flags 0x%x", out->flags);
+    if (out->allocator &&
+        (out->allocator->size < sizeof(hscope_allocator) ||
+         !out->allocator->malloc_fn || !out->allocator->realloc_fn ||
+         !out->allocator->free_fn))
+        return hscope__fail(err, HSCOPE_ERR_INVALID_ARG,
+                            "hscope_allocator needs size and all three functions");
+    return HSCOPE_OK;
+}
+
+static hscope_status
+load(hscope_heap_t **out, enum src_kind kind, const char *path, int fd,
+     const void *data, size_t len, const hscope_load_options *uopts,
+     hscope_error *uerr)
+{
+    hscope_error err;
+    hscope_error_init(&err);
+    hscope_load_options o;
+    hscope_status st;
+    hscope__mem tmpmem;
+    hscope__reader r;
+    hscope__builder b;
+    hscope_heap_t *h = NULL;
+    uint64_t t0 = hscope__now_ns();
+    int have_reader = 0, have_builder = 0;
+
+    memset(&b, 0, sizeof(b));
+    if (!out) {
+        st = hscope__fail(&err, HSCOPE_ERR_INVALID_ARG, "out is NULL");
+        goto done;
+    }
+    *out = NULL;
+    if ((st = read_options(uopts, &o, &err)) != HSCOPE_OK)
+        goto done;
+    hscope__mem_init(&tmpmem, o.allocator, o.max_memory);
+    h = hscope__calloc(&tmpmem, 1, sizeof(*h));
+    if (!h) {
+        st = hscope__nomem(&err, sizeof(*h));
+        goto done;
+    }
+    /* The heap's own context starts with the same hooks; it accounts for
+     * everything from here on (including the struct itself). */
+    hscope__mem_init(&h->mem, o.allocator, o.max_memory);
+    atomic_store(&h->mem.used, atomic_load(&tmpmem.used));
+    atomic_init(&h->refs, 1);
+    pthread_mutex_init(&h->rev_lock, NULL);
+    int no_gzip = (o.flags & HSCOPE_LOAD_NO_GZIP) != 0;
+    if (kind == SRC_PATH)
+        st = hscope__reader_open_path(&r, &h->mem, path, no_gzip, &err);
+    else if (kind == SRC_FD)
+        st = hscope__reader_open_fd(&r, &h->mem, fd, no_gzip, &err);
+    else
+        st = hscope__reader_open_memory(&r, &h->mem, data, len, no_gzip, &err);
+    have_reader = 1;
+    if (st != HSCOPE_OK)
+        goto done;
+    if ((st = hscope__builder_init(&b, &h->mem, (o.flags & HSCOPE_LOAD_VALUES) != 0,
+                                   o.max_objects, &err)) != HSCOPE_OK)
+        goto done;
+    have_builder = 1;
+    hscope__parse_opts po = {
+        .strict = (o.flags & HSCOPE_LOAD_STRICT) != 0,
+        .max_line = o.max_line_bytes,
+        .max_refs = o.max_references,
+        .progress = o.progress,
+        .progress_ud = o.progress_user_data,
+    };
+    if ((st = hscope__parse_stream(&r, &b, &po, &err)) != HSCOPE_OK)
+        goto done;
+    if (b.n == 0 && b.root_records == 0 && b.shapes == 0 && b.free_slots == 0) {
+        st = hscope__fail(&err, HSCOPE_ERR_NOT_A_DUMP,
+                          b.lines ? "not a heap dump: none of %llu lines is a "
+                                    "heap dump record (first problem: line %llu, %s)"
+                                  : "not a heap dump: the input is empty",
+                          (unsigned long long)b.lines,
+                          (unsigned long long)(b.nskip_examples ? b.skip_line[0] : 0),
+                          b.nskip_examples ? hscope_skip_reason_name(b.skip_reason[0]) : "");
+        goto done;
+    }
+    if ((st = hscope__model_build(h, &b, &err)) != HSCOPE_OK)
+        goto done;
+    h->stats.gzip = (uint32_t)r.gzip;
+    h->stats.input_bytes = r.in_bytes;
+    h->stats.load_ns = hscope__now_ns() - t0;
+done:
+    if (have_builder)
+        hscope__builder_free(&b);
+    if (have_reader)
+        hscope__reader_close(&r);
+    if (st != HSCOPE_OK) {
+        if (h) {
+            hscope__model_free(h);
+            pthread_mutex_destroy(&h->rev_lock);
+            hscope__mem m = h->mem;
+            hscope__free(&m, h);
+        }
+        hscope__error_copy_out(uerr, &err);
+        return st;
+    }
+    h->stats.index_bytes = hscope__msize(h->index);
+    h->stats.model_bytes = atomic_load(&h->mem.used) - h->stats.index_bytes;
+    *out = h;
+    return HSCOPE_OK;
+}
+
+HSCOPE_API hscope_status
+hscope_heap_open_file(hscope_heap_t **out, const char *path,
+                      const hscope_load_options *opts, hscope_error *err)
+{
+    return load(out, SRC_PATH, path, -1, NULL, 0, opts, err);
+}
+
+HSCOPE_API hscope_status
+hscope_heap_open_fd(hscope_heap_t **out, int fd, const hscope_load_options *opts,
+                    hscope_error *err)
+{
+    return load(out, SRC_FD, NULL, fd, NULL, 0, opts, err);
+}
+
+HSCOPE_API hscope_status
+hscope_heap_open_memory(hscope_heap_t **out, const void *data, size_t len,
+                        const hscope_load_options *opts, hscope_error *err)
+{
+    return load(out, SRC_MEM, NULL, -1, data, len, opts, err);
+}
+
+void
+hscope__heap_retain(hscope_heap_t *h)
+{
+    atomic_fetch_add(&h->refs, 1);
+}
+
+void
+hscope__heap_release(hscope_heap_t *h)
+{
+    if (!h || atomic_fetch_sub(&h->refs, 1) != 1)
+        return;
+    hscope__model_free(h);
+    pthread_mutex_destroy(&h->rev_lock);
+    hscope__mem m = h->mem;
+    hscope__free(&m, h);
+}
+
+HSCOPE_API void
+hscope_heap_free(hscope_heap_t *h)
+{
+    hscope__heap_release(h);
+}
+
+/* ------------------------------------------------------------------ */
+/* statistics                                                         */
+/* ------------------------------------------------------------------ */
+
+HSCOPE_API hscope_status
+hscope_heap_stats(const hscope_heap_t *h, hscope_load_stats *s)
+{
+    if (!h || !s || s->size < 2 * sizeof(uint32_t))
+        return HSCOPE_ERR_INVALID_ARG;
+    uint32_t n = s->size < sizeof(*s) ? s->size : (uint32_t)sizeof(*s);
+    uint32_t keep = s->size;
+    memcpy(s, &h->stats, n);
+    s->size = keep;
+    return HSCOPE_OK;
+}
+
+HSCOPE_API uint64_t
+hscope_heap_skipped(const hscope_heap_t *h, int32_t reason)
+{
+    return h && reason >= 0 && reason < HSCOPE_SKIP__COUNT ? h->skipped[reason] : 0;
+}
+
+HSCOPE_API uint64_t
+hscope_heap_skipped_line(const hscope_heap_t *h, uint32_t i, int32_t *reason)
+{
+    if (!h || i >= h->nskip)
+        return 0;
+    if (reason)
+        *reason = h->skip_reason[i];
+    return h->skip_line[i];
+}
+
+/* ------------------------------------------------------------------ */
+/* objects                                                            */
+/* ------------------------------------------------------------------ */
+
+#define CHECK_ID(h, id, bad) \
+    do {                       \
+        if (!(h) || (id) >= (h)->n) \
+            return bad;        \
+    } while (0)
+
+HSCOPE_API uint64_t
+hscope_heap_object_count(const hscope_heap_t *h)
+{
+    return h ? h->n : 0;
+}
+
+HSCOPE_API uint64_t
+hscope_heap_reference_count(const hscope_heap_t *h)
+{
+    return h ? h->nedges : 0;
+}
+
+HSCOPE_API const char *
+hscope_heap_type_name(const hscope_heap_t *h, int32_t type)
+{
+    if (!h || type <= 0 || type > 255 || !h->type_names[type][0])
+        return "?";
+    return h->type_names[type];
+}
+
+HSCOPE_API hscope_status
+hscope_heap_find(const hscope_heap_t *h, uint64_t address, hscope_id *out)
+{
+    if (!h || !out)
+        return HSCOPE_ERR_INVALID_ARG;
+    *out = hscope__index_find(h, address);
+    return *out == HSCOPE_ID_NONE ? HSCOPE_ERR_NOT_FOUND : HSCOPE_OK;
+}
+
+HSCOPE_API uint64_t
+hscope_heap_object_address(const hscope_heap_t *h, hscope_id id)
+{
+    CHECK_ID(h, id, 0);
+    return h->addr[id];
+}
+
+HSCOPE_API int32_t
+hscope_heap_object_type(const hscope_heap_t *h, hscope_id id)
+{
+    CHECK_ID(h, id, 0);
+    return h->type[id];
+}
+
+HSCOPE_API uint32_t
+hscope_heap_object_flags(const hscope_heap_t *h, hscope_id id)
+{
+    CHECK_ID(h, id, 0);
+    return h->flags[id];
+}
+
+HSCOPE_API uint64_t
+hscope_heap_object_memsize(const hscope_heap_t *h, hscope_id id)
+{
+    CHECK_ID(h, id, 0);
+    return hscope__memsize(h, id);
+}
+
+HSCOPE_API uint64_t
+hscope_heap_object_size(const hscope_heap_t *h, hscope_id id)
+{
+    CHECK_ID(h, id, 0);
+    uint32_t v = h->size[id];
+    return v == HSCOPE__U32_BIG ? hscope__big_get(&h->big_size, id) : v;
+}
+
+HSCOPE_API int64_t
+hscope_heap_object_generation(const hscope_heap_t *h, hscope_id id)
+{
+    CHECK_ID(h, id, -1);
+    return h->gen[id] == HSCOPE__GEN_NONE ? -1 : (int64_t)h->gen[id];
+}
+
+HSCOPE_API const char *
+hscope_heap_object_file(const hscope_heap_t *h, hscope_id id)
+{
+    CHECK_ID(h, id, NULL);
+    return hscope__intern_str(&h->strings, h->site_file[h->site[id]]);
+}
+
+HSCOPE_API uint32_t
+hscope_heap_object_line(const hscope_heap_t *h, hscope_id id)
+{
+    CHECK_ID(h, id, 0);
+    return h->site_line[h->site[id]];
+}
+
+HSCOPE_API const char *
+hscope_heap_object_method(const hscope_heap_t *h, hscope_id id)
+{
+    CHECK_ID(h, id, NULL);
+    return hscope__intern_str(&h->strings, h->site_method[h->site[id]]);
+}
+
+HSCOPE_API const char *
+hscope_heap_object_detail(const hscope_heap_t *h, hscope_id id)
+{
+    CHECK_ID(h, id, NULL);
+    return hscope__intern_str(&h->strings, h->detail[id]);
+}
+
+HSCOPE_API hscope_id
+hscope_heap_object_class(const hscope_heap_t *h, hscope_id id)
+{
+    CHECK_ID(h, id, HSCOPE_ID_NONE);
+    uint32_t c = h->cls[id];
+    return c >= HSCOPE__CLS_UNKNOWN ? HSCOPE_ID_NONE : c;
+}
+
+HSCOPE_API uint64_t
+hscope_heap_object_class_address(const hscope_heap_t *h, hscope_id id)
+{
+    CHECK_ID(h, id, 0);
+    uint32_t c = h->cls[id];
+    if (c == HSCOPE__CLS_HIDDEN)
+        return 0;
+    if (c != HSCOPE__CLS_UNKNOWN)
+        return h->addr[c];
+    size_t lo = 0, hi = h->nucls;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (h->ucls_id[mid] < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < h->nucls && h->ucls_id[lo] == id ? h->ucls_addr[lo] : 0;
+}
+
+HSCOPE_API const char *
+hscope_heap_object_class_label(const hscope_heap_t *h, hscope_id id)
+{
+    CHECK_ID(h, id, NULL);
+    return hscope__intern_str(&h->strings, hscope__label(h, id));
+}
+
+HSCOPE_API hscope_status
+hscope_heap_object_references(const hscope_heap_t *h, hscope_id id,
+                              const hscope_id **targets, uint64_t *count)
+{
+    if (!h || !targets || !count)
+        return HSCOPE_ERR_INVALID_ARG;
+    if (id >= h->n)
+        return HSCOPE_ERR_NOT_FOUND;
+    *targets = h->edges + h->edge_start[id];
+    *count = h->edge_start[id + 1] - h->edge_start[id];
+    return HSCOPE_OK;
+}
+
+HSCOPE_API hscope_status
+hscope_heap_object_referrers(hscope_heap_t *h, hscope_id id,
+                             const hscope_id **sources, uint64_t *count,
+                             hscope_error *uerr)
+{
+    if (!h || !sources || !count)
+        return HSCOPE_ERR_INVALID_ARG;
+    if (id >= h->n)
+        return HSCOPE_ERR_NOT_FOUND;
+    hscope_error err;
+    hscope_error_init(&err);
+    hscope_status st = hscope__reverse_build(h, &err);
+    if (st != HSCOPE_OK) {
+        hscope__error_copy_out(uerr, &err);
+        return st;
+    }
+    *sources = h->rev_src + h->rev_start[id];
+    *count = h->rev_start[id + 1] - h->rev_start[id];
+    return HSCOPE_OK;
+}
+
+HSCOPE_API hscope_status
+hscope_heap_object_value(const hscope_heap_t *h, hscope_id id,
+                         const char **data, uint64_t *len)
+{
+    if (!h || !data || !len)
+        return HSCOPE_ERR_INVALID_ARG;
+    size_t lo = 0, hi = h->nval;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (h->val_id[mid] < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo >= h->nval || h->val_id[lo] != id)
+        return HSCOPE_ERR_NOT_FOUND;
+    *data = h->val_arena + h->val_off[lo];
+    *len = h->val_len[lo];
+    return HSCOPE_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* roots and dangling references                                      */
+/* ------------------------------------------------------------------ */
+
+HSCOPE_API uint32_t
+hscope_heap_root_category_count(const hscope_heap_t *h)
+{
+    return h ? h->ncat : 0;
+}
+
+HSCOPE_API const char *
+hscope_heap_root_category_name(const hscope_heap_t *h, uint32_t i)
+{
+    return h && i < h->ncat ? hscope__intern_str(&h->strings, h->cat_name[i]) : NULL;
+}
+
+HSCOPE_API uint64_t
+hscope_heap_root_category_records(const hscope_heap_t *h, uint32_t i)
+{
+    return h && i < h->ncat ? h->cat_records[i] : 0;
+}
+
+HSCOPE_API hscope_status
+hscope_heap_root_targets(const hscope_heap_t *h, uint32_t i,
+                         const hscope_id **targets, uint64_t *count,
+                         uint64_t *dangling)
+{
+    if (!h || !targets || !count)
+        return HSCOPE_ERR_INVALID_ARG;
+    if (i >= h->ncat)
+        return HSCOPE_ERR_NOT_FOUND;
+    *targets = h->root_targets + h->cat_start[i];
+    *count = h->cat_start[i + 1] - h->cat_start[i];
+    if (dangling)
+        *dangling = h->cat_dangling[i + 1] - h->cat_dangling[i];
+    return HSCOPE_OK;
+}
+
+HSCOPE_API hscope_status
+hscope_heap_root_dangling(const hscope_heap_t *h, uint32_t i,
+                          const uint64_t **addresses, uint64_t *count)
+{
+    if (!h || !addresses || !count)
+        return HSCOPE_ERR_INVALID_ARG;
+    if (i >= h->ncat)
+        return HSCOPE_ERR_NOT_FOUND;
+    *addresses = h->root_dang + h->cat_dangling[i];
+    *count = h->cat_dangling[i + 1] - h->cat_dangling[i];
+    return HSCOPE_OK;
+}
+
+HSCOPE_API uint64_t
+hscope_heap_dangling_count(const hscope_heap_t *h)
+{
+    return h ? h->ndang : 0;
+}
+
+HSCOPE_API hscope_status
+hscope_heap_dangling(const hscope_heap_t *h, uint64_t i, hscope_id *from,
+                     uint64_t *address)
+{
+    if (!h)
+        return HSCOPE_ERR_INVALID_ARG;
+    if (i >= h->ndang)
+        return HSCOPE_ERR_NOT_FOUND;
+    if (from)
+        *from = h->dang_from[i];
+    if (address)
+        *address = h->dang_addr[i];
+    return HSCOPE_OK;
+}

@@ -1,0 +1,645 @@
+/*
+ * heapscope - command-line front door to libheapscope.
+ *
+ *   heapscope summary [--json] [options] DUMP
+ *   heapscope tally [--by KEY] [--top N] [--sort count|memsize] [--json] DUMP
+ *
+ * Exit codes: 0 success, 1 bad input (unreadable, not a dump, strict-mode
+ * parse error, limit), 2 usage error.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "heapscope/heapscope.h"
+#include "json_out.h"
+
+#define EXIT_BAD_INPUT 1
+#define EXIT_USAGE 2
+
+static const char *prog = "heapscope";
+
+static const char usage_main[] =
+    "usage: heapscope COMMAND [OPTIONS] DUMP...\n"
+    "\n"
+    "Analyse Ruby heap dumps written by ObjectSpace.dump_all (Ruby 2.1-4.0,\n"
+    "plain or gzip).\n"
+    "\n"
+    "Commands:\n"
+    "  summary   what is on the heap: counts, memsize by type and class, roots,\n"
+    "            dangling references, skipped lines, load speed\n"
+    "  tally     group live objects by type, class, file, file:line,\n"
+    "            file:line:class (bleak_house style), method, generation or gem\n"
+    "\n"
+    "Run 'heapscope COMMAND --help' for the options of a command.\n"
+    "Options for every command:\n"
+    "  -h, --help       show help and exit\n"
+    "  -V, --version    print the version and exit\n"
+    "\n"
+    "Exit status: 0 success, 1 bad input, 2 usage error.\n";
+
+static const char load_opts_help[] =
+    "Load options:\n"
+    "  --strict             stop at the first malformed line (default: skip\n"
+    "                       and count malformed lines, reported in summary)\n"
+    "  --max-line BYTES     longest accepted line (default 1 GiB; suffixes K M G)\n"
+    "  --max-memory BYTES   fail instead of allocating more than this\n"
+    "  --no-progress        no progress bar (shown on a terminal for long loads)\n";
+
+static const char usage_summary[] =
+    "usage: heapscope summary [--json] [--top N] [load options] DUMP\n"
+    "\n"
+    "Print what a heap dump holds: objects and references, ROOT categories,\n"
+    "count and memsize per type, the top classes, dangling references\n"
+    "(references to addresses that are not in the dump), lines that were\n"
+    "skipped and why, and how long the load took.\n"
+    "\n"
+    "  --json        machine-readable output (all classes, not just the top)\n"
+    "  --top N       classes to list in the text output (default 20)\n";
+
+static const char usage_tally[] =
+    "usage: heapscope tally [--by KEY] [--top N] [--sort count|memsize] [--json]\n"
+    "                       [load options] DUMP\n"
+    "\n"
+    "Group live objects by KEY and print count and memsize per group, largest\n"
+    "first (ties by key).  KEY is one of:\n"
+    "  type, class, file, file:line, file:line:class (default; bleak_house's\n"
+    "  key, untraced objects under (none):0), method, generation, gem\n"
+    "\n"
+    "  --top N       rows to print (default 20; 0 = all)\n"
+    "  --sort WHAT   count (default) or memsize\n"
+    "  --json        {\"by\": KEY, \"rows\": [{\"key\", \"count\", \"memsize\"}, ...]}\n";
+
+/* ------------------------------------------------------------------ */
+/* helpers                                                            */
+/* ------------------------------------------------------------------ */
+
+static int
+usage_error(const char *usage, const char *fmt, const char *arg)
+{
+    fprintf(stderr, "%s: ", prog);
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\n\n%s", usage);
+    return EXIT_USAGE;
+}
+
+static int
+parse_size(const char *s, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s || *s == '-')
+        return -1;
+    uint64_t mul = 1;
+    switch (*end) {
+    case 'k': case 'K': mul = 1ull << 10; end++; break;
+    case 'm': case 'M': mul = 1ull << 20; end++; break;
+    case 'g': case 'G': mul = 1ull << 30; end++; break;
+    default: break;
+    }
+    if (*end || (v && mul > UINT64_MAX / v))
+        return -1;
+    *out = v * mul;
+    return 0;
+}
+
+static void
+human_bytes(uint64_t b, char *buf, size_t n)
+{
+    const char *u[] = { "B", "KB", "MB", "GB", "TB" };
+    double v = (double)b;
+    int i = 0;
+    while (v >= 1024 && i < 4) {
+        v /= 1024;
+        i++;
+    }
+    if (i == 0)
+        snprintf(buf, n, "%llu B", (unsigned long long)b);
+    else
+        snprintf(buf, n, "%.1f %s", v, u[i]);
+}
+
+static void
+grouped(uint64_t v, char *buf, size_t n)
+{
+    char tmp[32];
+    snprintf(tmp, sizeof(tmp), "%llu", (unsigned long long)v);
+    size_t len = strlen(tmp), o = 0;
+    for (size_t i = 0; i < len && o + 2 < n; i++) {
+        if (i && (len - i) % 3 == 0)
+            buf[o++] = ',';
+        buf[o++] = tmp[i];
+    }
+    buf[o] = '\0';
+}
+
+static double
+now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Progress bar on stderr: only on a terminal and only after 1 s. */
+typedef struct progress {
+    double t0;
+    int shown;
+    const char *name;
+} progress;
+
+static int32_t
+progress_cb(void *ud, uint64_t done, uint64_t total)
+{
+    progress *p = ud;
+    double t = now_s() - p->t0;
+    if (t < 1.0)
+        return 0;
+    p->shown = 1;
+    double mb = (double)done / 1048576.0;
+    if (total) {
+        int pct = (int)(100.0 * (double)done / (double)total);
+        int bars = pct / 4;
+        char bar[26];
+        memset(bar, '#', (size_t)bars);
+        memset(bar + bars, '.', (size_t)(25 - bars));
+        bar[25] = '\0';
+        fprintf(stderr, "\r%s: loading [%s] %3d%% %.0f MB/s ", prog, bar, pct,
+                mb / t);
+    } else {
+        fprintf(stderr, "\r%s: loading %.0f MB read, %.0f MB/s ", prog, mb, mb / t);
+    }
+    fflush(stderr);
+    return 0;
+}
+
+typedef struct common {
+    hscope_load_options lo;
+    int progress;
+    progress pr;
+} common;
+
+/* Parse a load option at argv[*i]; 1 if consumed, 0 if not ours, -1 bad. */
+static int
+load_option(common *c, int argc, char **argv, int *i, const char *usage)
+{
+    const char *a = argv[*i];
+    if (strcmp(a, "--strict") == 0) {
+        c->lo.flags |= HSCOPE_LOAD_STRICT;
+        return 1;
+    }
+    if (strcmp(a, "--no-progress") == 0) {
+        c->progress = 0;
+        return 1;
+    }
+    uint64_t *dst = NULL;
+    if (strcmp(a, "--max-line") == 0)
+        dst = &c->lo.max_line_bytes;
+    else if (strcmp(a, "--max-memory") == 0)
+        dst = &c->lo.max_memory;
+    if (!dst)
+        return 0;
+    if (*i + 1 >= argc) {
+        usage_error(usage, "%s needs a value", a);
+        return -1;
+    }
+    if (parse_size(argv[++*i], dst) != 0 || *dst == 0) {
+        usage_error(usage, "bad size '%s'", argv[*i]);
+        return -1;
+    }
+    return 1;
+}
+
+static hscope_heap_t *
+load_dump(common *c, const char *path)
+{
+    hscope_error err = HSCOPE_ERROR_INIT;
+    hscope_heap_t *h = NULL;
+    if (c->progress && isatty(2)) {
+        c->pr.t0 = now_s();
+        c->pr.name = path;
+        c->lo.progress = progress_cb;
+        c->lo.progress_user_data = &c->pr;
+    }
+    hscope_status st = hscope_heap_open_file(&h, path, &c->lo, &err);
+    if (c->pr.shown)
+        fprintf(stderr, "\r\033[K");
+    if (st != HSCOPE_OK) {
+        fprintf(stderr, "%s: %s: %s\n", prog, path, err.message);
+        return NULL;
+    }
+    hscope_load_stats s = HSCOPE_LOAD_STATS_INIT;
+    hscope_heap_stats(h, &s);
+    if (s.skipped_lines && s.skipped_lines * 2 > s.lines)
+        fprintf(stderr,
+                "%s: warning: %s: most lines could not be read (%llu of %llu "
+                "skipped); is this really a heap dump?\n",
+                prog, path, (unsigned long long)s.skipped_lines,
+                (unsigned long long)s.lines);
+    if (s.truncated)
+        fprintf(stderr, "%s: warning: %s: the dump is truncated (it ends in the "
+                        "middle of a record or gzip stream)\n", prog, path);
+    return h;
+}
+
+static int
+want_help(int argc, char **argv, const char *usage)
+{
+    for (int i = 2; i < argc; i++) {
+        if (strcmp(argv[i], "--") == 0)
+            break;
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            fputs(usage, stdout);
+            fputs("\n", stdout);
+            fputs(load_opts_help, stdout);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* summary                                                            */
+/* ------------------------------------------------------------------ */
+
+/* Unique count of a small id list, via sort of a copy. */
+static int
+cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static uint64_t
+root_unique(const hscope_heap_t *h, uint32_t c)
+{
+    const hscope_id *t;
+    const uint64_t *d;
+    uint64_t n, nd;
+    hscope_heap_root_targets(h, c, &t, &n, NULL);
+    hscope_heap_root_dangling(h, c, &d, &nd);
+    if (n + nd == 0)
+        return 0;
+    uint64_t *a = malloc((n + nd) * sizeof(uint64_t));
+    if (!a)
+        return 0;
+    for (uint64_t i = 0; i < n; i++)
+        a[i] = hscope_heap_object_address(h, t[i]);
+    memcpy(a + n, d, nd * sizeof(uint64_t));
+    qsort(a, n + nd, sizeof(uint64_t), cmp_u64);
+    uint64_t u = 1;
+    for (uint64_t i = 1; i < n + nd; i++)
+        u += a[i] != a[i - 1];
+    free(a);
+    return u;
+}
+
+static void
+summary_json(hscope_heap_t *h, const char *path, hscope_tally_t *bt,
+             hscope_tally_t *bc)
+{
+    hscope_load_stats s = HSCOPE_LOAD_STATS_INIT;
+    hscope_heap_stats(h, &s);
+    jw w;
+    jw_init(&w, stdout, 1);
+    jw_obj(&w);
+    jw_key(&w, "dump"); jw_str(&w, path);
+    jw_key(&w, "heapscope_version"); jw_str(&w, hscope_version_string());
+    jw_key(&w, "gzip"); jw_bool(&w, (int)s.gzip);
+    jw_key(&w, "input_bytes"); jw_u64(&w, s.input_bytes);
+    jw_key(&w, "bytes"); jw_u64(&w, s.bytes);
+    jw_key(&w, "lines"); jw_u64(&w, s.lines);
+    jw_key(&w, "objects"); jw_u64(&w, s.objects);
+    jw_key(&w, "references"); jw_u64(&w, s.references);
+    jw_key(&w, "total_memsize"); jw_u64(&w, s.total_memsize);
+    jw_key(&w, "shapes"); jw_u64(&w, s.shapes);
+    jw_key(&w, "free_slots"); jw_u64(&w, s.free_slots);
+    jw_key(&w, "roots");
+    jw_obj(&w);
+    for (uint32_t c = 0; c < hscope_heap_root_category_count(h); c++) {
+        const hscope_id *t;
+        uint64_t n, nd;
+        hscope_heap_root_targets(h, c, &t, &n, &nd);
+        jw_key(&w, hscope_heap_root_category_name(h, c));
+        jw_obj(&w);
+        jw_key(&w, "records"); jw_u64(&w, hscope_heap_root_category_records(h, c));
+        jw_key(&w, "references"); jw_u64(&w, n + nd);
+        jw_key(&w, "unique"); jw_u64(&w, root_unique(h, c));
+        jw_key(&w, "dangling"); jw_u64(&w, nd);
+        jw_end_obj(&w);
+    }
+    jw_end_obj(&w);
+    jw_key(&w, "dangling_references"); jw_u64(&w, s.dangling_addresses);
+    jw_key(&w, "dangling_edges"); jw_u64(&w, s.dangling_references);
+    jw_key(&w, "duplicate_addresses"); jw_u64(&w, s.duplicate_addresses);
+    jw_key(&w, "unknown_keys"); jw_u64(&w, s.unknown_keys);
+    jw_key(&w, "unknown_types"); jw_u64(&w, s.unknown_types);
+    jw_key(&w, "truncated"); jw_bool(&w, (int)s.truncated);
+    jw_key(&w, "skipped_lines"); jw_u64(&w, s.skipped_lines);
+    jw_key(&w, "skipped");
+    jw_obj(&w);
+    for (int32_t r = 0; r < HSCOPE_SKIP__COUNT; r++) {
+        uint64_t k = hscope_heap_skipped(h, r);
+        if (k) {
+            jw_key(&w, hscope_skip_reason_name(r));
+            jw_u64(&w, k);
+        }
+    }
+    jw_end_obj(&w);
+    jw_key(&w, "skipped_examples");
+    jw_arr(&w);
+    int32_t reason;
+    uint64_t ln;
+    for (uint32_t i = 0; (ln = hscope_heap_skipped_line(h, i, &reason)) != 0; i++) {
+        jw_obj(&w);
+        jw_key(&w, "line"); jw_u64(&w, ln);
+        jw_key(&w, "reason"); jw_str(&w, hscope_skip_reason_name(reason));
+        jw_end_obj(&w);
+    }
+    jw_end_arr(&w);
+    const struct { const char *k; hscope_tally_t *t; } groups[] = {
+        { "by_type", bt }, { "by_class", bc } };
+    for (int g = 0; g < 2; g++) {
+        jw_key(&w, groups[g].k);
+        jw_obj(&w);
+        for (uint64_t i = 0; i < hscope_tally_row_count(groups[g].t); i++) {
+            jw_key(&w, hscope_tally_row_key(groups[g].t, i));
+            jw_obj(&w);
+            jw_key(&w, "count"); jw_u64(&w, hscope_tally_row_count_of(groups[g].t, i));
+            jw_key(&w, "memsize"); jw_u64(&w, hscope_tally_row_memsize(groups[g].t, i));
+            jw_end_obj(&w);
+        }
+        jw_end_obj(&w);
+    }
+    double sec = (double)s.load_ns / 1e9;
+    jw_key(&w, "load");
+    jw_obj(&w);
+    jw_key(&w, "seconds"); jw_f64(&w, sec, 4);
+    jw_key(&w, "mb_per_s"); jw_f64(&w, sec > 0 ? (double)s.bytes / 1048576.0 / sec : 0, 1);
+    jw_key(&w, "model_bytes"); jw_u64(&w, s.model_bytes);
+    jw_key(&w, "index_bytes"); jw_u64(&w, s.index_bytes);
+    jw_key(&w, "bytes_per_object");
+    jw_f64(&w, s.objects ? (double)(s.model_bytes - 4 * s.references) / (double)s.objects : 0, 2);
+    jw_end_obj(&w);
+    jw_end_obj(&w);
+    jw_done(&w);
+}
+
+static void
+print_table(hscope_tally_t *t, const char *title, uint64_t total_count,
+            uint64_t total_mem)
+{
+    char c[32], m[32];
+    printf("\n%-44s %12s %6s %12s %6s\n", title, "count", "%", "memsize", "%");
+    for (uint64_t i = 0; i < hscope_tally_row_count(t); i++) {
+        uint64_t n = hscope_tally_row_count_of(t, i), b = hscope_tally_row_memsize(t, i);
+        grouped(n, c, sizeof(c));
+        human_bytes(b, m, sizeof(m));
+        printf("  %-42s %12s %5.1f%% %12s %5.1f%%\n", hscope_tally_row_key(t, i), c,
+               total_count ? 100.0 * (double)n / (double)total_count : 0.0, m,
+               total_mem ? 100.0 * (double)b / (double)total_mem : 0.0);
+    }
+    if (hscope_tally_group_count(t) > hscope_tally_row_count(t))
+        printf("  ... %llu more\n",
+               (unsigned long long)(hscope_tally_group_count(t) - hscope_tally_row_count(t)));
+}
+
+static void
+summary_text(hscope_heap_t *h, const char *path, hscope_tally_t *bt,
+             hscope_tally_t *bc)
+{
+    hscope_load_stats s = HSCOPE_LOAD_STATS_INIT;
+    hscope_heap_stats(h, &s);
+    char a[32], b[32], c[32];
+    human_bytes(s.bytes, a, sizeof(a));
+    printf("%s: %s%s\n", path, a, s.gzip ? " (gzip)" : "");
+    grouped(s.objects, a, sizeof(a));
+    human_bytes(s.total_memsize, b, sizeof(b));
+    printf("  objects       %s, memsize %s\n", a, b);
+    grouped(s.references, a, sizeof(a));
+    grouped(s.dangling_references, b, sizeof(b));
+    grouped(s.dangling_addresses, c, sizeof(c));
+    printf("  references    %s (dangling: %s to %s missing addresses)\n", a, b, c);
+    printf("  roots        ");
+    for (uint32_t i = 0; i < hscope_heap_root_category_count(h); i++) {
+        const hscope_id *t;
+        uint64_t n, nd;
+        hscope_heap_root_targets(h, i, &t, &n, &nd);
+        printf(" %s %llu%s", hscope_heap_root_category_name(h, i),
+               (unsigned long long)(n + nd),
+               i + 1 < hscope_heap_root_category_count(h) ? "," : "");
+    }
+    printf("%s\n", hscope_heap_root_category_count(h) ? "" : " none (a since: dump?)");
+    if (s.shapes || s.free_slots)
+        printf("  shapes        %llu; free slots %llu\n", (unsigned long long)s.shapes,
+               (unsigned long long)s.free_slots);
+    if (s.skipped_lines) {
+        printf("  skipped lines %llu:", (unsigned long long)s.skipped_lines);
+        for (int32_t r = 0; r < HSCOPE_SKIP__COUNT; r++)
+            if (hscope_heap_skipped(h, r))
+                printf(" %s %llu", hscope_skip_reason_name(r),
+                       (unsigned long long)hscope_heap_skipped(h, r));
+        printf(" (lines");
+        int32_t reason;
+        uint64_t ln;
+        for (uint32_t i = 0; i < 5 && (ln = hscope_heap_skipped_line(h, i, &reason)); i++)
+            printf("%s %llu", i ? "," : "", (unsigned long long)ln);
+        printf("%s)\n", s.skipped_lines > 5 ? ", ..." : "");
+    }
+    if (s.unknown_keys || s.unknown_types)
+        printf("  unknown       %llu keys, %llu objects of unknown types\n",
+               (unsigned long long)s.unknown_keys, (unsigned long long)s.unknown_types);
+    if (s.duplicate_addresses)
+        printf("  duplicates    %llu objects repeat an earlier address\n",
+               (unsigned long long)s.duplicate_addresses);
+    double sec = (double)s.load_ns / 1e9;
+    human_bytes(s.model_bytes + s.index_bytes, a, sizeof(a));
+    printf("  load          %.2f s, %.0f MB/s; model %s (%.1f bytes/object + 4/reference)\n",
+           sec, sec > 0 ? (double)s.bytes / 1048576.0 / sec : 0.0, a,
+           s.objects ? (double)(s.model_bytes - 4 * s.references) / (double)s.objects : 0.0);
+    print_table(bt, "by type", s.objects, s.total_memsize);
+    print_table(bc, "top classes", s.objects, s.total_memsize);
+}
+
+static int
+cmd_summary(int argc, char **argv)
+{
+    if (want_help(argc, argv, usage_summary))
+        return 0;
+    common c = { HSCOPE_LOAD_OPTIONS_INIT, 1, { 0, 0, NULL } };
+    int json = 0;
+    uint64_t top = 20;
+    const char *path = NULL;
+    for (int i = 2; i < argc; i++) {
+        int r = load_option(&c, argc, argv, &i, usage_summary);
+        if (r < 0)
+            return EXIT_USAGE;
+        if (r > 0)
+            continue;
+        if (strcmp(argv[i], "--json") == 0) {
+            json = 1;
+        } else if (strcmp(argv[i], "--top") == 0) {
+            if (i + 1 >= argc || parse_size(argv[++i], &top) != 0)
+                return usage_error(usage_summary, "--top needs a number%s", "");
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            return usage_error(usage_summary, "unknown option '%s'", argv[i]);
+        } else if (!path) {
+            path = argv[i];
+        } else {
+            return usage_error(usage_summary, "summary takes one DUMP ('%s' is extra)", argv[i]);
+        }
+    }
+    if (!path)
+        return usage_error(usage_summary, "no DUMP given%s", "");
+    hscope_heap_t *h = load_dump(&c, path);
+    if (!h)
+        return EXIT_BAD_INPUT;
+    hscope_tally_options to = HSCOPE_TALLY_OPTIONS_INIT;
+    hscope_tally_t *bt = NULL, *bc = NULL;
+    hscope_error err = HSCOPE_ERROR_INIT;
+    int rc = 0;
+    if (hscope_tally_compute(&bt, h, "type", &to, &err) != HSCOPE_OK)
+        goto fail;
+    to.top = json ? 0 : top;
+    if (hscope_tally_compute(&bc, h, "class", &to, &err) != HSCOPE_OK)
+        goto fail;
+    if (json)
+        summary_json(h, path, bt, bc);
+    else
+        summary_text(h, path, bt, bc);
+    goto out;
+fail:
+    fprintf(stderr, "%s: %s\n", prog, err.message);
+    rc = EXIT_BAD_INPUT;
+out:
+    hscope_tally_free(bt);
+    hscope_tally_free(bc);
+    hscope_heap_free(h);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* tally                                                              */
+/* ------------------------------------------------------------------ */
+
+static int
+cmd_tally(int argc, char **argv)
+{
+    if (want_help(argc, argv, usage_tally))
+        return 0;
+    common c = { HSCOPE_LOAD_OPTIONS_INIT, 1, { 0, 0, NULL } };
+    hscope_tally_options to = HSCOPE_TALLY_OPTIONS_INIT;
+    to.top = 20;
+    int json = 0;
+    const char *by = "file:line:class", *path = NULL;
+    for (int i = 2; i < argc; i++) {
+        int r = load_option(&c, argc, argv, &i, usage_tally);
+        if (r < 0)
+            return EXIT_USAGE;
+        if (r > 0)
+            continue;
+        if (strcmp(argv[i], "--json") == 0) {
+            json = 1;
+        } else if (strcmp(argv[i], "--by") == 0) {
+            if (i + 1 >= argc)
+                return usage_error(usage_tally, "--by needs a KEY%s", "");
+            by = argv[++i];
+        } else if (strcmp(argv[i], "--top") == 0) {
+            if (i + 1 >= argc || parse_size(argv[++i], &to.top) != 0)
+                return usage_error(usage_tally, "--top needs a number%s", "");
+        } else if (strcmp(argv[i], "--sort") == 0) {
+            if (i + 1 >= argc)
+                return usage_error(usage_tally, "--sort needs count or memsize%s", "");
+            i++;
+            if (strcmp(argv[i], "count") == 0)
+                to.sort = HSCOPE_SORT_COUNT;
+            else if (strcmp(argv[i], "memsize") == 0)
+                to.sort = HSCOPE_SORT_MEMSIZE;
+            else
+                return usage_error(usage_tally, "--sort: expected count or memsize, not '%s'", argv[i]);
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            return usage_error(usage_tally, "unknown option '%s'", argv[i]);
+        } else if (!path) {
+            path = argv[i];
+        } else {
+            return usage_error(usage_tally, "tally takes one DUMP ('%s' is extra)", argv[i]);
+        }
+    }
+    if (!path)
+        return usage_error(usage_tally, "no DUMP given%s", "");
+    static const char *const keys[] = { "type", "class", "file", "file:line",
+        "file:line:class", "method", "generation", "gem" };
+    int ok = 0;
+    for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+        ok |= strcmp(keys[k], by) == 0;
+    if (!ok)
+        return usage_error(usage_tally, "unknown --by key '%s'", by);
+    hscope_heap_t *h = load_dump(&c, path);
+    if (!h)
+        return EXIT_BAD_INPUT;
+    hscope_tally_t *t = NULL;
+    hscope_error err = HSCOPE_ERROR_INIT;
+    if (hscope_tally_compute(&t, h, by, &to, &err) != HSCOPE_OK) {
+        fprintf(stderr, "%s: %s\n", prog, err.message);
+        hscope_heap_free(h);
+        return EXIT_BAD_INPUT;
+    }
+    if (json) {
+        jw w;
+        jw_init(&w, stdout, 0);
+        jw_obj(&w);
+        jw_key(&w, "by"); jw_str(&w, by);
+        jw_key(&w, "groups"); jw_u64(&w, hscope_tally_group_count(t));
+        jw_key(&w, "rows");
+        jw_arr(&w);
+        for (uint64_t i = 0; i < hscope_tally_row_count(t); i++) {
+            jw_obj(&w);
+            jw_key(&w, "key"); jw_str(&w, hscope_tally_row_key(t, i));
+            jw_key(&w, "count"); jw_u64(&w, hscope_tally_row_count_of(t, i));
+            jw_key(&w, "memsize"); jw_u64(&w, hscope_tally_row_memsize(t, i));
+            jw_end_obj(&w);
+        }
+        jw_end_arr(&w);
+        jw_end_obj(&w);
+        jw_done(&w);
+    } else {
+        hscope_load_stats s = HSCOPE_LOAD_STATS_INIT;
+        hscope_heap_stats(h, &s);
+        char title[64];
+        snprintf(title, sizeof(title), "by %s", by);
+        print_table(t, title, s.objects, s.total_memsize);
+    }
+    hscope_tally_free(t);
+    hscope_heap_free(h);
+    return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fputs(usage_main, stderr);
+        return EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
+        fputs(usage_main, stdout);
+        return 0;
+    }
+    if (strcmp(cmd, "-V") == 0 || strcmp(cmd, "--version") == 0) {
+        printf("heapscope %s (library %s)\n", HSCOPE_VERSION_STRING, hscope_version_string());
+        return 0;
+    }
+    if (strcmp(cmd, "summary") == 0)
+        return cmd_summary(argc, argv);
+    if (strcmp(cmd, "tally") == 0)
+        return cmd_tally(argc, argv);
+    fprintf(stderr, "%s: unknown command '%s'\n\n%s", prog, cmd, usage_main);
+    return EXIT_USAGE;
+}

@@ -1,0 +1,256 @@
+/*
+ * core.c - allocation with accounting, error filling, helpers.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "core.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define HDR 16u /* keeps 16-byte alignment of the user pointer */
+
+static void *
+def_malloc(void *ud, size_t n)
+{
+    (void)ud;
+    return malloc(n);
+}
+
+static void *
+def_realloc(void *ud, void *p, size_t n)
+{
+    (void)ud;
+    return realloc(p, n);
+}
+
+static void
+def_free(void *ud, void *p)
+{
+    (void)ud;
+    free(p);
+}
+
+void
+hscope__mem_init(hscope__mem *m, const hscope_allocator *a, uint64_t limit)
+{
+    memset(m, 0, sizeof(*m));
+    if (a && a->malloc_fn && a->realloc_fn && a->free_fn) {
+        m->malloc_fn = a->malloc_fn;
+        m->realloc_fn = a->realloc_fn;
+        m->free_fn = a->free_fn;
+        m->ud = a->user_data;
+    } else {
+        m->malloc_fn = def_malloc;
+        m->realloc_fn = def_realloc;
+        m->free_fn = def_free;
+    }
+    m->limit = limit;
+    atomic_init(&m->used, 0);
+    atomic_init(&m->peak, 0);
+}
+
+/* Reserve `n` more bytes against the limit; false if it would exceed it. */
+static bool
+account(hscope__mem *m, size_t add, size_t sub)
+{
+    uint64_t now = atomic_fetch_add(&m->used, (uint64_t)add) + add;
+    if (m->limit && add > sub && now - sub > m->limit) {
+        atomic_fetch_sub(&m->used, (uint64_t)add);
+        return false;
+    }
+    atomic_fetch_sub(&m->used, (uint64_t)sub);
+    now -= sub;
+    uint64_t pk = atomic_load(&m->peak);
+    while (now > pk && !atomic_compare_exchange_weak(&m->peak, &pk, now)) {
+    }
+    return true;
+}
+
+void *
+hscope__malloc(hscope__mem *m, size_t n)
+{
+    size_t tot;
+    if (!hscope__add_ok(n, HDR, &tot) || !account(m, n, 0))
+        return NULL;
+    unsigned char *b = m->malloc_fn(m->ud, tot);
+    if (!b) {
+        atomic_fetch_sub(&m->used, (uint64_t)n);
+        return NULL;
+    }
+    memcpy(b, &n, sizeof(n));
+    return b + HDR;
+}
+
+void *
+hscope__calloc(hscope__mem *m, size_t count, size_t size)
+{
+    size_t n;
+    if (!hscope__mul_ok(count, size, &n))
+        return NULL;
+    void *p = hscope__malloc(m, n);
+    if (p)
+        memset(p, 0, n);
+    return p;
+}
+
+size_t
+hscope__msize(const void *p)
+{
+    size_t n = 0;
+    if (p)
+        memcpy(&n, (const unsigned char *)p - HDR, sizeof(n));
+    return n;
+}
+
+void *
+hscope__realloc(hscope__mem *m, void *p, size_t n)
+{
+    if (!p)
+        return hscope__malloc(m, n);
+    size_t old = hscope__msize(p), tot;
+    if (!hscope__add_ok(n, HDR, &tot))
+        return NULL;
+    if (n > old && !account(m, n, old))
+        return NULL;
+    unsigned char *b = m->realloc_fn(m->ud, (unsigned char *)p - HDR, tot);
+    if (!b) {
+        if (n > old)
+            atomic_fetch_sub(&m->used, (uint64_t)(n - old));
+        return NULL;
+    }
+    if (n <= old)
+        atomic_fetch_sub(&m->used, (uint64_t)(old - n));
+    memcpy(b, &n, sizeof(n));
+    return b + HDR;
+}
+
+void
+hscope__free(hscope__mem *m, void *p)
+{
+    if (!p)
+        return;
+    atomic_fetch_sub(&m->used, (uint64_t)hscope__msize(p));
+    m->free_fn(m->ud, (unsigned char *)p - HDR);
+}
+
+hscope_status
+hscope__grow(hscope__mem *m, void **p, size_t *cap, size_t need, size_t elem,
+             hscope_error *err)
+{
+    if (need <= *cap)
+        return HSCOPE_OK;
+    size_t nc = *cap ? *cap + *cap / 2 : 64, bytes;
+    if (*cap < (1u << 20))
+        nc = *cap ? *cap * 2 : 64;
+    if (nc < need)
+        nc = need;
+    if (!hscope__mul_ok(nc, elem, &bytes))
+        return hscope__fail(err, HSCOPE_ERR_LIMIT,
+                            "array of %zu elements overflows size_t", nc);
+    void *q = hscope__realloc(m, *p, bytes);
+    if (!q)
+        return hscope__nomem(err, bytes);
+    *p = q;
+    *cap = nc;
+    return HSCOPE_OK;
+}
+
+static hscope_status
+vfail(hscope_error *err, hscope_status st, uint64_t line, uint64_t off,
+      int errnum, const char *fmt, va_list ap)
+{
+    if (!err || err->status != HSCOPE_OK)
+        return st;
+    err->status = st;
+    err->line = line;
+    err->offset = off;
+    err->sys_errno = errnum;
+    vsnprintf(err->message, sizeof(err->message), fmt, ap);
+    return st;
+}
+
+hscope_status
+hscope__fail(hscope_error *err, hscope_status st, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vfail(err, st, 0, 0, 0, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+static hscope_status HS_PRINTF(3, 4)
+hscope__fail_at_errno(hscope_error *err, int errnum, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vfail(err, HSCOPE_ERR_IO, 0, 0, errnum, fmt, ap);
+    va_end(ap);
+    return HSCOPE_ERR_IO;
+}
+
+hscope_status
+hscope__fail_at(hscope_error *err, hscope_status st, uint64_t line,
+                uint64_t offset, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vfail(err, st, line, offset, 0, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+hscope_status
+hscope__fail_errno(hscope_error *err, int errnum, const char *fmt, ...)
+{
+    char buf[160];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    return hscope__fail_at_errno(err, errnum, "%s: %s", buf, strerror(errnum));
+}
+
+hscope_status
+hscope__nomem(hscope_error *err, size_t n)
+{
+    return hscope__fail(err, HSCOPE_ERR_NOMEM,
+                        "out of memory (allocating %zu bytes)", n);
+}
+
+void
+hscope__error_copy_out(hscope_error *dst, const hscope_error *src)
+{
+    if (!dst || dst->size < offsetof(hscope_error, status) + sizeof(int32_t))
+        return;
+    size_t n = dst->size < sizeof(*src) ? dst->size : sizeof(*src);
+    uint32_t keep = dst->size;
+    memcpy(dst, src, n);
+    dst->size = keep;
+    if (n == sizeof(*src))
+        dst->message[sizeof(dst->message) - 1] = '\0';
+}
+
+uint64_t
+hscope__now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void
+hscope__strlcpy(char *dst, const char *src, size_t n)
+{
+    if (!n)
+        return;
+    size_t l = strlen(src);
+    if (l >= n)
+        l = n - 1;
+    memcpy(dst, src, l);
+    dst[l] = '\0';
+}

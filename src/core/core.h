@@ -1,0 +1,89 @@
+/*
+ * core.h - internal foundation shared by every module: allocation through
+ * the handle's allocator (with accounting for max_memory), error filling,
+ * checked arithmetic and growable arrays.
+ *
+ * Layering: core <- io <- parse <- model <- index <- analyses <- api.
+ */
+#ifndef HSCOPE_CORE_H
+#define HSCOPE_CORE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "heapscope/heapscope.h"
+
+#if defined(__GNUC__)
+#define HS_LIKELY(x) __builtin_expect(!!(x), 1)
+#define HS_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define HS_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define HS_LIKELY(x) (x)
+#define HS_UNLIKELY(x) (x)
+#define HS_PRINTF(a, b)
+#endif
+
+/*
+ * Memory context: one per heap (and shared by everything derived from it).
+ * Every block carries a 16-byte header holding its size, so that the bytes
+ * in use can be tracked for max_memory and reported as model size.
+ */
+typedef struct hscope__mem {
+    void *(*malloc_fn)(void *, size_t);
+    void *(*realloc_fn)(void *, void *, size_t);
+    void (*free_fn)(void *, void *);
+    void *ud;
+    uint64_t limit;           /* 0: none */
+    _Atomic uint64_t used;    /* bytes currently allocated */
+    _Atomic uint64_t peak;
+} hscope__mem;
+
+void hscope__mem_init(hscope__mem *m, const hscope_allocator *a,
+                      uint64_t limit);
+void *hscope__malloc(hscope__mem *m, size_t n);
+void *hscope__calloc(hscope__mem *m, size_t count, size_t size);
+void *hscope__realloc(hscope__mem *m, void *p, size_t n);
+void hscope__free(hscope__mem *m, void *p);
+/* Size of a block from hscope__malloc (0 for NULL). */
+size_t hscope__msize(const void *p);
+
+/* Errors: "first error wins".  Internal code always passes a non-NULL
+ * hscope_error; the API layer copies it out to the caller's struct. */
+hscope_status hscope__fail(hscope_error *err, hscope_status st,
+                           const char *fmt, ...) HS_PRINTF(3, 4);
+hscope_status hscope__fail_at(hscope_error *err, hscope_status st,
+                              uint64_t line, uint64_t offset,
+                              const char *fmt, ...) HS_PRINTF(5, 6);
+hscope_status hscope__fail_errno(hscope_error *err, int errnum,
+                                 const char *fmt, ...) HS_PRINTF(3, 4);
+hscope_status hscope__nomem(hscope_error *err, size_t n);
+void hscope__error_copy_out(hscope_error *dst, const hscope_error *src);
+
+/* Checked arithmetic: return false on overflow. */
+static inline bool
+hscope__mul_ok(size_t a, size_t b, size_t *out)
+{
+    return !__builtin_mul_overflow(a, b, out);
+}
+static inline bool
+hscope__add_ok(size_t a, size_t b, size_t *out)
+{
+    return !__builtin_add_overflow(a, b, out);
+}
+
+/*
+ * Ensure an array `*p` of `*cap` elements of `elem` bytes can hold `need`
+ * elements; grows by 1.5x-2x.  Returns HSCOPE_OK or fills err.
+ */
+hscope_status hscope__grow(hscope__mem *m, void **p, size_t *cap,
+                           size_t need, size_t elem, hscope_error *err);
+
+/* Monotonic clock in nanoseconds. */
+uint64_t hscope__now_ns(void);
+
+/* snprintf into a fixed buffer, always terminated. */
+void hscope__strlcpy(char *dst, const char *src, size_t n);
+
+#endif

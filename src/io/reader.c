@@ -1,0 +1,259 @@
+/*
+ * reader.c - plain and gzip byte sources.
+ *
+ * gzip: zlib inflate with automatic header detection (windowBits 15+32),
+ * concatenated members supported (as gzip(1) writes with -c a >> b).  A
+ * stream that ends without its trailer is "truncated": the bytes inflated
+ * so far are returned and the parser decides (lenient: count and warn;
+ * strict: error).  Corrupt data is always an error.
+ */
+#define _FILE_OFFSET_BITS 64
+#define _POSIX_C_SOURCE 200809L
+#include "reader.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static hscope_status
+fill_raw(hscope__reader *r, hscope_error *err)
+{
+    /* Refill ibuf (which must be fully consumed) from the source. */
+    r->ipos = r->ilen = 0;
+    if (r->eof)
+        return HSCOPE_OK;
+    if (r->fd < 0) {
+        uint64_t left = r->mlen - r->mpos;
+        size_t n = left < HSCOPE__READER_IBUF ? (size_t)left : HSCOPE__READER_IBUF;
+        memcpy(r->ibuf, r->mdata + r->mpos, n);
+        r->mpos += n;
+        r->ilen = n;
+        r->in_bytes += n;
+        if (n == 0)
+            r->eof = 1;
+        return HSCOPE_OK;
+    }
+    for (;;) {
+        ssize_t n = read(r->fd, r->ibuf, HSCOPE__READER_IBUF);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return hscope__fail_errno(err, errno, "read failed at byte %llu",
+                                      (unsigned long long)r->in_bytes);
+        if (n == 0)
+            r->eof = 1;
+        r->ilen = (size_t)n;
+        r->in_bytes += (uint64_t)n;
+        return HSCOPE_OK;
+    }
+}
+
+static hscope_status
+start(hscope__reader *r, hscope__mem *m, int no_gzip, hscope_error *err)
+{
+    r->mem = m;
+    r->ibuf = hscope__malloc(m, HSCOPE__READER_IBUF);
+    if (!r->ibuf)
+        return hscope__nomem(err, HSCOPE__READER_IBUF);
+    hscope_status st = fill_raw(r, err);
+    if (st != HSCOPE_OK)
+        return st;
+    /* A short first read (pipe) may hold one byte only: top it up. */
+    while (r->ilen < 2 && !r->eof) {
+        ssize_t n = r->fd >= 0 ? read(r->fd, r->ibuf + r->ilen, HSCOPE__READER_IBUF - r->ilen) : 0;
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return hscope__fail_errno(err, errno, "read failed");
+        if (n == 0)
+            r->eof = 1;
+        r->ilen += (size_t)n;
+        r->in_bytes += (uint64_t)n;
+    }
+    if (!no_gzip && r->ilen >= 2 && r->ibuf[0] == 0x1f && r->ibuf[1] == 0x8b) {
+        r->gzip = 1;
+        memset(&r->z, 0, sizeof(r->z));
+        if (inflateInit2(&r->z, 15 + 32) != Z_OK)
+            return hscope__fail(err, HSCOPE_ERR_NOMEM, "zlib inflateInit2 failed");
+        r->zinit = 1;
+    }
+    return HSCOPE_OK;
+}
+
+static void
+reset(hscope__reader *r)
+{
+    memset(r, 0, sizeof(*r));
+    r->fd = -1;
+}
+
+hscope_status
+hscope__reader_open_fd(hscope__reader *r, hscope__mem *m, int fd, int no_gzip,
+                       hscope_error *err)
+{
+    reset(r);
+    if (fd < 0)
+        return hscope__fail(err, HSCOPE_ERR_INVALID_ARG, "invalid file descriptor %d", fd);
+    r->fd = fd;
+    struct stat sb;
+    if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode)) {
+        off_t pos = lseek(fd, 0, SEEK_CUR);
+        r->total = (uint64_t)sb.st_size - (pos > 0 ? (uint64_t)pos : 0);
+#ifdef POSIX_FADV_SEQUENTIAL
+        posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+#endif
+    } else if (fstat(fd, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        return hscope__fail(err, HSCOPE_ERR_IO, "is a directory");
+    }
+    return start(r, m, no_gzip, err);
+}
+
+hscope_status
+hscope__reader_open_path(hscope__reader *r, hscope__mem *m, const char *path,
+                         int no_gzip, hscope_error *err)
+{
+    reset(r);
+    if (!path)
+        return hscope__fail(err, HSCOPE_ERR_INVALID_ARG, "path is NULL");
+    int fd;
+    do
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+    while (fd < 0 && errno == EINTR);
+    if (fd < 0)
+        return hscope__fail_errno(err, errno, "cannot open %s", path);
+    hscope_status st = hscope__reader_open_fd(r, m, fd, no_gzip, err);
+    r->own_fd = 1;
+    r->fd = fd;
+    if (st != HSCOPE_OK && err && err->status == HSCOPE_ERR_IO &&
+        strncmp(err->message, "is a directory", 14) == 0)
+        snprintf(err->message, sizeof(err->message), "cannot read %s: is a directory", path);
+    return st;
+}
+
+hscope_status
+hscope__reader_open_memory(hscope__reader *r, hscope__mem *m, const void *data,
+                           size_t len, int no_gzip, hscope_error *err)
+{
+    reset(r);
+    if (!data && len)
+        return hscope__fail(err, HSCOPE_ERR_INVALID_ARG, "data is NULL");
+    r->mdata = data;
+    r->mlen = len;
+    r->total = len;
+    return start(r, m, no_gzip, err);
+}
+
+static hscope_status
+read_plain(hscope__reader *r, unsigned char *buf, size_t cap, size_t *got,
+           hscope_error *err)
+{
+    if (r->ipos < r->ilen) {
+        size_t n = r->ilen - r->ipos < cap ? r->ilen - r->ipos : cap;
+        memcpy(buf, r->ibuf + r->ipos, n);
+        r->ipos += n;
+        *got = n;
+        return HSCOPE_OK;
+    }
+    if (r->eof) {
+        *got = 0;
+        return HSCOPE_OK;
+    }
+    if (r->fd < 0) {
+        uint64_t left = r->mlen - r->mpos;
+        size_t n = left < cap ? (size_t)left : cap;
+        memcpy(buf, r->mdata + r->mpos, n);
+        r->mpos += n;
+        r->in_bytes += n;
+        if (!n)
+            r->eof = 1;
+        *got = n;
+        return HSCOPE_OK;
+    }
+    for (;;) {
+        ssize_t n = read(r->fd, buf, cap);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return hscope__fail_errno(err, errno, "read failed at byte %llu",
+                                      (unsigned long long)r->in_bytes);
+        if (!n)
+            r->eof = 1;
+        r->in_bytes += (uint64_t)n;
+        *got = (size_t)n;
+        return HSCOPE_OK;
+    }
+}
+
+static hscope_status
+read_gzip(hscope__reader *r, unsigned char *buf, size_t cap, size_t *got,
+          hscope_error *err)
+{
+    hscope_status st;
+    r->z.next_out = buf;
+    r->z.avail_out = cap > UINT32_MAX ? UINT32_MAX : (uInt)cap;
+    while (r->z.avail_out > 0) {
+        if (r->ipos == r->ilen) {
+            if (r->eof)
+                break;
+            if ((st = fill_raw(r, err)) != HSCOPE_OK)
+                return st;
+            if (r->ilen == 0)
+                break;
+        }
+        if (r->zend) {
+            /* Another member follows the previous one. */
+            if (r->ibuf[r->ipos] != 0x1f)
+                return hscope__fail(err, HSCOPE_ERR_GZIP,
+                    "unexpected data after gzip member at compressed byte %llu",
+                    (unsigned long long)(r->in_bytes - (r->ilen - r->ipos)));
+            inflateReset(&r->z);
+            r->zend = 0;
+        }
+        r->z.next_in = r->ibuf + r->ipos;
+        r->z.avail_in = (uInt)(r->ilen - r->ipos);
+        int zr = inflate(&r->z, Z_NO_FLUSH);
+        r->ipos = r->ilen - r->z.avail_in;
+        if (zr == Z_STREAM_END) {
+            r->zend = 1;
+            continue;
+        }
+        if (zr == Z_BUF_ERROR)
+            continue; /* needs more input */
+        if (zr != Z_OK) {
+            return hscope__fail(err, HSCOPE_ERR_GZIP,
+                "corrupt gzip data at compressed byte %llu: %s",
+                (unsigned long long)(r->in_bytes - (r->ilen - r->ipos)),
+                r->z.msg ? r->z.msg : "inflate error");
+        }
+    }
+    *got = cap - r->z.avail_out;
+    if (*got == 0 && r->eof && r->ipos == r->ilen && !r->zend)
+        r->truncated = 1;
+    return HSCOPE_OK;
+}
+
+hscope_status
+hscope__reader_read(hscope__reader *r, void *buf, size_t cap, size_t *got,
+                    hscope_error *err)
+{
+    *got = 0;
+    if (!cap)
+        return HSCOPE_OK;
+    return r->gzip ? read_gzip(r, buf, cap, got, err)
+                   : read_plain(r, buf, cap, got, err);
+}
+
+void
+hscope__reader_close(hscope__reader *r)
+{
+    if (r->zinit)
+        inflateEnd(&r->z);
+    if (r->own_fd && r->fd >= 0)
+        close(r->fd);
+    if (r->mem)
+        hscope__free(r->mem, r->ibuf);
+    reset(r);
+}

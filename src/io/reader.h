@@ -1,0 +1,50 @@
+/*
+ * reader.h - byte source for the parser: a file path, a file descriptor or
+ * a memory buffer, each optionally gzip (detected by the magic bytes
+ * 1f 8b and inflated in a stream: never whole in memory).  64-bit offsets
+ * throughout, so inputs over 4 GiB work.
+ */
+#ifndef HSCOPE_READER_H
+#define HSCOPE_READER_H
+
+#include <zlib.h>
+
+#include "../core/core.h"
+
+#define HSCOPE__READER_IBUF (1u << 18) /* compressed/raw input chunk */
+
+typedef struct hscope__reader {
+    hscope__mem *mem;
+    int fd;                     /* -1 for memory input */
+    int own_fd;                 /* close on hscope__reader_close */
+    const unsigned char *mdata; /* memory input */
+    uint64_t mlen, mpos;
+    unsigned char *ibuf;        /* raw input staging (gzip, sniffing) */
+    size_t ipos, ilen;          /* unread part of ibuf: [ipos, ilen) */
+    int gzip;                   /* input is gzip */
+    int zinit;                  /* z is initialised */
+    int zend;                   /* last member ended cleanly */
+    int eof;                    /* raw input exhausted */
+    int truncated;              /* gzip stream ended before its trailer */
+    z_stream z;
+    uint64_t in_bytes;          /* raw bytes consumed from the source */
+    uint64_t total;             /* raw size if known (regular file), else 0 */
+} hscope__reader;
+
+hscope_status hscope__reader_open_path(hscope__reader *r, hscope__mem *m,
+                                       const char *path, int no_gzip,
+                                       hscope_error *err);
+hscope_status hscope__reader_open_fd(hscope__reader *r, hscope__mem *m,
+                                     int fd, int no_gzip, hscope_error *err);
+hscope_status hscope__reader_open_memory(hscope__reader *r, hscope__mem *m,
+                                         const void *data, size_t len,
+                                         int no_gzip, hscope_error *err);
+/*
+ * Read up to `cap` uncompressed bytes into `buf`.  *got == 0 means end of
+ * input (check r->truncated for a gzip stream that stopped early).
+ */
+hscope_status hscope__reader_read(hscope__reader *r, void *buf, size_t cap,
+                                  size_t *got, hscope_error *err);
+void hscope__reader_close(hscope__reader *r);
+
+#endif

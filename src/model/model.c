@@ -1,0 +1,421 @@
+/*
+ * model.c - turns the builder's columns into the immutable heap: builds
+ * the address index, resolves class addresses, references and roots to
+ * ids, and keeps every reference that does not resolve in a side table.
+ */
+#include "model.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Shrink an array to n elements (keeps it if realloc fails). */
+static void *
+shrink(hscope__mem *m, void *p, size_t n, size_t elem)
+{
+    if (!p)
+        return NULL;
+    size_t bytes = n * elem;
+    if (bytes == 0)
+        bytes = elem;
+    if (bytes >= hscope__msize(p))
+        return p;
+    void *q = hscope__realloc(m, p, bytes);
+    return q ? q : p;
+}
+
+uint64_t
+hscope__big_get(const hscope__bigvals *bv, uint32_t id)
+{
+    size_t lo = 0, hi = bv->len;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (bv->id[mid] < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < bv->len && bv->id[lo] == id ? bv->val[lo] : HSCOPE__U32_BIG;
+}
+
+static int
+is_class_type(uint8_t t)
+{
+    return t == HSCOPE_TYPE_CLASS || t == HSCOPE_TYPE_MODULE ||
+           t == HSCOPE_TYPE_ICLASS;
+}
+
+static hscope_status
+push_dangling(hscope_heap_t *h, size_t *cap, uint32_t from, uint64_t addr,
+              hscope_error *err)
+{
+    size_t c0 = *cap;
+    hscope_status st = hscope__grow(&h->mem, (void **)&h->dang_addr, cap,
+                                    h->ndang + 1, sizeof(uint64_t), err);
+    if (st != HSCOPE_OK)
+        return st;
+    if (*cap != c0) {
+        uint32_t *f = hscope__realloc(&h->mem, h->dang_from, *cap * sizeof(uint32_t));
+        if (!f) {
+            *cap = c0;
+            return hscope__nomem(err, 0);
+        }
+        h->dang_from = f;
+    }
+    h->dang_from[h->ndang] = from;
+    h->dang_addr[h->ndang++] = addr;
+    return HSCOPE_OK;
+}
+
+/*
+ * Class address -> class object id; unresolved ones go to a side table.
+ * Done in place: the u64 address array becomes the u32 id array (the write
+ * at byte 4i never overtakes the read at byte 8i; memcpy keeps it legal
+ * under strict aliasing).
+ */
+static hscope_status
+resolve_classes(hscope_heap_t *h, uint64_t *class_addr, hscope_error *err)
+{
+    size_t cap = 0;
+    unsigned char *mem = (unsigned char *)class_addr;
+    for (uint32_t i = 0; i < h->n; i++) {
+        uint64_t a;
+        memcpy(&a, mem + (size_t)i * 8, 8);
+        uint32_t c = HSCOPE__CLS_HIDDEN;
+        if (a) {
+            uint32_t id = hscope__index_find(h, a);
+            if (id != HSCOPE_ID_NONE && is_class_type(h->type[id])) {
+                c = id;
+            } else {
+                c = HSCOPE__CLS_UNKNOWN;
+                size_t c0 = cap;
+                hscope_status st = hscope__grow(&h->mem, (void **)&h->ucls_addr,
+                                                &cap, h->nucls + 1,
+                                                sizeof(uint64_t), err);
+                if (st != HSCOPE_OK)
+                    return st;
+                if (cap != c0) {
+                    uint32_t *x = hscope__realloc(&h->mem, h->ucls_id, cap * sizeof(uint32_t));
+                    if (!x) {
+                        cap = c0;
+                        return hscope__nomem(err, 0);
+                    }
+                    h->ucls_id = x;
+                }
+                h->ucls_id[h->nucls] = i;
+                h->ucls_addr[h->nucls++] = a;
+            }
+        }
+        memcpy(mem + (size_t)i * 4, &c, 4);
+    }
+    h->cls = shrink(&h->mem, class_addr, h->n, sizeof(uint32_t));
+    return HSCOPE_OK;
+}
+
+/* References: addresses -> ids, in place (u64 array becomes u32). */
+static hscope_status
+resolve_edges(hscope_heap_t *h, uint64_t *raw, uint64_t nraw, size_t *dcap,
+              hscope_error *err)
+{
+    unsigned char *mem = (unsigned char *)raw;
+    uint64_t j = 0, k = 0;
+    for (uint32_t i = 0; i < h->n; i++) {
+        uint64_t end = i + 1 < h->n ? h->edge_start[i + 1] : nraw;
+        h->edge_start[i] = (uint32_t)j;
+        for (; k < end; k++) {
+            uint64_t a;
+            memcpy(&a, mem + k * 8, 8);
+            uint32_t t = hscope__index_find(h, a);
+            if (t != HSCOPE_ID_NONE) {
+                memcpy(mem + j * 4, &t, 4);
+                j++;
+            } else {
+                hscope_status st = push_dangling(h, dcap, i, a, err);
+                if (st != HSCOPE_OK)
+                    return st;
+            }
+        }
+    }
+    h->edge_start[h->n] = (uint32_t)j;
+    h->nedges = j;
+    h->edges = shrink(&h->mem, raw, j, sizeof(uint32_t));
+    return HSCOPE_OK;
+}
+
+/* Root references grouped by category (counting sort, dump order kept
+ * inside a category); dangling ones are kept per category too. */
+static hscope_status
+resolve_roots(hscope_heap_t *h, hscope__builder *b, size_t *dcap,
+              hscope_error *err)
+{
+    size_t nc = b->ncat, nr = b->nroot;
+    h->ncat = (uint32_t)nc;
+    h->cat_name = b->cat_name;
+    h->cat_records = b->cat_records;
+    b->cat_name = NULL;
+    b->cat_records = NULL;
+    h->cat_start = hscope__calloc(&h->mem, nc + 2, sizeof(uint64_t));
+    h->cat_dangling = hscope__calloc(&h->mem, nc + 2, sizeof(uint64_t));
+    h->root_targets = hscope__malloc(&h->mem, (nr + 1) * sizeof(uint32_t));
+    h->root_dang = hscope__malloc(&h->mem, (nr + 1) * sizeof(uint64_t));
+    uint32_t *tmp = hscope__malloc(&h->mem, (nr + 1) * sizeof(uint32_t));
+    uint64_t *pos = hscope__malloc(&h->mem, (nc + 1) * sizeof(uint64_t) * 2);
+    hscope_status st = HSCOPE_OK;
+    if (!h->cat_start || !h->cat_dangling || !h->root_targets ||
+        !h->root_dang || !tmp || !pos) {
+        st = hscope__nomem(err, nr * sizeof(uint64_t));
+        goto out;
+    }
+    for (size_t i = 0; i < nr; i++) {
+        uint32_t t = hscope__index_find(h, b->root_addr[i]);
+        tmp[i] = t;
+        if (t == HSCOPE_ID_NONE) {
+            h->cat_dangling[b->root_cat[i] + 1]++;
+            if ((st = push_dangling(h, dcap, HSCOPE_ID_NONE, b->root_addr[i],
+                                    err)) != HSCOPE_OK)
+                goto out;
+        } else {
+            h->cat_start[b->root_cat[i] + 1]++;
+        }
+    }
+    for (size_t c = 0; c < nc; c++) {
+        h->cat_start[c + 1] += h->cat_start[c];
+        h->cat_dangling[c + 1] += h->cat_dangling[c];
+    }
+    uint64_t *pt = pos, *pd = pos + nc + 1;
+    memcpy(pt, h->cat_start, (nc + 1) * sizeof(uint64_t));
+    memcpy(pd, h->cat_dangling, (nc + 1) * sizeof(uint64_t));
+    for (size_t i = 0; i < nr; i++) {
+        uint32_t c = b->root_cat[i];
+        if (tmp[i] != HSCOPE_ID_NONE)
+            h->root_targets[pt[c]++] = tmp[i];
+        else
+            h->root_dang[pd[c]++] = b->root_addr[i];
+    }
+    h->stats.root_references = h->cat_start[nc];
+out:
+    hscope__free(&h->mem, pos);
+    hscope__free(&h->mem, tmp);
+    return st;
+}
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static hscope_status
+count_dangling_unique(hscope_heap_t *h, hscope_error *err)
+{
+    if (!h->ndang)
+        return HSCOPE_OK;
+    uint64_t *c = hscope__malloc(&h->mem, h->ndang * sizeof(uint64_t));
+    if (!c)
+        return hscope__nomem(err, h->ndang * sizeof(uint64_t));
+    memcpy(c, h->dang_addr, h->ndang * sizeof(uint64_t));
+    qsort(c, h->ndang, sizeof(uint64_t), cmp_u64);
+    uint64_t u = 1;
+    for (uint64_t i = 1; i < h->ndang; i++)
+        u += c[i] != c[i - 1];
+    h->ndang_unique = u;
+    hscope__free(&h->mem, c);
+    return HSCOPE_OK;
+}
+
+/* Interned "<imemo:X>" labels, one per distinct imemo_type. */
+static hscope_status
+make_labels(hscope_heap_t *h, hscope_error *err)
+{
+    hscope_status st;
+    if ((st = hscope__intern_add(&h->strings, "<hidden>", 8, &h->lbl_hidden, err)) ||
+        (st = hscope__intern_add(&h->strings, "<unknown>", 9, &h->lbl_unknown, err)) ||
+        (st = hscope__intern_add(&h->strings, "<anonymous>", 11, &h->lbl_anon, err)) ||
+        (st = hscope__intern_add(&h->strings, "<imemo:?>", 9, &h->lbl_imemo_none, err)))
+        return st;
+    size_t cap = 0, lcap = 0;
+    for (uint32_t i = 0; i < h->n; i++) {
+        if (h->type[i] != HSCOPE_TYPE_IMEMO || !h->detail[i])
+            continue;
+        size_t k;
+        for (k = 0; k < h->nimemo && h->imemo_detail[k] != h->detail[i]; k++) {
+        }
+        if (k < h->nimemo)
+            continue;
+        if ((st = hscope__grow(&h->mem, (void **)&h->imemo_detail, &cap, k + 1,
+                               sizeof(uint32_t), err)) ||
+            (st = hscope__grow(&h->mem, (void **)&h->imemo_label, &lcap, k + 1,
+                               sizeof(uint32_t), err)))
+            return st;
+        const char *d = hscope__intern_str(&h->strings, h->detail[i]);
+        size_t dn = hscope__intern_len(&h->strings, h->detail[i]);
+        char *buf = hscope__malloc(&h->mem, dn + 9);
+        if (!buf)
+            return hscope__nomem(err, dn + 9);
+        memcpy(buf, "<imemo:", 7);
+        memcpy(buf + 7, d, dn);
+        buf[7 + dn] = '>';
+        st = hscope__intern_add(&h->strings, buf, dn + 8, &h->imemo_label[k], err);
+        hscope__free(&h->mem, buf);
+        if (st)
+            return st;
+        h->imemo_detail[k] = h->detail[i];
+        h->nimemo++;
+    }
+    return HSCOPE_OK;
+}
+
+uint32_t
+hscope__label(const hscope_heap_t *h, uint32_t id)
+{
+    if (h->type[id] == HSCOPE_TYPE_IMEMO) {
+        uint32_t d = h->detail[id];
+        for (size_t k = 0; d && k < h->nimemo; k++)
+            if (h->imemo_detail[k] == d)
+                return h->imemo_label[k];
+        return h->lbl_imemo_none;
+    }
+    uint32_t c = h->cls[id];
+    if (c == HSCOPE__CLS_HIDDEN)
+        return h->lbl_hidden;
+    if (c == HSCOPE__CLS_UNKNOWN)
+        return h->lbl_unknown;
+    return h->detail[c] ? h->detail[c] : h->lbl_anon;
+}
+
+static void
+take_columns(hscope_heap_t *h, hscope__builder *b)
+{
+    hscope__mem *m = &h->mem;
+    size_t n = b->n;
+    h->n = (uint32_t)n;
+    h->addr = shrink(m, b->addr, n, sizeof(uint64_t));
+    h->type = shrink(m, b->type, n, 1);
+    h->flags = shrink(m, b->flags, n, sizeof(uint16_t));
+    h->detail = shrink(m, b->detail, n, sizeof(uint32_t));
+    h->site = shrink(m, b->site, n, sizeof(uint32_t));
+    h->gen = shrink(m, b->gen, n, sizeof(uint32_t));
+    h->memsize = shrink(m, b->memsize, n, sizeof(uint32_t));
+    h->size = shrink(m, b->size, n, sizeof(uint32_t));
+    h->edge_start = shrink(m, b->edge_start, n + 1, sizeof(uint32_t));
+    h->big_memsize = b->big_memsize;
+    h->big_size = b->big_size;
+    h->strings = b->strings;
+    h->site_file = b->site_file;
+    h->site_line = b->site_line;
+    h->site_method = b->site_method;
+    h->nsites = b->nsites;
+    h->val_id = b->val_id;
+    h->val_off = b->val_off;
+    h->val_len = b->val_len;
+    h->nval = b->nval;
+    h->val_arena = b->val_arena;
+    memcpy(h->type_names, b->type_names, sizeof(h->type_names));
+    for (int c = 1; c < 32; c++) {
+        const char *f = hscope__fixed_type_name(c);
+        if (f)
+            hscope__strlcpy(h->type_names[c], f, sizeof(h->type_names[c]));
+    }
+    b->addr = NULL; b->type = NULL; b->flags = NULL; b->detail = NULL;
+    b->site = NULL; b->gen = NULL; b->memsize = NULL; b->size = NULL;
+    b->edge_start = NULL;
+    memset(&b->big_memsize, 0, sizeof(b->big_memsize));
+    memset(&b->big_size, 0, sizeof(b->big_size));
+    memset(&b->strings, 0, sizeof(b->strings));
+    b->site_file = b->site_line = b->site_method = NULL;
+    b->val_id = NULL; b->val_off = NULL; b->val_len = NULL;
+    b->val_arena = NULL;
+}
+
+static void
+fill_stats(hscope_heap_t *h, const hscope__builder *b)
+{
+    hscope_load_stats *s = &h->stats;
+    s->size = sizeof(*s);
+    s->bytes = b->bytes;
+    s->lines = b->lines;
+    s->objects = h->n;
+    s->references = h->nedges;
+    s->root_records = b->root_records;
+    s->shapes = b->shapes;
+    s->free_slots = b->free_slots;
+    s->dangling_references = h->ndang;
+    s->dangling_addresses = h->ndang_unique;
+    s->duplicate_addresses = h->duplicates;
+    s->unknown_keys = b->unknown_keys;
+    s->unknown_types = b->unknown_types;
+    s->truncated = b->truncated;
+    uint64_t sk = 0;
+    for (int i = 0; i < HSCOPE_SKIP__COUNT; i++) {
+        h->skipped[i] = b->skipped[i];
+        sk += b->skipped[i];
+    }
+    s->skipped_lines = sk;
+    h->nskip = b->nskip_examples;
+    memcpy(h->skip_line, b->skip_line, sizeof(h->skip_line));
+    memcpy(h->skip_reason, b->skip_reason, sizeof(h->skip_reason));
+    uint64_t tm = 0;
+    for (uint32_t i = 0; i < h->n; i++)
+        tm += hscope__memsize(h, i);
+    s->total_memsize = tm;
+}
+
+hscope_status
+hscope__model_build(hscope_heap_t *h, hscope__builder *b, hscope_error *err)
+{
+    hscope_status st;
+    uint64_t *class_addr = b->class_addr, *raw = b->edges;
+    uint64_t nraw = b->nedges;
+    b->class_addr = NULL;
+    b->edges = NULL;
+    if (b->n == 0 && b->edge_start == NULL) {
+        b->edge_start = hscope__malloc(b->mem, sizeof(uint32_t));
+        if (!b->edge_start) {
+            st = hscope__nomem(err, sizeof(uint32_t));
+            goto fail;
+        }
+    }
+    take_columns(h, b);
+    size_t dcap = 0;
+    if ((st = hscope__index_build(h, err)) != HSCOPE_OK)
+        goto fail;
+    if (h->n) {
+        if ((st = resolve_classes(h, class_addr, err)) != HSCOPE_OK)
+            goto fail;
+        class_addr = NULL; /* now owned as h->cls */
+    }
+    if (raw || h->n) {
+        if ((st = resolve_edges(h, raw, nraw, &dcap, err)) != HSCOPE_OK)
+            goto fail;
+        raw = NULL; /* now h->edges */
+    }
+    if ((st = resolve_roots(h, b, &dcap, err)) != HSCOPE_OK ||
+        (st = count_dangling_unique(h, err)) != HSCOPE_OK ||
+        (st = make_labels(h, err)) != HSCOPE_OK)
+        goto fail;
+    fill_stats(h, b);
+    return HSCOPE_OK;
+fail:
+    hscope__free(&h->mem, class_addr);
+    hscope__free(&h->mem, raw);
+    return st;
+}
+
+void
+hscope__model_free(hscope_heap_t *h)
+{
+    hscope__mem *m = &h->mem;
+    void *ptrs[] = { h->addr, h->type, h->flags, h->cls, h->detail, h->site,
+                     h->gen, h->memsize, h->size, h->edge_start, h->edges,
+                     h->big_memsize.id, h->big_memsize.val, h->big_size.id,
+                     h->big_size.val, h->ucls_id, h->ucls_addr, h->site_file,
+                     h->site_line, h->site_method, h->imemo_detail,
+                     h->imemo_label, h->cat_name, h->cat_records, h->root_dang,
+                     h->cat_start, h->cat_dangling, h->root_targets,
+                     h->dang_from, h->dang_addr, h->val_id, h->val_off,
+                     h->val_len, h->val_arena, h->index, h->rev_start,
+                     h->rev_src };
+    for (size_t i = 0; i < sizeof(ptrs) / sizeof(ptrs[0]); i++)
+        hscope__free(m, ptrs[i]);
+    hscope__intern_free(&h->strings);
+}

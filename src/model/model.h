@@ -1,0 +1,118 @@
+/*
+ * model.h - the columnar heap: immutable once built.
+ *
+ * Per object (id 0..n-1 in dump order): address u64, type u8, flags u16,
+ * class u32, detail u32, site u32, generation u32, memsize u32, size u32,
+ * edge_start u32 = 39 bytes, + 4 bytes per reference (CSR).  Values that do
+ * not fit 32 bits go to sorted side tables.  Strings are interned once.
+ */
+#ifndef HSCOPE_MODEL_H
+#define HSCOPE_MODEL_H
+
+#include <pthread.h>
+
+#include "../core/core.h"
+#include "../core/intern.h"
+#include "../parse/builder.h"
+
+#define HSCOPE__CLS_HIDDEN  0xFFFFFFFFu /* no class field */
+#define HSCOPE__CLS_UNKNOWN 0xFFFFFFFEu /* class address not a class record */
+
+struct hscope_heap {
+    hscope__mem mem;
+    _Atomic int32_t refs;           /* handle + derived handles */
+
+    uint32_t n;
+    uint64_t *addr;
+    uint8_t *type;
+    uint16_t *flags;
+    uint32_t *cls;                  /* class object id or HSCOPE__CLS_* */
+    uint32_t *detail;
+    uint32_t *site;
+    uint32_t *gen;
+    uint32_t *memsize;
+    uint32_t *size;
+    uint32_t *edge_start;           /* n + 1 entries */
+    uint32_t *edges;
+    uint64_t nedges;
+    hscope__bigvals big_memsize, big_size;
+
+    /* raw class address of objects whose class did not resolve (sorted
+     * by id), so nothing the dump said is lost */
+    uint32_t *ucls_id;
+    uint64_t *ucls_addr;
+    size_t nucls;
+
+    hscope__intern strings;
+    uint32_t *site_file, *site_line, *site_method;
+    size_t nsites;
+    uint32_t lbl_hidden, lbl_unknown, lbl_anon, lbl_imemo_none;
+    uint32_t *imemo_detail, *imemo_label; /* "<imemo:X>" per imemo_type */
+    size_t nimemo;
+    char type_names[256][24];
+
+    /* roots, CSR by category */
+    uint32_t ncat;
+    uint32_t *cat_name;
+    uint64_t *cat_records;
+    uint64_t *cat_start;            /* ncat + 1 */
+    uint64_t *cat_dangling;         /* ncat + 1: CSR offsets into root_dang */
+    uint64_t *root_dang;            /* dangling root addresses by category */
+    uint32_t *root_targets;
+
+    /* dangling references: from (HSCOPE_ID_NONE for roots), address */
+    uint32_t *dang_from;
+    uint64_t *dang_addr;
+    uint64_t ndang, ndang_unique;
+
+    /* string values (optional) */
+    uint32_t *val_id;
+    uint64_t *val_off;
+    uint32_t *val_len;
+    size_t nval;
+    char *val_arena;
+
+    /* address index: open addressing over ids (+1), 0 = empty */
+    uint32_t *index;
+    size_t index_mask;
+    uint64_t duplicates;
+
+    /* reverse references, built lazily */
+    pthread_mutex_t rev_lock;
+    _Atomic int rev_ready;
+    uint32_t *rev_start;
+    uint32_t *rev_src;
+
+    hscope_load_stats stats;
+    uint64_t skipped[HSCOPE_SKIP__COUNT];
+    uint64_t skip_line[HSCOPE__MAX_SKIP_EXAMPLES];
+    int32_t skip_reason[HSCOPE__MAX_SKIP_EXAMPLES];
+    uint32_t nskip;
+};
+
+/* Take over the builder's columns and resolve addresses (index, classes,
+ * references, roots).  The builder is left empty. */
+hscope_status hscope__model_build(hscope_heap_t *h, hscope__builder *b,
+                                  hscope_error *err);
+void hscope__model_free(hscope_heap_t *h);
+
+uint64_t hscope__big_get(const hscope__bigvals *bv, uint32_t id);
+static inline uint64_t
+hscope__memsize(const hscope_heap_t *h, uint32_t id)
+{
+    uint32_t v = h->memsize[id];
+    return v == HSCOPE__U32_BIG ? hscope__big_get(&h->big_memsize, id) : v;
+}
+
+/* Address index (src/index). */
+hscope_status hscope__index_build(hscope_heap_t *h, hscope_error *err);
+uint32_t hscope__index_find(const hscope_heap_t *h, uint64_t addr);
+hscope_status hscope__reverse_build(hscope_heap_t *h, hscope_error *err);
+
+/* Class label string id of an object (DESIGN.md rule). */
+uint32_t hscope__label(const hscope_heap_t *h, uint32_t id);
+
+void hscope__heap_retain(hscope_heap_t *h);
+void hscope__heap_release(hscope_heap_t *h);
+
+#endif

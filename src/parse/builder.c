@@ -1,0 +1,179 @@
+/*
+ * builder.c - columns under construction, sites and type codes.
+ */
+#include "builder.h"
+
+#include <string.h>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+static const char *const fixed_types[32] = {
+    [HSCOPE_TYPE_OBJECT] = "OBJECT",     [HSCOPE_TYPE_CLASS] = "CLASS",
+    [HSCOPE_TYPE_MODULE] = "MODULE",     [HSCOPE_TYPE_ICLASS] = "ICLASS",
+    [HSCOPE_TYPE_FLOAT] = "FLOAT",       [HSCOPE_TYPE_STRING] = "STRING",
+    [HSCOPE_TYPE_REGEXP] = "REGEXP",     [HSCOPE_TYPE_ARRAY] = "ARRAY",
+    [HSCOPE_TYPE_HASH] = "HASH",         [HSCOPE_TYPE_STRUCT] = "STRUCT",
+    [HSCOPE_TYPE_BIGNUM] = "BIGNUM",     [HSCOPE_TYPE_FILE] = "FILE",
+    [HSCOPE_TYPE_DATA] = "DATA",         [HSCOPE_TYPE_MATCH] = "MATCH",
+    [HSCOPE_TYPE_SYMBOL] = "SYMBOL",     [HSCOPE_TYPE_RATIONAL] = "RATIONAL",
+    [HSCOPE_TYPE_COMPLEX] = "COMPLEX",   [HSCOPE_TYPE_IMEMO] = "IMEMO",
+    [HSCOPE_TYPE_NODE] = "NODE",         [HSCOPE_TYPE_ZOMBIE] = "ZOMBIE",
+    [HSCOPE_TYPE_NIL] = "NIL",           [HSCOPE_TYPE_TRUE] = "TRUE",
+    [HSCOPE_TYPE_FALSE] = "FALSE",       [HSCOPE_TYPE_FIXNUM] = "FIXNUM",
+    [HSCOPE_TYPE_UNDEF] = "UNDEF",       [HSCOPE_TYPE_MOVED] = "MOVED",
+    [HSCOPE_TYPE_UNKNOWN] = "UNKNOWN",
+};
+
+const char *
+hscope__fixed_type_name(int code)
+{
+    return code > 0 && code < 32 ? fixed_types[code] : NULL;
+}
+
+int
+hscope__type_code(hscope__builder *b, const char *s, size_t n)
+{
+    /* Common types first by a cheap switch on the first letter. */
+    for (int c = 1; c < 32; c++) {
+        const char *f = fixed_types[c];
+        if (f && f[0] == s[0] && strlen(f) == n && memcmp(f, s, n) == 0)
+            return c;
+    }
+    for (int c = 32; c < b->ntypes; c++) {
+        const char *f = b->type_names[c];
+        if (strlen(f) == n && memcmp(f, s, n) == 0 && n < sizeof(b->type_names[c]))
+            return c;
+    }
+    if (b->ntypes < HSCOPE_TYPE_OTHER && n < sizeof(b->type_names[0]) &&
+        memchr(s, 0, n) == NULL) {
+        memcpy(b->type_names[b->ntypes], s, n);
+        b->type_names[b->ntypes][n] = '\0';
+        return b->ntypes++;
+    }
+    return HSCOPE_TYPE_OTHER;
+}
+
+hscope_status
+hscope__builder_init(hscope__builder *b, hscope__mem *m, int keep_values,
+                     uint64_t max_objects, hscope_error *err)
+{
+    memset(b, 0, sizeof(*b));
+    b->mem = m;
+    b->keep_values = keep_values;
+    b->ntypes = 32;
+    b->max_objects = max_objects && max_objects < (uint64_t)UINT32_MAX - 1
+                         ? max_objects : (uint64_t)UINT32_MAX - 1;
+    memcpy(b->type_names[HSCOPE_TYPE_OTHER], "(other)", 8);
+    hscope_status st = hscope__intern_init(&b->strings, m, err);
+    if (st != HSCOPE_OK)
+        return st;
+    b->site_table = hscope__calloc(m, 1024, sizeof(uint32_t));
+    if (!b->site_table)
+        return hscope__nomem(err, 1024 * sizeof(uint32_t));
+    b->site_mask = 1023;
+    /* site 0: no file, no line, no method */
+    if ((st = hscope__grow(m, (void **)&b->site_file, &b->site_cap, 64,
+                           sizeof(uint32_t), err)) != HSCOPE_OK)
+        return st;
+    b->site_line = hscope__malloc(m, b->site_cap * sizeof(uint32_t));
+    b->site_method = hscope__malloc(m, b->site_cap * sizeof(uint32_t));
+    if (!b->site_line || !b->site_method)
+        return hscope__nomem(err, b->site_cap * sizeof(uint32_t));
+    b->site_file[0] = b->site_line[0] = b->site_method[0] = 0;
+    b->nsites = 1;
+    return HSCOPE_OK;
+}
+
+void
+hscope__builder_free(hscope__builder *b)
+{
+    hscope__mem *m = b->mem;
+    if (!m)
+        return;
+    hscope__intern_free(&b->strings);
+    void *ptrs[] = { b->addr, b->type, b->flags, b->class_addr, b->detail,
+                     b->site, b->gen, b->memsize, b->size, b->edge_start,
+                     b->edges, b->site_file, b->site_line, b->site_method,
+                     b->site_table, b->root_cat, b->root_addr, b->cat_name,
+                     b->cat_records, b->val_id, b->val_off, b->val_len,
+                     b->val_arena, b->big_memsize.id, b->big_memsize.val,
+                     b->big_size.id, b->big_size.val };
+    for (size_t i = 0; i < sizeof(ptrs) / sizeof(ptrs[0]); i++)
+        hscope__free(m, ptrs[i]);
+    memset(b, 0, sizeof(*b));
+}
+
+static inline uint64_t
+site_hash(uint32_t f, uint32_t l, uint32_t m)
+{
+    uint32_t k[3] = { f, l, m };
+    return XXH3_64bits(k, sizeof(k));
+}
+
+static hscope_status
+site_rehash(hscope__builder *b, hscope_error *err)
+{
+    size_t nc = (b->site_mask + 1) * 2;
+    uint32_t *t = hscope__calloc(b->mem, nc, sizeof(uint32_t));
+    if (!t)
+        return hscope__nomem(err, nc * sizeof(uint32_t));
+    for (size_t id = 1; id < b->nsites; id++) {
+        size_t i = (size_t)site_hash(b->site_file[id], b->site_line[id],
+                                     b->site_method[id]) & (nc - 1);
+        while (t[i])
+            i = (i + 1) & (nc - 1);
+        t[i] = (uint32_t)id;
+    }
+    hscope__free(b->mem, b->site_table);
+    b->site_table = t;
+    b->site_mask = nc - 1;
+    return HSCOPE_OK;
+}
+
+hscope_status
+hscope__builder_site(hscope__builder *b, uint32_t file, uint32_t line,
+                     uint32_t method, uint32_t *out, hscope_error *err)
+{
+    if (!file && !line && !method) {
+        *out = 0;
+        return HSCOPE_OK;
+    }
+    size_t i = (size_t)site_hash(file, line, method) & b->site_mask;
+    for (uint32_t id; (id = b->site_table[i]) != 0; i = (i + 1) & b->site_mask) {
+        if (b->site_file[id] == file && b->site_line[id] == line &&
+            b->site_method[id] == method) {
+            *out = id;
+            return HSCOPE_OK;
+        }
+    }
+    if (b->nsites == b->site_cap) {
+        size_t c0 = b->site_cap;
+        hscope_status st = hscope__grow(b->mem, (void **)&b->site_file,
+                                        &b->site_cap, b->nsites + 1,
+                                        sizeof(uint32_t), err);
+        if (st != HSCOPE_OK)
+            return st;
+        uint32_t *l = hscope__realloc(b->mem, b->site_line, b->site_cap * sizeof(uint32_t));
+        if (!l) {
+            b->site_cap = c0;
+            return hscope__nomem(err, 0);
+        }
+        b->site_line = l;
+        uint32_t *m = hscope__realloc(b->mem, b->site_method, b->site_cap * sizeof(uint32_t));
+        if (!m) {
+            b->site_cap = c0;
+            return hscope__nomem(err, 0);
+        }
+        b->site_method = m;
+    }
+    uint32_t id = (uint32_t)b->nsites++;
+    b->site_file[id] = file;
+    b->site_line[id] = line;
+    b->site_method[id] = method;
+    b->site_table[i] = id;
+    *out = id;
+    if (b->nsites * 2 > b->site_mask + 1)
+        return site_rehash(b, err);
+    return HSCOPE_OK;
+}

@@ -1,0 +1,1181 @@
+/*
+ * parse.c - the record decoder: one dump line (a JSON object) into the
+ * builder.
+ *
+ * One pass, key-driven, no allocation per line.  The tokenizer accepts
+ * exactly the JSON that Python's json module accepts (so our counts agree
+ * with the reference checker): any key order and whitespace, all escapes
+ * including \uXXXX and surrogates, NaN/Infinity literals, duplicate keys
+ * (the last wins), raw bytes >= 0x80 (no UTF-8 validation: Ruby writes
+ * file and class names raw).  It rejects what makes a line invalid JSON:
+ * raw control bytes in strings (Ruby's unescaped fields and the 3.0/3.1
+ * NUL bug), bad escapes, bad numbers, trailing garbage.
+ *
+ * The hot path is the string scanner: 16 bytes at a time (SSE2) looking
+ * for '"', '\\' or a control byte.  The line's own '\n' is a control byte,
+ * so it stops every scan: no bounds checks are needed inside strings.
+ */
+#include "parse.h"
+
+#include <string.h>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+enum { OK = 0, SKIP = 1, FATAL = 2 };
+
+/* Known keys.  K_IGNORED: documented keys we validate and do not store. */
+enum key {
+    K_UNKNOWN, K_IGNORED, K_ADDRESS, K_TYPE, K_CLASS, K_FROZEN, K_EMBEDDED,
+    K_SHARED, K_FSTRING, K_BROKEN, K_CHILLED, K_SINGLETON, K_BYTESIZE,
+    K_LENGTH, K_SIZE, K_VALUE, K_MEMSIZE, K_REFERENCES, K_FILE, K_LINE,
+    K_METHOD, K_GENERATION, K_FLAGS, K_NAME, K_REAL_CLASS_NAME, K_IMEMO_TYPE,
+    K_STRUCT, K_NODE_TYPE, K_ROOT
+};
+
+typedef struct slice {
+    const uint8_t *p;
+    uint32_t n;
+    uint8_t esc; /* contains escapes: decode before use */
+    uint8_t set;
+} slice;
+
+typedef struct rec {
+    slice type, name, real_name, imemo, strct, node, file, method, root,
+        value;
+    uint64_t addr, class_addr, line, gen, memsize, size;
+    uint8_t has_addr, has_class, has_line, has_gen, has_refs;
+    uint16_t top_flags, gc_flags;
+    uint32_t unknown_keys;
+} rec;
+
+static inline int
+FAIL(hscope__lp *lp, const uint8_t *at, int reason, const char *msg)
+{
+    lp->fail_at = at;
+    lp->reason = reason;
+    lp->why = msg;
+    return SKIP;
+}
+
+/* ------------------------------------------------------------------ */
+/* Lexical helpers                                                      */
+/* ------------------------------------------------------------------ */
+
+static inline const uint8_t *
+skip_ws(const uint8_t *s)
+{
+    while (*s == ' ' || *s == '\t' || *s == '\r')
+        s++;
+    return s;
+}
+
+/* First byte at or after s that is '"', '\\' or < 0x20. */
+static inline const uint8_t *
+scan_str(const uint8_t *s)
+{
+#if defined(__SSE2__)
+    const __m128i q = _mm_set1_epi8('"');
+    const __m128i bs = _mm_set1_epi8('\\');
+    const __m128i c1f = _mm_set1_epi8(0x1f);
+    for (;;) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)s);
+        __m128i m = _mm_or_si128(
+            _mm_or_si128(_mm_cmpeq_epi8(x, q), _mm_cmpeq_epi8(x, bs)),
+            _mm_cmpeq_epi8(_mm_max_epu8(x, c1f), c1f));
+        unsigned mask = (unsigned)_mm_movemask_epi8(m);
+        if (mask)
+            return s + __builtin_ctz(mask);
+        s += 16;
+    }
+#else
+    while (*s != '"' && *s != '\\' && *s >= 0x20)
+        s++;
+    return s;
+#endif
+}
+
+static const int8_t hexval[256] = {
+    ['0'] = 1, ['1'] = 2, ['2'] = 3, ['3'] = 4, ['4'] = 5, ['5'] = 6,
+    ['6'] = 7, ['7'] = 8, ['8'] = 9, ['9'] = 10, ['a'] = 11, ['b'] = 12,
+    ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16, ['A'] = 11, ['B'] = 12,
+    ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
+};
+#define HEX(c) (hexval[(uint8_t)(c)] - 1) /* -1: not a hex digit */
+
+/*
+ * Scan a string whose opening quote is at s[-1].  On success *out covers
+ * the raw bytes between the quotes and the return value points after the
+ * closing quote.  NULL on invalid JSON (lp has the reason).
+ */
+static const uint8_t *
+lex_string(hscope__lp *lp, const uint8_t *s, slice *out)
+{
+    const uint8_t *b = s;
+    uint8_t esc = 0;
+    for (;;) {
+        s = scan_str(s);
+        if (HS_LIKELY(*s == '"'))
+            break;
+        if (*s == '\\') {
+            esc = 1;
+            uint8_t c = s[1];
+            if (c == 'u') {
+                if (HEX(s[2]) < 0 || HEX(s[3]) < 0 || HEX(s[4]) < 0 ||
+                    HEX(s[5]) < 0) {
+                    FAIL(lp, s, HSCOPE_SKIP_BAD_JSON, "invalid \\u escape");
+                    return NULL;
+                }
+                s += 6;
+            } else if (c == '"' || c == '\\' || c == '/' || c == 'b' ||
+                       c == 'f' || c == 'n' || c == 'r' || c == 't') {
+                s += 2;
+            } else {
+                FAIL(lp, s, HSCOPE_SKIP_BAD_JSON, "invalid escape in string");
+                return NULL;
+            }
+            continue;
+        }
+        FAIL(lp, s, HSCOPE_SKIP_BAD_JSON,
+             *s == '\n' ? "unterminated string"
+                        : "unescaped control character in string");
+        return NULL;
+    }
+    if ((size_t)(s - b) > UINT32_MAX) {
+        FAIL(lp, b, HSCOPE_SKIP_TOO_LONG, "string longer than 4 GiB");
+        return NULL;
+    }
+    out->p = b;
+    out->n = (uint32_t)(s - b);
+    out->esc = esc;
+    out->set = 1;
+    return s + 1;
+}
+
+static size_t
+put_utf8(char *d, uint32_t cp)
+{
+    if (cp < 0x80) {
+        d[0] = (char)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        d[0] = (char)(0xC0 | (cp >> 6));
+        d[1] = (char)(0x80 | (cp & 0x3F));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        d[0] = (char)(0xE0 | (cp >> 12));
+        d[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        d[2] = (char)(0x80 | (cp & 0x3F));
+        return 3;
+    }
+    d[0] = (char)(0xF0 | (cp >> 18));
+    d[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+    d[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+    d[3] = (char)(0x80 | (cp & 0x3F));
+    return 4;
+}
+
+static uint32_t
+hex4(const uint8_t *s)
+{
+    return (uint32_t)((HEX(s[0]) << 12) | (HEX(s[1]) << 8) | (HEX(s[2]) << 4) |
+                      HEX(s[3]));
+}
+
+/*
+ * Decode a lexed string into lp->tmp (escapes resolved; \u to UTF-8,
+ * surrogate pairs combined, lone surrogates kept as 3-byte sequences the
+ * way Python keeps them).  Returns the decoded length or SIZE_MAX on OOM.
+ * The output is never longer than the input.
+ */
+static size_t
+decode(hscope__lp *lp, const slice *sl, const char **out)
+{
+    if (!sl->esc) {
+        *out = (const char *)sl->p;
+        return sl->n;
+    }
+    if (hscope__grow(lp->b->mem, (void **)&lp->tmp, &lp->tmp_cap,
+                     (size_t)sl->n + 1, 1, lp->err) != HSCOPE_OK)
+        return SIZE_MAX;
+    char *d = lp->tmp;
+    const uint8_t *s = sl->p, *e = sl->p + sl->n;
+    while (s < e) {
+        if (*s != '\\') {
+            *d++ = (char)*s++;
+            continue;
+        }
+        uint8_t c = s[1];
+        s += 2;
+        switch (c) {
+        case 'b': *d++ = '\b'; break;
+        case 'f': *d++ = '\f'; break;
+        case 'n': *d++ = '\n'; break;
+        case 'r': *d++ = '\r'; break;
+        case 't': *d++ = '\t'; break;
+        case 'u': {
+            uint32_t cp = hex4(s);
+            s += 4;
+            if (cp >= 0xD800 && cp < 0xDC00 && s + 6 <= e && s[0] == '\\' &&
+                s[1] == 'u') {
+                uint32_t lo = hex4(s + 2);
+                if (lo >= 0xDC00 && lo < 0xE000) {
+                    cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                    s += 6;
+                }
+            }
+            d += put_utf8(d, cp);
+            break;
+        }
+        default: *d++ = (char)c; break; /* " \ / */
+        }
+    }
+    *out = lp->tmp;
+    return (size_t)(d - lp->tmp);
+}
+
+/* JSON number grammar; returns pointer after it or NULL. */
+static const uint8_t *
+lex_number(const uint8_t *s, int *is_int)
+{
+    const uint8_t *b = s;
+    if (*s == '-')
+        s++;
+    if (*s == '0')
+        s++;
+    else if (*s >= '1' && *s <= '9')
+        while (*s >= '0' && *s <= '9')
+            s++;
+    else
+        return NULL;
+    *is_int = *b != '-';
+    if (*s == '.') {
+        s++;
+        if (!(*s >= '0' && *s <= '9'))
+            return NULL;
+        while (*s >= '0' && *s <= '9')
+            s++;
+        *is_int = 0;
+    }
+    if (*s == 'e' || *s == 'E') {
+        s++;
+        if (*s == '+' || *s == '-')
+            s++;
+        if (!(*s >= '0' && *s <= '9'))
+            return NULL;
+        while (*s >= '0' && *s <= '9')
+            s++;
+        *is_int = 0;
+    }
+    return s;
+}
+
+/* Parse a non-negative integer value of a known key. */
+static const uint8_t *
+parse_uint(hscope__lp *lp, const uint8_t *s, uint64_t *v)
+{
+    int is_int = 0;
+    const uint8_t *e = lex_number(s, &is_int);
+    if (!e) {
+        FAIL(lp, s, HSCOPE_SKIP_BAD_JSON, "invalid number");
+        return NULL;
+    }
+    if (!is_int) {
+        FAIL(lp, s, HSCOPE_SKIP_BAD_VALUE, "expected a non-negative integer");
+        return NULL;
+    }
+    uint64_t x = 0;
+    for (const uint8_t *p = s; p < e; p++) {
+        if (x > (UINT64_MAX - 9) / 10 &&
+            (x > UINT64_MAX / 10 || x * 10 > UINT64_MAX - (uint64_t)(*p - '0'))) {
+            FAIL(lp, s, HSCOPE_SKIP_NUMBER_RANGE, "integer beyond 64 bits");
+            return NULL;
+        }
+        x = x * 10 + (uint64_t)(*p - '0');
+    }
+    *v = x;
+    return e;
+}
+
+static int
+match_lit(const uint8_t *s, const char *lit, size_t n)
+{
+    return memcmp(s, lit, n) == 0;
+}
+
+/*
+ * Skip any JSON value, validating it.  Nesting is tracked with an explicit
+ * bit stack (no recursion); deeper than 1024 levels is refused, since no
+ * dump record nests beyond 2.
+ */
+#define MAX_DEPTH 1024
+static const uint8_t *
+skip_value(hscope__lp *lp, const uint8_t *s)
+{
+    uint8_t stack[MAX_DEPTH / 8] = { 0 }; /* bit set: in array */
+    int depth = 0;
+    slice tmp;
+    for (;;) {
+        s = skip_ws(s);
+        /* one scalar or an opening bracket */
+        switch (*s) {
+        case '"':
+            if (!(s = lex_string(lp, s + 1, &tmp)))
+                return NULL;
+            break;
+        case '{':
+        case '[': {
+            if (depth >= MAX_DEPTH) {
+                FAIL(lp, s, HSCOPE_SKIP_TOO_DEEP, "nesting deeper than 1024");
+                return NULL;
+            }
+            int arr = *s == '[';
+            if (arr)
+                stack[depth / 8] |= (uint8_t)(1u << (depth % 8));
+            else
+                stack[depth / 8] &= (uint8_t)~(1u << (depth % 8));
+            depth++;
+            s = skip_ws(s + 1);
+            if (*s == (arr ? ']' : '}')) {
+                depth--;
+                s++;
+                break;
+            }
+            if (!arr) {
+                if (*s != '"' || !(s = lex_string(lp, s + 1, &tmp)))
+                    return lp->why ? NULL
+                                   : (FAIL(lp, s, HSCOPE_SKIP_BAD_JSON, "expected a key"), NULL);
+                s = skip_ws(s);
+                if (*s != ':') {
+                    FAIL(lp, s, HSCOPE_SKIP_BAD_JSON, "expected ':'");
+                    return NULL;
+                }
+                s++;
+            }
+            continue; /* parse the first element */
+        }
+        case 't':
+            if (!match_lit(s, "true", 4))
+                goto bad;
+            s += 4;
+            break;
+        case 'f':
+            if (!match_lit(s, "false", 5))
+                goto bad;
+            s += 5;
+            break;
+        case 'n':
+            if (!match_lit(s, "null", 4))
+                goto bad;
+            s += 4;
+            break;
+        case 'N':
+            if (!match_lit(s, "NaN", 3))
+                goto bad;
+            s += 3;
+            break;
+        case 'I':
+            if (!match_lit(s, "Infinity", 8))
+                goto bad;
+            s += 8;
+            break;
+        default: {
+            if (*s == '-' && match_lit(s, "-Infinity", 9)) {
+                s += 9;
+                break;
+            }
+            int is_int;
+            const uint8_t *e = lex_number(s, &is_int);
+            if (!e)
+                goto bad;
+            s = e;
+            break;
+        }
+        }
+        /* after a value: close brackets or move to the next element */
+        for (;;) {
+            if (depth == 0)
+                return s;
+            s = skip_ws(s);
+            int arr = (stack[(depth - 1) / 8] >> ((depth - 1) % 8)) & 1;
+            if (*s == ',') {
+                s = skip_ws(s + 1);
+                if (!arr) {
+                    if (*s != '"' || !(s = lex_string(lp, s + 1, &tmp)))
+                        return lp->why ? NULL
+                                       : (FAIL(lp, s, HSCOPE_SKIP_BAD_JSON, "expected a key"), NULL);
+                    s = skip_ws(s);
+                    if (*s != ':') {
+                        FAIL(lp, s, HSCOPE_SKIP_BAD_JSON, "expected ':'");
+                        return NULL;
+                    }
+                    s++;
+                }
+                break;
+            }
+            if (*s == (arr ? ']' : '}')) {
+                depth--;
+                s++;
+                continue;
+            }
+            FAIL(lp, s, HSCOPE_SKIP_BAD_JSON,
+                 arr ? "expected ',' or ']'" : "expected ',' or '}'");
+            return NULL;
+        }
+    }
+bad:
+    FAIL(lp, s, HSCOPE_SKIP_BAD_JSON, "invalid JSON value");
+    return NULL;
+}
+
+/* Parse "0x..." (or bare hex) into a 64-bit address. */
+static const uint8_t *
+parse_addr(hscope__lp *lp, const uint8_t *s, uint64_t *out)
+{
+    if (*s != '"') {
+        FAIL(lp, s, HSCOPE_SKIP_BAD_VALUE, "expected an address string");
+        return NULL;
+    }
+    const uint8_t *p = s + 1;
+    if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
+        p += 2;
+    uint64_t v = 0;
+    int nd = 0, d;
+    while ((d = HEX(*p)) >= 0) {
+        if (nd >= 16 && v >> 60) {
+            FAIL(lp, p, HSCOPE_SKIP_BAD_VALUE, "address beyond 64 bits");
+            return NULL;
+        }
+        v = (v << 4) | (uint64_t)d;
+        p++;
+        nd++;
+    }
+    if (HS_LIKELY(*p == '"' && nd > 0)) {
+        *out = v;
+        return p + 1;
+    }
+    /* Not a plain hex address: lex it as a string to tell bad JSON from a
+     * bad value. */
+    slice tmp;
+    lp->why = NULL;
+    const uint8_t *e = lex_string(lp, s + 1, &tmp);
+    if (!e)
+        return NULL;
+    FAIL(lp, s, HSCOPE_SKIP_BAD_VALUE, "address is not a hex number");
+    return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Keys                                                                 */
+/* ------------------------------------------------------------------ */
+
+#define KEQ(lit) (n == sizeof(lit) - 1 && memcmp(k, lit, n) == 0)
+
+static enum key
+key_of(const uint8_t *k, size_t n)
+{
+    switch (n) {
+    case 2: if (KEQ("fd") || KEQ("id")) return K_IGNORED; break;
+    case 3: if (KEQ("mid")) return K_IGNORED; break;
+    case 4:
+        if (KEQ("type")) return K_TYPE;
+        if (KEQ("file")) return K_FILE;
+        if (KEQ("line")) return K_LINE;
+        if (KEQ("size")) return K_SIZE;
+        if (KEQ("name")) return K_NAME;
+        if (KEQ("root")) return K_ROOT;
+        break;
+    case 5:
+        if (KEQ("class")) return K_CLASS;
+        if (KEQ("flags")) return K_FLAGS;
+        if (KEQ("value")) return K_VALUE;
+        if (KEQ("ivars") || KEQ("depth") || KEQ("edges")) return K_IGNORED;
+        break;
+    case 6:
+        if (KEQ("frozen")) return K_FROZEN;
+        if (KEQ("length")) return K_LENGTH;
+        if (KEQ("method")) return K_METHOD;
+        if (KEQ("shared")) return K_SHARED;
+        if (KEQ("broken")) return K_BROKEN;
+        if (KEQ("struct")) return K_STRUCT;
+        break;
+    case 7:
+        if (KEQ("address")) return K_ADDRESS;
+        if (KEQ("memsize")) return K_MEMSIZE;
+        if (KEQ("fstring")) return K_FSTRING;
+        if (KEQ("chilled")) return K_CHILLED;
+        if (KEQ("default")) return K_IGNORED;
+        break;
+    case 8:
+        if (KEQ("embedded")) return K_EMBEDDED;
+        if (KEQ("bytesize")) return K_BYTESIZE;
+        if (KEQ("shape_id") || KEQ("capacity") || KEQ("encoding"))
+            return K_IGNORED;
+        break;
+    case 9:
+        if (KEQ("singleton")) return K_SINGLETON;
+        if (KEQ("node_type")) return K_NODE_TYPE;
+        if (KEQ("slot_size") || KEQ("coderange") || KEQ("called_id") ||
+            KEQ("parent_id") || KEQ("edge_name") || KEQ("shareable") ||
+            KEQ("object_id"))
+            return K_IGNORED;
+        break;
+    case 10:
+        if (KEQ("references")) return K_REFERENCES;
+        if (KEQ("generation")) return K_GENERATION;
+        if (KEQ("imemo_type")) return K_IMEMO_TYPE;
+        if (KEQ("superclass") || KEQ("associated") || KEQ("shape_type"))
+            return K_IGNORED;
+        break;
+    case 14:
+        if (KEQ("receiver_class")) return K_IGNORED;
+        break;
+    case 15:
+        if (KEQ("real_class_name")) return K_REAL_CLASS_NAME;
+        if (KEQ("variation_count")) return K_IGNORED;
+        break;
+    case 17:
+        if (KEQ("too_complex_shape")) return K_IGNORED;
+        break;
+    default:
+        break;
+    }
+    return K_UNKNOWN;
+}
+
+/* GC flag names inside "flags":{...}; 0 = known but not stored, -1 =
+ * unknown. */
+static int
+flag_of(const uint8_t *k, size_t n)
+{
+    switch (n) {
+    case 3: if (KEQ("old")) return HSCOPE_FLAG_OLD; if (KEQ("age")) return 0; break;
+    case 5: if (KEQ("young")) return 0; break;
+    case 6:
+        if (KEQ("marked")) return HSCOPE_FLAG_MARKED;
+        if (KEQ("pinned")) return HSCOPE_FLAG_PINNED;
+        if (KEQ("infant")) return 0;
+        break;
+    case 7: if (KEQ("marking")) return HSCOPE_FLAG_MARKING; break;
+    case 9: if (KEQ("object_id") || KEQ("shareable")) return 0; break;
+    case 10:
+        if (KEQ("remembered")) return HSCOPE_FLAG_REMEMBERED;
+        if (KEQ("long_lived")) return 0;
+        break;
+    case 12: if (KEQ("wb_protected")) return HSCOPE_FLAG_WB_PROTECTED; break;
+    case 13: if (KEQ("uncollectible")) return HSCOPE_FLAG_UNCOLLECTIBLE; break;
+    default: break;
+    }
+    return -1;
+}
+#undef KEQ
+
+/* Read a key string at s (s points at '"'); resolves escaped keys. */
+static const uint8_t *
+read_key(hscope__lp *lp, const uint8_t *s, const uint8_t **k, size_t *n)
+{
+    slice sl;
+    if (*s != '"') {
+        FAIL(lp, s, HSCOPE_SKIP_BAD_JSON, "expected a key string");
+        return NULL;
+    }
+    if (!(s = lex_string(lp, s + 1, &sl)))
+        return NULL;
+    if (HS_UNLIKELY(sl.esc)) {
+        const char *d;
+        size_t dn = decode(lp, &sl, &d);
+        if (dn == SIZE_MAX) {
+            lp->fatal = HSCOPE_ERR_NOMEM;
+            return NULL;
+        }
+        *k = (const uint8_t *)d;
+        *n = dn;
+    } else {
+        *k = sl.p;
+        *n = sl.n;
+    }
+    s = skip_ws(s);
+    if (*s != ':') {
+        FAIL(lp, s, HSCOPE_SKIP_BAD_JSON, "expected ':' after key");
+        return NULL;
+    }
+    return skip_ws(s + 1);
+}
+
+/* ------------------------------------------------------------------ */
+/* Values of known keys                                                 */
+/* ------------------------------------------------------------------ */
+
+static int
+is_null(const uint8_t *s)
+{
+    return s[0] == 'n' && match_lit(s, "null", 4);
+}
+
+/* Optional string field: a string, or null (= absent). */
+static const uint8_t *
+opt_string(hscope__lp *lp, const uint8_t *s, slice *out)
+{
+    if (*s == '"')
+        return lex_string(lp, s + 1, out);
+    if (is_null(s)) {
+        out->set = 0;
+        return s + 4;
+    }
+    lp->why = NULL;
+    const uint8_t *e = skip_value(lp, s);
+    if (!e)
+        return NULL;
+    FAIL(lp, s, HSCOPE_SKIP_BAD_VALUE, "expected a string");
+    return NULL;
+}
+
+/* Optional unsigned integer field: integer or null. */
+static const uint8_t *
+opt_uint(hscope__lp *lp, const uint8_t *s, uint64_t *v, uint8_t *has)
+{
+    if ((*s >= '0' && *s <= '9') || *s == '-') {
+        const uint8_t *e = parse_uint(lp, s, v);
+        if (e && has)
+            *has = 1;
+        return e;
+    }
+    if (is_null(s)) {
+        *v = 0;
+        if (has)
+            *has = 0;
+        return s + 4;
+    }
+    lp->why = NULL;
+    const uint8_t *e = skip_value(lp, s);
+    if (!e)
+        return NULL;
+    FAIL(lp, s, HSCOPE_SKIP_BAD_VALUE, "expected an integer");
+    return NULL;
+}
+
+/* Boolean top-level flag: true sets, false/null clears. */
+static const uint8_t *
+opt_bool(hscope__lp *lp, const uint8_t *s, uint16_t *flags, uint16_t bit)
+{
+    if (s[0] == 't' && match_lit(s, "true", 4)) {
+        *flags |= bit;
+        return s + 4;
+    }
+    if (s[0] == 'f' && match_lit(s, "false", 5)) {
+        *flags &= (uint16_t)~bit;
+        return s + 5;
+    }
+    if (is_null(s)) {
+        *flags &= (uint16_t)~bit;
+        return s + 4;
+    }
+    lp->why = NULL;
+    const uint8_t *e = skip_value(lp, s);
+    if (!e)
+        return NULL;
+    FAIL(lp, s, HSCOPE_SKIP_BAD_VALUE, "expected true or false");
+    return NULL;
+}
+
+static const uint8_t *
+parse_refs(hscope__lp *lp, const uint8_t *s, rec *r)
+{
+    if (*s != '[') {
+        if (is_null(s)) {
+            lp->nrefs = 0;
+            r->has_refs = 0;
+            return s + 4;
+        }
+        lp->why = NULL;
+        const uint8_t *e = skip_value(lp, s);
+        if (!e)
+            return NULL;
+        FAIL(lp, s, HSCOPE_SKIP_BAD_VALUE, "references is not an array");
+        return NULL;
+    }
+    lp->nrefs = 0; /* a repeated key replaces the earlier list */
+    r->has_refs = 1;
+    s = skip_ws(s + 1);
+    if (*s == ']')
+        return s + 1;
+    uint64_t max = lp->o->max_refs;
+    for (;;) {
+        uint64_t a;
+        if (!(s = parse_addr(lp, s, &a)))
+            return NULL;
+        if (HS_UNLIKELY(lp->nrefs == lp->refs_cap)) {
+            if (hscope__grow(lp->b->mem, (void **)&lp->refs, &lp->refs_cap,
+                             lp->nrefs + 1, sizeof(uint64_t), lp->err) != HSCOPE_OK) {
+                lp->fatal = lp->err->status;
+                return NULL;
+            }
+        }
+        if (HS_UNLIKELY(max && lp->nrefs >= max)) {
+            FAIL(lp, s, HSCOPE_SKIP_TOO_MANY_REFS,
+                 "more references than max_references");
+            return NULL;
+        }
+        lp->refs[lp->nrefs++] = a;
+        if (HS_LIKELY(s[0] == ',' && s[1] == ' ' && s[2] == '"')) {
+            s += 2;
+            continue;
+        }
+        s = skip_ws(s);
+        if (*s == ',') {
+            s = skip_ws(s + 1);
+            continue;
+        }
+        if (*s == ']')
+            return s + 1;
+        FAIL(lp, s, HSCOPE_SKIP_BAD_JSON, "expected ',' or ']' in references");
+        return NULL;
+    }
+}
+
+static const uint8_t *
+parse_flags(hscope__lp *lp, const uint8_t *s, rec *r)
+{
+    if (*s != '{') {
+        if (is_null(s)) {
+            r->gc_flags = 0;
+            return s + 4;
+        }
+        lp->why = NULL;
+        const uint8_t *e = skip_value(lp, s);
+        if (!e)
+            return NULL;
+        FAIL(lp, s, HSCOPE_SKIP_BAD_VALUE, "flags is not an object");
+        return NULL;
+    }
+    r->gc_flags = 0;
+    s = skip_ws(s + 1);
+    if (*s == '}')
+        return s + 1;
+    for (;;) {
+        const uint8_t *k;
+        size_t n;
+        if (!(s = read_key(lp, s, &k, &n)))
+            return NULL;
+        int bit = flag_of(k, n);
+        if (bit < 0)
+            r->unknown_keys++;
+        if (s[0] == 't' && match_lit(s, "true", 4)) {
+            if (bit > 0)
+                r->gc_flags |= (uint16_t)bit;
+            s += 4;
+        } else if (!(s = skip_value(lp, s))) {
+            return NULL;
+        }
+        s = skip_ws(s);
+        if (*s == ',') {
+            s = skip_ws(s + 1);
+            continue;
+        }
+        if (*s == '}')
+            return s + 1;
+        FAIL(lp, s, HSCOPE_SKIP_BAD_JSON, "expected ',' or '}' in flags");
+        return NULL;
+    }
+}
+
+/* Decode one "key": value pair into r. */
+static const uint8_t *
+parse_pair(hscope__lp *lp, const uint8_t *s, rec *r)
+{
+    const uint8_t *k;
+    size_t n;
+    if (!(s = read_key(lp, s, &k, &n)))
+        return NULL;
+    switch (key_of(k, n)) {
+    case K_ADDRESS:
+        if (is_null(s)) {
+            r->has_addr = 0;
+            return s + 4;
+        }
+        if ((s = parse_addr(lp, s, &r->addr)))
+            r->has_addr = 1;
+        return s;
+    case K_CLASS:
+        if (is_null(s)) {
+            r->has_class = 0;
+            return s + 4;
+        }
+        if ((s = parse_addr(lp, s, &r->class_addr)))
+            r->has_class = 1;
+        return s;
+    case K_TYPE: return opt_string(lp, s, &r->type);
+    case K_REFERENCES: return parse_refs(lp, s, r);
+    case K_FILE: return opt_string(lp, s, &r->file);
+    case K_LINE: return opt_uint(lp, s, &r->line, &r->has_line);
+    case K_METHOD: return opt_string(lp, s, &r->method);
+    case K_GENERATION: return opt_uint(lp, s, &r->gen, &r->has_gen);
+    case K_MEMSIZE: return opt_uint(lp, s, &r->memsize, NULL);
+    case K_BYTESIZE:
+    case K_LENGTH:
+    case K_SIZE: return opt_uint(lp, s, &r->size, NULL);
+    case K_FLAGS: return parse_flags(lp, s, r);
+    case K_FROZEN: return opt_bool(lp, s, &r->top_flags, HSCOPE_FLAG_FROZEN);
+    case K_EMBEDDED: return opt_bool(lp, s, &r->top_flags, HSCOPE_FLAG_EMBEDDED);
+    case K_SHARED: return opt_bool(lp, s, &r->top_flags, HSCOPE_FLAG_SHARED);
+    case K_FSTRING: return opt_bool(lp, s, &r->top_flags, HSCOPE_FLAG_FSTRING);
+    case K_BROKEN: return opt_bool(lp, s, &r->top_flags, HSCOPE_FLAG_BROKEN);
+    case K_CHILLED: return opt_bool(lp, s, &r->top_flags, HSCOPE_FLAG_CHILLED);
+    case K_SINGLETON: return opt_bool(lp, s, &r->top_flags, HSCOPE_FLAG_SINGLETON);
+    case K_NAME: return opt_string(lp, s, &r->name);
+    case K_REAL_CLASS_NAME: return opt_string(lp, s, &r->real_name);
+    case K_IMEMO_TYPE: return opt_string(lp, s, &r->imemo);
+    case K_STRUCT: return opt_string(lp, s, &r->strct);
+    case K_NODE_TYPE: return opt_string(lp, s, &r->node);
+    case K_ROOT: return opt_string(lp, s, &r->root);
+    case K_VALUE:
+        if (*s == '"')
+            return lex_string(lp, s + 1, &r->value);
+        r->value.set = 0;
+        return skip_value(lp, s);
+    case K_UNKNOWN:
+        r->unknown_keys++;
+        return skip_value(lp, s);
+    case K_IGNORED:
+    default:
+        return skip_value(lp, s);
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* Storing a record                                                     */
+/* ------------------------------------------------------------------ */
+
+static hscope_status
+intern_slice(hscope__lp *lp, const slice *sl, uint32_t *id)
+{
+    *id = 0;
+    if (!sl->set)
+        return HSCOPE_OK;
+    const char *d;
+    size_t n = decode(lp, sl, &d);
+    if (n == SIZE_MAX)
+        return lp->err->status;
+    return hscope__intern_add(&lp->b->strings, d, n, id, lp->err);
+}
+
+static hscope_status
+grow_objects(hscope__builder *b, hscope_error *err)
+{
+    size_t nc = b->cap ? b->cap * 2 : 4096;
+    if (b->cap >= ((size_t)1 << 24))
+        nc = b->cap + b->cap / 2;
+    if (nc > (size_t)UINT32_MAX - 1)
+        nc = (size_t)UINT32_MAX - 1;
+#define G(f, t)                                                            \
+    do {                                                                   \
+        t *q = hscope__realloc(b->mem, b->f, (nc + 1) * sizeof(t));       \
+        if (!q)                                                            \
+            return hscope__nomem(err, (nc + 1) * sizeof(t));               \
+        b->f = q;                                                          \
+    } while (0)
+    G(addr, uint64_t);
+    G(type, uint8_t);
+    G(flags, uint16_t);
+    G(class_addr, uint64_t);
+    G(detail, uint32_t);
+    G(site, uint32_t);
+    G(gen, uint32_t);
+    G(memsize, uint32_t);
+    G(size, uint32_t);
+    G(edge_start, uint32_t);
+#undef G
+    b->cap = nc;
+    return HSCOPE_OK;
+}
+
+static hscope_status
+push_big(hscope__builder *b, hscope__bigvals *bv, uint32_t id, uint64_t v,
+         hscope_error *err)
+{
+    hscope_status st;
+    if ((st = hscope__grow(b->mem, (void **)&bv->id, &bv->cap_id, bv->len + 1,
+                           sizeof(uint32_t), err)) != HSCOPE_OK ||
+        (st = hscope__grow(b->mem, (void **)&bv->val, &bv->cap_val, bv->len + 1,
+                           sizeof(uint64_t), err)) != HSCOPE_OK)
+        return st;
+    bv->id[bv->len] = id;
+    bv->val[bv->len++] = v;
+    return HSCOPE_OK;
+}
+
+static hscope_status
+store_value(hscope__lp *lp, const slice *sl, uint32_t id)
+{
+    hscope__builder *b = lp->b;
+    const char *d;
+    hscope_status st;
+    size_t n = decode(lp, sl, &d), need;
+    if (n == SIZE_MAX)
+        return lp->err->status;
+    if (!hscope__add_ok(b->val_arena_len, n + 1, &need))
+        return hscope__fail(lp->err, HSCOPE_ERR_LIMIT, "value arena overflow");
+    if ((st = hscope__grow(b->mem, (void **)&b->val_arena, &b->val_arena_cap,
+                           need, 1, lp->err)) != HSCOPE_OK)
+        return st;
+    size_t c0 = b->val_cap;
+    if ((st = hscope__grow(b->mem, (void **)&b->val_off, &b->val_cap,
+                           b->nval + 1, sizeof(uint64_t), lp->err)) != HSCOPE_OK)
+        return st;
+    if (b->val_cap != c0) {
+        uint32_t *a = hscope__realloc(b->mem, b->val_id, b->val_cap * sizeof(uint32_t));
+        if (!a)
+            return hscope__nomem(lp->err, b->val_cap * sizeof(uint32_t));
+        b->val_id = a;
+        uint32_t *l = hscope__realloc(b->mem, b->val_len, b->val_cap * sizeof(uint32_t));
+        if (!l)
+            return hscope__nomem(lp->err, b->val_cap * sizeof(uint32_t));
+        b->val_len = l;
+    }
+    memcpy(b->val_arena + b->val_arena_len, d, n);
+    b->val_arena[b->val_arena_len + n] = '\0';
+    b->val_id[b->nval] = id;
+    b->val_off[b->nval] = b->val_arena_len;
+    b->val_len[b->nval++] = (uint32_t)n;
+    b->val_arena_len = need;
+    return HSCOPE_OK;
+}
+
+static hscope_status
+store_root(hscope__lp *lp, const rec *r)
+{
+    hscope__builder *b = lp->b;
+    hscope_status st;
+    uint32_t name;
+    slice q = r->root;
+    if (!q.set) {
+        q.p = (const uint8_t *)"(none)";
+        q.n = 6;
+        q.esc = 0;
+        q.set = 1;
+    }
+    if ((st = intern_slice(lp, &q, &name)) != HSCOPE_OK)
+        return st;
+    size_t c;
+    for (c = 0; c < b->ncat && b->cat_name[c] != name; c++) {
+    }
+    if (c == b->ncat) {
+        size_t c0 = b->cat_cap;
+        if ((st = hscope__grow(b->mem, (void **)&b->cat_name, &b->cat_cap,
+                               b->ncat + 1, sizeof(uint32_t), lp->err)) != HSCOPE_OK)
+            return st;
+        if (b->cat_cap != c0) {
+            uint64_t *x = hscope__realloc(b->mem, b->cat_records, b->cat_cap * sizeof(uint64_t));
+            if (!x)
+                return hscope__nomem(lp->err, b->cat_cap * sizeof(uint64_t));
+            b->cat_records = x;
+        }
+        b->cat_name[c] = name;
+        b->cat_records[c] = 0;
+        b->ncat++;
+    }
+    b->cat_records[c]++;
+    b->root_records++;
+    size_t c0 = b->root_cap;
+    if ((st = hscope__grow(b->mem, (void **)&b->root_addr, &b->root_cap,
+                           b->nroot + lp->nrefs, sizeof(uint64_t), lp->err)) != HSCOPE_OK)
+        return st;
+    if (b->root_cap != c0) {
+        uint32_t *x = hscope__realloc(b->mem, b->root_cat, b->root_cap * sizeof(uint32_t));
+        if (!x)
+            return hscope__nomem(lp->err, b->root_cap * sizeof(uint32_t));
+        b->root_cat = x;
+    }
+    for (size_t i = 0; i < lp->nrefs; i++) {
+        b->root_cat[b->nroot] = (uint32_t)c;
+        b->root_addr[b->nroot++] = lp->refs[i];
+    }
+    return HSCOPE_OK;
+}
+
+static hscope_status
+store_object(hscope__lp *lp, rec *r, int type)
+{
+    hscope__builder *b = lp->b;
+    hscope_status st;
+    hscope_error *err = lp->err;
+    if (b->n >= b->max_objects)
+        return hscope__fail(err, HSCOPE_ERR_LIMIT,
+                            "more than %llu objects (max_objects)",
+                            (unsigned long long)b->max_objects);
+    if (b->n == b->cap && (st = grow_objects(b, err)) != HSCOPE_OK)
+        return st;
+    if (b->nedges + lp->nrefs > UINT32_MAX)
+        return hscope__fail(err, HSCOPE_ERR_LIMIT,
+                            "more than 2^32-1 references in one dump");
+    if ((st = hscope__grow(b->mem, (void **)&b->edges, &b->edge_cap,
+                           b->nedges + lp->nrefs, sizeof(uint64_t), err)) != HSCOPE_OK)
+        return st;
+    /* detail: class name for classes, sub-type for the others */
+    const slice *det = NULL;
+    switch (type) {
+    case HSCOPE_TYPE_CLASS:
+    case HSCOPE_TYPE_MODULE:
+    case HSCOPE_TYPE_ICLASS:
+        /* an empty name counts as none, as in the label rule */
+        det = r->name.set && r->name.n ? &r->name
+            : r->real_name.set && r->real_name.n ? &r->real_name : NULL;
+        break;
+    case HSCOPE_TYPE_IMEMO: det = &r->imemo; break;
+    case HSCOPE_TYPE_DATA: det = &r->strct; break;
+    case HSCOPE_TYPE_NODE: det = &r->node; break;
+    default: break;
+    }
+    uint32_t detail = 0, file, method, site;
+    if (det && (st = intern_slice(lp, det, &detail)) != HSCOPE_OK)
+        return st;
+    if ((st = intern_slice(lp, &r->file, &file)) != HSCOPE_OK ||
+        (st = intern_slice(lp, &r->method, &method)) != HSCOPE_OK)
+        return st;
+    uint32_t line = r->has_line ? (r->line > UINT32_MAX ? UINT32_MAX : (uint32_t)r->line) : 0;
+    if ((st = hscope__builder_site(b, file, line, method, &site, err)) != HSCOPE_OK)
+        return st;
+    uint32_t id = (uint32_t)b->n;
+    if (r->memsize >= HSCOPE__U32_BIG &&
+        (st = push_big(b, &b->big_memsize, id, r->memsize, err)) != HSCOPE_OK)
+        return st;
+    if (r->size >= HSCOPE__U32_BIG &&
+        (st = push_big(b, &b->big_size, id, r->size, err)) != HSCOPE_OK)
+        return st;
+    if (b->keep_values && r->value.set &&
+        (st = store_value(lp, &r->value, id)) != HSCOPE_OK)
+        return st;
+    b->addr[id] = r->addr;
+    b->type[id] = (uint8_t)type;
+    b->flags[id] = (uint16_t)(r->top_flags | r->gc_flags);
+    b->class_addr[id] = r->has_class ? r->class_addr : 0;
+    b->detail[id] = detail;
+    b->site[id] = site;
+    b->gen[id] = !r->has_gen ? HSCOPE__GEN_NONE
+                 : r->gen >= HSCOPE__GEN_NONE ? HSCOPE__GEN_NONE - 1
+                                              : (uint32_t)r->gen;
+    b->memsize[id] = r->memsize >= HSCOPE__U32_BIG ? HSCOPE__U32_BIG : (uint32_t)r->memsize;
+    b->size[id] = r->size >= HSCOPE__U32_BIG ? HSCOPE__U32_BIG : (uint32_t)r->size;
+    b->edge_start[id] = (uint32_t)b->nedges;
+    if (lp->nrefs)
+        memcpy(b->edges + b->nedges, lp->refs, lp->nrefs * sizeof(uint64_t));
+    b->nedges += lp->nrefs;
+    b->n++;
+    if (type >= 32)
+        b->unknown_types++;
+    return HSCOPE_OK;
+}
+
+/* Classify and store a fully parsed record. */
+static int
+commit(hscope__lp *lp, rec *r, const uint8_t *s)
+{
+    hscope__builder *b = lp->b;
+    hscope_status st = HSCOPE_OK;
+    if (!r->type.set)
+        return FAIL(lp, s, HSCOPE_SKIP_NO_TYPE, "record has no \"type\"");
+    const char *t;
+    size_t tn = decode(lp, &r->type, &t);
+    if (tn == SIZE_MAX) {
+        lp->fatal = lp->err->status;
+        return FATAL;
+    }
+    if (tn == 4 && memcmp(t, "ROOT", 4) == 0) {
+        st = store_root(lp, r);
+    } else if (tn == 5 && memcmp(t, "SHAPE", 5) == 0) {
+        b->shapes++;
+        b->shape_memsize += r->memsize;
+    } else if (tn == 4 && memcmp(t, "NONE", 4) == 0) {
+        b->free_slots++;
+    } else {
+        if (!r->has_addr)
+            return FAIL(lp, s, HSCOPE_SKIP_NO_ADDRESS, "object record has no \"address\"");
+        st = store_object(lp, r, hscope__type_code(b, t, tn));
+    }
+    if (st != HSCOPE_OK) {
+        lp->fatal = st;
+        return FATAL;
+    }
+    b->unknown_keys += r->unknown_keys;
+    return OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Line entry point                                                     */
+/* ------------------------------------------------------------------ */
+
+void
+hscope__lp_init(hscope__lp *lp, hscope__builder *b, const hscope__parse_opts *o,
+                hscope_error *err)
+{
+    memset(lp, 0, sizeof(*lp));
+    lp->b = b;
+    lp->o = o;
+    lp->err = err;
+}
+
+void
+hscope__lp_free(hscope__lp *lp)
+{
+    hscope__free(lp->b->mem, lp->refs);
+    hscope__free(lp->b->mem, lp->tmp);
+    lp->refs = NULL;
+    lp->tmp = NULL;
+}
+
+int
+hscope__lp_line(hscope__lp *lp, const uint8_t *s, const uint8_t *e)
+{
+    rec r;
+    memset(&r, 0, sizeof(r));
+    lp->nrefs = 0;
+    lp->why = NULL;
+    lp->fatal = HSCOPE_OK;
+    s = skip_ws(s);
+    if (s >= e) {
+        FAIL(lp, s, HSCOPE_SKIP_EMPTY, "blank line");
+        return 0;
+    }
+    if (*s != '{') {
+        /* Valid JSON that is not an object, or not JSON at all. */
+        const uint8_t *v = skip_value(lp, s);
+        if (v && skip_ws(v) == e)
+            FAIL(lp, s, HSCOPE_SKIP_NOT_OBJECT, "JSON value is not an object");
+        else if (v)
+            FAIL(lp, v, HSCOPE_SKIP_BAD_JSON, "not a JSON object");
+        return 0;
+    }
+    s = skip_ws(s + 1);
+    if (*s != '}') {
+        for (;;) {
+            if (!(s = parse_pair(lp, s, &r)))
+                return lp->fatal ? -1 : 0;
+            if (HS_LIKELY(s[0] == ',' && s[1] == ' ')) {
+                s += 2;
+                continue;
+            }
+            s = skip_ws(s);
+            if (*s == ',') {
+                s = skip_ws(s + 1);
+                continue;
+            }
+            if (*s == '}')
+                break;
+            FAIL(lp, s, HSCOPE_SKIP_BAD_JSON, "expected ',' or '}'");
+            return 0;
+        }
+    }
+    const uint8_t *end = skip_ws(s + 1);
+    if (end != e) {
+        FAIL(lp, end, HSCOPE_SKIP_BAD_JSON, "extra data after the object");
+        return 0;
+    }
+    switch (commit(lp, &r, s)) {
+    case OK: return 1;
+    case SKIP: return 0;
+    default: return -1;
+    }
+}

@@ -1,0 +1,54 @@
+/*
+ * parse.h - the dump parser: splits the byte stream into lines and decodes
+ * each record into the builder.
+ */
+#ifndef HSCOPE_PARSE_H
+#define HSCOPE_PARSE_H
+
+#include "../io/reader.h"
+#include "builder.h"
+
+typedef struct hscope__parse_opts {
+    int strict;
+    uint64_t max_line;        /* bytes; 0: default */
+    uint64_t max_refs;        /* per record; 0: no cap */
+    hscope_progress_fn progress;
+    void *progress_ud;
+} hscope__parse_opts;
+
+/* Line parser: the builder it fills plus reusable scratch space, so that
+ * the hot path allocates nothing per line. */
+typedef struct hscope__lp {
+    hscope__builder *b;
+    const hscope__parse_opts *o;
+    uint64_t *refs;          /* addresses of the current record */
+    size_t nrefs, refs_cap;
+    char *tmp;               /* unescaped string bytes */
+    size_t tmp_cap;
+    /* result of the last line */
+    const char *why;         /* static text: what was wrong */
+    const uint8_t *fail_at;  /* where it was detected */
+    int reason;              /* HSCOPE_SKIP_* */
+    hscope_status fatal;     /* memory or limit failure */
+    hscope_error *err;
+} hscope__lp;
+
+void hscope__lp_init(hscope__lp *lp, hscope__builder *b,
+                     const hscope__parse_opts *o, hscope_error *err);
+void hscope__lp_free(hscope__lp *lp);
+
+/*
+ * Parse one line [s, e): *e must be '\n' and 16 readable bytes must follow
+ * e (the scanner uses the newline as a sentinel).  Returns 1 if the record
+ * was stored, 0 if the line was skipped (lp->reason, lp->why, lp->fail_at),
+ * -1 on a fatal error (lp->fatal, details in the error).
+ */
+int hscope__lp_line(hscope__lp *lp, const uint8_t *s, const uint8_t *e);
+
+/* Parse the whole stream into b.  Fatal errors (I/O, memory, strict-mode
+ * parse errors, cancellation) are returned; skipped lines are counted. */
+hscope_status hscope__parse_stream(hscope__reader *r, hscope__builder *b,
+                                   const hscope__parse_opts *o,
+                                   hscope_error *err);
+
+#endif

@@ -1,0 +1,189 @@
+/*
+ * stream.c - the line loop: reads the source in bounded chunks into one
+ * buffer, hands every complete line to the record decoder, and keeps the
+ * partial last line for the next read.  The buffer grows only to hold a
+ * single long line (up to max_line); the input never sits in memory whole.
+ */
+#include <string.h>
+
+#include "parse.h"
+
+#define CHUNK ((size_t)4 << 20) /* initial buffer: 4 MiB */
+#define PAD 64                  /* readable bytes after the data */
+#define PROGRESS_EVERY ((uint64_t)16 << 20)
+
+typedef struct loop {
+    hscope__reader *r;
+    hscope__builder *b;
+    const hscope__parse_opts *o;
+    hscope__lp lp;
+    hscope_error *err;
+    uint8_t *buf;
+    size_t cap;           /* usable bytes (PAD more are allocated) */
+    uint64_t base;        /* stream offset of buf[0] */
+    uint64_t next_progress;
+} loop;
+
+static void
+note_skip(hscope__builder *b, int reason, uint64_t lineno)
+{
+    b->skipped[reason]++;
+    if (b->nskip_examples < HSCOPE__MAX_SKIP_EXAMPLES) {
+        b->skip_line[b->nskip_examples] = lineno;
+        b->skip_reason[b->nskip_examples++] = reason;
+    }
+}
+
+/* Handle one complete line [s, e) (e at '\n' or the EOF sentinel). */
+static hscope_status
+one_line(loop *L, uint8_t *s, uint8_t *e, int at_eof)
+{
+    hscope__builder *b = L->b;
+    uint64_t lineno = ++b->lines;
+    int rc = hscope__lp_line(&L->lp, s, e);
+    if (rc > 0)
+        return HSCOPE_OK;
+    if (rc < 0)
+        return L->lp.fatal ? L->lp.fatal : HSCOPE_ERR_INTERNAL;
+    int reason = L->lp.reason;
+    uint64_t off = L->base + (uint64_t)(L->lp.fail_at - L->buf);
+    uint64_t col = (uint64_t)(L->lp.fail_at - s) + 1;
+    if (at_eof && reason != HSCOPE_SKIP_EMPTY) {
+        b->truncated = 1;
+        if (L->o->strict)
+            return hscope__fail_at(L->err, HSCOPE_ERR_TRUNCATED, lineno, off,
+                "line %llu, byte %llu: input ends in the middle of a record (%s)",
+                (unsigned long long)lineno, (unsigned long long)off, L->lp.why);
+        reason = HSCOPE_SKIP_TRUNCATED;
+    }
+    if (L->o->strict)
+        return hscope__fail_at(L->err, HSCOPE_ERR_PARSE, lineno, off,
+            "line %llu, column %llu (byte %llu): %s",
+            (unsigned long long)lineno, (unsigned long long)col,
+            (unsigned long long)off, L->lp.why ? L->lp.why : "invalid record");
+    note_skip(b, reason, lineno);
+    return HSCOPE_OK;
+}
+
+static hscope_status
+progress(loop *L)
+{
+    if (!L->o->progress || L->r->in_bytes < L->next_progress)
+        return HSCOPE_OK;
+    L->next_progress = L->r->in_bytes + PROGRESS_EVERY;
+    if (L->o->progress(L->o->progress_ud, L->r->in_bytes, L->r->total))
+        return hscope__fail(L->err, HSCOPE_ERR_CANCELLED, "load cancelled");
+    return HSCOPE_OK;
+}
+
+/* Make room: the line starting at buf[0] fills the whole buffer. */
+static hscope_status
+grow_buffer(loop *L)
+{
+    uint64_t max = L->o->max_line ? L->o->max_line : HSCOPE_DEFAULT_MAX_LINE_BYTES;
+    if (L->cap >= max)
+        return HSCOPE_ERR_LIMIT; /* caller handles: too long */
+    size_t nc = L->cap * 2 > max ? (size_t)max : L->cap * 2;
+    uint8_t *nb = hscope__realloc(L->b->mem, L->buf, nc + PAD);
+    if (!nb)
+        return hscope__nomem(L->err, nc + PAD);
+    memset(nb + L->cap + PAD, 0, nc - L->cap); /* defined bytes for SIMD */
+    L->buf = nb;
+    L->cap = nc;
+    return HSCOPE_OK;
+}
+
+static hscope_status
+run(loop *L)
+{
+    hscope_status st;
+    size_t len = 0;      /* bytes in buf */
+    size_t scanned = 0;  /* bytes of the current partial line searched */
+    int discard = 0;     /* inside a line that was too long */
+    for (;;) {
+        if (len == L->cap) {
+            if (!discard && (st = grow_buffer(L)) != HSCOPE_OK) {
+                if (st != HSCOPE_ERR_LIMIT)
+                    return st;
+                uint64_t lineno = L->b->lines + 1;
+                if (L->o->strict)
+                    return hscope__fail_at(L->err, HSCOPE_ERR_LIMIT, lineno, L->base,
+                        "line %llu (byte %llu) is longer than max_line_bytes (%llu)",
+                        (unsigned long long)lineno, (unsigned long long)L->base,
+                        (unsigned long long)L->cap);
+                discard = 1;
+            }
+            if (discard) { /* drop the buffered part of the long line */
+                L->base += len;
+                len = scanned = 0;
+            }
+        }
+        size_t got;
+        if ((st = hscope__reader_read(L->r, L->buf + len, L->cap - len, &got,
+                                      L->err)) != HSCOPE_OK)
+            return st;
+        if ((st = progress(L)) != HSCOPE_OK)
+            return st;
+        if (got == 0)
+            break;
+        L->b->bytes += got;
+        len += got;
+        L->buf[len] = '\n'; /* sentinel for the scanners */
+        size_t beg = 0;
+        uint8_t *nl;
+        while ((nl = memchr(L->buf + scanned, '\n', len - scanned)) != NULL) {
+            size_t e = (size_t)(nl - L->buf);
+            if (discard) {
+                discard = 0;
+                note_skip(L->b, HSCOPE_SKIP_TOO_LONG, ++L->b->lines);
+            } else if ((st = one_line(L, L->buf + beg, nl, 0)) != HSCOPE_OK) {
+                return st;
+            }
+            beg = scanned = e + 1;
+        }
+        if (beg > 0) {
+            memmove(L->buf, L->buf + beg, len - beg);
+            L->base += beg;
+            len -= beg;
+        }
+        scanned = len;
+    }
+    if (L->r->truncated) {
+        L->b->truncated = 1;
+        if (L->o->strict)
+            return hscope__fail_at(L->err, HSCOPE_ERR_TRUNCATED, L->b->lines + 1,
+                                   L->base + len,
+                                   "gzip stream is truncated (ends before its trailer)");
+    }
+    if (discard) {
+        note_skip(L->b, HSCOPE_SKIP_TOO_LONG, ++L->b->lines);
+        L->b->truncated = 1;
+    } else if (len > 0) {
+        L->buf[len] = '\n';
+        if ((st = one_line(L, L->buf, L->buf + len, 1)) != HSCOPE_OK)
+            return st;
+    }
+    return HSCOPE_OK;
+}
+
+hscope_status
+hscope__parse_stream(hscope__reader *r, hscope__builder *b,
+                     const hscope__parse_opts *o, hscope_error *err)
+{
+    loop L;
+    memset(&L, 0, sizeof(L));
+    L.r = r;
+    L.b = b;
+    L.o = o;
+    L.err = err;
+    uint64_t max = o->max_line ? o->max_line : HSCOPE_DEFAULT_MAX_LINE_BYTES;
+    L.cap = max < CHUNK ? (size_t)(max < 64 ? 64 : max) : CHUNK;
+    L.buf = hscope__calloc(b->mem, 1, L.cap + PAD);
+    if (!L.buf)
+        return hscope__nomem(err, L.cap + PAD);
+    hscope__lp_init(&L.lp, b, o, err);
+    hscope_status st = run(&L);
+    hscope__lp_free(&L.lp);
+    hscope__free(b->mem, L.buf);
+    return st;
+}

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Generate small real dumps with the shared corpus generators (cached in
+# $HEAPSCOPE_WORK) and check `heapscope summary/tally --json` against the
+# reference checker on each, plain and gzip, plus the external dumps of
+# other Ruby versions.  Exit 77 (skip) only if the corpus is absent.
+set -euo pipefail
+: "${HEAPSCOPE:?}" "${HEAPSCOPE_CORPUS:?}" "${HEAPSCOPE_WORK:?}"
+here=$(cd "$(dirname "$0")" && pwd)
+if [ ! -f "$HEAPSCOPE_CORPUS/reference.py" ]; then
+  echo "corpus not found at $HEAPSCOPE_CORPUS"; exit 77
+fi
+data=$HEAPSCOPE_WORK/corpus
+mkdir -p "$data"
+gen() { # dir, generator args...
+  local d=$data/$1; shift
+  if [ ! -f "$d/.done" ]; then
+    rm -rf "$d"; mkdir -p "$d"
+    ruby "$@" --out "$d" >/dev/null
+    touch "$d/.done"
+  fi
+}
+gen leak_s1 "$HEAPSCOPE_CORPUS/gen_leak.rb" --scale 1 --seed 42 --no-verify
+gen leak_s005_gz "$HEAPSCOPE_CORPUS/gen_leak.rb" --scale 0.05 --seed 43 --gzip --no-verify
+gen edge "$HEAPSCOPE_CORPUS/gen_edge.rb"
+gen tl "$HEAPSCOPE_CORPUS/gen_timeline.rb" --steps 3 --scale 1
+# gzip copies of plain dumps must give identical answers
+for f in "$data"/leak_s1/heap_1.json "$data"/edge/format_edge.json; do
+  [ -f "$f.gz" ] || gzip -6 -k -n "$f"
+done
+fail=0
+dumps=("$data"/leak_s1/heap_*.json "$data"/leak_s1/heap_1.json.gz
+       "$data"/leak_s005_gz/heap_*.json.gz
+       "$data"/edge/format_edge.json "$data"/edge/format_edge.json.gz
+       "$data"/edge/full.json "$data"/edge/since.json "$data"/edge/stress.json
+       "$data"/tl/step_*.json
+       "$HEAPSCOPE_CORPUS"/external/*.json "$HEAPSCOPE_CORPUS"/external/*.heap)
+for f in "${dumps[@]}"; do
+  python3 "$here/compare_reference.py" "$HEAPSCOPE" "$HEAPSCOPE_CORPUS/reference.py" "$f" || fail=1
+done
+n=${#dumps[@]}
+if [ $fail -ne 0 ]; then echo "corpus: some dumps disagree with reference.py"; exit 1; fi
+echo "corpus: all $n dumps agree with reference.py"
