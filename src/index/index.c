@@ -15,6 +15,8 @@ slot_of(uint64_t a, size_t mask)
     return (size_t)XXH3_64bits(&a, sizeof(a)) & mask;
 }
 
+#define BATCH 16
+
 hscope_status
 hscope__index_build(hscope_heap_t *h, hscope_error *err)
 {
@@ -25,9 +27,19 @@ hscope__index_build(hscope_heap_t *h, hscope_error *err)
     if (!h->index)
         return hscope__nomem(err, cap * sizeof(uint32_t));
     h->index_mask = cap - 1;
+    size_t slots[BATCH];
     for (uint32_t i = 0; i < h->n; i++) {
+        /* hash a batch ahead and prefetch its slots: the table is far
+         * larger than the caches, so this turns serial misses into
+         * parallel ones */
+        if (i % BATCH == 0) {
+            for (uint32_t j = 0; j < BATCH && i + j < h->n; j++) {
+                slots[j] = slot_of(h->addr[i + j], h->index_mask);
+                __builtin_prefetch(&h->index[slots[j]], 1);
+            }
+        }
         uint64_t a = h->addr[i];
-        size_t s = slot_of(a, h->index_mask);
+        size_t s = slots[i % BATCH];
         for (;;) {
             uint32_t v = h->index[s];
             if (v == 0) {
@@ -56,6 +68,46 @@ hscope__index_find(const hscope_heap_t *h, uint64_t a)
         if (h->addr[v - 1] == a)
             return v - 1;
         s = (s + 1) & h->index_mask;
+    }
+}
+
+void
+hscope__index_find_batch(const hscope_heap_t *h, const uint64_t *a,
+                         uint32_t *out, size_t n)
+{
+    size_t slots[BATCH];
+    uint32_t first[BATCH];
+    while (n > 0) {
+        size_t m = n < BATCH ? n : BATCH;
+        for (size_t j = 0; j < m; j++) {
+            slots[j] = slot_of(a[j], h->index_mask);
+            __builtin_prefetch(&h->index[slots[j]]);
+        }
+        for (size_t j = 0; j < m; j++) {
+            first[j] = h->index[slots[j]];
+            if (first[j])
+                __builtin_prefetch(&h->addr[first[j] - 1]);
+        }
+        for (size_t j = 0; j < m; j++) {
+            uint32_t v = first[j];
+            size_t s = slots[j];
+            uint64_t x = a[j];
+            for (;;) {
+                if (v == 0) {
+                    out[j] = HSCOPE_ID_NONE;
+                    break;
+                }
+                if (h->addr[v - 1] == x) {
+                    out[j] = v - 1;
+                    break;
+                }
+                s = (s + 1) & h->index_mask;
+                v = h->index[s];
+            }
+        }
+        a += m;
+        out += m;
+        n -= m;
     }
 }
 

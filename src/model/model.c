@@ -77,11 +77,15 @@ resolve_classes(hscope_heap_t *h, uint64_t *class_addr, hscope_error *err)
 {
     size_t cap = 0;
     unsigned char *mem = (unsigned char *)class_addr;
+    uint64_t last_a = 0;
+    uint32_t last_c = HSCOPE__CLS_HIDDEN;
     for (uint32_t i = 0; i < h->n; i++) {
         uint64_t a;
         memcpy(&a, mem + (size_t)i * 8, 8);
         uint32_t c = HSCOPE__CLS_HIDDEN;
-        if (a) {
+        if (a && a == last_a && last_c != HSCOPE__CLS_UNKNOWN) {
+            c = last_c; /* runs of objects of one class are common */
+        } else if (a) {
             uint32_t id = hscope__index_find(h, a);
             if (id != HSCOPE_ID_NONE && is_class_type(h->type[id])) {
                 c = id;
@@ -106,39 +110,67 @@ resolve_classes(hscope_heap_t *h, uint64_t *class_addr, hscope_error *err)
             }
         }
         memcpy(mem + (size_t)i * 4, &c, 4);
+        last_a = a;
+        last_c = c;
     }
     h->cls = shrink(&h->mem, class_addr, h->n, sizeof(uint32_t));
     return HSCOPE_OK;
 }
 
-/* References: addresses -> ids, in place (u64 array becomes u32). */
+/*
+ * References: addresses -> ids, in place (the u64 array becomes u32).
+ * Pass 1 resolves batches of 16 (prefetching; a batch is copied out before
+ * its ids are written, and writes at byte 4k never reach reads at 8k+).
+ * Pass 2 drops the dangling entries, recording them with their source.
+ */
 static hscope_status
 resolve_edges(hscope_heap_t *h, uint64_t *raw, uint64_t nraw, size_t *dcap,
               hscope_error *err)
 {
     unsigned char *mem = (unsigned char *)raw;
+    uint64_t batch[16];
+    uint32_t ids[16];
+    uint64_t *dang_k = NULL, *dang_a = NULL; /* edge index, address */
+    size_t nd = 0, ckk = 0, cka = 0;
+    hscope_status st = HSCOPE_OK;
+    for (uint64_t k = 0; k < nraw; k += 16) {
+        size_t m = nraw - k < 16 ? (size_t)(nraw - k) : 16;
+        memcpy(batch, mem + k * 8, m * 8);
+        hscope__index_find_batch(h, batch, ids, m);
+        for (size_t j = 0; j < m; j++) {
+            if (ids[j] != HSCOPE_ID_NONE)
+                continue;
+            if ((st = hscope__grow(&h->mem, (void **)&dang_k, &ckk, nd + 1, 8, err)) ||
+                (st = hscope__grow(&h->mem, (void **)&dang_a, &cka, nd + 1, 8, err)))
+                goto out;
+            dang_k[nd] = k + j;
+            dang_a[nd++] = batch[j];
+        }
+        memcpy(mem + k * 4, ids, m * 4);
+    }
     uint64_t j = 0, k = 0;
+    size_t d = 0;
     for (uint32_t i = 0; i < h->n; i++) {
         uint64_t end = i + 1 < h->n ? h->edge_start[i + 1] : nraw;
         h->edge_start[i] = (uint32_t)j;
         for (; k < end; k++) {
-            uint64_t a;
-            memcpy(&a, mem + k * 8, 8);
-            uint32_t t = hscope__index_find(h, a);
+            uint32_t t;
+            memcpy(&t, mem + k * 4, 4);
             if (t != HSCOPE_ID_NONE) {
                 memcpy(mem + j * 4, &t, 4);
                 j++;
-            } else {
-                hscope_status st = push_dangling(h, dcap, i, a, err);
-                if (st != HSCOPE_OK)
-                    return st;
+            } else if ((st = push_dangling(h, dcap, i, dang_a[d++], err)) != HSCOPE_OK) {
+                goto out;
             }
         }
     }
     h->edge_start[h->n] = (uint32_t)j;
     h->nedges = j;
     h->edges = shrink(&h->mem, raw, j, sizeof(uint32_t));
-    return HSCOPE_OK;
+out:
+    hscope__free(&h->mem, dang_k);
+    hscope__free(&h->mem, dang_a);
+    return st;
 }
 
 /* Root references grouped by category (counting sort, dump order kept

@@ -107,6 +107,10 @@ hscope__memsize(const hscope_heap_t *h, uint32_t id)
 /* Address index (src/index). */
 hscope_status hscope__index_build(hscope_heap_t *h, hscope_error *err);
 uint32_t hscope__index_find(const hscope_heap_t *h, uint64_t addr);
+/* Look up n addresses at once (prefetching); out[i] = id or ID_NONE.  out
+ * may alias a as long as it does not run ahead of it (in-place use). */
+void hscope__index_find_batch(const hscope_heap_t *h, const uint64_t *a,
+                              uint32_t *out, size_t n);
 hscope_status hscope__reverse_build(hscope_heap_t *h, hscope_error *err);
 
 /* Class label string id of an object (DESIGN.md rule). */

@@ -34,7 +34,20 @@ hscope__fixed_type_name(int code)
 int
 hscope__type_code(hscope__builder *b, const char *s, size_t n)
 {
-    /* Common types first by a cheap switch on the first letter. */
+    /* The most common types first, then every fixed name. */
+#define T(lit, code) if (n == sizeof(lit) - 1 && memcmp(s, lit, n) == 0) return code
+    switch (n ? s[0] : 0) {
+    case 'S': T("STRING", HSCOPE_TYPE_STRING); T("STRUCT", HSCOPE_TYPE_STRUCT);
+              T("SYMBOL", HSCOPE_TYPE_SYMBOL); break;
+    case 'I': T("IMEMO", HSCOPE_TYPE_IMEMO); T("ICLASS", HSCOPE_TYPE_ICLASS); break;
+    case 'A': T("ARRAY", HSCOPE_TYPE_ARRAY); break;
+    case 'H': T("HASH", HSCOPE_TYPE_HASH); break;
+    case 'O': T("OBJECT", HSCOPE_TYPE_OBJECT); break;
+    case 'C': T("CLASS", HSCOPE_TYPE_CLASS); break;
+    case 'D': T("DATA", HSCOPE_TYPE_DATA); break;
+    default: break;
+    }
+#undef T
     for (int c = 1; c < 32; c++) {
         const char *f = fixed_types[c];
         if (f && f[0] == s[0] && strlen(f) == n && memcmp(f, s, n) == 0)
@@ -139,11 +152,17 @@ hscope__builder_site(hscope__builder *b, uint32_t file, uint32_t line,
         *out = 0;
         return HSCOPE_OK;
     }
+    /* consecutive objects often come from the same site */
+    if (b->last_site && b->site_file[b->last_site] == file &&
+        b->site_line[b->last_site] == line && b->site_method[b->last_site] == method) {
+        *out = b->last_site;
+        return HSCOPE_OK;
+    }
     size_t i = (size_t)site_hash(file, line, method) & b->site_mask;
     for (uint32_t id; (id = b->site_table[i]) != 0; i = (i + 1) & b->site_mask) {
         if (b->site_file[id] == file && b->site_line[id] == line &&
             b->site_method[id] == method) {
-            *out = id;
+            *out = b->last_site = id;
             return HSCOPE_OK;
         }
     }
@@ -172,7 +191,7 @@ hscope__builder_site(hscope__builder *b, uint32_t file, uint32_t line,
     b->site_line[id] = line;
     b->site_method[id] = method;
     b->site_table[i] = id;
-    *out = id;
+    *out = b->last_site = id;
     if (b->nsites * 2 > b->site_mask + 1)
         return site_rehash(b, err);
     return HSCOPE_OK;

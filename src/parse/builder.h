@@ -47,6 +47,7 @@ typedef struct hscope__builder {
     size_t nsites, site_cap;
     uint32_t *site_table;   /* open addressing, site id or 0 */
     size_t site_mask;
+    uint32_t last_site;     /* cache: last site returned */
 
     /* roots: category string id per raw reference */
     uint32_t *root_cat;     /* category per root reference */

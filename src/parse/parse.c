@@ -444,6 +444,31 @@ parse_addr(hscope__lp *lp, const uint8_t *s, uint64_t *out)
         p += 2;
     uint64_t v = 0;
     int nd = 0, d;
+#if defined(__SSE2__)
+    {
+        /* Fast path: find the closing quote in 16 bytes, check every byte
+         * before it is a hex digit at once, then convert without lookups
+         * ((c & 15) + 9 * (c >> 6) maps 0-9, a-f and A-F to their value). */
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+        unsigned qm = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_set1_epi8('"')));
+        if (qm && !(qm & 1u)) {
+            int n = __builtin_ctz(qm);
+            __m128i lo = _mm_or_si128(x, _mm_set1_epi8(0x20));
+            __m128i dig = _mm_and_si128(_mm_cmpgt_epi8(x, _mm_set1_epi8('0' - 1)),
+                                        _mm_cmpgt_epi8(_mm_set1_epi8('9' + 1), x));
+            __m128i alp = _mm_and_si128(_mm_cmpgt_epi8(lo, _mm_set1_epi8('a' - 1)),
+                                        _mm_cmpgt_epi8(_mm_set1_epi8('f' + 1), lo));
+            unsigned ok = (unsigned)_mm_movemask_epi8(_mm_or_si128(dig, alp));
+            unsigned want = (1u << n) - 1;
+            if ((ok & want) == want) {
+                for (int i = 0; i < n; i++)
+                    v = (v << 4) | (uint64_t)((p[i] & 15) + 9 * (p[i] >> 6));
+                *out = v;
+                return p + n + 1;
+            }
+        }
+    }
+#endif
     while ((d = HEX(*p)) >= 0) {
         if (nd >= 16 && v >> 60) {
             FAIL(lp, p, HSCOPE_SKIP_BAD_VALUE, "address beyond 64 bits");
@@ -736,6 +761,8 @@ parse_refs(hscope__lp *lp, const uint8_t *s, rec *r)
     }
 }
 
+#define LIT(lit) (memcmp(s, lit, sizeof(lit) - 1) == 0 && (*sp = s + sizeof(lit) - 1, 1))
+
 static const uint8_t *
 parse_flags(hscope__lp *lp, const uint8_t *s, rec *r)
 {
@@ -758,6 +785,24 @@ parse_flags(hscope__lp *lp, const uint8_t *s, rec *r)
     for (;;) {
         const uint8_t *k;
         size_t n;
+        /* the writer's common flags, key and value at once */
+        const uint8_t **sp = &s;
+        if (s[1] == 'w' && LIT("\"wb_protected\":true")) {
+            r->gc_flags |= HSCOPE_FLAG_WB_PROTECTED;
+            goto next;
+        }
+        if (s[1] == 'o' && LIT("\"old\":true")) {
+            r->gc_flags |= HSCOPE_FLAG_OLD;
+            goto next;
+        }
+        if (s[1] == 'u' && LIT("\"uncollectible\":true")) {
+            r->gc_flags |= HSCOPE_FLAG_UNCOLLECTIBLE;
+            goto next;
+        }
+        if (s[1] == 'm' && LIT("\"marked\":true")) {
+            r->gc_flags |= HSCOPE_FLAG_MARKED;
+            goto next;
+        }
         if (!(s = read_key(lp, s, &k, &n)))
             return NULL;
         int bit = flag_of(k, n);
@@ -769,6 +814,11 @@ parse_flags(hscope__lp *lp, const uint8_t *s, rec *r)
             s += 4;
         } else if (!(s = skip_value(lp, s))) {
             return NULL;
+        }
+    next:
+        if (s[0] == ',' && s[1] == ' ' && s[2] == '"') {
+            s += 2;
+            continue;
         }
         s = skip_ws(s);
         if (*s == ',') {
@@ -782,15 +832,72 @@ parse_flags(hscope__lp *lp, const uint8_t *s, rec *r)
     }
 }
 
+/*
+ * Fast path for the writer's layout: match `"key":` literally (no escapes,
+ * no spaces, as Ruby writes it) with constant-length compares.  Returns the
+ * key and advances *sp past the colon, or K_UNKNOWN to fall back to the
+ * general key reader (which handles escapes, whitespace and unknown keys).
+ */
+static inline enum key
+fast_key(const uint8_t **sp)
+{
+    const uint8_t *s = *sp;
+    switch (s[1]) {
+    case 'a': if (LIT("\"address\":")) return K_ADDRESS; break;
+    case 't': if (LIT("\"type\":")) return K_TYPE; break;
+    case 'c':
+        if (LIT("\"class\":")) return K_CLASS;
+        if (LIT("\"capacity\":") || LIT("\"coderange\":")) return K_IGNORED;
+        break;
+    case 'e':
+        if (LIT("\"embedded\":")) return K_EMBEDDED;
+        if (LIT("\"encoding\":")) return K_IGNORED;
+        break;
+    case 'b': if (LIT("\"bytesize\":")) return K_BYTESIZE; break;
+    case 'v': if (LIT("\"value\":")) return K_VALUE; break;
+    case 'f':
+        if (LIT("\"file\":")) return K_FILE;
+        if (LIT("\"flags\":")) return K_FLAGS;
+        if (LIT("\"frozen\":")) return K_FROZEN;
+        if (LIT("\"fstring\":")) return K_FSTRING;
+        break;
+    case 'l':
+        if (LIT("\"line\":")) return K_LINE;
+        if (LIT("\"length\":")) return K_LENGTH;
+        break;
+    case 'm':
+        if (LIT("\"memsize\":")) return K_MEMSIZE;
+        if (LIT("\"method\":")) return K_METHOD;
+        break;
+    case 'g': if (LIT("\"generation\":")) return K_GENERATION; break;
+    case 'r': if (LIT("\"references\":")) return K_REFERENCES; break;
+    case 's':
+        if (LIT("\"size\":")) return K_SIZE;
+        if (LIT("\"shape_id\":") || LIT("\"slot_size\":")) return K_IGNORED;
+        if (LIT("\"shared\":")) return K_SHARED;
+        break;
+    case 'i': if (LIT("\"imemo_type\":")) return K_IMEMO_TYPE; break;
+    case 'n': if (LIT("\"name\":")) return K_NAME; break;
+    default: break;
+    }
+    return K_UNKNOWN;
+}
+
 /* Decode one "key": value pair into r. */
 static const uint8_t *
 parse_pair(hscope__lp *lp, const uint8_t *s, rec *r)
 {
     const uint8_t *k;
     size_t n;
-    if (!(s = read_key(lp, s, &k, &n)))
-        return NULL;
-    switch (key_of(k, n)) {
+    enum key key = fast_key(&s);
+    if (key != K_UNKNOWN) {
+        s = skip_ws(s);
+    } else {
+        if (!(s = read_key(lp, s, &k, &n)))
+            return NULL;
+        key = key_of(k, n);
+    }
+    switch (key) {
     case K_ADDRESS:
         if (is_null(s)) {
             r->has_addr = 0;
