@@ -477,6 +477,105 @@ HSCOPE_API const char *hscope_tally_row_key(const hscope_tally_t *tally, uint64_
 HSCOPE_API uint64_t hscope_tally_row_count_of(const hscope_tally_t *tally, uint64_t i);
 HSCOPE_API uint64_t hscope_tally_row_memsize(const hscope_tally_t *tally, uint64_t i);
 
+/* ------------------------------------------------------------------------ */
+/* Diff: objects born between snapshots and still alive                     */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * The heapleak/heapy 3-snapshot diff: objects present in B, absent from A
+ * and still present in C (or, with two snapshots, present in B and absent
+ * from A).  Object identity (DESIGN.md): two records are the same object
+ * only if address and type agree and, when the dumps traced allocations,
+ * generation and allocation file:line agree too; without generations the
+ * class address must agree.  An address reused by a new object is not a
+ * survivor.  Objects that the dumper itself allocated (allocation site in
+ * objspace.rb, method dump_all/dump) are left out and counted.
+ */
+typedef struct hscope_diff hscope_diff_t;
+
+/** Diff-quality warnings (hscope_diff_warnings()).  Fixed values. */
+#define HSCOPE_DIFF_WARN_NO_TRACING   0x1u /* few objects have a generation */
+#define HSCOPE_DIFF_WARN_PARTIAL      0x2u /* a dump has no ROOT records (since:) */
+#define HSCOPE_DIFF_WARN_COMPACTION   0x4u /* pinned flags: objects may have moved */
+#define HSCOPE_DIFF_WARN_SKIPPED      0x8u /* a dump had skipped lines */
+
+/** Compare addresses only (classic heapleak; reused addresses count). */
+#define HSCOPE_DIFF_ADDRESS_ONLY 0x1u
+/** Keep objects the dumper allocated (default: left out and counted). */
+#define HSCOPE_DIFF_KEEP_DUMPER  0x2u
+
+typedef struct hscope_diff_options {
+    uint32_t size;      /* sizeof(hscope_diff_options) */
+    uint32_t flags;     /* HSCOPE_DIFF_* */
+} hscope_diff_options;
+
+#define HSCOPE_DIFF_OPTIONS_INIT { sizeof(hscope_diff_options), 0 }
+HSCOPE_API void hscope_diff_options_init(hscope_diff_options *opts);
+
+/**
+ * Diff loaded heaps.  `c` may be NULL for the 2-snapshot form (new in b
+ * versus a).  The result refers to objects of c (or b) and holds a
+ * reference on that heap only.
+ */
+HSCOPE_API hscope_status hscope_diff_compute(hscope_diff_t **out,
+                                             hscope_heap_t *a, hscope_heap_t *b,
+                                             hscope_heap_t *c,
+                                             const hscope_diff_options *opts,
+                                             hscope_error *err);
+
+/**
+ * Diff dump files with bounded memory: only the last dump (c, or b when
+ * path_c is NULL) is loaded as a heap; the others are streamed against
+ * it.  `load` applies to all three.  The loaded heap is available through
+ * hscope_diff_heap().
+ */
+HSCOPE_API hscope_status hscope_diff_files(hscope_diff_t **out,
+                                           const char *path_a,
+                                           const char *path_b,
+                                           const char *path_c,
+                                           const hscope_load_options *load,
+                                           const hscope_diff_options *opts,
+                                           hscope_error *err);
+
+HSCOPE_API void hscope_diff_free(hscope_diff_t *diff);
+
+/** The heap the result's object ids refer to (borrowed). */
+HSCOPE_API hscope_heap_t *hscope_diff_heap(const hscope_diff_t *diff);
+/** Number of leaked (surviving new) objects and their memsize sum. */
+HSCOPE_API uint64_t hscope_diff_count(const hscope_diff_t *diff);
+HSCOPE_API uint64_t hscope_diff_memsize(const hscope_diff_t *diff);
+/** Leaked object ids in hscope_diff_heap(), ascending; borrowed. */
+HSCOPE_API const hscope_id *hscope_diff_objects(const hscope_diff_t *diff);
+/** Objects left out as the dumper's own allocations. */
+HSCOPE_API uint64_t hscope_diff_excluded(const hscope_diff_t *diff);
+/** Objects of the first dump (index 0), second (1) and third (2). */
+HSCOPE_API uint64_t hscope_diff_snapshot_objects(const hscope_diff_t *diff, uint32_t i);
+/** Objects whose address was in A but with another identity (reuse). */
+HSCOPE_API uint64_t hscope_diff_reused_addresses(const hscope_diff_t *diff);
+/** HSCOPE_DIFF_WARN_* bits, and a human explanation ("" if none). */
+HSCOPE_API uint32_t hscope_diff_warnings(const hscope_diff_t *diff);
+HSCOPE_API const char *hscope_diff_warning_text(const hscope_diff_t *diff);
+
+/**
+ * Group the leaked objects by a tally key (see hscope_tally_compute()).
+ * Rows of such a tally also list their members:
+ * hscope_tally_row_objects().
+ */
+HSCOPE_API hscope_status hscope_diff_tally(hscope_tally_t **out,
+                                           const hscope_diff_t *diff,
+                                           const char *key,
+                                           const hscope_tally_options *opts,
+                                           hscope_error *err);
+
+/**
+ * Objects of row i of a tally made by hscope_diff_tally() (ids ascending,
+ * borrowed).  HSCOPE_ERR_NOT_FOUND for other tallies.
+ */
+HSCOPE_API hscope_status hscope_tally_row_objects(const hscope_tally_t *tally,
+                                                  uint64_t i,
+                                                  const hscope_id **ids,
+                                                  uint64_t *count);
+
 #ifdef __cplusplus
 }
 #endif

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../model/model.h"
+#include "analysis.h"
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -30,10 +30,13 @@ typedef struct group {
     uint64_t count, memsize;
     size_t text;       /* offset of the key text in the arena */
     const char *tp;    /* the text itself, set once the arena is final */
+    uint32_t orig;     /* index before sorting */
 } group;
 
 struct hscope_tally {
     hscope_heap_t *heap;
+    uint64_t *mstart;  /* with members: row i owns members[mstart[i]..] */
+    uint32_t *members;
     group *g;
     size_t ng, ncap;
     size_t nrows;      /* after top */
@@ -228,15 +231,53 @@ cmp_memsize(const void *a, const void *b)
     return cmp_text(x, y);
 }
 
-HSCOPE_API hscope_status
-hscope_tally_compute(hscope_tally_t **out, hscope_heap_t *heap, const char *key,
-                     const hscope_tally_options *uopts, hscope_error *uerr)
+/* Members per row: objects' group indices, then a counting sort. */
+static hscope_status
+collect_members(hscope_tally_t *t, const uint32_t *gidx, const uint32_t *ids,
+                size_t n, hscope_error *err)
+{
+    hscope__mem *m = &t->heap->mem;
+    /* rows were sorted: map old group index -> row */
+    uint32_t *row = hscope__malloc(m, (t->ng + 1) * sizeof(uint32_t));
+    t->mstart = hscope__calloc(m, t->ng + 2, sizeof(uint64_t));
+    t->members = hscope__malloc(m, (n + 1) * sizeof(uint32_t));
+    if (!row || !t->mstart || !t->members) {
+        hscope__free(m, row);
+        return hscope__nomem(err, n * sizeof(uint32_t));
+    }
+    for (size_t r = 0; r < t->ng; r++)
+        row[t->g[r].orig] = (uint32_t)r;
+    for (size_t i = 0; i < n; i++)
+        t->mstart[row[gidx[i]] + 1]++;
+    for (size_t r = 0; r < t->ng; r++)
+        t->mstart[r + 1] += t->mstart[r];
+    uint64_t *pos = hscope__malloc(m, (t->ng + 1) * sizeof(uint64_t));
+    if (!pos) {
+        hscope__free(m, row);
+        return hscope__nomem(err, t->ng * sizeof(uint64_t));
+    }
+    memcpy(pos, t->mstart, (t->ng + 1) * sizeof(uint64_t));
+    for (size_t i = 0; i < n; i++)
+        t->members[pos[row[gidx[i]]]++] = ids ? ids[i] : (uint32_t)i;
+    hscope__free(m, pos);
+    hscope__free(m, row);
+    return HSCOPE_OK;
+}
+
+/*
+ * The group-by itself, over all objects of the heap or over a subset
+ * (ascending ids); with `members`, each row also lists its objects.
+ */
+hscope_status
+hscope__tally_run(hscope_tally_t **out, hscope_heap_t *heap, const char *key,
+                  const hscope_tally_options *uopts, const uint32_t *subset,
+                  size_t nsub, int members, hscope_error *uerr)
 {
     hscope_error err;
     hscope_error_init(&err);
     hscope_status st = HSCOPE_OK;
     hscope_tally_t *t = NULL;
-    uint32_t *table = NULL, *gem = NULL;
+    uint32_t *table = NULL, *gem = NULL, *gidx = NULL;
     hscope__intern gems;
     int have_gems = 0;
     hscope_tally_options o;
@@ -290,7 +331,16 @@ hscope_tally_compute(hscope_tally_t **out, hscope_heap_t *heap, const char *key,
         goto done;
     }
     mask = tcap - 1;
-    for (uint32_t i = 0; i < heap->n; i++) {
+    size_t total = subset ? nsub : heap->n;
+    if (members) {
+        gidx = hscope__malloc(&heap->mem, (total + 1) * sizeof(uint32_t));
+        if (!gidx) {
+            st = hscope__nomem(&err, total * sizeof(uint32_t));
+            goto done;
+        }
+    }
+    for (size_t x = 0; x < total; x++) {
+        uint32_t i = subset ? subset[x] : (uint32_t)x;
         uint32_t k[3];
         key_of(heap, tk, gem, i, k);
         size_t s = (size_t)XXH3_64bits(k, sizeof(k)) & mask;
@@ -304,6 +354,7 @@ hscope_tally_compute(hscope_tally_t **out, hscope_heap_t *heap, const char *key,
             group *g = &t->g[t->ng];
             memcpy(g->k, k, sizeof(k));
             g->count = g->memsize = 0;
+            g->orig = (uint32_t)t->ng;
             table[s] = gi = (uint32_t)++t->ng;
             if (t->ng * 2 > tcap) { /* rehash */
                 size_t nc = tcap * 2;
@@ -326,6 +377,8 @@ hscope_tally_compute(hscope_tally_t **out, hscope_heap_t *heap, const char *key,
         }
         t->g[gi - 1].count++;
         t->g[gi - 1].memsize += hscope__memsize(heap, i);
+        if (gidx)
+            gidx[x] = gi - 1;
     }
     for (size_t j = 0; j < t->ng; j++)
         if ((st = render(t, tk, have_gems ? &gems : &heap->strings, &t->g[j],
@@ -336,8 +389,13 @@ hscope_tally_compute(hscope_tally_t **out, hscope_heap_t *heap, const char *key,
     if (t->ng)
         qsort(t->g, t->ng, sizeof(group),
               o.sort == HSCOPE_SORT_MEMSIZE ? cmp_memsize : cmp_count);
+    if (members && (st = collect_members(t, gidx, subset ? subset : NULL,
+                                         total, &err)) != HSCOPE_OK)
+        goto done;
     t->nrows = o.top && o.top < t->ng ? (size_t)o.top : t->ng;
 done:
+    if (gidx)
+        hscope__free(&heap->mem, gidx);
     hscope__free(heap ? &heap->mem : NULL, table);
     if (gem)
         hscope__free(&heap->mem, gem);
@@ -352,12 +410,34 @@ done:
     return HSCOPE_OK;
 }
 
+HSCOPE_API hscope_status
+hscope_tally_compute(hscope_tally_t **out, hscope_heap_t *heap, const char *key,
+                     const hscope_tally_options *opts, hscope_error *err)
+{
+    return hscope__tally_run(out, heap, key, opts, NULL, 0, 0, err);
+}
+
+HSCOPE_API hscope_status
+hscope_tally_row_objects(const hscope_tally_t *t, uint64_t i,
+                         const hscope_id **ids, uint64_t *count)
+{
+    if (!t || !ids || !count)
+        return HSCOPE_ERR_INVALID_ARG;
+    if (!t->members || i >= t->nrows)
+        return HSCOPE_ERR_NOT_FOUND;
+    *ids = t->members + t->mstart[i];
+    *count = t->mstart[i + 1] - t->mstart[i];
+    return HSCOPE_OK;
+}
+
 HSCOPE_API void
 hscope_tally_free(hscope_tally_t *t)
 {
     if (!t)
         return;
     hscope_heap_t *h = t->heap;
+    hscope__free(&h->mem, t->mstart);
+    hscope__free(&h->mem, t->members);
     hscope__free(&h->mem, t->g);
     hscope__free(&h->mem, t->arena);
     hscope__free(&h->mem, t);

@@ -35,6 +35,7 @@ static const char usage_main[] =
     "            dangling references, skipped lines, load speed\n"
     "  tally     group live objects by type, class, file, file:line,\n"
     "            file:line:class (bleak_house style), method, generation or gem\n"
+    "  diff      objects born between dumps A and B and still alive in C\n"
     "\n"
     "Run 'heapscope COMMAND --help' for the options of a command.\n"
     "Options for every command:\n"
@@ -61,6 +62,29 @@ static const char usage_summary[] =
     "\n"
     "  --json        machine-readable output (all classes, not just the top)\n"
     "  --top N       classes to list in the text output (default 20)\n";
+
+static const char usage_diff[] =
+    "usage: heapscope diff [--by KEY] [--top N] [--addresses] [--json]\n"
+    "                      [--address-only] [--keep-dumper] [load options] A B [C]\n"
+    "\n"
+    "The heapleak recipe: objects present in B, absent from A and still present\n"
+    "in C (with two dumps: new in B).  Take A, B and C from one process, e.g.\n"
+    "after warm-up, after the suspect work, and after more work; run with\n"
+    "ObjectSpace.trace_object_allocations_start so that identity is exact.\n"
+    "\n"
+    "An address reused by a new object is not a survivor: records are the same\n"
+    "object only if address and type agree and, when traced, generation and\n"
+    "file:line agree too (without tracing: the class address).  Objects the\n"
+    "dumper itself allocated are left out and counted.  Only the last dump is\n"
+    "held in memory; the others are streamed against it.\n"
+    "\n"
+    "  --by KEY        group by type, class, file, file:line, file:line:class\n"
+    "                  (default), method, generation or gem\n"
+    "  --top N         groups to print (default 20; 0 = all)\n"
+    "  --addresses     list every leaked address per group (text: 3 samples)\n"
+    "  --json          {\"leaked\": {\"count\", \"memsize\", \"groups\": [...]}, ...}\n"
+    "  --address-only  classic heapleak: compare addresses only\n"
+    "  --keep-dumper   keep objects allocated by ObjectSpace.dump_all itself\n";
 
 static const char usage_tally[] =
     "usage: heapscope tally [--by KEY] [--top N] [--sort count|memsize] [--json]\n"
@@ -620,6 +644,201 @@ cmd_tally(int argc, char **argv)
     return 0;
 }
 
+/* ------------------------------------------------------------------ */
+/* diff                                                               */
+/* ------------------------------------------------------------------ */
+
+static int
+valid_key(const char *by)
+{
+    static const char *const keys[] = { "type", "class", "file", "file:line",
+        "file:line:class", "method", "generation", "gem" };
+    for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+        if (strcmp(keys[k], by) == 0)
+            return 1;
+    return 0;
+}
+
+static void
+diff_json(hscope_diff_t *d, hscope_tally_t *t, const char *by, char **paths,
+          int np, int all_addr)
+{
+    hscope_heap_t *h = hscope_diff_heap(d);
+    jw w;
+    jw_init(&w, stdout, 0);
+    jw_obj(&w);
+    jw_key(&w, "dumps");
+    jw_arr(&w);
+    for (int i = 0; i < np; i++)
+        jw_str(&w, paths[i]);
+    jw_end_arr(&w);
+    jw_key(&w, "objects");
+    jw_arr(&w);
+    for (int i = 0; i < np; i++)
+        jw_u64(&w, hscope_diff_snapshot_objects(d, (uint32_t)i));
+    jw_end_arr(&w);
+    jw_key(&w, "by"); jw_str(&w, by);
+    jw_key(&w, "leaked");
+    jw_obj(&w);
+    jw_key(&w, "count"); jw_u64(&w, hscope_diff_count(d));
+    jw_key(&w, "memsize"); jw_u64(&w, hscope_diff_memsize(d));
+    jw_key(&w, "group_count"); jw_u64(&w, hscope_tally_group_count(t));
+    jw_key(&w, "groups");
+    jw_arr(&w);
+    for (uint64_t i = 0; i < hscope_tally_row_count(t); i++) {
+        jw_obj(&w);
+        jw_key(&w, "key"); jw_str(&w, hscope_tally_row_key(t, i));
+        jw_key(&w, "count"); jw_u64(&w, hscope_tally_row_count_of(t, i));
+        jw_key(&w, "memsize"); jw_u64(&w, hscope_tally_row_memsize(t, i));
+        if (all_addr) {
+            const hscope_id *ids;
+            uint64_t n;
+            hscope_tally_row_objects(t, i, &ids, &n);
+            jw_key(&w, "addresses");
+            jw_arr(&w);
+            for (uint64_t k = 0; k < n; k++)
+                jw_addr(&w, hscope_heap_object_address(h, ids[k]));
+            jw_end_arr(&w);
+        }
+        jw_end_obj(&w);
+    }
+    jw_end_arr(&w);
+    jw_end_obj(&w);
+    jw_key(&w, "excluded_dumper_objects"); jw_u64(&w, hscope_diff_excluded(d));
+    jw_key(&w, "reused_addresses"); jw_u64(&w, hscope_diff_reused_addresses(d));
+    jw_key(&w, "warnings");
+    jw_arr(&w);
+    const char *wt = hscope_diff_warning_text(d);
+    while (*wt) {
+        const char *nl = strchr(wt, '\n');
+        size_t n = nl ? (size_t)(nl - wt) : strlen(wt);
+        jw_strn(&w, wt, n);
+        wt += n + (nl != NULL);
+    }
+    jw_end_arr(&w);
+    jw_end_obj(&w);
+    jw_done(&w);
+}
+
+static void
+diff_text(hscope_diff_t *d, hscope_tally_t *t, const char *by, char **paths,
+          int np, int all_addr)
+{
+    hscope_heap_t *h = hscope_diff_heap(d);
+    char a[32], b[32];
+    for (int i = 0; i < np; i++) {
+        grouped(hscope_diff_snapshot_objects(d, (uint32_t)i), a, sizeof(a));
+        printf("%c: %s (%s objects)\n", 'A' + i, paths[i], a);
+    }
+    grouped(hscope_diff_count(d), a, sizeof(a));
+    human_bytes(hscope_diff_memsize(d), b, sizeof(b));
+    if (np == 3)
+        printf("\nleaked: %s objects, %s (new in B since A, still alive in C)\n", a, b);
+    else
+        printf("\nnew in B: %s objects, %s (absent from A)\n", a, b);
+    if (hscope_diff_excluded(d))
+        printf("left out: %llu objects allocated by the dumper itself\n",
+               (unsigned long long)hscope_diff_excluded(d));
+    const char *wt = hscope_diff_warning_text(d);
+    while (*wt) {
+        const char *nl = strchr(wt, '\n');
+        int n = nl ? (int)(nl - wt) : (int)strlen(wt);
+        printf("warning: %.*s\n", n, wt);
+        wt += n + (nl != NULL);
+    }
+    printf("\n%-50s %10s %10s  %s\n", by, "count", "memsize", "addresses");
+    for (uint64_t i = 0; i < hscope_tally_row_count(t); i++) {
+        const hscope_id *ids;
+        uint64_t n;
+        hscope_tally_row_objects(t, i, &ids, &n);
+        grouped(hscope_tally_row_count_of(t, i), a, sizeof(a));
+        human_bytes(hscope_tally_row_memsize(t, i), b, sizeof(b));
+        printf("  %-48s %10s %10s ", hscope_tally_row_key(t, i), a, b);
+        uint64_t shown = all_addr ? n : (n < 3 ? n : 3);
+        for (uint64_t k = 0; k < shown; k++)
+            printf(" 0x%llx", (unsigned long long)hscope_heap_object_address(h, ids[k]));
+        printf("%s\n", shown < n ? " ..." : "");
+    }
+    if (hscope_tally_group_count(t) > hscope_tally_row_count(t))
+        printf("  ... %llu more groups (--top 0 shows all)\n",
+               (unsigned long long)(hscope_tally_group_count(t) - hscope_tally_row_count(t)));
+}
+
+static int
+cmd_diff(int argc, char **argv)
+{
+    if (want_help(argc, argv, usage_diff))
+        return 0;
+    common c = { HSCOPE_LOAD_OPTIONS_INIT, 1, { 0, 0, NULL } };
+    hscope_tally_options to = HSCOPE_TALLY_OPTIONS_INIT;
+    hscope_diff_options dopt = HSCOPE_DIFF_OPTIONS_INIT;
+    to.top = 20;
+    int json = 0, all_addr = 0, np = 0;
+    const char *by = "file:line:class";
+    char *paths[3];
+    for (int i = 2; i < argc; i++) {
+        int r = load_option(&c, argc, argv, &i, usage_diff);
+        if (r < 0)
+            return EXIT_USAGE;
+        if (r > 0)
+            continue;
+        if (strcmp(argv[i], "--json") == 0) {
+            json = 1;
+        } else if (strcmp(argv[i], "--addresses") == 0) {
+            all_addr = 1;
+        } else if (strcmp(argv[i], "--address-only") == 0) {
+            dopt.flags |= HSCOPE_DIFF_ADDRESS_ONLY;
+        } else if (strcmp(argv[i], "--keep-dumper") == 0) {
+            dopt.flags |= HSCOPE_DIFF_KEEP_DUMPER;
+        } else if (strcmp(argv[i], "--by") == 0) {
+            if (i + 1 >= argc)
+                return usage_error(usage_diff, "--by needs a KEY%s", "");
+            by = argv[++i];
+        } else if (strcmp(argv[i], "--top") == 0) {
+            if (i + 1 >= argc || parse_size(argv[++i], &to.top) != 0)
+                return usage_error(usage_diff, "--top needs a number%s", "");
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            return usage_error(usage_diff, "unknown option '%s'", argv[i]);
+        } else if (np < 3) {
+            paths[np++] = argv[i];
+        } else {
+            return usage_error(usage_diff, "diff takes two or three dumps ('%s' is extra)", argv[i]);
+        }
+    }
+    if (np < 2)
+        return usage_error(usage_diff, "diff needs dumps A B [C]%s", "");
+    if (!valid_key(by))
+        return usage_error(usage_diff, "unknown --by key '%s'", by);
+    if (c.progress && isatty(2)) {
+        c.pr.t0 = now_s();
+        c.lo.progress = progress_cb;
+        c.lo.progress_user_data = &c.pr;
+    }
+    hscope_error err = HSCOPE_ERROR_INIT;
+    hscope_diff_t *d = NULL;
+    hscope_tally_t *t = NULL;
+    hscope_status st = hscope_diff_files(&d, paths[0], paths[1], np == 3 ? paths[2] : NULL,
+                                         &c.lo, &dopt, &err);
+    if (c.pr.shown)
+        fprintf(stderr, "\r\033[K");
+    if (st != HSCOPE_OK) {
+        fprintf(stderr, "%s: diff: %s\n", prog, err.message);
+        return EXIT_BAD_INPUT;
+    }
+    if ((st = hscope_diff_tally(&t, d, by, &to, &err)) != HSCOPE_OK) {
+        fprintf(stderr, "%s: diff: %s\n", prog, err.message);
+        hscope_diff_free(d);
+        return EXIT_BAD_INPUT;
+    }
+    if (json)
+        diff_json(d, t, by, paths, np, all_addr);
+    else
+        diff_text(d, t, by, paths, np, all_addr);
+    hscope_tally_free(t);
+    hscope_diff_free(d);
+    return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -640,6 +859,8 @@ main(int argc, char **argv)
         return cmd_summary(argc, argv);
     if (strcmp(cmd, "tally") == 0)
         return cmd_tally(argc, argv);
+    if (strcmp(cmd, "diff") == 0)
+        return cmd_diff(argc, argv);
     fprintf(stderr, "%s: unknown command '%s'\n\n%s", prog, cmd, usage_main);
     return EXIT_USAGE;
 }

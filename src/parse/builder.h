@@ -19,6 +19,21 @@ typedef struct hscope__bigvals {
     size_t len, cap_id, cap_val;
 } hscope__bigvals;
 
+struct hscope__builder;
+
+/* One object record as decoded, for streaming consumers (sink mode):
+ * strings are ids in the builder's interner. */
+typedef struct hscope__objrec {
+    uint64_t addr, class_addr, memsize, size, nrefs;
+    uint32_t detail, file, line, method, site, gen; /* gen: GEN_NONE if absent */
+    uint16_t flags;
+    uint8_t type, has_class;
+} hscope__objrec;
+
+typedef hscope_status (*hscope__sink_fn)(void *ud, struct hscope__builder *b,
+                                         const hscope__objrec *o,
+                                         hscope_error *err);
+
 typedef struct hscope__builder {
     hscope__mem *mem;
     hscope__intern strings;
@@ -78,6 +93,11 @@ typedef struct hscope__builder {
     int32_t skip_reason[HSCOPE__MAX_SKIP_EXAMPLES];
     uint32_t nskip_examples;
     uint64_t max_objects;
+
+    /* sink mode: objects go to sink() instead of the columns */
+    hscope__sink_fn sink;
+    void *sink_ud;
+    uint64_t streamed;      /* objects handed to the sink */
 } hscope__builder;
 
 hscope_status hscope__builder_init(hscope__builder *b, hscope__mem *m,

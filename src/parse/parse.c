@@ -1109,18 +1109,6 @@ store_object(hscope__lp *lp, rec *r, int type)
     hscope__builder *b = lp->b;
     hscope_status st;
     hscope_error *err = lp->err;
-    if (b->n >= b->max_objects)
-        return hscope__fail(err, HSCOPE_ERR_LIMIT,
-                            "more than %llu objects (max_objects)",
-                            (unsigned long long)b->max_objects);
-    if (b->n == b->cap && (st = grow_objects(b, err)) != HSCOPE_OK)
-        return st;
-    if (b->nedges + lp->nrefs > UINT32_MAX)
-        return hscope__fail(err, HSCOPE_ERR_LIMIT,
-                            "more than 2^32-1 references in one dump");
-    if ((st = hscope__grow(b->mem, (void **)&b->edges, &b->edge_cap,
-                           b->nedges + lp->nrefs, sizeof(uint64_t), err)) != HSCOPE_OK)
-        return st;
     /* detail: class name for classes, sub-type for the others */
     const slice *det = NULL;
     switch (type) {
@@ -1145,6 +1133,35 @@ store_object(hscope__lp *lp, rec *r, int type)
     uint32_t line = r->has_line ? (r->line > UINT32_MAX ? UINT32_MAX : (uint32_t)r->line) : 0;
     if ((st = hscope__builder_site(b, file, line, method, &site, err)) != HSCOPE_OK)
         return st;
+    uint32_t gen = !r->has_gen ? HSCOPE__GEN_NONE
+                   : r->gen >= HSCOPE__GEN_NONE ? HSCOPE__GEN_NONE - 1
+                                                : (uint32_t)r->gen;
+    if (type >= 32)
+        b->unknown_types++;
+    if (b->sink) {
+        hscope__objrec o = {
+            .addr = r->addr, .class_addr = r->has_class ? r->class_addr : 0,
+            .memsize = r->memsize, .size = r->size, .nrefs = lp->nrefs,
+            .detail = detail, .file = file, .line = line, .method = method,
+            .site = site, .gen = gen,
+            .flags = (uint16_t)(r->top_flags | r->gc_flags),
+            .type = (uint8_t)type, .has_class = r->has_class,
+        };
+        b->streamed++;
+        return b->sink(b->sink_ud, b, &o, err);
+    }
+    if (b->n >= b->max_objects)
+        return hscope__fail(err, HSCOPE_ERR_LIMIT,
+                            "more than %llu objects (max_objects)",
+                            (unsigned long long)b->max_objects);
+    if (b->n == b->cap && (st = grow_objects(b, err)) != HSCOPE_OK)
+        return st;
+    if (b->nedges + lp->nrefs > UINT32_MAX)
+        return hscope__fail(err, HSCOPE_ERR_LIMIT,
+                            "more than 2^32-1 references in one dump");
+    if ((st = hscope__grow(b->mem, (void **)&b->edges, &b->edge_cap,
+                           b->nedges + lp->nrefs, sizeof(uint64_t), err)) != HSCOPE_OK)
+        return st;
     uint32_t id = (uint32_t)b->n;
     if (r->memsize >= HSCOPE__U32_BIG &&
         (st = push_big(b, &b->big_memsize, id, r->memsize, err)) != HSCOPE_OK)
@@ -1161,9 +1178,7 @@ store_object(hscope__lp *lp, rec *r, int type)
     b->class_addr[id] = r->has_class ? r->class_addr : 0;
     b->detail[id] = detail;
     b->site[id] = site;
-    b->gen[id] = !r->has_gen ? HSCOPE__GEN_NONE
-                 : r->gen >= HSCOPE__GEN_NONE ? HSCOPE__GEN_NONE - 1
-                                              : (uint32_t)r->gen;
+    b->gen[id] = gen;
     b->memsize[id] = r->memsize >= HSCOPE__U32_BIG ? HSCOPE__U32_BIG : (uint32_t)r->memsize;
     b->size[id] = r->size >= HSCOPE__U32_BIG ? HSCOPE__U32_BIG : (uint32_t)r->size;
     b->edge_start[id] = (uint32_t)b->nedges;
@@ -1171,8 +1186,6 @@ store_object(hscope__lp *lp, rec *r, int type)
         memcpy(b->edges + b->nedges, lp->refs, lp->nrefs * sizeof(uint64_t));
     b->nedges += lp->nrefs;
     b->n++;
-    if (type >= 32)
-        b->unknown_types++;
     return HSCOPE_OK;
 }
 

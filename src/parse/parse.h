@@ -51,4 +51,12 @@ hscope_status hscope__parse_stream(hscope__reader *r, hscope__builder *b,
                                    const hscope__parse_opts *o,
                                    hscope_error *err);
 
+/* Open `path` and parse it all into b (which may be in sink mode).  Fails
+ * with HSCOPE_ERR_NOT_A_DUMP when no line is a dump record. */
+hscope_status hscope__parse_path(const char *path, int no_gzip,
+                                 hscope__builder *b,
+                                 const hscope__parse_opts *o,
+                                 uint64_t *input_bytes, int *gzip,
+                                 hscope_error *err);
+
 #endif

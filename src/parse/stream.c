@@ -187,3 +187,29 @@ hscope__parse_stream(hscope__reader *r, hscope__builder *b,
     hscope__free(b->mem, L.buf);
     return st;
 }
+
+hscope_status
+hscope__parse_path(const char *path, int no_gzip, hscope__builder *b,
+                   const hscope__parse_opts *o, uint64_t *input_bytes,
+                   int *gzip, hscope_error *err)
+{
+    hscope__reader r;
+    hscope_status st = hscope__reader_open_path(&r, b->mem, path, no_gzip, err);
+    if (st == HSCOPE_OK)
+        st = hscope__parse_stream(&r, b, o, err);
+    if (input_bytes)
+        *input_bytes = r.in_bytes;
+    if (gzip)
+        *gzip = r.gzip;
+    hscope__reader_close(&r);
+    if (st == HSCOPE_OK && b->n == 0 && b->streamed == 0 && b->root_records == 0 &&
+        b->shapes == 0 && b->free_slots == 0)
+        st = hscope__fail(err, HSCOPE_ERR_NOT_A_DUMP,
+                          b->lines ? "%s: not a heap dump: none of %llu lines is a "
+                                     "heap dump record (first problem: line %llu, %s)"
+                                   : "%s: not a heap dump: the input is empty",
+                          path, (unsigned long long)b->lines,
+                          (unsigned long long)(b->nskip_examples ? b->skip_line[0] : 0),
+                          b->nskip_examples ? hscope_skip_reason_name(b->skip_reason[0]) : "");
+    return st;
+}

@@ -19,8 +19,9 @@ gen() { # dir, generator args...
     touch "$d/.done"
   fi
 }
-gen leak_s1 "$HEAPSCOPE_CORPUS/gen_leak.rb" --scale 1 --seed 42 --no-verify
-gen leak_s005_gz "$HEAPSCOPE_CORPUS/gen_leak.rb" --scale 0.05 --seed 43 --gzip --no-verify
+gen leak_s1 "$HEAPSCOPE_CORPUS/gen_leak.rb" --scale 1 --seed 42
+gen leak_s005_gz "$HEAPSCOPE_CORPUS/gen_leak.rb" --scale 0.05 --seed 43 --gzip
+gen leak_s3_gz "$HEAPSCOPE_CORPUS/gen_leak.rb" --scale 3 --seed 44 --gzip
 gen edge "$HEAPSCOPE_CORPUS/gen_edge.rb"
 gen tl "$HEAPSCOPE_CORPUS/gen_timeline.rb" --steps 3 --scale 1
 # gzip copies of plain dumps must give identical answers
@@ -36,6 +37,11 @@ dumps=("$data"/leak_s1/heap_*.json "$data"/leak_s1/heap_1.json.gz
        "$HEAPSCOPE_CORPUS"/external/*.json "$HEAPSCOPE_CORPUS"/external/*.heap)
 for f in "${dumps[@]}"; do
   python3 "$here/compare_reference.py" "$HEAPSCOPE" "$HEAPSCOPE_CORPUS/reference.py" "$f" || fail=1
+done
+# the 3-snapshot diff against truth.json (every planted object) and the
+# reference identity diff (nothing outside it)
+for d in "$data"/leak_s1 "$data"/leak_s005_gz "$data"/leak_s3_gz; do
+  python3 "$here/check_diff.py" "$HEAPSCOPE" "$HEAPSCOPE_CORPUS/reference.py" "$d" || fail=1
 done
 n=${#dumps[@]}
 if [ $fail -ne 0 ]; then echo "corpus: some dumps disagree with reference.py"; exit 1; fi

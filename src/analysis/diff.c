@@ -1,0 +1,461 @@
+/*
+ * diff.c - the 3-snapshot (and 2-snapshot) leak diff.
+ *
+ * One heap is the target (C, or B in the 2-snapshot form); the other
+ * dumps are "bases" whose objects mark target objects with the same
+ * identity in a bitmap.  Bases are either loaded heaps or streamed dumps
+ * (parser in sink mode: nothing but a bitmap and the string maps is kept),
+ * so a diff of three 1 GB dumps holds one model in memory.
+ *
+ * Identity (DESIGN.md): address and type agree; if both records carry a
+ * generation, generation and allocation file:line agree too; if neither
+ * does, the class address agrees.  A record with a generation and one
+ * without are different objects.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "../parse/parse.h"
+#include "analysis.h"
+
+#define MISSING 0xFFFFFFFFu
+
+struct hscope_diff {
+    hscope_heap_t *heap;
+    uint32_t *ids;
+    size_t n;
+    uint64_t memsize, excluded, reused, untraced;
+    uint64_t snap[3];
+    uint32_t warn;
+    char text[768];
+};
+
+/* Maps string ids of one interner to the target's (MISSING if absent). */
+typedef struct strmap {
+    hscope__mem *mem;
+    const hscope__intern *to;
+    uint32_t *m;       /* m[id] = target id + 1, 0 = not looked up yet */
+    size_t cap;
+} strmap;
+
+static hscope_status
+map_str(strmap *sm, const hscope__intern *from, uint32_t id, uint32_t *out,
+        hscope_error *err)
+{
+    if (id == 0) {
+        *out = 0;
+        return HSCOPE_OK;
+    }
+    if (id >= sm->cap) {
+        size_t old = sm->cap;
+        hscope_status st = hscope__grow(sm->mem, (void **)&sm->m, &sm->cap, id + 1,
+                                        sizeof(uint32_t), err);
+        if (st != HSCOPE_OK)
+            return st;
+        memset(sm->m + old, 0, (sm->cap - old) * sizeof(uint32_t));
+    }
+    if (!sm->m[id]) {
+        uint32_t t = hscope__intern_find(sm->to, hscope__intern_str(from, id),
+                                         hscope__intern_len(from, id));
+        sm->m[id] = t ? t + 1 : MISSING;
+    }
+    *out = sm->m[id] == MISSING ? MISSING : sm->m[id] - 1;
+    return HSCOPE_OK;
+}
+
+/* One marking pass: base records against the target. */
+typedef struct pass {
+    hscope_heap_t *t;           /* target */
+    uint64_t *bits;             /* target ids with a same-identity record */
+    strmap files;
+    const char (*base_types)[24];
+    int address_only, count_reuse;
+    uint64_t reused, objects, traced, pinned;
+} pass;
+
+static uint64_t
+class_address(const hscope_heap_t *h, uint32_t id)
+{
+    return hscope_heap_object_class_address(h, id);
+}
+
+static int
+same_type(const pass *p, uint32_t tid, int btype)
+{
+    int tt = p->t->type[tid];
+    if (tt < 32 || btype < 32)
+        return tt == btype;
+    return strcmp(p->t->type_names[tt], p->base_types[btype]) == 0;
+}
+
+/* Compare a base record with target object tid. */
+static hscope_status
+visit(pass *p, const hscope__intern *bstr, uint64_t addr, int type, uint32_t gen,
+      uint32_t file, uint32_t line, uint64_t cls, uint16_t flags,
+      hscope_error *err)
+{
+    p->objects++;
+    p->traced += gen != HSCOPE__GEN_NONE;
+    p->pinned += (flags & HSCOPE_FLAG_PINNED) != 0;
+    uint32_t tid = hscope__index_find(p->t, addr);
+    if (tid == HSCOPE_ID_NONE)
+        return HSCOPE_OK;
+    int same = 1;
+    if (!p->address_only) {
+        uint32_t tgen = p->t->gen[tid];
+        same = same_type(p, tid, type) && (tgen == HSCOPE__GEN_NONE) == (gen == HSCOPE__GEN_NONE);
+        if (same && gen != HSCOPE__GEN_NONE) {
+            uint32_t site = p->t->site[tid], mf;
+            hscope_status st = map_str(&p->files, bstr, file, &mf, err);
+            if (st != HSCOPE_OK)
+                return st;
+            same = tgen == gen && p->t->site_file[site] == mf && p->t->site_line[site] == line;
+        } else if (same) {
+            same = class_address(p->t, tid) == cls;
+        }
+    }
+    if (same)
+        p->bits[tid / 64] |= (uint64_t)1 << (tid % 64);
+    else
+        p->reused++;
+    return HSCOPE_OK;
+}
+
+static hscope_status
+pass_heap(pass *p, const hscope_heap_t *b, hscope_error *err)
+{
+    p->base_types = (const char (*)[24])b->type_names;
+    for (uint32_t i = 0; i < b->n; i++) {
+        uint32_t s = b->site[i];
+        uint64_t cls = b->cls[i] == HSCOPE__CLS_HIDDEN ? 0 : class_address(b, i);
+        hscope_status st = visit(p, &b->strings, b->addr[i], b->type[i], b->gen[i],
+                                 b->site_file[s], b->site_line[s], cls, b->flags[i], err);
+        if (st != HSCOPE_OK)
+            return st;
+    }
+    return HSCOPE_OK;
+}
+
+static hscope_status
+sink(void *ud, hscope__builder *b, const hscope__objrec *o, hscope_error *err)
+{
+    pass *p = ud;
+    p->base_types = (const char (*)[24])b->type_names;
+    return visit(p, &b->strings, o->addr, o->type, o->gen, o->file, o->line,
+                 o->class_addr, o->flags, err);
+}
+
+/* Dumper's own allocations: site in objspace.rb, or method dump_all/dump. */
+static int
+is_dumper(const hscope_heap_t *h, uint32_t id)
+{
+    uint32_t s = h->site[id];
+    const char *m = hscope__intern_str(&h->strings, h->site_method[s]);
+    if (m && (strcmp(m, "dump_all") == 0 || strcmp(m, "dump") == 0))
+        return 1;
+    const char *f = hscope__intern_str(&h->strings, h->site_file[s]);
+    if (!f)
+        return 0;
+    const char *slash = strrchr(f, '/');
+    const char *base = slash ? slash + 1 : f;
+    return strcmp(base, "objspace.rb") == 0;
+}
+
+typedef struct snapinfo {
+    const char *name;
+    uint64_t objects, traced, pinned, roots, skipped;
+} snapinfo;
+
+static void
+add_warning(hscope_diff_t *d, uint32_t bit, const char *fmt, const char *a,
+            unsigned long long x, unsigned long long y)
+{
+    size_t len = strlen(d->text);
+    if (len + 2 >= sizeof(d->text))
+        return;
+    d->warn |= bit;
+    snprintf(d->text + len, sizeof(d->text) - len, "%s", len ? "\n" : "");
+    len = strlen(d->text);
+    snprintf(d->text + len, sizeof(d->text) - len, fmt, a, x, y);
+}
+
+static void
+warnings(hscope_diff_t *d, const snapinfo *s, int ns)
+{
+    for (int i = 0; i < ns; i++) {
+        if (s[i].objects && s[i].traced == 0)
+            add_warning(d, HSCOPE_DIFF_WARN_NO_TRACING,
+                "%s has no allocation info (trace_object_allocations was off): "
+                "identity falls back to address, type and class, so an address "
+                "reused by a similar object can pass for a survivor%.0llu%.0llu",
+                s[i].name, 0, 0);
+        if (s[i].roots == 0)
+            add_warning(d, HSCOPE_DIFF_WARN_PARTIAL,
+                "%s has no ROOT records (a since: partial dump?): objects missing "
+                "from it may still be alive%.0llu%.0llu", s[i].name, 0, 0);
+        if (s[i].pinned)
+            add_warning(d, HSCOPE_DIFF_WARN_COMPACTION,
+                "%s has %llu pinned objects, a sign of GC compaction: objects "
+                "that moved look like new ones%.0llu", s[i].name, s[i].pinned, 0);
+        if (s[i].skipped)
+            add_warning(d, HSCOPE_DIFF_WARN_SKIPPED,
+                "%s had %llu unreadable lines: objects on them are not "
+                "compared%.0llu", s[i].name, s[i].skipped, 0);
+    }
+    if (d->untraced && !(d->warn & HSCOPE_DIFF_WARN_NO_TRACING))
+        add_warning(d, HSCOPE_DIFF_WARN_NO_TRACING,
+            "%s%llu leaked objects have no allocation info; they are matched "
+            "by address, type and class only%.0llu", "", d->untraced, 0);
+}
+
+HSCOPE_API void
+hscope_diff_options_init(hscope_diff_options *o)
+{
+    if (!o)
+        return;
+    memset(o, 0, sizeof(*o));
+    o->size = sizeof(*o);
+}
+
+static hscope_status
+read_opts(const hscope_diff_options *in, hscope_diff_options *o, hscope_error *err)
+{
+    hscope_diff_options_init(o);
+    if (!in)
+        return HSCOPE_OK;
+    if (in->size < sizeof(uint32_t) * 2)
+        return hscope__fail(err, HSCOPE_ERR_INVALID_ARG, "diff options size not set");
+    memcpy(o, in, in->size < sizeof(*o) ? in->size : sizeof(*o));
+    if (o->flags & ~(uint32_t)(HSCOPE_DIFF_ADDRESS_ONLY | HSCOPE_DIFF_KEEP_DUMPER))
+        return hscope__fail(err, HSCOPE_ERR_UNSUPPORTED, "unknown diff flags 0x%x", o->flags);
+    return HSCOPE_OK;
+}
+
+typedef hscope__diff_base base;
+
+static hscope_status
+run_pass(pass *p, const base *b, snapinfo *si, hscope_error *err)
+{
+    hscope_status st;
+    if (b->heap) {
+        st = pass_heap(p, b->heap, err);
+        si->roots = b->heap->stats.root_records;
+        si->skipped = b->heap->stats.skipped_lines;
+    } else {
+        hscope__mem mem;
+        hscope__builder bl;
+        const hscope_load_options *lo = b->load;
+        hscope__mem_init(&mem, lo ? lo->allocator : NULL, lo ? lo->max_memory : 0);
+        if ((st = hscope__builder_init(&bl, &mem, 0, 0, err)) != HSCOPE_OK) {
+            hscope__builder_free(&bl);
+            return st;
+        }
+        bl.sink = sink;
+        bl.sink_ud = p;
+        hscope__parse_opts po = {
+            .strict = lo && (lo->flags & HSCOPE_LOAD_STRICT),
+            .max_line = lo ? lo->max_line_bytes : 0,
+            .max_refs = lo ? lo->max_references : 0,
+            .progress = lo ? lo->progress : NULL,
+            .progress_ud = lo ? lo->progress_user_data : NULL,
+        };
+        st = hscope__parse_path(b->path, lo && (lo->flags & HSCOPE_LOAD_NO_GZIP),
+                                &bl, &po, NULL, NULL, err);
+        uint64_t sk = 0;
+        for (int r = 0; r < HSCOPE_SKIP__COUNT; r++)
+            sk += bl.skipped[r];
+        si->roots = bl.root_records;
+        si->skipped = sk;
+        hscope__builder_free(&bl);
+    }
+    si->objects = p->objects;
+    si->traced = p->traced;
+    si->pinned = p->pinned;
+    return st;
+}
+
+hscope_status
+hscope__diff_run(hscope_diff_t **out, hscope_heap_t *target, const base *ba,
+                 const base *bb, const char *const names[3],
+                 const hscope_diff_options *uopts, hscope_error *err)
+{
+    hscope_diff_options o;
+    hscope_status st;
+    uint64_t *in_a = NULL, *in_b = NULL;
+    hscope_diff_t *d = NULL;
+    hscope__mem *m = &target->mem;
+    pass p;
+    memset(&p, 0, sizeof(p));
+    if ((st = read_opts(uopts, &o, err)) != HSCOPE_OK)
+        return st;
+    size_t words = (size_t)target->n / 64 + 1;
+    in_a = hscope__calloc(m, words, sizeof(uint64_t));
+    in_b = bb ? hscope__calloc(m, words, sizeof(uint64_t)) : NULL;
+    d = hscope__calloc(m, 1, sizeof(*d));
+    if (!in_a || (bb && !in_b) || !d) {
+        st = hscope__nomem(err, words * 8);
+        goto fail;
+    }
+    d->heap = target;
+    hscope__heap_retain(target);
+    snapinfo si[3];
+    memset(si, 0, sizeof(si));
+    int ns = 0;
+    /* pass over A, then B (three-way only) */
+    const base *bases[2] = { ba, bb };
+    uint64_t *bits[2] = { in_a, in_b };
+    for (int k = 0; k < 2 && bases[k]; k++) {
+        memset(&p, 0, sizeof(p));
+        p.t = target;
+        p.bits = bits[k];
+        p.files.mem = m;
+        p.files.to = &target->strings;
+        p.address_only = (o.flags & HSCOPE_DIFF_ADDRESS_ONLY) != 0;
+        si[ns].name = names[ns];
+        st = run_pass(&p, bases[k], &si[ns], err);
+        hscope__free(m, p.files.m);
+        if (st != HSCOPE_OK)
+            goto fail;
+        if (k == 0)
+            d->reused = p.reused;
+        d->snap[ns++] = p.objects;
+    }
+    /* the target itself */
+    si[ns].name = names[ns];
+    si[ns].objects = target->n;
+    si[ns].roots = target->stats.root_records;
+    si[ns].skipped = target->stats.skipped_lines;
+    for (uint32_t i = 0; i < target->n; i++) {
+        si[ns].traced += target->gen[i] != HSCOPE__GEN_NONE;
+        si[ns].pinned += (target->flags[i] & HSCOPE_FLAG_PINNED) != 0;
+    }
+    d->snap[ns++] = target->n;
+    /* leaked = (in B) and not in A, minus the dumper's objects */
+    size_t cap = 0;
+    for (uint32_t i = 0; i < target->n; i++) {
+        uint64_t bit = (uint64_t)1 << (i % 64);
+        if ((in_a[i / 64] & bit) || (in_b && !(in_b[i / 64] & bit)))
+            continue;
+        if (!(o.flags & HSCOPE_DIFF_KEEP_DUMPER) && is_dumper(target, i)) {
+            d->excluded++;
+            continue;
+        }
+        if ((st = hscope__grow(m, (void **)&d->ids, &cap, d->n + 1, sizeof(uint32_t),
+                               err)) != HSCOPE_OK)
+            goto fail;
+        d->ids[d->n++] = i;
+        d->memsize += hscope__memsize(target, i);
+        d->untraced += target->gen[i] == HSCOPE__GEN_NONE;
+    }
+    warnings(d, si, ns);
+    hscope__free(m, in_a);
+    hscope__free(m, in_b);
+    *out = d;
+    return HSCOPE_OK;
+fail:
+    hscope__free(m, in_a);
+    hscope__free(m, in_b);
+    hscope_diff_free(d);
+    return st;
+}
+
+HSCOPE_API hscope_status
+hscope_diff_compute(hscope_diff_t **out, hscope_heap_t *a, hscope_heap_t *b,
+                    hscope_heap_t *c, const hscope_diff_options *opts,
+                    hscope_error *uerr)
+{
+    hscope_error err;
+    hscope_error_init(&err);
+    hscope_status st;
+    if (!out || !a || !b) {
+        st = hscope__fail(&err, HSCOPE_ERR_INVALID_ARG, "out, a and b are required");
+    } else {
+        *out = NULL;
+        base ba = { a, NULL, NULL }, bb = { b, NULL, NULL };
+        static const char *const n3[3] = { "snapshot A", "snapshot B", "snapshot C" };
+        st = c ? hscope__diff_run(out, c, &ba, &bb, n3, opts, &err)
+               : hscope__diff_run(out, b, &ba, NULL, n3, opts, &err);
+    }
+    if (st != HSCOPE_OK)
+        hscope__error_copy_out(uerr, &err);
+    return st;
+}
+
+HSCOPE_API void
+hscope_diff_free(hscope_diff_t *d)
+{
+    if (!d)
+        return;
+    hscope_heap_t *h = d->heap;
+    if (!h)
+        return; /* only possible before the target was attached */
+    hscope__free(&h->mem, d->ids);
+    hscope__free(&h->mem, d);
+    hscope__heap_release(h);
+}
+
+HSCOPE_API hscope_heap_t *
+hscope_diff_heap(const hscope_diff_t *d)
+{
+    return d ? d->heap : NULL;
+}
+
+HSCOPE_API uint64_t
+hscope_diff_count(const hscope_diff_t *d)
+{
+    return d ? d->n : 0;
+}
+
+HSCOPE_API uint64_t
+hscope_diff_memsize(const hscope_diff_t *d)
+{
+    return d ? d->memsize : 0;
+}
+
+HSCOPE_API const hscope_id *
+hscope_diff_objects(const hscope_diff_t *d)
+{
+    return d ? d->ids : NULL;
+}
+
+HSCOPE_API uint64_t
+hscope_diff_excluded(const hscope_diff_t *d)
+{
+    return d ? d->excluded : 0;
+}
+
+HSCOPE_API uint64_t
+hscope_diff_snapshot_objects(const hscope_diff_t *d, uint32_t i)
+{
+    return d && i < 3 ? d->snap[i] : 0;
+}
+
+HSCOPE_API uint64_t
+hscope_diff_reused_addresses(const hscope_diff_t *d)
+{
+    return d ? d->reused : 0;
+}
+
+HSCOPE_API uint32_t
+hscope_diff_warnings(const hscope_diff_t *d)
+{
+    return d ? d->warn : 0;
+}
+
+HSCOPE_API const char *
+hscope_diff_warning_text(const hscope_diff_t *d)
+{
+    return d ? d->text : "";
+}
+
+HSCOPE_API hscope_status
+hscope_diff_tally(hscope_tally_t **out, const hscope_diff_t *d, const char *key,
+                  const hscope_tally_options *opts, hscope_error *err)
+{
+    if (!d) {
+        if (out)
+            *out = NULL;
+        return HSCOPE_ERR_INVALID_ARG;
+    }
+    return hscope__tally_run(out, d->heap, key, opts, d->ids, d->n, 1, err);
+}
