@@ -63,8 +63,21 @@ map_str(strmap *sm, const hscope__intern *from, uint32_t id, uint32_t *out,
     return HSCOPE_OK;
 }
 
+#define QN 32 /* records looked up together (prefetching the index) */
+
+typedef struct qrec {
+    uint64_t addr, cls;
+    uint32_t gen, file, line;
+    uint16_t flags;
+    uint8_t type;
+} qrec;
+
 /* One marking pass: base records against the target. */
 typedef struct pass {
+    qrec q[QN];
+    uint64_t qaddr[QN];
+    size_t nq;
+    const hscope__intern *qstr;
     hscope_heap_t *t;           /* target */
     uint64_t *bits;             /* target ids with a same-identity record */
     strmap files;
@@ -90,14 +103,13 @@ same_type(const pass *p, uint32_t tid, int btype)
 
 /* Compare a base record with target object tid. */
 static hscope_status
-visit(pass *p, const hscope__intern *bstr, uint64_t addr, int type, uint32_t gen,
+visit(pass *p, const hscope__intern *bstr, uint32_t tid, int type, uint32_t gen,
       uint32_t file, uint32_t line, uint64_t cls, uint16_t flags,
       hscope_error *err)
 {
     p->objects++;
     p->traced += gen != HSCOPE__GEN_NONE;
     p->pinned += (flags & HSCOPE_FLAG_PINNED) != 0;
-    uint32_t tid = hscope__index_find(p->t, addr);
     if (tid == HSCOPE_ID_NONE)
         return HSCOPE_OK;
     int same = 1;
@@ -121,6 +133,41 @@ visit(pass *p, const hscope__intern *bstr, uint64_t addr, int type, uint32_t gen
     return HSCOPE_OK;
 }
 
+/* Look up the queued records' addresses together, then compare each. */
+static hscope_status
+flush(pass *p, hscope_error *err)
+{
+    uint32_t tid[QN];
+    hscope__index_find_batch(p->t, p->qaddr, tid, p->nq);
+    for (size_t i = 0; i < p->nq; i++) {
+        const qrec *r = &p->q[i];
+        hscope_status st = visit(p, p->qstr, tid[i], r->type, r->gen, r->file,
+                                 r->line, r->cls, r->flags, err);
+        if (st != HSCOPE_OK)
+            return st;
+    }
+    p->nq = 0;
+    return HSCOPE_OK;
+}
+
+static hscope_status
+enqueue(pass *p, const hscope__intern *bstr, uint64_t addr, int type,
+        uint32_t gen, uint32_t file, uint32_t line, uint64_t cls,
+        uint16_t flags, hscope_error *err)
+{
+    p->qstr = bstr;
+    qrec *r = &p->q[p->nq];
+    r->addr = addr;
+    r->cls = cls;
+    r->gen = gen;
+    r->file = file;
+    r->line = line;
+    r->flags = flags;
+    r->type = (uint8_t)type;
+    p->qaddr[p->nq++] = addr;
+    return p->nq == QN ? flush(p, err) : HSCOPE_OK;
+}
+
 static hscope_status
 pass_heap(pass *p, const hscope_heap_t *b, hscope_error *err)
 {
@@ -128,12 +175,12 @@ pass_heap(pass *p, const hscope_heap_t *b, hscope_error *err)
     for (uint32_t i = 0; i < b->n; i++) {
         uint32_t s = b->site[i];
         uint64_t cls = b->cls[i] == HSCOPE__CLS_HIDDEN ? 0 : class_address(b, i);
-        hscope_status st = visit(p, &b->strings, b->addr[i], b->type[i], b->gen[i],
-                                 b->site_file[s], b->site_line[s], cls, b->flags[i], err);
+        hscope_status st = enqueue(p, &b->strings, b->addr[i], b->type[i], b->gen[i],
+                                   b->site_file[s], b->site_line[s], cls, b->flags[i], err);
         if (st != HSCOPE_OK)
             return st;
     }
-    return HSCOPE_OK;
+    return flush(p, err);
 }
 
 static hscope_status
@@ -141,8 +188,8 @@ sink(void *ud, hscope__builder *b, const hscope__objrec *o, hscope_error *err)
 {
     pass *p = ud;
     p->base_types = (const char (*)[24])b->type_names;
-    return visit(p, &b->strings, o->addr, o->type, o->gen, o->file, o->line,
-                 o->class_addr, o->flags, err);
+    return enqueue(p, &b->strings, o->addr, o->type, o->gen, o->file, o->line,
+                   o->class_addr, o->flags, err);
 }
 
 /* Dumper's own allocations: site in objspace.rb, or method dump_all/dump. */
@@ -261,6 +308,8 @@ run_pass(pass *p, const base *b, snapinfo *si, hscope_error *err)
         };
         st = hscope__parse_path(b->path, lo && (lo->flags & HSCOPE_LOAD_NO_GZIP),
                                 &bl, &po, NULL, NULL, err);
+        if (st == HSCOPE_OK)
+            st = flush(p, err); /* while the builder's strings still exist */
         uint64_t sk = 0;
         for (int r = 0; r < HSCOPE_SKIP__COUNT; r++)
             sk += bl.skipped[r];
