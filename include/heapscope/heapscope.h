@@ -145,6 +145,14 @@ typedef int32_t (*hscope_progress_fn)(void *user_data, uint64_t done,
 #define HSCOPE_DEFAULT_MAX_LINE_BYTES ((uint64_t)1 << 30)
 
 /**
+ * Line callback: called for every input line before it is parsed, with its
+ * bytes (no newline; not NUL-terminated; valid during the call only) and
+ * its 1-based number.  Return 0 to go on, non-zero to cancel the load.
+ */
+typedef int32_t (*hscope_line_fn)(void *user_data, const char *line,
+                                  uint64_t len, uint64_t lineno);
+
+/**
  * Options for hscope_heap_open_*().  Zero in every field means the default.
  * Pass NULL for all defaults.
  */
@@ -160,9 +168,11 @@ typedef struct hscope_load_options {
     uint64_t max_references;       /* per object; 0: no cap */
     uint32_t threads;              /* reserved for parallel parsing; 0 */
     uint32_t reserved;             /* zero */
+    hscope_line_fn line_fn;        /* NULL: none */
+    void *line_user_data;
 } hscope_load_options;
 
-#define HSCOPE_LOAD_OPTIONS_INIT { sizeof(hscope_load_options), 0, NULL, NULL, NULL, 0, 0, 0, 0, 0, 0 }
+#define HSCOPE_LOAD_OPTIONS_INIT { sizeof(hscope_load_options), 0, NULL, NULL, NULL, 0, 0, 0, 0, 0, 0, NULL, NULL }
 
 /** Function twin of HSCOPE_LOAD_OPTIONS_INIT. */
 HSCOPE_API void hscope_load_options_init(hscope_load_options *opts);
@@ -395,6 +405,49 @@ HSCOPE_API hscope_status hscope_heap_object_value(const hscope_heap_t *heap,
                                                   hscope_id id,
                                                   const char **data,
                                                   uint64_t *len);
+
+/* ------------------------------------------------------------------------ */
+/* Bulk column access (FFI)                                                  */
+/* ------------------------------------------------------------------------ */
+
+/** Columns of the model.  Fixed values. */
+#define HSCOPE_COL_ADDRESS     1  /* u64 per object */
+#define HSCOPE_COL_TYPE        2  /* u8 per object: HSCOPE_TYPE_* */
+#define HSCOPE_COL_FLAGS       3  /* u16 per object: HSCOPE_FLAG_* */
+#define HSCOPE_COL_CLASS       4  /* u32: class object id; 0xFFFFFFFF no class,
+                                     0xFFFFFFFE class not a class record */
+#define HSCOPE_COL_MEMSIZE     5  /* u32; 0xFFFFFFFF: larger, use
+                                     hscope_heap_object_memsize() */
+#define HSCOPE_COL_SIZE        6  /* u32; 0xFFFFFFFF: larger, see _size() */
+#define HSCOPE_COL_GENERATION  7  /* u32; 0xFFFFFFFF: not traced */
+#define HSCOPE_COL_SITE        8  /* u32 site id, see hscope_heap_site() */
+#define HSCOPE_COL_DETAIL      9  /* u32 string id, see hscope_heap_string() */
+#define HSCOPE_COL_REF_START  10  /* u32, count + 1 entries: CSR offsets */
+#define HSCOPE_COL_REFS       11  /* u32 target ids (CSR) */
+
+/** Element types of a column. */
+#define HSCOPE_ELEM_U8  1
+#define HSCOPE_ELEM_U16 2
+#define HSCOPE_ELEM_U32 3
+#define HSCOPE_ELEM_U64 4
+
+/**
+ * Read-only view of a whole column: *data points at *length elements of
+ * *elem_type, borrowed and valid until the heap is freed.  Lets FFI
+ * callers process millions of objects without a call per object.
+ */
+HSCOPE_API hscope_status hscope_heap_column(const hscope_heap_t *heap,
+                                            int32_t column, const void **data,
+                                            uint64_t *length,
+                                            int32_t *elem_type);
+
+/** Interned string by id (HSCOPE_COL_DETAIL, sites); NULL for id 0. */
+HSCOPE_API const char *hscope_heap_string(const hscope_heap_t *heap, uint32_t id);
+
+/** Site `site` (HSCOPE_COL_SITE): file and method string ids and line. */
+HSCOPE_API hscope_status hscope_heap_site(const hscope_heap_t *heap,
+                                          uint32_t site, uint32_t *file,
+                                          uint32_t *line, uint32_t *method);
 
 /* ------------------------------------------------------------------------ */
 /* Roots and dangling references                                             */

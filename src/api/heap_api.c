@@ -169,6 +169,8 @@ load(hscope_heap_t **out, enum src_kind kind, const char *path, int fd,
         .max_refs = o.max_references,
         .progress = o.progress,
         .progress_ud = o.progress_user_data,
+        .line_fn = o.line_fn,
+        .line_ud = o.line_user_data,
     };
     if ((st = hscope__parse_stream(&r, &b, &po, &err)) != HSCOPE_OK)
         goto done;
@@ -481,6 +483,67 @@ hscope_heap_object_value(const hscope_heap_t *h, hscope_id id,
         return HSCOPE_ERR_NOT_FOUND;
     *data = h->val_arena + h->val_off[lo];
     *len = h->val_len[lo];
+    return HSCOPE_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* bulk columns                                                       */
+/* ------------------------------------------------------------------ */
+
+HSCOPE_API hscope_status
+hscope_heap_column(const hscope_heap_t *h, int32_t column, const void **data,
+                   uint64_t *length, int32_t *elem)
+{
+    if (!h || !data || !length || !elem)
+        return HSCOPE_ERR_INVALID_ARG;
+    uint64_t n = h->n;
+    switch (column) {
+    case HSCOPE_COL_ADDRESS: *data = h->addr; *elem = HSCOPE_ELEM_U64; break;
+    case HSCOPE_COL_TYPE: *data = h->type; *elem = HSCOPE_ELEM_U8; break;
+    case HSCOPE_COL_FLAGS: *data = h->flags; *elem = HSCOPE_ELEM_U16; break;
+    case HSCOPE_COL_CLASS: *data = h->cls; *elem = HSCOPE_ELEM_U32; break;
+    case HSCOPE_COL_MEMSIZE: *data = h->memsize; *elem = HSCOPE_ELEM_U32; break;
+    case HSCOPE_COL_SIZE: *data = h->size; *elem = HSCOPE_ELEM_U32; break;
+    case HSCOPE_COL_GENERATION: *data = h->gen; *elem = HSCOPE_ELEM_U32; break;
+    case HSCOPE_COL_SITE: *data = h->site; *elem = HSCOPE_ELEM_U32; break;
+    case HSCOPE_COL_DETAIL: *data = h->detail; *elem = HSCOPE_ELEM_U32; break;
+    case HSCOPE_COL_REF_START:
+        *data = h->edge_start;
+        *elem = HSCOPE_ELEM_U32;
+        n = (uint64_t)h->n + 1;
+        break;
+    case HSCOPE_COL_REFS:
+        *data = h->edges;
+        *elem = HSCOPE_ELEM_U32;
+        n = h->nedges;
+        break;
+    default:
+        return HSCOPE_ERR_UNSUPPORTED;
+    }
+    *length = n;
+    return HSCOPE_OK;
+}
+
+HSCOPE_API const char *
+hscope_heap_string(const hscope_heap_t *h, uint32_t id)
+{
+    return h ? hscope__intern_str(&h->strings, id) : NULL;
+}
+
+HSCOPE_API hscope_status
+hscope_heap_site(const hscope_heap_t *h, uint32_t site, uint32_t *file,
+                 uint32_t *line, uint32_t *method)
+{
+    if (!h)
+        return HSCOPE_ERR_INVALID_ARG;
+    if (site >= h->nsites)
+        return HSCOPE_ERR_NOT_FOUND;
+    if (file)
+        *file = h->site_file[site];
+    if (line)
+        *line = h->site_line[site];
+    if (method)
+        *method = h->site_method[site];
     return HSCOPE_OK;
 }
 

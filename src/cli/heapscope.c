@@ -36,6 +36,7 @@ static const char usage_main[] =
     "  tally     group live objects by type, class, file, file:line,\n"
     "            file:line:class (bleak_house style), method, generation or gem\n"
     "  diff      objects born between dumps A and B and still alive in C\n"
+    "  show      one object: all its fields, what it references, what references it\n"
     "\n"
     "Run 'heapscope COMMAND --help' for the options of a command.\n"
     "Options for every command:\n"
@@ -85,6 +86,17 @@ static const char usage_diff[] =
     "  --json          {\"leaked\": {\"count\", \"memsize\", \"groups\": [...]}, ...}\n"
     "  --address-only  classic heapleak: compare addresses only\n"
     "  --keep-dumper   keep objects allocated by ObjectSpace.dump_all itself\n";
+
+static const char usage_show[] =
+    "usage: heapscope show [--json] [--values] [load options] DUMP ADDR...\n"
+    "\n"
+    "Everything about one or more objects: type, class, memsize, allocation\n"
+    "site, flags, the dump record itself, what the object references and what\n"
+    "references it.  ADDR is hex as in the dump (0x7f...).\n"
+    "\n"
+    "  --json        machine-readable output\n"
+    "  --values      also print STRING/SYMBOL values (off by default: dumps\n"
+    "                hold secrets in plain text)\n";
 
 static const char usage_tally[] =
     "usage: heapscope tally [--by KEY] [--top N] [--sort count|memsize] [--json]\n"
@@ -839,6 +851,292 @@ cmd_diff(int argc, char **argv)
     return 0;
 }
 
+/* ------------------------------------------------------------------ */
+/* show                                                               */
+/* ------------------------------------------------------------------ */
+
+typedef struct want {
+    uint64_t addr;
+    char prefix[48];
+    size_t plen;
+    char *line;        /* the record, when found */
+    size_t len;
+} want;
+
+typedef struct wantlist {
+    want *w;
+    int n;
+} wantlist;
+
+static int32_t
+grab_lines(void *ud, const char *line, uint64_t len, uint64_t lineno)
+{
+    (void)lineno;
+    wantlist *wl = ud;
+    if (len < 16 || line[0] != '{')
+        return 0;
+    for (int i = 0; i < wl->n; i++) {
+        want *w = &wl->w[i];
+        if (!w->line && len > w->plen && memcmp(line, w->prefix, w->plen) == 0) {
+            w->line = malloc(len + 1);
+            if (w->line) {
+                memcpy(w->line, line, len);
+                w->line[len] = '\0';
+                w->len = len;
+            }
+        }
+    }
+    return 0;
+}
+
+/* The record with any "value" string replaced (dumps hold secrets). */
+static void
+print_record(FILE *out, const char *line, int values)
+{
+    const char *p = line;
+    const char *v;
+    while (!values && (v = strstr(p, "\"value\":\"")) != NULL) {
+        fwrite(p, 1, (size_t)(v - p), out);
+        fputs("\"value\":\"(hidden; --values shows it)\"", out);
+        const char *q = v + 9;
+        while (*q && *q != '"')
+            q += (*q == '\\' && q[1]) ? 2 : 1;
+        p = *q ? q + 1 : q;
+    }
+    fputs(p, out);
+}
+
+static void
+flag_names(uint32_t f, jw *w, FILE *out)
+{
+    static const char *const names[] = { "frozen", "embedded", "shared", "fstring",
+        "old", "marked", "uncollectible", "wb_protected", "pinned", "broken",
+        "marking", "remembered", "singleton", "chilled" };
+    int first = 1;
+    for (int b = 0; b < 14; b++) {
+        if (!(f & (1u << b)))
+            continue;
+        if (w)
+            jw_str(w, names[b]);
+        else
+            fprintf(out, "%s%s", first ? "" : ", ", names[b]);
+        first = 0;
+    }
+    if (!w && first)
+        fputs("(none)", out);
+}
+
+static void
+obj_brief_json(jw *w, const hscope_heap_t *h, hscope_id id)
+{
+    jw_obj(w);
+    jw_key(w, "address"); jw_addr(w, hscope_heap_object_address(h, id));
+    jw_key(w, "type"); jw_str(w, hscope_heap_type_name(h, hscope_heap_object_type(h, id)));
+    jw_key(w, "class"); jw_str(w, hscope_heap_object_class_label(h, id));
+    jw_key(w, "memsize"); jw_u64(w, hscope_heap_object_memsize(h, id));
+    jw_end_obj(w);
+}
+
+static void
+obj_brief_text(const hscope_heap_t *h, hscope_id id)
+{
+    char m[32];
+    human_bytes(hscope_heap_object_memsize(h, id), m, sizeof(m));
+    printf("  0x%-14llx %-8s %-36s %10s\n",
+           (unsigned long long)hscope_heap_object_address(h, id),
+           hscope_heap_type_name(h, hscope_heap_object_type(h, id)),
+           hscope_heap_object_class_label(h, id), m);
+}
+
+static void
+show_one(hscope_heap_t *h, const want *wt, int json, jw *w, int values)
+{
+    hscope_id id;
+    if (hscope_heap_find(h, wt->addr, &id) != HSCOPE_OK) {
+        if (json) {
+            jw_obj(w);
+            jw_key(w, "address"); jw_addr(w, wt->addr);
+            jw_key(w, "found"); jw_bool(w, 0);
+            jw_end_obj(w);
+        } else {
+            printf("0x%llx: not an object of this dump\n\n", (unsigned long long)wt->addr);
+        }
+        return;
+    }
+    const hscope_id *refs, *srcs = NULL;
+    uint64_t nrefs, nsrc = 0;
+    hscope_heap_object_references(h, id, &refs, &nrefs);
+    hscope_error err = HSCOPE_ERROR_INIT;
+    if (hscope_heap_object_referrers(h, id, &srcs, &nsrc, &err) != HSCOPE_OK)
+        nsrc = 0;
+    const char *val = NULL;
+    uint64_t vlen = 0;
+    if (values)
+        hscope_heap_object_value(h, id, &val, &vlen);
+    const char *file = hscope_heap_object_file(h, id), *meth = hscope_heap_object_method(h, id);
+    int64_t gen = hscope_heap_object_generation(h, id);
+    if (json) {
+        jw_obj(w);
+        jw_key(w, "address"); jw_addr(w, wt->addr);
+        jw_key(w, "found"); jw_bool(w, 1);
+        jw_key(w, "type"); jw_str(w, hscope_heap_type_name(h, hscope_heap_object_type(h, id)));
+        jw_key(w, "class"); jw_str(w, hscope_heap_object_class_label(h, id));
+        uint64_t ca = hscope_heap_object_class_address(h, id);
+        jw_key(w, "class_address");
+        if (ca) jw_addr(w, ca); else jw_null(w);
+        jw_key(w, "detail"); jw_str(w, hscope_heap_object_detail(h, id));
+        jw_key(w, "memsize"); jw_u64(w, hscope_heap_object_memsize(h, id));
+        jw_key(w, "size"); jw_u64(w, hscope_heap_object_size(h, id));
+        jw_key(w, "file"); jw_str(w, file);
+        jw_key(w, "line"); jw_u64(w, hscope_heap_object_line(h, id));
+        jw_key(w, "method"); jw_str(w, meth);
+        jw_key(w, "generation");
+        if (gen >= 0) jw_i64(w, gen); else jw_null(w);
+        jw_key(w, "flags"); jw_arr(w); flag_names(hscope_heap_object_flags(h, id), w, NULL); jw_end_arr(w);
+        if (values) {
+            jw_key(w, "value");
+            if (val) jw_strn(w, val, (size_t)vlen); else jw_null(w);
+        }
+        if (wt->line) {
+            jw_key(w, "record");
+            print_record(stdout, wt->line, values);
+        }
+        jw_key(w, "references"); jw_arr(w);
+        for (uint64_t i = 0; i < nrefs; i++)
+            obj_brief_json(w, h, refs[i]);
+        jw_end_arr(w);
+        jw_key(w, "referrers"); jw_arr(w);
+        for (uint64_t i = 0; i < nsrc; i++)
+            obj_brief_json(w, h, srcs[i]);
+        jw_end_arr(w);
+        jw_end_obj(w);
+        return;
+    }
+    char m[32];
+    human_bytes(hscope_heap_object_memsize(h, id), m, sizeof(m));
+    printf("0x%llx  %s  %s  memsize %s", (unsigned long long)wt->addr,
+           hscope_heap_type_name(h, hscope_heap_object_type(h, id)),
+           hscope_heap_object_class_label(h, id), m);
+    if (hscope_heap_object_size(h, id))
+        printf("  size %llu", (unsigned long long)hscope_heap_object_size(h, id));
+    printf("\n");
+    if (hscope_heap_object_detail(h, id))
+        printf("  detail:     %s\n", hscope_heap_object_detail(h, id));
+    if (file || gen >= 0)
+        printf("  allocated:  %s:%u%s%s, generation %lld\n", file ? file : "(none)",
+               hscope_heap_object_line(h, id), meth ? " in " : "", meth ? meth : "",
+               (long long)gen);
+    else
+        printf("  allocated:  (no allocation info: trace_object_allocations was off)\n");
+    printf("  flags:      ");
+    flag_names(hscope_heap_object_flags(h, id), NULL, stdout);
+    printf("\n");
+    if (values && val)
+        printf("  value:      %.*s\n", (int)(vlen > 200 ? 200 : vlen), val);
+    if (wt->line) {
+        printf("  record:     ");
+        print_record(stdout, wt->line, values);
+        printf("\n");
+    }
+    printf("references (%llu):\n", (unsigned long long)nrefs);
+    for (uint64_t i = 0; i < nrefs; i++)
+        obj_brief_text(h, refs[i]);
+    printf("referenced by (%llu):\n", (unsigned long long)nsrc);
+    for (uint64_t i = 0; i < nsrc; i++)
+        obj_brief_text(h, srcs[i]);
+    printf("\n");
+}
+
+static int
+parse_addr_arg(const char *s, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+        s += 2;
+    unsigned long long v = strtoull(s, &end, 16);
+    if (errno || end == s || *end)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int
+cmd_show(int argc, char **argv)
+{
+    if (want_help(argc, argv, usage_show))
+        return 0;
+    common c = { HSCOPE_LOAD_OPTIONS_INIT, 1, { 0, 0, NULL } };
+    int json = 0, values = 0;
+    const char *path = NULL;
+    wantlist wl = { calloc((size_t)argc, sizeof(want)), 0 };
+    if (!wl.w)
+        return EXIT_BAD_INPUT;
+    int rc = 0;
+    for (int i = 2; i < argc; i++) {
+        int r = load_option(&c, argc, argv, &i, usage_show);
+        if (r < 0) {
+            rc = EXIT_USAGE;
+            goto out;
+        }
+        if (r > 0)
+            continue;
+        if (strcmp(argv[i], "--json") == 0) {
+            json = 1;
+        } else if (strcmp(argv[i], "--values") == 0) {
+            values = 1;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            rc = usage_error(usage_show, "unknown option '%s'", argv[i]);
+            goto out;
+        } else if (!path) {
+            path = argv[i];
+        } else {
+            want *w = &wl.w[wl.n];
+            if (parse_addr_arg(argv[i], &w->addr) != 0) {
+                rc = usage_error(usage_show, "'%s' is not a hex address", argv[i]);
+                goto out;
+            }
+            snprintf(w->prefix, sizeof(w->prefix), "{\"address\":\"0x%llx\"",
+                     (unsigned long long)w->addr);
+            w->plen = strlen(w->prefix);
+            wl.n++;
+        }
+    }
+    if (!path || wl.n == 0) {
+        rc = usage_error(usage_show, "need a DUMP and at least one ADDR%s", "");
+        goto out;
+    }
+    c.lo.line_fn = grab_lines;
+    c.lo.line_user_data = &wl;
+    if (values)
+        c.lo.flags |= HSCOPE_LOAD_VALUES;
+    hscope_heap_t *h = load_dump(&c, path);
+    if (!h) {
+        rc = EXIT_BAD_INPUT;
+        goto out;
+    }
+    jw w;
+    jw_init(&w, stdout, 1);
+    if (json) {
+        jw_obj(&w);
+        jw_key(&w, "objects");
+        jw_arr(&w);
+    }
+    for (int i = 0; i < wl.n; i++)
+        show_one(h, &wl.w[i], json, &w, values);
+    if (json) {
+        jw_end_arr(&w);
+        jw_end_obj(&w);
+        jw_done(&w);
+    }
+    hscope_heap_free(h);
+out:
+    for (int i = 0; i < wl.n; i++)
+        free(wl.w[i].line);
+    free(wl.w);
+    return rc;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -861,6 +1159,8 @@ main(int argc, char **argv)
         return cmd_tally(argc, argv);
     if (strcmp(cmd, "diff") == 0)
         return cmd_diff(argc, argv);
+    if (strcmp(cmd, "show") == 0)
+        return cmd_show(argc, argv);
     fprintf(stderr, "%s: unknown command '%s'\n\n%s", prog, cmd, usage_main);
     return EXIT_USAGE;
 }

@@ -14,6 +14,8 @@ typedef struct hscope__parse_opts {
     uint64_t max_refs;        /* per record; 0: no cap */
     hscope_progress_fn progress;
     void *progress_ud;
+    hscope_line_fn line_fn;   /* raw line hook, may be NULL */
+    void *line_ud;
 } hscope__parse_opts;
 
 /* Line parser: the builder it fills plus reusable scratch space, so that

@@ -40,6 +40,11 @@ one_line(loop *L, uint8_t *s, uint8_t *e, int at_eof)
 {
     hscope__builder *b = L->b;
     uint64_t lineno = ++b->lines;
+    if (L->o->line_fn &&
+        L->o->line_fn(L->o->line_ud, (const char *)s, (uint64_t)(e - s), lineno))
+        return hscope__fail_at(L->err, HSCOPE_ERR_CANCELLED, lineno,
+                               L->base + (uint64_t)(s - L->buf),
+                               "load cancelled by the line callback");
     int rc = hscope__lp_line(&L->lp, s, e);
     if (rc > 0)
         return HSCOPE_OK;
