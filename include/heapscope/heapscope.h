@@ -520,11 +520,27 @@ HSCOPE_API hscope_status hscope_tally_compute(hscope_tally_t **out,
                                               const char *key,
                                               const hscope_tally_options *opts,
                                               hscope_error *err);
+/**
+ * Fold a dump file straight into a tally, without building the model:
+ * memory grows with the number of groups and distinct strings, not with
+ * the dump, so any number of dumps of any size can be aggregated (each
+ * call is independent: run them on several threads at once).  Same keys,
+ * labels and results as hscope_tally_compute() on the loaded heap.
+ */
+HSCOPE_API hscope_status hscope_tally_file(hscope_tally_t **out,
+                                           const char *path, const char *key,
+                                           const hscope_load_options *load,
+                                           const hscope_tally_options *opts,
+                                           hscope_error *err);
+
 HSCOPE_API void hscope_tally_free(hscope_tally_t *tally);
 /** Number of rows (after `top`). */
 HSCOPE_API uint64_t hscope_tally_row_count(const hscope_tally_t *tally);
 /** Number of distinct groups before `top` was applied. */
 HSCOPE_API uint64_t hscope_tally_group_count(const hscope_tally_t *tally);
+/** Object count and memsize summed over all groups (before `top`). */
+HSCOPE_API void hscope_tally_totals(const hscope_tally_t *tally,
+                                    uint64_t *count, uint64_t *memsize);
 /** Row i: key text, object count, memsize sum.  NULL/0 if out of range. */
 HSCOPE_API const char *hscope_tally_row_key(const hscope_tally_t *tally, uint64_t i);
 HSCOPE_API uint64_t hscope_tally_row_count_of(const hscope_tally_t *tally, uint64_t i);

@@ -34,7 +34,9 @@ typedef struct group {
 } group;
 
 struct hscope_tally {
-    hscope_heap_t *heap;
+    hscope_heap_t *heap;   /* NULL for a tally folded from a stream */
+    hscope__mem *mem;      /* &heap->mem, or &own */
+    hscope__mem own;
     uint64_t *mstart;  /* with members: row i owns members[mstart[i]..] */
     uint32_t *members;
     group *g;
@@ -106,7 +108,7 @@ append_text(hscope_tally_t *t, const char *s, size_t n, hscope_error *err)
     size_t need;
     if (!hscope__add_ok(t->alen, n + 1, &need))
         return hscope__fail(err, HSCOPE_ERR_LIMIT, "tally text overflow");
-    hscope_status st = hscope__grow(&t->heap->mem, (void **)&t->arena, &t->acap,
+    hscope_status st = hscope__grow(t->mem, (void **)&t->arena, &t->acap,
                                     need, 1, err);
     if (st != HSCOPE_OK)
         return st;
@@ -236,7 +238,7 @@ static hscope_status
 collect_members(hscope_tally_t *t, const uint32_t *gidx, const uint32_t *ids,
                 size_t n, hscope_error *err)
 {
-    hscope__mem *m = &t->heap->mem;
+    hscope__mem *m = t->mem;
     /* rows were sorted: map old group index -> row */
     uint32_t *row = hscope__malloc(m, (t->ng + 1) * sizeof(uint32_t));
     t->mstart = hscope__calloc(m, t->ng + 2, sizeof(uint64_t));
@@ -316,6 +318,7 @@ hscope__tally_run(hscope_tally_t **out, hscope_heap_t *heap, const char *key,
         goto done;
     }
     t->heap = heap;
+    t->mem = &heap->mem;
     hscope__heap_retain(heap);
     if (tk == TK_GEM) {
         if ((st = hscope__intern_init(&gems, &heap->mem, &err)) != HSCOPE_OK)
@@ -436,11 +439,14 @@ hscope_tally_free(hscope_tally_t *t)
     if (!t)
         return;
     hscope_heap_t *h = t->heap;
-    hscope__free(&h->mem, t->mstart);
-    hscope__free(&h->mem, t->members);
-    hscope__free(&h->mem, t->g);
-    hscope__free(&h->mem, t->arena);
-    hscope__free(&h->mem, t);
+    hscope__mem *m = t->mem, own = t->own;
+    if (!h)
+        m = &own; /* t holds its own context: free t through a copy */
+    hscope__free(m, t->mstart);
+    hscope__free(m, t->members);
+    hscope__free(m, t->g);
+    hscope__free(m, t->arena);
+    hscope__free(m, t);
     hscope__heap_release(h);
 }
 
@@ -454,6 +460,20 @@ HSCOPE_API uint64_t
 hscope_tally_group_count(const hscope_tally_t *t)
 {
     return t ? t->ng : 0;
+}
+
+HSCOPE_API void
+hscope_tally_totals(const hscope_tally_t *t, uint64_t *count, uint64_t *memsize)
+{
+    uint64_t c = 0, m = 0;
+    for (size_t i = 0; t && i < t->ng; i++) {
+        c += t->g[i].count;
+        m += t->g[i].memsize;
+    }
+    if (count)
+        *count = c;
+    if (memsize)
+        *memsize = m;
 }
 
 HSCOPE_API const char *
@@ -472,4 +492,72 @@ HSCOPE_API uint64_t
 hscope_tally_row_memsize(const hscope_tally_t *t, uint64_t i)
 {
     return t && i < t->nrows ? t->g[i].memsize : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* standalone tallies (folded from a stream, no heap)                  */
+/* ------------------------------------------------------------------ */
+
+hscope_status
+hscope__tally_new(hscope_tally_t **out, const hscope_allocator *a,
+                  hscope_error *err)
+{
+    hscope__mem m;
+    hscope__mem_init(&m, a, 0);
+    hscope_tally_t *t = hscope__calloc(&m, 1, sizeof(*t));
+    if (!t)
+        return hscope__nomem(err, sizeof(*t));
+    t->own = m;
+    atomic_store(&t->own.used, atomic_load(&m.used));
+    t->mem = &t->own;
+    *out = t;
+    return HSCOPE_OK;
+}
+
+hscope_status
+hscope__tally_add(hscope_tally_t *t, const char *key, size_t len,
+                  uint64_t count, uint64_t memsize, hscope_error *err)
+{
+    hscope_status st = hscope__grow(t->mem, (void **)&t->g, &t->ncap, t->ng + 1,
+                                    sizeof(group), err);
+    if (st != HSCOPE_OK)
+        return st;
+    group *g = &t->g[t->ng];
+    memset(g, 0, sizeof(*g));
+    g->count = count;
+    g->memsize = memsize;
+    g->orig = (uint32_t)t->ng;
+    g->text = t->alen;
+    if ((st = append_text(t, key, len, err)) != HSCOPE_OK)
+        return st;
+    t->ng++;
+    return HSCOPE_OK;
+}
+
+void
+hscope__tally_finish(hscope_tally_t *t, uint32_t sort, uint64_t top)
+{
+    for (size_t j = 0; j < t->ng; j++)
+        t->g[j].tp = t->arena + t->g[j].text;
+    if (t->ng)
+        qsort(t->g, t->ng, sizeof(group),
+              sort == HSCOPE_SORT_MEMSIZE ? cmp_memsize : cmp_count);
+    t->nrows = top && top < t->ng ? (size_t)top : t->ng;
+}
+
+/* Gem of a file path (shared with the fold). */
+void
+hscope__gem_of(const char *f, const char **out, size_t *n)
+{
+    gem_of(f, out, n);
+}
+
+/* Key name -> enum, or -1. */
+int
+hscope__tally_key(const char *key)
+{
+    for (size_t ki = 0; ki < sizeof(keys) / sizeof(keys[0]); ki++)
+        if (strcmp(keys[ki].name, key) == 0)
+            return (int)keys[ki].k;
+    return -1;
 }

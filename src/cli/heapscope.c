@@ -109,6 +109,8 @@ static const char usage_tally[] =
     "\n"
     "  --top N       rows to print (default 20; 0 = all)\n"
     "  --sort WHAT   count (default) or memsize\n"
+    "  --stream      fold the dump without building the object graph: memory\n"
+    "                bounded by the number of groups (same results)\n"
     "  --json        {\"by\": KEY, \"rows\": [{\"key\", \"count\", \"memsize\"}, ...]}\n";
 
 /* ------------------------------------------------------------------ */
@@ -565,6 +567,17 @@ out:
 /* ------------------------------------------------------------------ */
 
 static int
+valid_key(const char *by)
+{
+    static const char *const keys[] = { "type", "class", "file", "file:line",
+        "file:line:class", "method", "generation", "gem" };
+    for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+        if (strcmp(keys[k], by) == 0)
+            return 1;
+    return 0;
+}
+
+static int
 cmd_tally(int argc, char **argv)
 {
     if (want_help(argc, argv, usage_tally))
@@ -572,7 +585,7 @@ cmd_tally(int argc, char **argv)
     common c = { HSCOPE_LOAD_OPTIONS_INIT, 1, { 0, 0, NULL } };
     hscope_tally_options to = HSCOPE_TALLY_OPTIONS_INIT;
     to.top = 20;
-    int json = 0;
+    int json = 0, stream = 0;
     const char *by = "file:line:class", *path = NULL;
     for (int i = 2; i < argc; i++) {
         int r = load_option(&c, argc, argv, &i, usage_tally);
@@ -582,6 +595,8 @@ cmd_tally(int argc, char **argv)
             continue;
         if (strcmp(argv[i], "--json") == 0) {
             json = 1;
+        } else if (strcmp(argv[i], "--stream") == 0) {
+            stream = 1;
         } else if (strcmp(argv[i], "--by") == 0) {
             if (i + 1 >= argc)
                 return usage_error(usage_tally, "--by needs a KEY%s", "");
@@ -609,20 +624,21 @@ cmd_tally(int argc, char **argv)
     }
     if (!path)
         return usage_error(usage_tally, "no DUMP given%s", "");
-    static const char *const keys[] = { "type", "class", "file", "file:line",
-        "file:line:class", "method", "generation", "gem" };
-    int ok = 0;
-    for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
-        ok |= strcmp(keys[k], by) == 0;
-    if (!ok)
+    if (!valid_key(by))
         return usage_error(usage_tally, "unknown --by key '%s'", by);
-    hscope_heap_t *h = load_dump(&c, path);
-    if (!h)
-        return EXIT_BAD_INPUT;
+    hscope_heap_t *h = NULL;
     hscope_tally_t *t = NULL;
     hscope_error err = HSCOPE_ERROR_INIT;
-    if (hscope_tally_compute(&t, h, by, &to, &err) != HSCOPE_OK) {
-        fprintf(stderr, "%s: %s\n", prog, err.message);
+    hscope_status st;
+    if (stream) {
+        st = hscope_tally_file(&t, path, by, &c.lo, &to, &err);
+    } else {
+        if (!(h = load_dump(&c, path)))
+            return EXIT_BAD_INPUT;
+        st = hscope_tally_compute(&t, h, by, &to, &err);
+    }
+    if (st != HSCOPE_OK) {
+        fprintf(stderr, "%s: %s: %s\n", prog, path, err.message);
         hscope_heap_free(h);
         return EXIT_BAD_INPUT;
     }
@@ -645,11 +661,11 @@ cmd_tally(int argc, char **argv)
         jw_end_obj(&w);
         jw_done(&w);
     } else {
-        hscope_load_stats s = HSCOPE_LOAD_STATS_INIT;
-        hscope_heap_stats(h, &s);
+        uint64_t n, m;
+        hscope_tally_totals(t, &n, &m);
         char title[64];
         snprintf(title, sizeof(title), "by %s", by);
-        print_table(t, title, s.objects, s.total_memsize);
+        print_table(t, title, n, m);
     }
     hscope_tally_free(t);
     hscope_heap_free(h);
@@ -659,17 +675,6 @@ cmd_tally(int argc, char **argv)
 /* ------------------------------------------------------------------ */
 /* diff                                                               */
 /* ------------------------------------------------------------------ */
-
-static int
-valid_key(const char *by)
-{
-    static const char *const keys[] = { "type", "class", "file", "file:line",
-        "file:line:class", "method", "generation", "gem" };
-    for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
-        if (strcmp(keys[k], by) == 0)
-            return 1;
-    return 0;
-}
 
 static void
 diff_json(hscope_diff_t *d, hscope_tally_t *t, const char *by, char **paths,

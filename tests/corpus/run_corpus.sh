@@ -38,6 +38,16 @@ dumps=("$data"/leak_s1/heap_*.json "$data"/leak_s1/heap_1.json.gz
 for f in "${dumps[@]}"; do
   python3 "$here/compare_reference.py" "$HEAPSCOPE" "$HEAPSCOPE_CORPUS/reference.py" "$f" || fail=1
 done
+# streamed tallies (no model) must equal tallies of the loaded heap, every key
+for f in "$data"/leak_s1/heap_3.json "$data"/edge/format_edge.json "$data"/leak_s005_gz/heap_1.json.gz \
+         "$HEAPSCOPE_CORPUS"/external/heapy_my_dump_1.json; do
+  for k in type class file file:line file:line:class method generation gem; do
+    if ! cmp -s <("$HEAPSCOPE" tally --json --top 0 --by "$k" "$f") \
+                <("$HEAPSCOPE" tally --stream --json --top 0 --by "$k" "$f"); then
+      echo "DIFF $f: tally --stream --by $k differs from the loaded heap's"; fail=1
+    fi
+  done
+done
 # the 3-snapshot diff against truth.json (every planted object) and the
 # reference identity diff (nothing outside it)
 for d in "$data"/leak_s1 "$data"/leak_s005_gz "$data"/leak_s3_gz; do

@@ -1,0 +1,399 @@
+/*
+ * fold.c - streaming aggregation: a dump folded straight into group totals
+ * (count and memsize per key) by the parser in sink mode, without the
+ * model, so memory is bounded by the number of groups and distinct strings
+ * rather than by the dump.  Same keys and definitions as the tally.
+ *
+ * Class labels need the class records, which may come after the objects:
+ * objects are grouped by class *address* (IMEMO by imemo_type) and the
+ * labels are resolved once the whole dump has been read; groups whose
+ * labels coincide are then merged by text.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "../parse/parse.h"
+#include "analysis.h"
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#define IMEMO_BIT ((uint64_t)1 << 63)
+
+typedef struct gkey {
+    uint64_t a;
+    uint32_t b, c;
+} gkey;
+
+typedef struct fold {
+    hscope__mem *mem;
+    int tk;
+    gkey *keys;
+    uint64_t *count, *memsize;
+    size_t n, cap;
+    uint32_t *table;              /* group index + 1 */
+    size_t mask;
+    uint64_t *cls_addr;           /* class records: address -> detail */
+    uint32_t *cls_detail;
+    size_t ncls, ccap;
+    uint32_t *cls_table;
+    size_t cmask;
+} fold;
+
+static size_t
+hash_key(const gkey *k)
+{
+    uint64_t w[2] = { k->a, ((uint64_t)k->b << 32) | k->c };
+    return (size_t)XXH3_64bits(w, sizeof(w));
+}
+
+static hscope_status
+rehash_groups(fold *f, hscope_error *err)
+{
+    size_t nc = (f->mask + 1) * 2;
+    uint32_t *t = hscope__calloc(f->mem, nc, sizeof(uint32_t));
+    if (!t)
+        return hscope__nomem(err, nc * 4);
+    for (size_t g = 0; g < f->n; g++) {
+        size_t s = hash_key(&f->keys[g]) & (nc - 1);
+        while (t[s])
+            s = (s + 1) & (nc - 1);
+        t[s] = (uint32_t)(g + 1);
+    }
+    hscope__free(f->mem, f->table);
+    f->table = t;
+    f->mask = nc - 1;
+    return HSCOPE_OK;
+}
+
+static hscope_status
+add(fold *f, const gkey *k, uint64_t memsize, hscope_error *err)
+{
+    size_t s = hash_key(k) & f->mask;
+    uint32_t g;
+    while ((g = f->table[s]) != 0) {
+        const gkey *x = &f->keys[g - 1];
+        if (x->a == k->a && x->b == k->b && x->c == k->c)
+            break;
+        s = (s + 1) & f->mask;
+    }
+    if (!g) {
+        if (f->n == f->cap) {
+            size_t c0 = f->cap;
+            hscope_status st = hscope__grow(f->mem, (void **)&f->keys, &f->cap,
+                                            f->n + 1, sizeof(gkey), err);
+            if (st != HSCOPE_OK)
+                return st;
+            uint64_t *c = hscope__realloc(f->mem, f->count, f->cap * 8);
+            if (!c) {
+                f->cap = c0;
+                return hscope__nomem(err, f->cap * 8);
+            }
+            f->count = c;
+            uint64_t *m = hscope__realloc(f->mem, f->memsize, f->cap * 8);
+            if (!m) {
+                f->cap = c0;
+                return hscope__nomem(err, f->cap * 8);
+            }
+            f->memsize = m;
+        }
+        f->keys[f->n] = *k;
+        f->count[f->n] = 0;
+        f->memsize[f->n] = 0;
+        f->table[s] = g = (uint32_t)++f->n;
+        if (f->n * 2 > f->mask + 1) {
+            hscope_status st = rehash_groups(f, err);
+            if (st != HSCOPE_OK)
+                return st;
+        }
+    }
+    f->count[g - 1]++;
+    f->memsize[g - 1] += memsize;
+    return HSCOPE_OK;
+}
+
+/* class address -> detail string id (last record wins, as in the model) */
+static hscope_status
+add_class(fold *f, uint64_t addr, uint32_t detail, hscope_error *err)
+{
+    hscope_status st;
+    if (f->ncls * 2 >= f->cmask + 1) {
+        size_t nc = (f->cmask + 1) * 2;
+        uint32_t *t = hscope__calloc(f->mem, nc, sizeof(uint32_t));
+        if (!t)
+            return hscope__nomem(err, nc * 4);
+        for (size_t i = 0; i < f->ncls; i++) {
+            size_t s = (size_t)XXH3_64bits(&f->cls_addr[i], 8) & (nc - 1);
+            while (t[s])
+                s = (s + 1) & (nc - 1);
+            t[s] = (uint32_t)(i + 1);
+        }
+        hscope__free(f->mem, f->cls_table);
+        f->cls_table = t;
+        f->cmask = nc - 1;
+    }
+    size_t s = (size_t)XXH3_64bits(&addr, 8) & f->cmask;
+    uint32_t i;
+    while ((i = f->cls_table[s]) != 0) {
+        if (f->cls_addr[i - 1] == addr) {
+            f->cls_detail[i - 1] = detail;
+            return HSCOPE_OK;
+        }
+        s = (s + 1) & f->cmask;
+    }
+    size_t c0 = f->ccap;
+    if ((st = hscope__grow(f->mem, (void **)&f->cls_addr, &f->ccap, f->ncls + 1, 8,
+                           err)) != HSCOPE_OK)
+        return st;
+    if (f->ccap != c0) {
+        uint32_t *d = hscope__realloc(f->mem, f->cls_detail, f->ccap * 4);
+        if (!d) {
+            f->ccap = c0;
+            return hscope__nomem(err, f->ccap * 4);
+        }
+        f->cls_detail = d;
+    }
+    f->cls_addr[f->ncls] = addr;
+    f->cls_detail[f->ncls] = detail;
+    f->cls_table[s] = (uint32_t)++f->ncls;
+    return HSCOPE_OK;
+}
+
+static int
+find_class(const fold *f, uint64_t addr, uint32_t *detail)
+{
+    size_t s = (size_t)XXH3_64bits(&addr, 8) & f->cmask;
+    uint32_t i;
+    while ((i = f->cls_table[s]) != 0) {
+        if (f->cls_addr[i - 1] == addr) {
+            *detail = f->cls_detail[i - 1];
+            return 1;
+        }
+        s = (s + 1) & f->cmask;
+    }
+    return 0;
+}
+
+static hscope_status
+sink(void *ud, hscope__builder *b, const hscope__objrec *o, hscope_error *err)
+{
+    (void)b;
+    fold *f = ud;
+    hscope_status st;
+    if (o->type == HSCOPE_TYPE_CLASS || o->type == HSCOPE_TYPE_MODULE ||
+        o->type == HSCOPE_TYPE_ICLASS)
+        if ((st = add_class(f, o->addr, o->detail, err)) != HSCOPE_OK)
+            return st;
+    uint64_t cls = o->type == HSCOPE_TYPE_IMEMO ? IMEMO_BIT | o->detail : o->class_addr;
+    gkey k = { 0, 0, 0 };
+    switch (f->tk) {
+    case HSCOPE__TK_TYPE: k.a = o->type; break;
+    case HSCOPE__TK_CLASS: k.a = cls; break;
+    case HSCOPE__TK_FILE:
+    case HSCOPE__TK_GEM: k.a = o->file; break;
+    case HSCOPE__TK_FILE_LINE: k.a = o->file; k.b = o->line; break;
+    case HSCOPE__TK_SITE: k.a = cls; k.b = o->file; k.c = o->line; break;
+    case HSCOPE__TK_METHOD: k.a = o->method; break;
+    case HSCOPE__TK_GENERATION: k.a = o->gen; break;
+    default: break;
+    }
+    return add(f, &k, o->memsize, err);
+}
+
+/* Text of a class key (DESIGN.md label rule). */
+static void
+label(const fold *f, const hscope__builder *b, uint64_t cls, char *buf, size_t n)
+{
+    uint32_t d;
+    if (cls & IMEMO_BIT) {
+        const char *s = hscope__intern_str(&b->strings, (uint32_t)cls);
+        snprintf(buf, n, "<imemo:%s>", s ? s : "?");
+    } else if (!cls) {
+        snprintf(buf, n, "<hidden>");
+    } else if (!find_class(f, cls, &d)) {
+        snprintf(buf, n, "<unknown>");
+    } else {
+        const char *s = hscope__intern_str(&b->strings, d);
+        snprintf(buf, n, "%s", s ? s : "<anonymous>");
+    }
+}
+
+/* Render every group's text and merge groups with equal text. */
+static hscope_status
+render_all(fold *f, const hscope__builder *b, hscope_tally_t *t, hscope_error *err)
+{
+    hscope__intern texts;
+    hscope_status st = hscope__intern_init(&texts, f->mem, err);
+    uint64_t *cnt = NULL, *mem = NULL;
+    size_t cap = 0, cap2 = 0;
+    char *buf = NULL, lbl[1024];
+    size_t bcap = 0;
+    if (st != HSCOPE_OK)
+        return st;
+    for (size_t g = 0; g < f->n; g++) {
+        const gkey *k = &f->keys[g];
+        const char *file = hscope__intern_str(&b->strings, (uint32_t)(f->tk == HSCOPE__TK_SITE ? k->b : k->a));
+        if (!file)
+            file = "(none)";
+        size_t need = strlen(file) + sizeof(lbl) + 64;
+        if ((st = hscope__grow(f->mem, (void **)&buf, &bcap, need, 1, err)) != HSCOPE_OK)
+            goto out;
+        size_t len;
+        switch (f->tk) {
+        case HSCOPE__TK_TYPE: {
+            const char *tn = k->a < 32 ? hscope__fixed_type_name((int)k->a)
+                                       : b->type_names[k->a & 255];
+            len = (size_t)snprintf(buf, bcap, "%s", tn ? tn : "?");
+            break;
+        }
+        case HSCOPE__TK_CLASS:
+            label(f, b, k->a, lbl, sizeof(lbl));
+            len = (size_t)snprintf(buf, bcap, "%s", lbl);
+            break;
+        case HSCOPE__TK_FILE:
+        case HSCOPE__TK_METHOD:
+            len = (size_t)snprintf(buf, bcap, "%s", file);
+            break;
+        case HSCOPE__TK_GEM: {
+            const char *gm;
+            size_t gl;
+            if (k->a) {
+                hscope__gem_of(file, &gm, &gl);
+            } else {
+                gm = "(none)";
+                gl = 6;
+            }
+            len = (size_t)snprintf(buf, bcap, "%.*s", (int)gl, gm);
+            break;
+        }
+        case HSCOPE__TK_FILE_LINE:
+            len = (size_t)snprintf(buf, bcap, "%s:%u", file, k->b);
+            break;
+        case HSCOPE__TK_SITE:
+            label(f, b, k->a, lbl, sizeof(lbl));
+            len = (size_t)snprintf(buf, bcap, "%s:%u:%s", file, k->c, lbl);
+            break;
+        case HSCOPE__TK_GENERATION:
+            if (k->a == HSCOPE__GEN_NONE)
+                len = (size_t)snprintf(buf, bcap, "(none)");
+            else
+                len = (size_t)snprintf(buf, bcap, "%llu", (unsigned long long)k->a);
+            break;
+        default:
+            len = 0;
+        }
+        if (len >= bcap)
+            len = bcap - 1;
+        uint32_t id;
+        if ((st = hscope__intern_add(&texts, buf, len, &id, err)) != HSCOPE_OK)
+            goto out;
+        if (id >= cap) {
+            size_t old = cap;
+            if ((st = hscope__grow(f->mem, (void **)&cnt, &cap, id + 1, 8, err)) != HSCOPE_OK)
+                goto out;
+            memset(cnt + old, 0, (cap - old) * 8);
+        }
+        if (id >= cap2) {
+            size_t old = cap2;
+            if ((st = hscope__grow(f->mem, (void **)&mem, &cap2, id + 1, 8, err)) != HSCOPE_OK)
+                goto out;
+            memset(mem + old, 0, (cap2 - old) * 8);
+        }
+        cnt[id] += f->count[g];
+        mem[id] += f->memsize[g];
+    }
+    for (uint32_t id = 1; id < texts.count; id++)
+        if ((st = hscope__tally_add(t, hscope__intern_str(&texts, id),
+                                    hscope__intern_len(&texts, id), cnt[id], mem[id],
+                                    err)) != HSCOPE_OK)
+            goto out;
+out:
+    hscope__free(f->mem, buf);
+    hscope__free(f->mem, cnt);
+    hscope__free(f->mem, mem);
+    hscope__intern_free(&texts);
+    return st;
+}
+
+static void
+fold_free(fold *f)
+{
+    void *p[] = { f->keys, f->count, f->memsize, f->table, f->cls_addr,
+                  f->cls_detail, f->cls_table };
+    for (size_t i = 0; i < sizeof(p) / sizeof(p[0]); i++)
+        hscope__free(f->mem, p[i]);
+}
+
+HSCOPE_API hscope_status
+hscope_tally_file(hscope_tally_t **out, const char *path, const char *key,
+                  const hscope_load_options *lo, const hscope_tally_options *uopts,
+                  hscope_error *uerr)
+{
+    hscope_error err;
+    hscope_error_init(&err);
+    hscope_status st;
+    hscope__mem mem;
+    hscope__builder b;
+    fold f;
+    hscope_tally_t *t = NULL;
+    int have_b = 0;
+    memset(&f, 0, sizeof(f));
+    memset(&b, 0, sizeof(b));
+    hscope_tally_options o;
+    hscope_tally_options_init(&o);
+    if (uopts)
+        memcpy(&o, uopts, uopts->size < sizeof(o) ? uopts->size : sizeof(o));
+    if (!out || !path || !key) {
+        st = hscope__fail(&err, HSCOPE_ERR_INVALID_ARG, "NULL argument");
+        goto done;
+    }
+    *out = NULL;
+    if (lo && lo->size < 2 * sizeof(uint32_t)) {
+        st = hscope__fail(&err, HSCOPE_ERR_INVALID_ARG, "load options size not set");
+        goto done;
+    }
+    if ((f.tk = hscope__tally_key(key)) < 0) {
+        st = hscope__fail(&err, HSCOPE_ERR_UNSUPPORTED, "unknown tally key \"%s\"", key);
+        goto done;
+    }
+    hscope__mem_init(&mem, lo ? lo->allocator : NULL, lo ? lo->max_memory : 0);
+    f.mem = &mem;
+    f.table = hscope__calloc(&mem, 1024, sizeof(uint32_t));
+    f.cls_table = hscope__calloc(&mem, 1024, sizeof(uint32_t));
+    if (!f.table || !f.cls_table) {
+        st = hscope__nomem(&err, 4096);
+        goto done;
+    }
+    f.mask = f.cmask = 1023;
+    if ((st = hscope__builder_init(&b, &mem, 0, 0, &err)) != HSCOPE_OK)
+        goto done;
+    have_b = 1;
+    b.sink = sink;
+    b.sink_ud = &f;
+    hscope__parse_opts po = {
+        .strict = lo && (lo->flags & HSCOPE_LOAD_STRICT),
+        .max_line = lo ? lo->max_line_bytes : 0,
+        .max_refs = lo ? lo->max_references : 0,
+        .progress = lo ? lo->progress : NULL,
+        .progress_ud = lo ? lo->progress_user_data : NULL,
+    };
+    if ((st = hscope__parse_path(path, lo && (lo->flags & HSCOPE_LOAD_NO_GZIP), &b,
+                                 &po, NULL, NULL, &err)) != HSCOPE_OK)
+        goto done;
+    if ((st = hscope__tally_new(&t, lo ? lo->allocator : NULL, &err)) != HSCOPE_OK)
+        goto done;
+    if ((st = render_all(&f, &b, t, &err)) != HSCOPE_OK)
+        goto done;
+    hscope__tally_finish(t, o.sort, o.top);
+done:
+    if (have_b)
+        hscope__builder_free(&b);
+    fold_free(&f);
+    if (st != HSCOPE_OK) {
+        hscope_tally_free(t);
+        hscope__error_copy_out(uerr, &err);
+        return st;
+    }
+    *out = t;
+    return HSCOPE_OK;
+}
