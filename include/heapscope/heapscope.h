@@ -521,6 +521,19 @@ HSCOPE_API hscope_status hscope_tally_compute(hscope_tally_t **out,
                                               const hscope_tally_options *opts,
                                               hscope_error *err);
 /**
+ * Tally a subset of the heap's objects (ids ascending, e.g. one generation
+ * or objects a caller selected from the bulk columns).  Rows also list
+ * their members (hscope_tally_row_objects()).  `ids` is copied from.
+ */
+HSCOPE_API hscope_status hscope_tally_subset(hscope_tally_t **out,
+                                             hscope_heap_t *heap,
+                                             const char *key,
+                                             const hscope_id *ids,
+                                             uint64_t count,
+                                             const hscope_tally_options *opts,
+                                             hscope_error *err);
+
+/**
  * Fold a dump file straight into a tally, without building the model:
  * memory grows with the number of groups and distinct strings, not with
  * the dump, so any number of dumps of any size can be aggregated (each
@@ -637,8 +650,9 @@ HSCOPE_API hscope_status hscope_diff_tally(hscope_tally_t **out,
                                            hscope_error *err);
 
 /**
- * Objects of row i of a tally made by hscope_diff_tally() (ids ascending,
- * borrowed).  HSCOPE_ERR_NOT_FOUND for other tallies.
+ * Objects of row i of a tally made by hscope_diff_tally() or
+ * hscope_tally_subset() (ids ascending, borrowed).  HSCOPE_ERR_NOT_FOUND
+ * for other tallies.
  */
 HSCOPE_API hscope_status hscope_tally_row_objects(const hscope_tally_t *tally,
                                                   uint64_t i,

@@ -421,6 +421,31 @@ hscope_tally_compute(hscope_tally_t **out, hscope_heap_t *heap, const char *key,
 }
 
 HSCOPE_API hscope_status
+hscope_tally_subset(hscope_tally_t **out, hscope_heap_t *heap, const char *key,
+                    const hscope_id *ids, uint64_t count,
+                    const hscope_tally_options *opts, hscope_error *err)
+{
+    if (out)
+        *out = NULL;
+    if (!heap || (!ids && count))
+        return HSCOPE_ERR_INVALID_ARG;
+    for (uint64_t i = 0; i < count; i++) {
+        if (ids[i] >= heap->n || (i && ids[i] <= ids[i - 1])) {
+            hscope_error e;
+            hscope_error_init(&e);
+            hscope__fail(&e, HSCOPE_ERR_INVALID_ARG,
+                         "ids must be ascending object ids (index %llu)",
+                         (unsigned long long)i);
+            hscope__error_copy_out(err, &e);
+            return HSCOPE_ERR_INVALID_ARG;
+        }
+    }
+    static const uint32_t none = 0;
+    return hscope__tally_run(out, heap, key, opts, count ? ids : &none,
+                             (size_t)count, 1, err);
+}
+
+HSCOPE_API hscope_status
 hscope_tally_row_objects(const hscope_tally_t *t, uint64_t i,
                          const hscope_id **ids, uint64_t *count)
 {

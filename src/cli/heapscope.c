@@ -37,6 +37,7 @@ static const char usage_main[] =
     "            file:line:class (bleak_house style), method, generation or gem\n"
     "  diff      objects born between dumps A and B and still alive in C\n"
     "  show      one object: all its fields, what it references, what references it\n"
+    "  generations  objects per allocation generation and each one's top sites\n"
     "\n"
     "Run 'heapscope COMMAND --help' for the options of a command.\n"
     "Options for every command:\n"
@@ -84,6 +85,8 @@ static const char usage_diff[] =
     "  --top N         groups to print (default 20; 0 = all)\n"
     "  --addresses     list every leaked address per group (text: 3 samples)\n"
     "  --json          {\"leaked\": {\"count\", \"memsize\", \"groups\": [...]}, ...}\n"
+    "  --grew          instead: per group, the count in each dump and the\n"
+    "                  deltas, largest growth first (dumps streamed in parallel)\n"
     "  --address-only  classic heapleak: compare addresses only\n"
     "  --keep-dumper   keep objects allocated by ObjectSpace.dump_all itself\n";
 
@@ -97,6 +100,18 @@ static const char usage_show[] =
     "  --json        machine-readable output\n"
     "  --values      also print STRING/SYMBOL values (off by default: dumps\n"
     "                hold secrets in plain text)\n";
+
+static const char usage_generations[] =
+    "usage: heapscope generations [--top N] [--json] [load options] DUMP\n"
+    "\n"
+    "heapy's generation view: live objects per allocation generation (GC\n"
+    "count at allocation; needs trace_object_allocations), and for each\n"
+    "generation the top file:line:class sites.  Old generations that keep\n"
+    "growing between dumps point at a leak.\n"
+    "\n"
+    "  --top N       sites per generation (default 5)\n"
+    "  --json        {\"generations\": [{\"generation\", \"count\", \"memsize\",\n"
+    "                \"sites\": [{\"key\", \"count\", \"memsize\"}]}], \"untraced\": N}\n";
 
 static const char usage_tally[] =
     "usage: heapscope tally [--by KEY] [--top N] [--sort count|memsize] [--json]\n"
@@ -781,6 +796,159 @@ diff_text(hscope_diff_t *d, hscope_tally_t *t, const char *by, char **paths,
                (unsigned long long)(hscope_tally_group_count(t) - hscope_tally_row_count(t)));
 }
 
+#include <pthread.h>
+
+typedef struct foldjob {
+    const char *path, *by;
+    const hscope_load_options *lo;
+    hscope_tally_t *t;
+    hscope_error err;
+    hscope_status st;
+} foldjob;
+
+static void *
+fold_thread(void *arg)
+{
+    foldjob *j = arg;
+    hscope_tally_options to = HSCOPE_TALLY_OPTIONS_INIT;
+    hscope_error_init(&j->err);
+    j->st = hscope_tally_file(&j->t, j->path, j->by, j->lo, &to, &j->err);
+    return NULL;
+}
+
+typedef struct growrow {
+    const char *key;
+    uint64_t n[3], m[3];
+    int64_t delta;
+} growrow;
+
+static int
+cmp_grow(const void *a, const void *b)
+{
+    const growrow *x = a, *y = b;
+    if (x->delta != y->delta)
+        return x->delta > y->delta ? -1 : 1;
+    return strcmp(x->key, y->key);
+}
+
+static int
+cmp_key(const void *a, const void *b)
+{
+    return strcmp(((const growrow *)a)->key, ((const growrow *)b)->key);
+}
+
+/* Per group: count in each dump and the deltas (heapy's "grew" view). */
+static int
+diff_grew(char **paths, int np, const char *by, uint64_t top, int json,
+          const hscope_load_options *lo)
+{
+    foldjob jobs[3];
+    pthread_t th[3];
+    hscope_load_options quiet = *lo;
+    quiet.progress = NULL;
+    for (int i = 0; i < np; i++) {
+        jobs[i] = (foldjob){ paths[i], by, &quiet, NULL, HSCOPE_ERROR_INIT, 0 };
+        if (pthread_create(&th[i], NULL, fold_thread, &jobs[i]) != 0)
+            fold_thread(&jobs[i]), th[i] = 0;
+    }
+    for (int i = 0; i < np; i++)
+        if (th[i])
+            pthread_join(th[i], NULL);
+    int rc = 0;
+    for (int i = 0; i < np; i++)
+        if (jobs[i].st != HSCOPE_OK) {
+            fprintf(stderr, "%s: %s: %s\n", prog, paths[i], jobs[i].err.message);
+            rc = EXIT_BAD_INPUT;
+        }
+    size_t cap = 0, n = 0;
+    growrow *rows = NULL;
+    for (int i = 0; i < np && !rc; i++) {
+        hscope_tally_t *t = jobs[i].t;
+        cap += hscope_tally_row_count(t);
+    }
+    rows = calloc(cap + 1, sizeof(growrow));
+    if (!rows && !rc)
+        rc = EXIT_BAD_INPUT;
+    /* union of keys: collect, sort by key, merge */
+    for (int i = 0; i < np && !rc; i++) {
+        hscope_tally_t *t = jobs[i].t;
+        for (uint64_t r = 0; r < hscope_tally_row_count(t); r++) {
+            growrow *g = &rows[n++];
+            g->key = hscope_tally_row_key(t, r);
+            g->n[i] = hscope_tally_row_count_of(t, r);
+            g->m[i] = hscope_tally_row_memsize(t, r);
+        }
+    }
+    if (!rc) {
+        qsort(rows, n, sizeof(growrow), cmp_key);
+        size_t u = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (u && strcmp(rows[u - 1].key, rows[i].key) == 0) {
+                for (int k = 0; k < 3; k++) {
+                    rows[u - 1].n[k] += rows[i].n[k];
+                    rows[u - 1].m[k] += rows[i].m[k];
+                }
+            } else {
+                rows[u++] = rows[i];
+            }
+        }
+        n = u;
+        for (size_t i = 0; i < n; i++)
+            rows[i].delta = (int64_t)rows[i].n[np - 1] - (int64_t)rows[i].n[0];
+        qsort(rows, n, sizeof(growrow), cmp_grow);
+        size_t shown = top && top < n ? (size_t)top : n;
+        if (json) {
+            jw w;
+            jw_init(&w, stdout, 0);
+            jw_obj(&w);
+            jw_key(&w, "dumps"); jw_arr(&w);
+            for (int i = 0; i < np; i++) jw_str(&w, paths[i]);
+            jw_end_arr(&w);
+            jw_key(&w, "by"); jw_str(&w, by);
+            jw_key(&w, "grew"); jw_arr(&w);
+            for (size_t i = 0; i < shown; i++) {
+                jw_obj(&w);
+                jw_key(&w, "key"); jw_str(&w, rows[i].key);
+                jw_key(&w, "counts"); jw_arr(&w);
+                for (int k = 0; k < np; k++) jw_u64(&w, rows[i].n[k]);
+                jw_end_arr(&w);
+                jw_key(&w, "memsize"); jw_arr(&w);
+                for (int k = 0; k < np; k++) jw_u64(&w, rows[i].m[k]);
+                jw_end_arr(&w);
+                jw_key(&w, "deltas"); jw_arr(&w);
+                for (int k = 1; k < np; k++)
+                    jw_i64(&w, (int64_t)rows[i].n[k] - (int64_t)rows[i].n[k - 1]);
+                jw_end_arr(&w);
+                jw_end_obj(&w);
+            }
+            jw_end_arr(&w);
+            jw_end_obj(&w);
+            jw_done(&w);
+        } else {
+            printf("%-50s", by);
+            for (int k = 0; k < np; k++)
+                printf(" %10c", 'A' + k);
+            for (int k = 1; k < np; k++)
+                printf("   %c-%c", 'A' + k, 'A' + k - 1);
+            printf("\n");
+            for (size_t i = 0; i < shown; i++) {
+                printf("  %-48s", rows[i].key);
+                for (int k = 0; k < np; k++)
+                    printf(" %10llu", (unsigned long long)rows[i].n[k]);
+                for (int k = 1; k < np; k++)
+                    printf(" %+6lld", (long long)rows[i].n[k] - (long long)rows[i].n[k - 1]);
+                printf("\n");
+            }
+            if (shown < n)
+                printf("  ... %zu more groups (--top 0 shows all)\n", n - shown);
+        }
+    }
+    free(rows);
+    for (int i = 0; i < np; i++)
+        hscope_tally_free(jobs[i].t);
+    return rc;
+}
+
 static int
 cmd_diff(int argc, char **argv)
 {
@@ -790,7 +958,7 @@ cmd_diff(int argc, char **argv)
     hscope_tally_options to = HSCOPE_TALLY_OPTIONS_INIT;
     hscope_diff_options dopt = HSCOPE_DIFF_OPTIONS_INIT;
     to.top = 20;
-    int json = 0, all_addr = 0, np = 0;
+    int json = 0, all_addr = 0, np = 0, grew = 0;
     const char *by = "file:line:class";
     char *paths[3];
     for (int i = 2; i < argc; i++) {
@@ -803,6 +971,8 @@ cmd_diff(int argc, char **argv)
             json = 1;
         } else if (strcmp(argv[i], "--addresses") == 0) {
             all_addr = 1;
+        } else if (strcmp(argv[i], "--grew") == 0) {
+            grew = 1;
         } else if (strcmp(argv[i], "--address-only") == 0) {
             dopt.flags |= HSCOPE_DIFF_ADDRESS_ONLY;
         } else if (strcmp(argv[i], "--keep-dumper") == 0) {
@@ -826,6 +996,8 @@ cmd_diff(int argc, char **argv)
         return usage_error(usage_diff, "diff needs dumps A B [C]%s", "");
     if (!valid_key(by))
         return usage_error(usage_diff, "unknown --by key '%s'", by);
+    if (grew)
+        return diff_grew(paths, np, by, to.top, json, &c.lo);
     if (c.progress && isatty(2)) {
         c.pr.t0 = now_s();
         c.lo.progress = progress_cb;
@@ -1142,6 +1314,146 @@ out:
     return rc;
 }
 
+/* ------------------------------------------------------------------ */
+/* generations                                                        */
+/* ------------------------------------------------------------------ */
+
+static int
+cmd_generations(int argc, char **argv)
+{
+    if (want_help(argc, argv, usage_generations))
+        return 0;
+    common c = { HSCOPE_LOAD_OPTIONS_INIT, 1, { 0, 0, NULL } };
+    uint64_t top = 5;
+    int json = 0;
+    const char *path = NULL;
+    for (int i = 2; i < argc; i++) {
+        int r = load_option(&c, argc, argv, &i, usage_generations);
+        if (r < 0)
+            return EXIT_USAGE;
+        if (r > 0)
+            continue;
+        if (strcmp(argv[i], "--json") == 0)
+            json = 1;
+        else if (strcmp(argv[i], "--top") == 0) {
+            if (i + 1 >= argc || parse_size(argv[++i], &top) != 0)
+                return usage_error(usage_generations, "--top needs a number%s", "");
+        } else if (argv[i][0] == '-' && argv[i][1])
+            return usage_error(usage_generations, "unknown option '%s'", argv[i]);
+        else if (!path)
+            path = argv[i];
+        else
+            return usage_error(usage_generations, "one DUMP only ('%s' is extra)", argv[i]);
+    }
+    if (!path)
+        return usage_error(usage_generations, "no DUMP given%s", "");
+    hscope_heap_t *h = load_dump(&c, path);
+    if (!h)
+        return EXIT_BAD_INPUT;
+    const void *col;
+    uint64_t n;
+    int32_t et;
+    hscope_heap_column(h, HSCOPE_COL_GENERATION, &col, &n, &et);
+    const uint32_t *gen = col;
+    /* ids sorted by generation: counting sort over the distinct values */
+    uint32_t maxg = 0;
+    uint64_t untraced = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        if (gen[i] == 0xFFFFFFFFu)
+            untraced++;
+        else if (gen[i] > maxg)
+            maxg = gen[i];
+    }
+    int rc = 0;
+    uint64_t *start = calloc((size_t)maxg + 2, sizeof(uint64_t));
+    hscope_id *ids = malloc((size_t)(n - untraced + 1) * sizeof(hscope_id));
+    if (!start || !ids) {
+        fprintf(stderr, "%s: out of memory\n", prog);
+        rc = EXIT_BAD_INPUT;
+        goto out;
+    }
+    for (uint64_t i = 0; i < n; i++)
+        if (gen[i] != 0xFFFFFFFFu)
+            start[gen[i] + 1]++;
+    for (uint32_t g = 0; g <= maxg; g++)
+        start[g + 1] += start[g];
+    {
+        uint64_t *pos = malloc(((size_t)maxg + 1) * sizeof(uint64_t));
+        if (!pos) {
+            rc = EXIT_BAD_INPUT;
+            goto out;
+        }
+        memcpy(pos, start, ((size_t)maxg + 1) * sizeof(uint64_t));
+        for (uint64_t i = 0; i < n; i++)
+            if (gen[i] != 0xFFFFFFFFu)
+                ids[pos[gen[i]]++] = (hscope_id)i;
+        free(pos);
+    }
+    jw w;
+    jw_init(&w, stdout, 0);
+    if (json) {
+        jw_obj(&w);
+        jw_key(&w, "untraced"); jw_u64(&w, untraced);
+        jw_key(&w, "generations"); jw_arr(&w);
+    } else {
+        printf("%s: %llu objects without allocation info\n", path, (unsigned long long)untraced);
+        printf("\n%10s %12s %12s  top sites\n", "generation", "count", "memsize");
+    }
+    hscope_tally_options to = HSCOPE_TALLY_OPTIONS_INIT;
+    to.top = top;
+    for (uint32_t g = 0; g <= maxg && n > untraced; g++) {
+        uint64_t cnt = start[g + 1] - start[g];
+        if (!cnt)
+            continue;
+        hscope_tally_t *t = NULL;
+        hscope_error err = HSCOPE_ERROR_INIT;
+        if (hscope_tally_subset(&t, h, "file:line:class", ids + start[g], cnt, &to, &err) != HSCOPE_OK) {
+            fprintf(stderr, "%s: %s\n", prog, err.message);
+            rc = EXIT_BAD_INPUT;
+            break;
+        }
+        uint64_t mem;
+        hscope_tally_totals(t, NULL, &mem);
+        if (json) {
+            jw_obj(&w);
+            jw_key(&w, "generation"); jw_u64(&w, g);
+            jw_key(&w, "count"); jw_u64(&w, cnt);
+            jw_key(&w, "memsize"); jw_u64(&w, mem);
+            jw_key(&w, "sites"); jw_arr(&w);
+            for (uint64_t r = 0; r < hscope_tally_row_count(t); r++) {
+                jw_obj(&w);
+                jw_key(&w, "key"); jw_str(&w, hscope_tally_row_key(t, r));
+                jw_key(&w, "count"); jw_u64(&w, hscope_tally_row_count_of(t, r));
+                jw_key(&w, "memsize"); jw_u64(&w, hscope_tally_row_memsize(t, r));
+                jw_end_obj(&w);
+            }
+            jw_end_arr(&w);
+            jw_end_obj(&w);
+        } else {
+            char a[32], b[32];
+            grouped(cnt, a, sizeof(a));
+            human_bytes(mem, b, sizeof(b));
+            printf("%10u %12s %12s", g, a, b);
+            for (uint64_t r = 0; r < hscope_tally_row_count(t); r++)
+                printf("%s%s (%llu)", r ? "\n                                      " : "  ",
+                       hscope_tally_row_key(t, r),
+                       (unsigned long long)hscope_tally_row_count_of(t, r));
+            printf("\n");
+        }
+        hscope_tally_free(t);
+    }
+    if (json) {
+        jw_end_arr(&w);
+        jw_end_obj(&w);
+        jw_done(&w);
+    }
+out:
+    free(start);
+    free(ids);
+    hscope_heap_free(h);
+    return rc;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1166,6 +1478,8 @@ main(int argc, char **argv)
         return cmd_diff(argc, argv);
     if (strcmp(cmd, "show") == 0)
         return cmd_show(argc, argv);
+    if (strcmp(cmd, "generations") == 0)
+        return cmd_generations(argc, argv);
     fprintf(stderr, "%s: unknown command '%s'\n\n%s", prog, cmd, usage_main);
     return EXIT_USAGE;
 }
