@@ -53,6 +53,18 @@ done
 for d in "$data"/leak_s1 "$data"/leak_s005_gz "$data"/leak_s3_gz; do
   python3 "$here/check_diff.py" "$HEAPSCOPE" "$HEAPSCOPE_CORPUS/reference.py" "$d" || fail=1
 done
+# the C examples agree with the CLI
+if [ -n "${HEAPSCOPE_EXAMPLES:-}" ] && [ -x "$HEAPSCOPE_EXAMPLES/leak_diff" ]; then
+  d=$data/leak_s1
+  want=$("$HEAPSCOPE" diff --json "$d"/heap_1.json "$d"/heap_2.json "$d"/heap_3.json |
+         python3 -c 'import json,sys; l=json.load(sys.stdin)["leaked"]; print("leaked: %d objects, %d bytes" % (l["count"], l["memsize"]))')
+  got=$("$HEAPSCOPE_EXAMPLES/leak_diff" "$d"/heap_1.json "$d"/heap_2.json "$d"/heap_3.json | head -1)
+  [ "$want" = "$got" ] || { echo "examples/c/leak_diff: '$got' != '$want'"; fail=1; }
+  want=$("$HEAPSCOPE" tally --json --top 20 "$d"/heap_3.json |
+         python3 -c 'import json,sys; [print("%10d %12d  %s" % (r["count"], r["memsize"], r["key"])) for r in json.load(sys.stdin)["rows"]]')
+  got=$("$HEAPSCOPE_EXAMPLES/bleak_tally" "$d"/heap_3.json | tail -n +2)
+  [ "$want" = "$got" ] || { echo "examples/c/bleak_tally disagrees with heapscope tally"; fail=1; }
+fi
 n=${#dumps[@]}
 if [ $fail -ne 0 ]; then echo "corpus: some dumps disagree with reference.py"; exit 1; fi
 echo "corpus: all $n dumps agree with reference.py"
