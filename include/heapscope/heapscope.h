@@ -659,6 +659,94 @@ HSCOPE_API hscope_status hscope_tally_row_objects(const hscope_tally_t *tally,
                                                   const hscope_id **ids,
                                                   uint64_t *count);
 
+/* ------------------------------------------------------------------------ */
+/* Dominator tree and retained sizes                                         */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * The dominator tree of the heap graph: a synthetic super-root points at
+ * one node per ROOT category, each category at its targets; objects point
+ * at what they reference and (unless HSCOPE_DOM_NO_CLASS_EDGES) at their
+ * class, which they keep alive although the dump lists no such edge.
+ * X dominates Y when every path from the super-root to Y passes through X;
+ * the retained size of X is the memsize sum of everything X dominates
+ * (including X): what would be freed if X went away.  Objects not
+ * reachable from any root are reported, not ignored.
+ *
+ * Semi-NCA, iterative (no recursion), near-linear time; 16 bytes per
+ * object kept, about 28 more while computing.  Holds a heap reference.
+ */
+typedef struct hscope_domtree hscope_domtree_t;
+
+/** Leave out the object -> class edges. */
+#define HSCOPE_DOM_NO_CLASS_EDGES 0x1u
+
+typedef struct hscope_dom_options {
+    uint32_t size;     /* sizeof(hscope_dom_options) */
+    uint32_t flags;    /* HSCOPE_DOM_* */
+} hscope_dom_options;
+
+#define HSCOPE_DOM_OPTIONS_INIT { sizeof(hscope_dom_options), 0 }
+HSCOPE_API void hscope_dom_options_init(hscope_dom_options *opts);
+
+HSCOPE_API hscope_status hscope_domtree_compute(hscope_domtree_t **out,
+                                                hscope_heap_t *heap,
+                                                const hscope_dom_options *opts,
+                                                hscope_error *err);
+HSCOPE_API void hscope_domtree_free(hscope_domtree_t *tree);
+/** The heap the tree belongs to (borrowed). */
+HSCOPE_API hscope_heap_t *hscope_domtree_heap(const hscope_domtree_t *tree);
+
+/**
+ * Immediate dominator of object `id`: *idom is an object id, or
+ * HSCOPE_ID_NONE when it is a root category (*root_category >= 0) or the
+ * super-root (*root_category == -1).  HSCOPE_ERR_NOT_FOUND when `id` is
+ * unreachable from the roots.
+ */
+HSCOPE_API hscope_status hscope_domtree_idom(const hscope_domtree_t *tree,
+                                             hscope_id id, hscope_id *idom,
+                                             int32_t *root_category);
+/** Retained size (bytes) and retained object count; 0 if unreachable. */
+HSCOPE_API uint64_t hscope_domtree_retained(const hscope_domtree_t *tree, hscope_id id);
+HSCOPE_API uint64_t hscope_domtree_retained_count(const hscope_domtree_t *tree, hscope_id id);
+/** 1 if the object is reachable from a root, else 0. */
+HSCOPE_API int32_t hscope_domtree_reachable(const hscope_domtree_t *tree, hscope_id id);
+/** Reachable / unreachable object counts and memsize sums. */
+HSCOPE_API void hscope_domtree_totals(const hscope_domtree_t *tree,
+                                      uint64_t *reachable,
+                                      uint64_t *reachable_memsize,
+                                      uint64_t *unreachable,
+                                      uint64_t *unreachable_memsize);
+/**
+ * Objects immediately dominated by object `id`; with id == HSCOPE_ID_NONE,
+ * those dominated by root category `root_category` (>= 0) or by the
+ * super-root (-1).  Built on first use (thread-safe); borrowed.
+ */
+HSCOPE_API hscope_status hscope_domtree_children(hscope_domtree_t *tree,
+                                                 hscope_id id,
+                                                 int32_t root_category,
+                                                 const hscope_id **children,
+                                                 uint64_t *count,
+                                                 hscope_error *err);
+/** Objects unreachable from any root (ascending ids; borrowed). */
+HSCOPE_API hscope_status hscope_domtree_unreachable(hscope_domtree_t *tree,
+                                                    const hscope_id **ids,
+                                                    uint64_t *count,
+                                                    hscope_error *err);
+/**
+ * Dominator chain from the top (the object just below a root category or
+ * the super-root) down to `id` inclusive.  Returns its length (0 if
+ * unreachable); writes up to `max` ids into `out` (may be NULL).
+ * *root_category (may be NULL) gets the category above the chain, or -1.
+ */
+HSCOPE_API uint64_t hscope_domtree_chain(const hscope_domtree_t *tree,
+                                         hscope_id id, hscope_id *out,
+                                         uint64_t max, int32_t *root_category);
+/** The `max` objects with the largest retained size, largest first (ties
+ * by address); returns how many were written. */
+HSCOPE_API uint64_t hscope_domtree_top(const hscope_domtree_t *tree,
+                                       hscope_id *out, uint64_t max);
+
 #ifdef __cplusplus
 }
 #endif

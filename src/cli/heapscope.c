@@ -38,6 +38,8 @@ static const char usage_main[] =
     "  diff      objects born between dumps A and B and still alive in C\n"
     "  show      one object: all its fields, what it references, what references it\n"
     "  generations  objects per allocation generation and each one's top sites\n"
+    "  retained  the objects that keep the most memory alive (retained size)\n"
+    "  dominators  the dominator tree: top, or the chain and subtree of ADDR\n"
     "\n"
     "Run 'heapscope COMMAND --help' for the options of a command.\n"
     "Options for every command:\n"
@@ -112,6 +114,38 @@ static const char usage_generations[] =
     "  --top N       sites per generation (default 5)\n"
     "  --json        {\"generations\": [{\"generation\", \"count\", \"memsize\",\n"
     "                \"sites\": [{\"key\", \"count\", \"memsize\"}]}], \"untraced\": N}\n";
+
+static const char usage_dominators[] =
+    "usage: heapscope dominators [--depth N] [--top N] [--json] [--full]\n"
+    "                            [--no-class-edges] [load options] DUMP [ADDR]\n"
+    "\n"
+    "The dominator tree: X dominates Y when every path from the GC roots to Y\n"
+    "passes through X; X's retained size is what would be freed without X.\n"
+    "Without ADDR, prints the top of the tree (below each ROOT category);\n"
+    "with ADDR, the dominator chain from a root down to the object and the\n"
+    "subtree below it.  Objects keep their class alive: object -> class edges\n"
+    "are part of the graph unless --no-class-edges.\n"
+    "\n"
+    "  --depth N        levels of the subtree to print (default 2)\n"
+    "  --top N          children per node, largest retained first (default 10)\n"
+    "  --full           with --json: the immediate dominator and retained size\n"
+    "                   of every reachable object\n";
+
+static const char usage_retained[] =
+    "usage: heapscope retained [--top N] [--by KEY] [--folded] [--json]\n"
+    "                          [--no-class-edges] [load options] DUMP\n"
+    "\n"
+    "The objects that keep the most memory alive (retained size: the memsize\n"
+    "of everything they dominate), like Eclipse MAT's dominator view.\n"
+    "\n"
+    "  --top N          rows (default 20)\n"
+    "  --by KEY         \"du for the heap\": retained size per class, file:line,\n"
+    "                   gem... (any tally key), counting each object once under\n"
+    "                   its topmost dominator of that key\n"
+    "  --folded         the dominator tree as folded stacks (frame;frame bytes),\n"
+    "                   for flamegraph.pl or speedscope\n"
+    "  --json           {\"rows\": [{\"address\", \"type\", \"class\", \"memsize\",\n"
+    "                   \"retained\"}]}\n";
 
 static const char usage_tally[] =
     "usage: heapscope tally [--by KEY] [--top N] [--sort count|memsize] [--json]\n"
@@ -1454,6 +1488,594 @@ out:
     return rc;
 }
 
+/* ------------------------------------------------------------------ */
+/* dominators / retained                                              */
+/* ------------------------------------------------------------------ */
+
+static hscope_domtree_t *
+domtree_for(hscope_heap_t *h, int no_class_edges)
+{
+    hscope_dom_options o = HSCOPE_DOM_OPTIONS_INIT;
+    if (no_class_edges)
+        o.flags |= HSCOPE_DOM_NO_CLASS_EDGES;
+    hscope_error err = HSCOPE_ERROR_INIT;
+    hscope_domtree_t *t = NULL;
+    if (hscope_domtree_compute(&t, h, &o, &err) != HSCOPE_OK)
+        fprintf(stderr, "%s: dominators: %s\n", prog, err.message);
+    return t;
+}
+
+static const char *
+obj_label(const hscope_heap_t *h, hscope_id id, char *buf, size_t n)
+{
+    const char *d = hscope_heap_object_detail(h, id);
+    int32_t ty = hscope_heap_object_type(h, id);
+    if (d && (ty == HSCOPE_TYPE_CLASS || ty == HSCOPE_TYPE_MODULE))
+        snprintf(buf, n, "%s %s", hscope_heap_type_name(h, ty), d);
+    else
+        snprintf(buf, n, "%s %s", hscope_heap_type_name(h, ty),
+                 hscope_heap_object_class_label(h, id));
+    return buf;
+}
+
+/* children sorted by retained size, largest first */
+static const hscope_domtree_t *sort_tree;
+static int
+cmp_retained(const void *a, const void *b)
+{
+    uint64_t x = hscope_domtree_retained(sort_tree, *(const hscope_id *)a);
+    uint64_t y = hscope_domtree_retained(sort_tree, *(const hscope_id *)b);
+    return x > y ? -1 : x < y;
+}
+
+static hscope_id *
+sorted_children(hscope_domtree_t *t, hscope_id id, int32_t cat, uint64_t *n)
+{
+    const hscope_id *k;
+    hscope_error err = HSCOPE_ERROR_INIT;
+    if (hscope_domtree_children(t, id, cat, &k, n, &err) != HSCOPE_OK) {
+        *n = 0;
+        return NULL;
+    }
+    hscope_id *c = malloc((*n + 1) * sizeof(hscope_id));
+    if (!c) {
+        *n = 0;
+        return NULL;
+    }
+    memcpy(c, k, *n * sizeof(hscope_id));
+    sort_tree = t;
+    qsort(c, *n, sizeof(hscope_id), cmp_retained);
+    return c;
+}
+
+static void
+print_subtree(hscope_domtree_t *t, hscope_id id, int depth, int maxdepth,
+              uint64_t top, int indent)
+{
+    hscope_heap_t *h = hscope_domtree_heap(t);
+    char lb[256], r[32], m[32];
+    human_bytes(hscope_domtree_retained(t, id), r, sizeof(r));
+    human_bytes(hscope_heap_object_memsize(h, id), m, sizeof(m));
+    printf("%*s0x%llx %s  retained %s (%llu objects), self %s\n", indent, "",
+           (unsigned long long)hscope_heap_object_address(h, id),
+           obj_label(h, id, lb, sizeof(lb)), r,
+           (unsigned long long)hscope_domtree_retained_count(t, id), m);
+    if (depth >= maxdepth)
+        return;
+    uint64_t n;
+    hscope_id *c = sorted_children(t, id, -1, &n);
+    for (uint64_t i = 0; i < n && i < top; i++)
+        print_subtree(t, c[i], depth + 1, maxdepth, top, indent + 2);
+    if (n > top)
+        printf("%*s... %llu more\n", indent + 2, "", (unsigned long long)(n - top));
+    free(c);
+}
+
+static void
+dom_json_node(jw *w, hscope_domtree_t *t, hscope_id id, int depth, int maxdepth,
+              uint64_t top)
+{
+    hscope_heap_t *h = hscope_domtree_heap(t);
+    jw_obj(w);
+    jw_key(w, "address"); jw_addr(w, hscope_heap_object_address(h, id));
+    jw_key(w, "type"); jw_str(w, hscope_heap_type_name(h, hscope_heap_object_type(h, id)));
+    jw_key(w, "class"); jw_str(w, hscope_heap_object_class_label(h, id));
+    jw_key(w, "memsize"); jw_u64(w, hscope_heap_object_memsize(h, id));
+    jw_key(w, "retained"); jw_u64(w, hscope_domtree_retained(t, id));
+    jw_key(w, "retained_count"); jw_u64(w, hscope_domtree_retained_count(t, id));
+    if (depth < maxdepth) {
+        uint64_t n;
+        hscope_id *c = sorted_children(t, id, -1, &n);
+        jw_key(w, "children_total"); jw_u64(w, n);
+        jw_key(w, "children"); jw_arr(w);
+        for (uint64_t i = 0; i < n && i < top; i++)
+            dom_json_node(w, t, c[i], depth + 1, maxdepth, top);
+        jw_end_arr(w);
+        free(c);
+    }
+    jw_end_obj(w);
+}
+
+static void
+idom_text(jw *w, hscope_domtree_t *t, hscope_id id)
+{
+    hscope_heap_t *h = hscope_domtree_heap(t);
+    hscope_id d;
+    int32_t cat;
+    if (hscope_domtree_idom(t, id, &d, &cat) != HSCOPE_OK) {
+        jw_null(w);
+    } else if (d != HSCOPE_ID_NONE) {
+        jw_addr(w, hscope_heap_object_address(h, d));
+    } else if (cat >= 0) {
+        char b[128];
+        snprintf(b, sizeof(b), "(root:%s)", hscope_heap_root_category_name(h, (uint32_t)cat));
+        jw_str(w, b);
+    } else {
+        jw_str(w, "(super-root)");
+    }
+}
+
+static int
+cmd_dominators(int argc, char **argv)
+{
+    if (want_help(argc, argv, usage_dominators))
+        return 0;
+    common c = { HSCOPE_LOAD_OPTIONS_INIT, 1, { 0, 0, NULL } };
+    uint64_t depth = 2, top = 10, addr = 0;
+    int json = 0, full = 0, nce = 0, have_addr = 0;
+    const char *path = NULL;
+    for (int i = 2; i < argc; i++) {
+        int r = load_option(&c, argc, argv, &i, usage_dominators);
+        if (r < 0)
+            return EXIT_USAGE;
+        if (r > 0)
+            continue;
+        if (strcmp(argv[i], "--json") == 0)
+            json = 1;
+        else if (strcmp(argv[i], "--full") == 0)
+            full = 1;
+        else if (strcmp(argv[i], "--no-class-edges") == 0)
+            nce = 1;
+        else if (strcmp(argv[i], "--depth") == 0 || strcmp(argv[i], "--top") == 0) {
+            uint64_t *dst = argv[i][2] == 'd' ? &depth : &top;
+            if (i + 1 >= argc || parse_size(argv[++i], dst) != 0)
+                return usage_error(usage_dominators, "%s needs a number", argv[i - 1]);
+        } else if (argv[i][0] == '-' && argv[i][1])
+            return usage_error(usage_dominators, "unknown option '%s'", argv[i]);
+        else if (!path)
+            path = argv[i];
+        else if (!have_addr) {
+            if (parse_addr_arg(argv[i], &addr) != 0)
+                return usage_error(usage_dominators, "'%s' is not a hex address", argv[i]);
+            have_addr = 1;
+        } else
+            return usage_error(usage_dominators, "one ADDR at most ('%s' is extra)", argv[i]);
+    }
+    if (!path)
+        return usage_error(usage_dominators, "no DUMP given%s", "");
+    hscope_heap_t *h = load_dump(&c, path);
+    if (!h)
+        return EXIT_BAD_INPUT;
+    hscope_domtree_t *t = domtree_for(h, nce);
+    if (!t) {
+        hscope_heap_free(h);
+        return EXIT_BAD_INPUT;
+    }
+    int rc = 0;
+    uint64_t rn, rm, un, um;
+    hscope_domtree_totals(t, &rn, &rm, &un, &um);
+    hscope_id target = HSCOPE_ID_NONE;
+    if (have_addr && hscope_heap_find(h, addr, &target) != HSCOPE_OK) {
+        fprintf(stderr, "%s: 0x%llx is not an object of %s\n", prog, (unsigned long long)addr, path);
+        rc = EXIT_BAD_INPUT;
+        goto out;
+    }
+    jw w;
+    jw_init(&w, stdout, 0);
+    if (json) {
+        jw_obj(&w);
+        jw_key(&w, "objects"); jw_u64(&w, hscope_heap_object_count(h));
+        jw_key(&w, "reachable"); jw_u64(&w, rn);
+        jw_key(&w, "reachable_memsize"); jw_u64(&w, rm);
+        jw_key(&w, "unreachable"); jw_u64(&w, un);
+        jw_key(&w, "unreachable_memsize"); jw_u64(&w, um);
+        jw_key(&w, "class_edges"); jw_bool(&w, !nce);
+        if (full) {
+            jw_key(&w, "idom"); jw_obj(&w);
+            char ab[32];
+            for (hscope_id i = 0; i < hscope_heap_object_count(h); i++) {
+                if (!hscope_domtree_reachable(t, i))
+                    continue;
+                snprintf(ab, sizeof(ab), "0x%llx", (unsigned long long)hscope_heap_object_address(h, i));
+                jw_key(&w, ab);
+                idom_text(&w, t, i);
+            }
+            jw_end_obj(&w);
+            jw_key(&w, "retained"); jw_obj(&w);
+            for (hscope_id i = 0; i < hscope_heap_object_count(h); i++) {
+                if (!hscope_domtree_reachable(t, i))
+                    continue;
+                snprintf(ab, sizeof(ab), "0x%llx", (unsigned long long)hscope_heap_object_address(h, i));
+                jw_key(&w, ab);
+                jw_arr(&w);
+                jw_u64(&w, hscope_domtree_retained(t, i));
+                jw_u64(&w, hscope_domtree_retained_count(t, i));
+                jw_end_arr(&w);
+            }
+            jw_end_obj(&w);
+        }
+        if (target != HSCOPE_ID_NONE) {
+            int32_t cat;
+            uint64_t len = hscope_domtree_chain(t, target, NULL, 0, &cat);
+            hscope_id *chain = malloc((len + 1) * sizeof(hscope_id));
+            if (chain)
+                hscope_domtree_chain(t, target, chain, len, &cat);
+            jw_key(&w, "root"); 
+            if (len == 0) jw_null(&w);
+            else jw_str(&w, cat >= 0 ? hscope_heap_root_category_name(h, (uint32_t)cat) : "(super-root)");
+            jw_key(&w, "chain"); jw_arr(&w);
+            for (uint64_t k = 0; chain && k < len; k++)
+                jw_addr(&w, hscope_heap_object_address(h, chain[k]));
+            jw_end_arr(&w);
+            free(chain);
+            jw_key(&w, "tree");
+            if (len) dom_json_node(&w, t, target, 0, (int)depth, top); else jw_null(&w);
+        } else {
+            jw_key(&w, "top"); jw_arr(&w);
+            for (uint32_t cidx = 0; cidx <= hscope_heap_root_category_count(h); cidx++) {
+                int32_t cat = cidx < hscope_heap_root_category_count(h) ? (int32_t)cidx : -1;
+                uint64_t n;
+                hscope_id *kids = sorted_children(t, HSCOPE_ID_NONE, cat, &n);
+                jw_obj(&w);
+                jw_key(&w, "root"); jw_str(&w, cat >= 0 ? hscope_heap_root_category_name(h, (uint32_t)cat) : "(several roots)");
+                jw_key(&w, "children_total"); jw_u64(&w, n);
+                jw_key(&w, "children"); jw_arr(&w);
+                for (uint64_t k = 0; k < n && k < top; k++)
+                    dom_json_node(&w, t, kids[k], 1, (int)depth, top);
+                jw_end_arr(&w);
+                jw_end_obj(&w);
+                free(kids);
+            }
+            jw_end_arr(&w);
+        }
+        jw_end_obj(&w);
+        jw_done(&w);
+        goto out;
+    }
+    char a[32], b[32];
+    grouped(un, a, sizeof(a));
+    human_bytes(um, b, sizeof(b));
+    printf("%s: %llu reachable objects; %s unreachable (%s)%s\n", path,
+           (unsigned long long)rn, a, b, nce ? "; class edges off" : "");
+    if (target != HSCOPE_ID_NONE) {
+        int32_t cat;
+        uint64_t len = hscope_domtree_chain(t, target, NULL, 0, &cat);
+        if (!len) {
+            printf("0x%llx is not reachable from any root\n", (unsigned long long)addr);
+            goto out;
+        }
+        hscope_id *chain = malloc(len * sizeof(hscope_id));
+        if (!chain)
+            goto out;
+        hscope_domtree_chain(t, target, chain, len, &cat);
+        printf("\ndominator chain:\n  root: %s\n",
+               cat >= 0 ? hscope_heap_root_category_name(h, (uint32_t)cat) : "(several roots)");
+        char lb[256], r[32];
+        for (uint64_t k = 0; k + 1 < len; k++) {
+            human_bytes(hscope_domtree_retained(t, chain[k]), r, sizeof(r));
+            printf("  %*s0x%llx %s  retained %s\n", (int)(k < 20 ? k : 20), "",
+                   (unsigned long long)hscope_heap_object_address(h, chain[k]),
+                   obj_label(h, chain[k], lb, sizeof(lb)), r);
+        }
+        free(chain);
+        printf("\nsubtree:\n");
+        print_subtree(t, target, 0, (int)depth, top, 2);
+    } else {
+        for (uint32_t cidx = 0; cidx <= hscope_heap_root_category_count(h); cidx++) {
+            int32_t cat = cidx < hscope_heap_root_category_count(h) ? (int32_t)cidx : -1;
+            uint64_t n;
+            hscope_id *kids = sorted_children(t, HSCOPE_ID_NONE, cat, &n);
+            if (!n) {
+                free(kids);
+                continue;
+            }
+            printf("\nroot %s (%llu objects directly below)\n",
+                   cat >= 0 ? hscope_heap_root_category_name(h, (uint32_t)cat) : "(several roots)",
+                   (unsigned long long)n);
+            for (uint64_t k = 0; k < n && k < top; k++)
+                print_subtree(t, kids[k], 1, (int)depth, top, 2);
+            if (n > top)
+                printf("  ... %llu more\n", (unsigned long long)(n - top));
+            free(kids);
+        }
+    }
+out:
+    hscope_domtree_free(t);
+    hscope_heap_free(h);
+    return rc;
+}
+
+/* folded stacks: one line per dominator-tree leaf path, weight = self size */
+static void
+folded(hscope_domtree_t *t, hscope_id id, char *prefix, size_t plen, size_t cap)
+{
+    hscope_heap_t *h = hscope_domtree_heap(t);
+    char lb[256];
+    obj_label(h, id, lb, sizeof(lb));
+    for (char *p = lb; *p; p++)
+        if (*p == ';' || *p == ' ')
+            *p = *p == ';' ? ',' : '_';
+    size_t n = strlen(lb);
+    if (plen + n + 2 >= cap)
+        return;
+    if (plen)
+        prefix[plen++] = ';';
+    memcpy(prefix + plen, lb, n);
+    prefix[plen + n] = '\0';
+    uint64_t self = hscope_heap_object_memsize(h, id);
+    if (self)
+        printf("%s %llu\n", prefix, (unsigned long long)self);
+    const hscope_id *k;
+    uint64_t nk;
+    hscope_error err = HSCOPE_ERROR_INIT;
+    if (hscope_domtree_children(t, id, -1, &k, &nk, &err) == HSCOPE_OK)
+        for (uint64_t i = 0; i < nk; i++)
+            if (hscope_domtree_retained(t, k[i]) * 1000 >= 1) /* all */
+                folded(t, k[i], prefix, plen + n, cap);
+    prefix[plen ? plen - 1 : 0] = '\0';
+}
+
+typedef struct rrow {
+    const char *key;
+    uint64_t retained, count;
+} rrow;
+
+static int
+cmp_rrow(const void *a, const void *b)
+{
+    const rrow *x = a, *y = b;
+    if (x->retained != y->retained)
+        return x->retained > y->retained ? -1 : 1;
+    return strcmp(x->key, y->key);
+}
+
+/*
+ * "du for the heap": retained size per group, each object counted under
+ * the topmost dominator of its group (so nested objects of one class are
+ * not counted twice).  A DFS over the dominator tree keeps, per group, how
+ * many objects of that group are on the current path.
+ */
+static int
+retained_by(hscope_domtree_t *t, hscope_heap_t *h, const char *by, uint64_t top,
+            int json)
+{
+    uint64_t n = hscope_heap_object_count(h);
+    hscope_id *all = malloc((n + 1) * sizeof(hscope_id));
+    uint32_t *grp = malloc((n + 1) * sizeof(uint32_t));
+    hscope_tally_t *tl = NULL;
+    rrow *rows = NULL;
+    uint32_t *active = NULL;
+    hscope_id *stk = NULL;
+    uint64_t *pos = NULL;
+    int rc = EXIT_BAD_INPUT;
+    if (!all || !grp)
+        goto out;
+    for (uint64_t i = 0; i < n; i++)
+        all[i] = (hscope_id)i;
+    hscope_tally_options to = HSCOPE_TALLY_OPTIONS_INIT;
+    hscope_error err = HSCOPE_ERROR_INIT;
+    if (hscope_tally_subset(&tl, h, by, all, n, &to, &err) != HSCOPE_OK) {
+        fprintf(stderr, "%s: %s\n", prog, err.message);
+        goto out;
+    }
+    uint64_t ng = hscope_tally_row_count(tl);
+    rows = calloc(ng + 1, sizeof(rrow));
+    active = calloc(ng + 1, sizeof(uint32_t));
+    stk = malloc((n + 1) * sizeof(hscope_id));
+    pos = malloc((n + 1) * sizeof(uint64_t));
+    if (!rows || !active || !stk || !pos)
+        goto out;
+    for (uint64_t r = 0; r < ng; r++) {
+        const hscope_id *ids;
+        uint64_t k;
+        hscope_tally_row_objects(tl, r, &ids, &k);
+        rows[r].key = hscope_tally_row_key(tl, r);
+        for (uint64_t j = 0; j < k; j++)
+            grp[ids[j]] = (uint32_t)r;
+    }
+    for (uint32_t cidx = 0; cidx <= hscope_heap_root_category_count(h); cidx++) {
+        int32_t cat = cidx < hscope_heap_root_category_count(h) ? (int32_t)cidx : -1;
+        const hscope_id *tops;
+        uint64_t ntop;
+        if (hscope_domtree_children(t, HSCOPE_ID_NONE, cat, &tops, &ntop, &err) != HSCOPE_OK)
+            goto out;
+        for (uint64_t q = 0; q < ntop; q++) {
+            /* iterative DFS; pos[sp] = next child index of stk[sp] */
+            uint64_t sp = 0;
+            stk[0] = tops[q];
+            pos[0] = 0;
+            uint32_t g0 = grp[tops[q]];
+            if (active[g0]++ == 0) {
+                rows[g0].retained += hscope_domtree_retained(t, tops[q]);
+                rows[g0].count += hscope_domtree_retained_count(t, tops[q]);
+            }
+            for (;;) {
+                const hscope_id *kids;
+                uint64_t nk;
+                hscope_domtree_children(t, stk[sp], -1, &kids, &nk, &err);
+                if (pos[sp] < nk) {
+                    hscope_id c = kids[pos[sp]++];
+                    uint32_t g = grp[c];
+                    if (active[g]++ == 0) {
+                        rows[g].retained += hscope_domtree_retained(t, c);
+                        rows[g].count += hscope_domtree_retained_count(t, c);
+                    }
+                    stk[++sp] = c;
+                    pos[sp] = 0;
+                    continue;
+                }
+                active[grp[stk[sp]]]--;
+                if (sp == 0)
+                    break;
+                sp--;
+            }
+        }
+    }
+    qsort(rows, ng, sizeof(rrow), cmp_rrow);
+    uint64_t shown = top && top < ng ? top : ng;
+    if (json) {
+        jw w;
+        jw_init(&w, stdout, 0);
+        jw_obj(&w);
+        jw_key(&w, "by"); jw_str(&w, by);
+        jw_key(&w, "rows"); jw_arr(&w);
+        for (uint64_t r = 0; r < shown; r++) {
+            if (!rows[r].retained && !rows[r].count)
+                break;
+            jw_obj(&w);
+            jw_key(&w, "key"); jw_str(&w, rows[r].key);
+            jw_key(&w, "retained"); jw_u64(&w, rows[r].retained);
+            jw_key(&w, "retained_count"); jw_u64(&w, rows[r].count);
+            jw_end_obj(&w);
+        }
+        jw_end_arr(&w);
+        jw_end_obj(&w);
+        jw_done(&w);
+    } else {
+        printf("%-60s %12s %12s\n", by, "retained", "objects");
+        for (uint64_t r = 0; r < shown; r++) {
+            char a[32], b[32];
+            human_bytes(rows[r].retained, a, sizeof(a));
+            grouped(rows[r].count, b, sizeof(b));
+            printf("  %-58s %12s %12s\n", rows[r].key, a, b);
+        }
+    }
+    rc = 0;
+out:
+    hscope_tally_free(tl);
+    free(all);
+    free(grp);
+    free(rows);
+    free(active);
+    free(stk);
+    free(pos);
+    return rc;
+}
+
+static int
+cmd_retained(int argc, char **argv)
+{
+    if (want_help(argc, argv, usage_retained))
+        return 0;
+    common c = { HSCOPE_LOAD_OPTIONS_INIT, 1, { 0, 0, NULL } };
+    uint64_t top = 20;
+    int json = 0, nce = 0, fold = 0;
+    const char *path = NULL, *by = NULL;
+    for (int i = 2; i < argc; i++) {
+        int r = load_option(&c, argc, argv, &i, usage_retained);
+        if (r < 0)
+            return EXIT_USAGE;
+        if (r > 0)
+            continue;
+        if (strcmp(argv[i], "--json") == 0)
+            json = 1;
+        else if (strcmp(argv[i], "--folded") == 0)
+            fold = 1;
+        else if (strcmp(argv[i], "--no-class-edges") == 0)
+            nce = 1;
+        else if (strcmp(argv[i], "--by") == 0) {
+            if (i + 1 >= argc)
+                return usage_error(usage_retained, "--by needs a KEY%s", "");
+            by = argv[++i];
+            if (!valid_key(by))
+                return usage_error(usage_retained, "unknown --by key '%s'", by);
+        } else if (strcmp(argv[i], "--top") == 0) {
+            if (i + 1 >= argc || parse_size(argv[++i], &top) != 0)
+                return usage_error(usage_retained, "--top needs a number%s", "");
+        } else if (argv[i][0] == '-' && argv[i][1])
+            return usage_error(usage_retained, "unknown option '%s'", argv[i]);
+        else if (!path)
+            path = argv[i];
+        else
+            return usage_error(usage_retained, "one DUMP only ('%s' is extra)", argv[i]);
+    }
+    if (!path)
+        return usage_error(usage_retained, "no DUMP given%s", "");
+    hscope_heap_t *h = load_dump(&c, path);
+    if (!h)
+        return EXIT_BAD_INPUT;
+    hscope_domtree_t *t = domtree_for(h, nce);
+    if (!t) {
+        hscope_heap_free(h);
+        return EXIT_BAD_INPUT;
+    }
+    int rc = 0;
+    if (fold) {
+        /* from every top-level node (children of roots and super-root) */
+        size_t cap = 1 << 16;
+        char *prefix = malloc(cap);
+        for (uint32_t cidx = 0; prefix && cidx <= hscope_heap_root_category_count(h); cidx++) {
+            int32_t cat = cidx < hscope_heap_root_category_count(h) ? (int32_t)cidx : -1;
+            const hscope_id *k;
+            uint64_t nk;
+            hscope_error err = HSCOPE_ERROR_INIT;
+            if (hscope_domtree_children(t, HSCOPE_ID_NONE, cat, &k, &nk, &err) != HSCOPE_OK)
+                continue;
+            const char *rn = cat >= 0 ? hscope_heap_root_category_name(h, (uint32_t)cat) : "roots";
+            for (uint64_t i = 0; i < nk; i++) {
+                int pl = snprintf(prefix, cap, "%s", rn);
+                folded(t, k[i], prefix, (size_t)pl, cap);
+            }
+        }
+        free(prefix);
+    } else if (by) {
+        rc = retained_by(t, h, by, top, json);
+    } else {
+        hscope_id *ids = malloc((top ? top : 1) * sizeof(hscope_id));
+        uint64_t n = ids ? hscope_domtree_top(t, ids, top ? top : 1) : 0;
+        if (json) {
+            jw w;
+            jw_init(&w, stdout, 0);
+            jw_obj(&w);
+            jw_key(&w, "rows"); jw_arr(&w);
+            for (uint64_t i = 0; i < n; i++) {
+                jw_obj(&w);
+                jw_key(&w, "address"); jw_addr(&w, hscope_heap_object_address(h, ids[i]));
+                jw_key(&w, "type"); jw_str(&w, hscope_heap_type_name(h, hscope_heap_object_type(h, ids[i])));
+                jw_key(&w, "class"); jw_str(&w, hscope_heap_object_class_label(h, ids[i]));
+                jw_key(&w, "memsize"); jw_u64(&w, hscope_heap_object_memsize(h, ids[i]));
+                jw_key(&w, "retained"); jw_u64(&w, hscope_domtree_retained(t, ids[i]));
+                jw_key(&w, "retained_count"); jw_u64(&w, hscope_domtree_retained_count(t, ids[i]));
+                jw_end_obj(&w);
+            }
+            jw_end_arr(&w);
+            jw_end_obj(&w);
+            jw_done(&w);
+        } else {
+            uint64_t rn, rm, un, um;
+            hscope_domtree_totals(t, &rn, &rm, &un, &um);
+            char a[32], b[32], lb[256];
+            human_bytes(rm, a, sizeof(a));
+            human_bytes(um, b, sizeof(b));
+            printf("%s: reachable %s, unreachable %s (%llu objects)\n\n", path, a, b,
+                   (unsigned long long)un);
+            printf("%-18s %-44s %12s %10s %10s\n", "address", "object", "retained", "objects", "self");
+            for (uint64_t i = 0; i < n; i++) {
+                human_bytes(hscope_domtree_retained(t, ids[i]), a, sizeof(a));
+                human_bytes(hscope_heap_object_memsize(h, ids[i]), b, sizeof(b));
+                printf("0x%-16llx %-44.44s %12s %10llu %10s\n",
+                       (unsigned long long)hscope_heap_object_address(h, ids[i]),
+                       obj_label(h, ids[i], lb, sizeof(lb)), a,
+                       (unsigned long long)hscope_domtree_retained_count(t, ids[i]), b);
+            }
+        }
+        free(ids);
+    }
+    hscope_domtree_free(t);
+    hscope_heap_free(h);
+    return rc;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1480,6 +2102,10 @@ main(int argc, char **argv)
         return cmd_show(argc, argv);
     if (strcmp(cmd, "generations") == 0)
         return cmd_generations(argc, argv);
+    if (strcmp(cmd, "dominators") == 0)
+        return cmd_dominators(argc, argv);
+    if (strcmp(cmd, "retained") == 0)
+        return cmd_retained(argc, argv);
     fprintf(stderr, "%s: unknown command '%s'\n\n%s", prog, cmd, usage_main);
     return EXIT_USAGE;
 }
