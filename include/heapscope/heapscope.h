@@ -747,6 +747,53 @@ HSCOPE_API uint64_t hscope_domtree_chain(const hscope_domtree_t *tree,
 HSCOPE_API uint64_t hscope_domtree_top(const hscope_domtree_t *tree,
                                        hscope_id *out, uint64_t max);
 
+/* ------------------------------------------------------------------------ */
+/* Paths from the roots, and holders of a set of objects                     */
+/* ------------------------------------------------------------------------ */
+
+/** Shortest paths from the GC roots (a BFS tree over the dominator graph;
+ * options as for the dominator tree).  Holds a heap reference. */
+typedef struct hscope_paths hscope_paths_t;
+
+HSCOPE_API hscope_status hscope_paths_compute(hscope_paths_t **out,
+                                              hscope_heap_t *heap,
+                                              const hscope_dom_options *opts,
+                                              hscope_error *err);
+HSCOPE_API void hscope_paths_free(hscope_paths_t *paths);
+/**
+ * A shortest path from a root to `target`: the objects from the first one
+ * after the root category to `target` inclusive.  Returns its length (0
+ * if unreachable) and writes up to `max` ids to `out` (may be NULL);
+ * *root_category gets the category the path starts from.
+ */
+HSCOPE_API uint64_t hscope_paths_get(const hscope_paths_t *paths,
+                                     hscope_id target, hscope_id *out,
+                                     uint64_t max, int32_t *root_category);
+
+/**
+ * Holders of a set of objects (a diff's leaked set, or addresses a user
+ * pastes): for each member, the first object up its dominator chain that
+ * is not itself a member, i.e. the object through which that part of the
+ * set is kept alive.  Members are grouped by holder; holders are sorted by
+ * the memsize they hold, largest first.  A holder may be a root category
+ * or the super-root (holder id HSCOPE_ID_NONE).
+ */
+typedef struct hscope_holders hscope_holders_t;
+
+HSCOPE_API hscope_status hscope_holders_compute(hscope_holders_t **out,
+                                                hscope_domtree_t *tree,
+                                                const hscope_id *ids,
+                                                uint64_t count,
+                                                hscope_error *err);
+HSCOPE_API void hscope_holders_free(hscope_holders_t *holders);
+HSCOPE_API uint64_t hscope_holders_count(const hscope_holders_t *holders);
+/** Holder i: object id (or HSCOPE_ID_NONE with *root_category >= 0 for a
+ * root category, -1 for the super-root), members held and their memsize. */
+HSCOPE_API hscope_status hscope_holders_get(const hscope_holders_t *holders,
+                                            uint64_t i, hscope_id *holder,
+                                            int32_t *root_category,
+                                            uint64_t *count, uint64_t *memsize);
+
 #ifdef __cplusplus
 }
 #endif

@@ -615,3 +615,276 @@ hscope_domtree_top(const hscope_domtree_t *t, hscope_id *out, uint64_t max)
     }
     return n;
 }
+
+/* ------------------------------------------------------------------ */
+/* shortest paths from the roots (BFS over the same graph)            */
+/* ------------------------------------------------------------------ */
+
+struct hscope_paths {
+    hscope_heap_t *heap;
+    uint32_t n, ncat;
+    uint32_t *parent;   /* per object: predecessor vertex, NONE = unreached */
+};
+
+HSCOPE_API hscope_status
+hscope_paths_compute(hscope_paths_t **out, hscope_heap_t *heap,
+                     const hscope_dom_options *uopts, hscope_error *uerr)
+{
+    hscope_error err;
+    hscope_error_init(&err);
+    hscope_status st = HSCOPE_OK;
+    hscope_paths_t *p = NULL;
+    uint32_t *queue = NULL, *par = NULL;
+    if (!out || !heap) {
+        st = hscope__fail(&err, HSCOPE_ERR_INVALID_ARG, "out and heap are required");
+        goto done;
+    }
+    *out = NULL;
+    uint32_t flags = 0;
+    if (uopts) {
+        if (uopts->size < 2 * sizeof(uint32_t)) {
+            st = hscope__fail(&err, HSCOPE_ERR_INVALID_ARG, "options size not set");
+            goto done;
+        }
+        flags = uopts->flags;
+    }
+    graph g = { heap, heap->n, heap->ncat, heap->n + heap->ncat,
+                heap->n + heap->ncat + 1, !(flags & HSCOPE_DOM_NO_CLASS_EDGES) };
+    hscope__mem *m = &heap->mem;
+    p = hscope__calloc(m, 1, sizeof(*p));
+    par = hscope__malloc(m, (size_t)g.nv * 4);
+    queue = hscope__malloc(m, (size_t)g.nv * 4);
+    if (!p || !par || !queue) {
+        st = hscope__nomem(&err, (size_t)g.nv * 8);
+        goto done;
+    }
+    memset(par, 0xFF, (size_t)g.nv * 4);
+    size_t qh = 0, qt = 0;
+    par[g.root] = g.root;
+    queue[qt++] = g.root;
+    while (qh < qt) {
+        uint32_t v = queue[qh++];
+        for (uint32_t k = 0, w; (w = succ_at(&g, v, k)) != NONE; k++) {
+            if (par[w] == NONE) {
+                par[w] = v;
+                queue[qt++] = w;
+            }
+        }
+    }
+    p->heap = heap;
+    hscope__heap_retain(heap);
+    p->n = heap->n;
+    p->ncat = heap->ncat;
+    p->parent = par;
+    par = NULL;
+done:
+    if (queue)
+        hscope__free(&heap->mem, queue);
+    if (st != HSCOPE_OK) {
+        if (heap) {
+            hscope__free(&heap->mem, par);
+            hscope__free(&heap->mem, p);
+        }
+        hscope__error_copy_out(uerr, &err);
+        return st;
+    }
+    *out = p;
+    return HSCOPE_OK;
+}
+
+HSCOPE_API void
+hscope_paths_free(hscope_paths_t *p)
+{
+    if (!p)
+        return;
+    hscope_heap_t *h = p->heap;
+    hscope__free(&h->mem, p->parent);
+    hscope__free(&h->mem, p);
+    hscope__heap_release(h);
+}
+
+HSCOPE_API uint64_t
+hscope_paths_get(const hscope_paths_t *p, hscope_id target, hscope_id *out,
+                 uint64_t max, int32_t *root_category)
+{
+    if (!p || target >= p->n || p->parent[target] == NONE)
+        return 0;
+    uint64_t len = 0;
+    uint32_t v = target;
+    while (v < p->n) {
+        len++;
+        v = p->parent[v];
+    }
+    if (root_category)
+        *root_category = v < p->n + p->ncat ? (int32_t)(v - p->n) : -1;
+    if (out) {
+        uint64_t k = len;
+        for (v = target; v < p->n; v = p->parent[v])
+            if (--k < max)
+                out[k] = v;
+    }
+    return len;
+}
+
+/* ------------------------------------------------------------------ */
+/* holders of a set of objects                                        */
+/* ------------------------------------------------------------------ */
+
+typedef struct holder {
+    uint32_t vertex;        /* object, category or super-root vertex */
+    uint64_t count, memsize;
+} holder;
+
+struct hscope_holders {
+    hscope_domtree_t *tree;
+    holder *h;
+    size_t n;
+};
+
+static int
+cmp_holder(const void *a, const void *b)
+{
+    const holder *x = a, *y = b;
+    if (x->memsize != y->memsize)
+        return x->memsize > y->memsize ? -1 : 1;
+    if (x->count != y->count)
+        return x->count > y->count ? -1 : 1;
+    return x->vertex < y->vertex ? -1 : x->vertex > y->vertex;
+}
+
+/*
+ * For each member x of the set, climb the dominator tree while the
+ * dominator is itself a member; the first dominator outside the set is
+ * the object that holds x's part of the structure.  Members are grouped by
+ * that holder.  Results are memoised per object so shared chains are
+ * walked once.
+ */
+HSCOPE_API hscope_status
+hscope_holders_compute(hscope_holders_t **out, hscope_domtree_t *t,
+                       const hscope_id *ids, uint64_t n, hscope_error *uerr)
+{
+    hscope_error err;
+    hscope_error_init(&err);
+    hscope_status st = HSCOPE_OK;
+    hscope_holders_t *hs = NULL;
+    uint64_t *inset = NULL;
+    uint32_t *memo = NULL, *stk = NULL, *slot = NULL;
+    if (!out || !t || (!ids && n)) {
+        st = hscope__fail(&err, HSCOPE_ERR_INVALID_ARG, "NULL argument");
+        goto done;
+    }
+    *out = NULL;
+    hscope__mem *m = &t->heap->mem;
+    uint32_t nv = t->n + t->ncat + 1;
+    hs = hscope__calloc(m, 1, sizeof(*hs));
+    inset = hscope__calloc(m, (size_t)t->n / 64 + 1, 8);
+    memo = hscope__malloc(m, ((size_t)t->n + 1) * 4);
+    stk = hscope__malloc(m, ((size_t)t->n + 1) * 4);
+    slot = hscope__malloc(m, (size_t)nv * 4);
+    if (!hs || !inset || !memo || !stk || !slot) {
+        st = hscope__nomem(&err, (size_t)nv * 4);
+        goto done;
+    }
+    memset(memo, 0xFF, ((size_t)t->n + 1) * 4);
+    memset(slot, 0xFF, (size_t)nv * 4);
+    for (uint64_t i = 0; i < n; i++) {
+        if (ids[i] >= t->n) {
+            st = hscope__fail(&err, HSCOPE_ERR_INVALID_ARG, "id %u out of range", ids[i]);
+            goto done;
+        }
+        inset[ids[i] / 64] |= (uint64_t)1 << (ids[i] % 64);
+    }
+#define IN(x) ((x) < t->n && (inset[(x) / 64] >> ((x) % 64) & 1))
+    size_t cap = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        uint32_t x = ids[i];
+        if (t->idom[x] == NONE)
+            continue; /* unreachable: held by nothing */
+        uint32_t sp = 0, v = x, hv;
+        while (memo[v] == NONE) {
+            stk[sp++] = v;
+            uint32_t d = t->idom[v];
+            if (!IN(d)) {
+                hv = d;
+                goto found;
+            }
+            v = d;
+        }
+        hv = memo[v];
+    found:
+        while (sp > 0)
+            memo[stk[--sp]] = hv;
+        if (slot[hv] == NONE) {
+            if ((st = hscope__grow(m, (void **)&hs->h, &cap, hs->n + 1, sizeof(holder),
+                                   &err)) != HSCOPE_OK)
+                goto done;
+            slot[hv] = (uint32_t)hs->n;
+            hs->h[hs->n++] = (holder){ hv, 0, 0 };
+        }
+        holder *hd = &hs->h[slot[hv]];
+        hd->count++;
+        hd->memsize += hscope__memsize(t->heap, x);
+    }
+#undef IN
+    if (hs->n)
+        qsort(hs->h, hs->n, sizeof(holder), cmp_holder);
+    hs->tree = t;
+done:
+    if (t) {
+        hscope__mem *m2 = &t->heap->mem;
+        hscope__free(m2, inset);
+        hscope__free(m2, memo);
+        hscope__free(m2, stk);
+        hscope__free(m2, slot);
+        if (st != HSCOPE_OK && hs) {
+            hscope__free(m2, hs->h);
+            hscope__free(m2, hs);
+        }
+    }
+    if (st != HSCOPE_OK) {
+        hscope__error_copy_out(uerr, &err);
+        return st;
+    }
+    hscope__heap_retain(t->heap);
+    *out = hs;
+    return HSCOPE_OK;
+}
+
+HSCOPE_API void
+hscope_holders_free(hscope_holders_t *hs)
+{
+    if (!hs)
+        return;
+    hscope_heap_t *h = hs->tree->heap;
+    hscope__free(&h->mem, hs->h);
+    hscope__free(&h->mem, hs);
+    hscope__heap_release(h);
+}
+
+HSCOPE_API uint64_t
+hscope_holders_count(const hscope_holders_t *hs)
+{
+    return hs ? hs->n : 0;
+}
+
+HSCOPE_API hscope_status
+hscope_holders_get(const hscope_holders_t *hs, uint64_t i, hscope_id *holder_id,
+                   int32_t *root_category, uint64_t *count, uint64_t *memsize)
+{
+    if (!hs)
+        return HSCOPE_ERR_INVALID_ARG;
+    if (i >= hs->n)
+        return HSCOPE_ERR_NOT_FOUND;
+    const holder *h = &hs->h[i];
+    const hscope_domtree_t *t = hs->tree;
+    if (holder_id)
+        *holder_id = h->vertex < t->n ? h->vertex : HSCOPE_ID_NONE;
+    if (root_category)
+        *root_category = h->vertex >= t->n && h->vertex < t->n + t->ncat
+                             ? (int32_t)(h->vertex - t->n) : -1;
+    if (count)
+        *count = h->count;
+    if (memsize)
+        *memsize = h->memsize;
+    return HSCOPE_OK;
+}

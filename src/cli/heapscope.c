@@ -39,6 +39,8 @@ static const char usage_main[] =
     "  show      one object: all its fields, what it references, what references it\n"
     "  generations  objects per allocation generation and each one's top sites\n"
     "  retained  the objects that keep the most memory alive (retained size)\n"
+    "  root      paths from the GC roots to objects (text, JSON or DOT)\n"
+    "  suspects  rank what holds the objects leaked between three dumps\n"
     "  dominators  the dominator tree: top, or the chain and subtree of ADDR\n"
     "\n"
     "Run 'heapscope COMMAND --help' for the options of a command.\n"
@@ -146,6 +148,33 @@ static const char usage_retained[] =
     "                   for flamegraph.pl or speedscope\n"
     "  --json           {\"rows\": [{\"address\", \"type\", \"class\", \"memsize\",\n"
     "                   \"retained\"}]}\n";
+
+static const char usage_root[] =
+    "usage: heapscope root [--dot|--json] [--max-paths N] [--no-class-edges]\n"
+    "                      [load options] DUMP ADDR...\n"
+    "\n"
+    "What keeps these objects alive: a shortest path from a GC root (ROOT\n"
+    "category) to each ADDR, through the objects that reference it.  With\n"
+    "--max-paths N, up to N paths per object, one through each of its\n"
+    "referrers.  --dot writes a Graphviz graph like heapleak's (the given\n"
+    "objects highlighted; render with dot -Tsvg).\n"
+    "\n"
+    "  --json   {\"paths\": [{\"target\", \"root\", \"path\": [\"0x...\", ...]}]}\n"
+    "           (path: from the first object after the root to the target)\n";
+
+static const char usage_suspects[] =
+    "usage: heapscope suspects [--top N] [--json] [--no-class-edges]\n"
+    "                          [load options] A B C\n"
+    "\n"
+    "The one-screen answer to \"where is my leak\": diff the three dumps\n"
+    "(see heapscope diff), then rank the objects that hold the leaked objects\n"
+    "(for each leaked object, the first object up its dominator chain that is\n"
+    "not itself leaked) by how much leaked memory each keeps alive, with a\n"
+    "path from a GC root to each holder.\n"
+    "\n"
+    "  --top N   suspects to list (default 10)\n"
+    "  --json    {\"suspects\": [{\"address\", \"type\", \"class\", \"leaked_count\",\n"
+    "            \"leaked_memsize\", \"path\": [\"0x...\", ...]}]}, best first\n";
 
 static const char usage_tally[] =
     "usage: heapscope tally [--by KEY] [--top N] [--sort count|memsize] [--json]\n"
@@ -2076,6 +2105,384 @@ cmd_retained(int argc, char **argv)
     return rc;
 }
 
+/* ------------------------------------------------------------------ */
+/* root                                                               */
+/* ------------------------------------------------------------------ */
+
+static void
+dot_escape(const char *s, FILE *f)
+{
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            fputc('\\', f);
+        fputc(*s, f);
+    }
+}
+
+static void
+dot_node(const hscope_heap_t *h, hscope_id id, int target)
+{
+    char lb[256];
+    printf("  n%u [label=\"", id);
+    dot_escape(obj_label(h, id, lb, sizeof(lb)), stdout);
+    printf("\\n0x%llx", (unsigned long long)hscope_heap_object_address(h, id));
+    const char *f = hscope_heap_object_file(h, id);
+    if (f) {
+        const char *base = strrchr(f, '/');
+        printf("\\n");
+        dot_escape(base ? base + 1 : f, stdout);
+        printf(":%u", hscope_heap_object_line(h, id));
+    }
+    printf("\"%s];\n", target ? ", style=filled, fillcolor=\"#f4a6a6\"" : "");
+}
+
+/* index of `to` among `from`'s references (the "field"), or -1 */
+static long
+ref_index(const hscope_heap_t *h, hscope_id from, hscope_id to)
+{
+    const hscope_id *r;
+    uint64_t n;
+    if (hscope_heap_object_references(h, from, &r, &n) != HSCOPE_OK)
+        return -1;
+    for (uint64_t i = 0; i < n; i++)
+        if (r[i] == to)
+            return (long)i;
+    return -1;
+}
+
+static int
+cmd_root(int argc, char **argv)
+{
+    if (want_help(argc, argv, usage_root))
+        return 0;
+    common c = { HSCOPE_LOAD_OPTIONS_INIT, 1, { 0, 0, NULL } };
+    int json = 0, dot = 0, nce = 0, na = 0;
+    uint64_t maxp = 1;
+    const char *path = NULL;
+    uint64_t *addrs = calloc((size_t)argc, sizeof(uint64_t));
+    if (!addrs)
+        return EXIT_BAD_INPUT;
+    int rc = 0;
+    for (int i = 2; i < argc; i++) {
+        int r = load_option(&c, argc, argv, &i, usage_root);
+        if (r < 0) {
+            free(addrs);
+            return EXIT_USAGE;
+        }
+        if (r > 0)
+            continue;
+        if (strcmp(argv[i], "--json") == 0)
+            json = 1;
+        else if (strcmp(argv[i], "--dot") == 0)
+            dot = 1;
+        else if (strcmp(argv[i], "--no-class-edges") == 0)
+            nce = 1;
+        else if (strcmp(argv[i], "--max-paths") == 0) {
+            if (i + 1 >= argc || parse_size(argv[++i], &maxp) != 0 || !maxp) {
+                free(addrs);
+                return usage_error(usage_root, "--max-paths needs a number >= 1%s", "");
+            }
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            free(addrs);
+            return usage_error(usage_root, "unknown option '%s'", argv[i]);
+        } else if (!path)
+            path = argv[i];
+        else if (parse_addr_arg(argv[i], &addrs[na++]) != 0) {
+            free(addrs);
+            return usage_error(usage_root, "'%s' is not a hex address", argv[i]);
+        }
+    }
+    if (!path || !na) {
+        free(addrs);
+        return usage_error(usage_root, "need a DUMP and at least one ADDR%s", "");
+    }
+    hscope_heap_t *h = load_dump(&c, path);
+    if (!h) {
+        free(addrs);
+        return EXIT_BAD_INPUT;
+    }
+    hscope_dom_options o = HSCOPE_DOM_OPTIONS_INIT;
+    if (nce)
+        o.flags |= HSCOPE_DOM_NO_CLASS_EDGES;
+    hscope_paths_t *ps = NULL;
+    hscope_error err = HSCOPE_ERROR_INIT;
+    if (hscope_paths_compute(&ps, h, &o, &err) != HSCOPE_OK) {
+        fprintf(stderr, "%s: %s\n", prog, err.message);
+        hscope_heap_free(h);
+        free(addrs);
+        return EXIT_BAD_INPUT;
+    }
+    uint64_t n = hscope_heap_object_count(h);
+    hscope_id *buf = malloc((n + 2) * sizeof(hscope_id));
+    uint8_t *seen = calloc(n + 1, 1);
+    jw w;
+    jw_init(&w, stdout, 0);
+    if (json) {
+        jw_obj(&w);
+        jw_key(&w, "paths");
+        jw_arr(&w);
+    } else if (dot) {
+        printf("digraph heapscope {\n  rankdir=LR;\n  node [shape=box, fontsize=10];\n");
+    }
+    for (int a = 0; a < na && buf && seen; a++) {
+        hscope_id tid;
+        if (hscope_heap_find(h, addrs[a], &tid) != HSCOPE_OK) {
+            fprintf(stderr, "%s: 0x%llx is not an object of %s\n", prog,
+                    (unsigned long long)addrs[a], path);
+            rc = EXIT_BAD_INPUT;
+            continue;
+        }
+        /* candidate last hops: the target's own shortest path first, then
+         * other referrers, shortest first */
+        const hscope_id *srcs = NULL;
+        uint64_t nsrc = 0;
+        hscope_heap_object_referrers(h, tid, &srcs, &nsrc, &err);
+        uint64_t emitted = 0;
+        for (int64_t s = -1; s < (int64_t)nsrc && emitted < maxp; s++) {
+            int32_t cat = -1;
+            uint64_t len;
+            if (s < 0) {
+                len = hscope_paths_get(ps, tid, buf, n + 1, &cat);
+            } else {
+                if (srcs[s] == tid || (s > 0 && srcs[s] == srcs[s - 1]))
+                    continue;
+                len = hscope_paths_get(ps, srcs[s], buf, n + 1, &cat);
+                if (!len)
+                    continue;
+                /* skip the referrer already on the shortest path */
+                hscope_id prev[2];
+                uint64_t l0 = hscope_paths_get(ps, tid, NULL, 0, NULL);
+                if (l0 >= 2) {
+                    hscope_id *tmp = malloc(l0 * sizeof(hscope_id));
+                    if (tmp) {
+                        hscope_paths_get(ps, tid, tmp, l0, NULL);
+                        prev[0] = tmp[l0 - 2];
+                        free(tmp);
+                        if (prev[0] == srcs[s])
+                            continue;
+                    }
+                }
+                int cyc = 0;
+                for (uint64_t k = 0; k < len; k++)
+                    cyc |= buf[k] == tid;
+                if (cyc)
+                    continue;
+                buf[len++] = tid;
+            }
+            const char *rootname = len ? (cat >= 0 ? hscope_heap_root_category_name(h, (uint32_t)cat)
+                                                   : "(roots)") : NULL;
+            emitted++;
+            if (json) {
+                jw_obj(&w);
+                jw_key(&w, "target"); jw_addr(&w, addrs[a]);
+                jw_key(&w, "root"); jw_str(&w, rootname);
+                jw_key(&w, "path"); jw_arr(&w);
+                for (uint64_t k = 0; k < len; k++)
+                    jw_addr(&w, hscope_heap_object_address(h, buf[k]));
+                jw_end_arr(&w);
+                jw_end_obj(&w);
+            } else if (dot) {
+                if (!len)
+                    continue;
+                printf("  \"root:%s\" [shape=ellipse, style=filled, fillcolor=\"#cfe2f3\"];\n", rootname);
+                for (uint64_t k = 0; k < len; k++)
+                    if (!seen[buf[k]]) {
+                        seen[buf[k]] = 1;
+                        dot_node(h, buf[k], buf[k] == tid);
+                    }
+                printf("  \"root:%s\" -> n%u;\n", rootname, buf[0]);
+                for (uint64_t k = 1; k < len; k++) {
+                    long fi = ref_index(h, buf[k - 1], buf[k]);
+                    if (fi >= 0)
+                        printf("  n%u -> n%u [label=\"[%ld]\", fontsize=8];\n", buf[k - 1], buf[k], fi);
+                    else
+                        printf("  n%u -> n%u [label=\"class\", fontsize=8, style=dashed];\n", buf[k - 1], buf[k]);
+                }
+            } else {
+                if (!len) {
+                    printf("0x%llx: not reachable from any root (garbage the dump caught)\n\n",
+                           (unsigned long long)addrs[a]);
+                    continue;
+                }
+                printf("0x%llx: path %llu from root %s (%llu steps)\n", (unsigned long long)addrs[a],
+                       (unsigned long long)emitted, rootname, (unsigned long long)len);
+                char lb[256];
+                for (uint64_t k = 0; k < len; k++) {
+                    const char *f = hscope_heap_object_file(h, buf[k]);
+                    printf("  %*s0x%llx %s", (int)(k < 30 ? k : 30), "",
+                           (unsigned long long)hscope_heap_object_address(h, buf[k]),
+                           obj_label(h, buf[k], lb, sizeof(lb)));
+                    if (f)
+                        printf("  (%s:%u)", f, hscope_heap_object_line(h, buf[k]));
+                    printf("\n");
+                }
+                printf("\n");
+            }
+        }
+    }
+    if (json) {
+        jw_end_arr(&w);
+        jw_end_obj(&w);
+        jw_done(&w);
+    } else if (dot) {
+        printf("}\n");
+    }
+    free(buf);
+    free(seen);
+    free(addrs);
+    hscope_paths_free(ps);
+    hscope_heap_free(h);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* suspects                                                           */
+/* ------------------------------------------------------------------ */
+
+static int
+cmd_suspects(int argc, char **argv)
+{
+    if (want_help(argc, argv, usage_suspects))
+        return 0;
+    common c = { HSCOPE_LOAD_OPTIONS_INIT, 1, { 0, 0, NULL } };
+    int json = 0, nce = 0, np = 0;
+    uint64_t top = 10;
+    char *paths[3];
+    for (int i = 2; i < argc; i++) {
+        int r = load_option(&c, argc, argv, &i, usage_suspects);
+        if (r < 0)
+            return EXIT_USAGE;
+        if (r > 0)
+            continue;
+        if (strcmp(argv[i], "--json") == 0)
+            json = 1;
+        else if (strcmp(argv[i], "--no-class-edges") == 0)
+            nce = 1;
+        else if (strcmp(argv[i], "--top") == 0) {
+            if (i + 1 >= argc || parse_size(argv[++i], &top) != 0)
+                return usage_error(usage_suspects, "--top needs a number%s", "");
+        } else if (argv[i][0] == '-' && argv[i][1])
+            return usage_error(usage_suspects, "unknown option '%s'", argv[i]);
+        else if (np < 3)
+            paths[np++] = argv[i];
+        else
+            return usage_error(usage_suspects, "suspects takes three dumps ('%s' is extra)", argv[i]);
+    }
+    if (np != 3)
+        return usage_error(usage_suspects, "need three dumps A B C%s", "");
+    hscope_error err = HSCOPE_ERROR_INIT;
+    hscope_diff_t *d = NULL;
+    hscope_diff_options dopt = HSCOPE_DIFF_OPTIONS_INIT;
+    if (hscope_diff_files(&d, paths[0], paths[1], paths[2], &c.lo, &dopt, &err) != HSCOPE_OK) {
+        fprintf(stderr, "%s: suspects: %s\n", prog, err.message);
+        return EXIT_BAD_INPUT;
+    }
+    hscope_heap_t *h = hscope_diff_heap(d);
+    hscope_domtree_t *t = domtree_for(h, nce);
+    hscope_paths_t *ps = NULL;
+    hscope_holders_t *hs = NULL;
+    hscope_dom_options o = HSCOPE_DOM_OPTIONS_INIT;
+    if (nce)
+        o.flags |= HSCOPE_DOM_NO_CLASS_EDGES;
+    int rc = EXIT_BAD_INPUT;
+    if (!t || hscope_paths_compute(&ps, h, &o, &err) != HSCOPE_OK ||
+        hscope_holders_compute(&hs, t, hscope_diff_objects(d), hscope_diff_count(d), &err) != HSCOPE_OK) {
+        fprintf(stderr, "%s: suspects: %s\n", prog, err.message);
+        goto out;
+    }
+    uint64_t n = hscope_heap_object_count(h);
+    hscope_id *buf = malloc((n + 1) * sizeof(hscope_id));
+    if (!buf)
+        goto out;
+    uint64_t nh = hscope_holders_count(hs), shown = top && top < nh ? top : nh;
+    jw w;
+    jw_init(&w, stdout, 0);
+    if (json) {
+        jw_obj(&w);
+        jw_key(&w, "leaked_count"); jw_u64(&w, hscope_diff_count(d));
+        jw_key(&w, "leaked_memsize"); jw_u64(&w, hscope_diff_memsize(d));
+        jw_key(&w, "suspects"); jw_arr(&w);
+    } else {
+        char a[32], b[32];
+        grouped(hscope_diff_count(d), a, sizeof(a));
+        human_bytes(hscope_diff_memsize(d), b, sizeof(b));
+        printf("leaked: %s objects, %s (new in B since A, still alive in C)\n", a, b);
+        const char *wt = hscope_diff_warning_text(d);
+        if (*wt)
+            printf("warning: %s\n", wt);
+        printf("\nwhat holds them, most leaked memory first:\n");
+    }
+    for (uint64_t i = 0; i < shown; i++) {
+        hscope_id hid;
+        int32_t hcat, pcat = -1;
+        uint64_t cnt, mem;
+        hscope_holders_get(hs, i, &hid, &hcat, &cnt, &mem);
+        uint64_t len = hid != HSCOPE_ID_NONE ? hscope_paths_get(ps, hid, buf, n, &pcat) : 0;
+        const char *rootname = hid == HSCOPE_ID_NONE
+            ? (hcat >= 0 ? hscope_heap_root_category_name(h, (uint32_t)hcat) : "(several roots)")
+            : len ? (pcat >= 0 ? hscope_heap_root_category_name(h, (uint32_t)pcat) : "(roots)") : NULL;
+        if (json) {
+            jw_obj(&w);
+            if (hid != HSCOPE_ID_NONE) {
+                jw_key(&w, "address"); jw_addr(&w, hscope_heap_object_address(h, hid));
+                jw_key(&w, "type"); jw_str(&w, hscope_heap_type_name(h, hscope_heap_object_type(h, hid)));
+                jw_key(&w, "class"); jw_str(&w, hscope_heap_object_class_label(h, hid));
+                jw_key(&w, "file"); jw_str(&w, hscope_heap_object_file(h, hid));
+                jw_key(&w, "line"); jw_u64(&w, hscope_heap_object_line(h, hid));
+                jw_key(&w, "retained"); jw_u64(&w, hscope_domtree_retained(t, hid));
+            } else {
+                jw_key(&w, "address"); jw_null(&w);
+                jw_key(&w, "type"); jw_str(&w, "ROOT");
+                jw_key(&w, "class"); jw_null(&w);
+            }
+            jw_key(&w, "leaked_count"); jw_u64(&w, cnt);
+            jw_key(&w, "leaked_memsize"); jw_u64(&w, mem);
+            jw_key(&w, "root"); jw_str(&w, rootname);
+            jw_key(&w, "path"); jw_arr(&w);
+            for (uint64_t k = 0; k < len; k++)
+                jw_addr(&w, hscope_heap_object_address(h, buf[k]));
+            jw_end_arr(&w);
+            jw_end_obj(&w);
+        } else {
+            char a[32], b[32], lb[256];
+            grouped(cnt, a, sizeof(a));
+            human_bytes(mem, b, sizeof(b));
+            if (hid == HSCOPE_ID_NONE) {
+                printf("\n%llu. root %s directly holds %s leaked objects (%s)\n",
+                       (unsigned long long)i + 1, rootname, a, b);
+                continue;
+            }
+            const char *f = hscope_heap_object_file(h, hid);
+            printf("\n%llu. 0x%llx %s holds %s leaked objects (%s)",
+                   (unsigned long long)i + 1, (unsigned long long)hscope_heap_object_address(h, hid),
+                   obj_label(h, hid, lb, sizeof(lb)), a, b);
+            if (f)
+                printf(", allocated at %s:%u", f, hscope_heap_object_line(h, hid));
+            printf("\n   path from root %s:", rootname ? rootname : "(unreachable)");
+            for (uint64_t k = 0; k < len; k++)
+                printf("%s0x%llx %s", k ? " -> " : " ",
+                       (unsigned long long)hscope_heap_object_address(h, buf[k]),
+                       obj_label(h, buf[k], lb, sizeof(lb)));
+            printf("\n");
+        }
+    }
+    if (json) {
+        jw_end_arr(&w);
+        jw_end_obj(&w);
+        jw_done(&w);
+    } else if (nh > shown) {
+        printf("\n... %llu more holders (--top 0 shows all)\n", (unsigned long long)(nh - shown));
+    }
+    free(buf);
+    rc = 0;
+out:
+    hscope_holders_free(hs);
+    hscope_paths_free(ps);
+    hscope_domtree_free(t);
+    hscope_diff_free(d);
+    return rc;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -2106,6 +2513,10 @@ main(int argc, char **argv)
         return cmd_dominators(argc, argv);
     if (strcmp(cmd, "retained") == 0)
         return cmd_retained(argc, argv);
+    if (strcmp(cmd, "root") == 0)
+        return cmd_root(argc, argv);
+    if (strcmp(cmd, "suspects") == 0)
+        return cmd_suspects(argc, argv);
     fprintf(stderr, "%s: unknown command '%s'\n\n%s", prog, cmd, usage_main);
     return EXIT_USAGE;
 }

@@ -52,6 +52,13 @@ done
 # reference identity diff (nothing outside it)
 for d in "$data"/leak_s1 "$data"/leak_s005_gz "$data"/leak_s3_gz; do
   python3 "$here/check_diff.py" "$HEAPSCOPE" "$HEAPSCOPE_CORPUS/reference.py" "$d" || fail=1
+  python3 "$here/check_suspects.py" "$HEAPSCOPE" "$HEAPSCOPE_CORPUS/reference.py" "$d" || fail=1
+done
+# dominators: idoms and retained sizes equal the reference's on every small dump
+for f in "$data"/leak_s1/heap_3.json "$data"/leak_s005_gz/heap_2.json.gz "$data"/edge/format_edge.json \
+         "$data"/edge/full.json "$data"/edge/since.json "$data"/edge/stress.json \
+         "$HEAPSCOPE_CORPUS"/external/*.json "$HEAPSCOPE_CORPUS"/external/*.heap; do
+  python3 "$here/check_dominators.py" "$HEAPSCOPE" "$HEAPSCOPE_CORPUS/reference.py" "$f" || fail=1
 done
 # the C examples agree with the CLI
 if [ -n "${HEAPSCOPE_EXAMPLES:-}" ] && [ -x "$HEAPSCOPE_EXAMPLES/leak_diff" ]; then
