@@ -272,6 +272,9 @@ read_opts(const hscope_diff_options *in, hscope_diff_options *o, hscope_error *e
         return HSCOPE_OK;
     if (in->size < sizeof(uint32_t) * 2)
         return hscope__fail(err, HSCOPE_ERR_INVALID_ARG, "diff options size not set");
+    if (!hscope__tail_is_zero(in, in->size, sizeof(*o)))
+        return hscope__fail(err, HSCOPE_ERR_UNSUPPORTED,
+                            "hscope_diff_options has unknown non-zero fields");
     memcpy(o, in, in->size < sizeof(*o) ? in->size : sizeof(*o));
     if (o->flags & ~(uint32_t)(HSCOPE_DIFF_ADDRESS_ONLY | HSCOPE_DIFF_KEEP_DUMPER))
         return hscope__fail(err, HSCOPE_ERR_UNSUPPORTED, "unknown diff flags 0x%x", o->flags);
@@ -305,6 +308,8 @@ run_pass(pass *p, const base *b, snapinfo *si, hscope_error *err)
             .max_refs = lo ? lo->max_references : 0,
             .progress = lo ? lo->progress : NULL,
             .progress_ud = lo ? lo->progress_user_data : NULL,
+        .line_fn = lo ? lo->line_fn : NULL,
+        .line_ud = lo ? lo->line_user_data : NULL,
         };
         st = hscope__parse_path(b->path, lo && (lo->flags & HSCOPE_LOAD_NO_GZIP),
                                 &bl, &po, NULL, NULL, err);

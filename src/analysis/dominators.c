@@ -323,6 +323,11 @@ hscope_domtree_compute(hscope_domtree_t **out, hscope_heap_t *heap,
             st = hscope__fail(&err, HSCOPE_ERR_INVALID_ARG, "dominator options size not set");
             goto done;
         }
+        if (!hscope__tail_is_zero(uopts, uopts->size, sizeof(o))) {
+            st = hscope__fail(&err, HSCOPE_ERR_UNSUPPORTED,
+                              "hscope_dom_options has unknown non-zero fields");
+            goto done;
+        }
         memcpy(&o, uopts, uopts->size < sizeof(o) ? uopts->size : sizeof(o));
         if (o.flags & ~(uint32_t)HSCOPE_DOM_NO_CLASS_EDGES) {
             st = hscope__fail(&err, HSCOPE_ERR_UNSUPPORTED, "unknown dominator flags 0x%x", o.flags);
@@ -644,6 +649,11 @@ hscope_paths_compute(hscope_paths_t **out, hscope_heap_t *heap,
     if (uopts) {
         if (uopts->size < 2 * sizeof(uint32_t)) {
             st = hscope__fail(&err, HSCOPE_ERR_INVALID_ARG, "options size not set");
+            goto done;
+        }
+        if (!hscope__tail_is_zero(uopts, uopts->size, sizeof(hscope_dom_options))) {
+            st = hscope__fail(&err, HSCOPE_ERR_UNSUPPORTED,
+                              "hscope_dom_options has unknown non-zero fields");
             goto done;
         }
         flags = uopts->flags;

@@ -341,16 +341,24 @@ hscope_tally_file(hscope_tally_t **out, const char *path, const char *key,
     memset(&b, 0, sizeof(b));
     hscope_tally_options o;
     hscope_tally_options_init(&o);
-    if (uopts)
-        memcpy(&o, uopts, uopts->size < sizeof(o) ? uopts->size : sizeof(o));
     if (!out || !path || !key) {
         st = hscope__fail(&err, HSCOPE_ERR_INVALID_ARG, "NULL argument");
         goto done;
     }
     *out = NULL;
-    if (lo && lo->size < 2 * sizeof(uint32_t)) {
-        st = hscope__fail(&err, HSCOPE_ERR_INVALID_ARG, "load options size not set");
+    hscope_load_options lopts;
+    if ((st = hscope__read_load_options(lo, &lopts, &err)) != HSCOPE_OK)
         goto done;
+    lo = &lopts;
+    if (uopts) {
+        if (uopts->size < 2 * sizeof(uint32_t) ||
+            !hscope__tail_is_zero(uopts, uopts->size, sizeof(o))) {
+            st = hscope__fail(&err, uopts->size < 8 ? HSCOPE_ERR_INVALID_ARG
+                                                    : HSCOPE_ERR_UNSUPPORTED,
+                              "bad hscope_tally_options (size %u)", uopts->size);
+            goto done;
+        }
+        memcpy(&o, uopts, uopts->size < sizeof(o) ? uopts->size : sizeof(o));
     }
     if ((f.tk = hscope__tally_key(key)) < 0) {
         st = hscope__fail(&err, HSCOPE_ERR_UNSUPPORTED, "unknown tally key \"%s\"", key);
@@ -376,6 +384,8 @@ hscope_tally_file(hscope_tally_t **out, const char *path, const char *key,
         .max_refs = lo ? lo->max_references : 0,
         .progress = lo ? lo->progress : NULL,
         .progress_ud = lo ? lo->progress_user_data : NULL,
+        .line_fn = lo ? lo->line_fn : NULL,
+        .line_ud = lo ? lo->line_user_data : NULL,
     };
     if ((st = hscope__parse_path(path, lo && (lo->flags & HSCOPE_LOAD_NO_GZIP), &b,
                                  &po, NULL, NULL, &err)) != HSCOPE_OK)

@@ -294,6 +294,11 @@ hscope__tally_run(hscope_tally_t **out, hscope_heap_t *heap, const char *key,
             st = hscope__fail(&err, HSCOPE_ERR_INVALID_ARG, "tally options size not set");
             goto done;
         }
+        if (!hscope__tail_is_zero(uopts, uopts->size, sizeof(o))) {
+            st = hscope__fail(&err, HSCOPE_ERR_UNSUPPORTED,
+                              "hscope_tally_options has unknown non-zero fields");
+            goto done;
+        }
         memcpy(&o, uopts, uopts->size < sizeof(o) ? uopts->size : sizeof(o));
     }
     size_t ki;

@@ -19,6 +19,10 @@ hscope_diff_files(hscope_diff_t **out, const char *path_a, const char *path_b,
         goto done;
     }
     *out = NULL;
+    hscope_load_options lopts;
+    if ((st = hscope__read_load_options(load, &lopts, &err)) != HSCOPE_OK)
+        goto done;
+    load = &lopts;
     const char *tpath = path_c ? path_c : path_b;
     if ((st = hscope_heap_open_file(&target, tpath, load, &err)) != HSCOPE_OK)
         goto done;

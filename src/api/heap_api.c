@@ -81,38 +81,6 @@ hscope_skip_reason_name(int32_t r)
 
 enum src_kind { SRC_PATH, SRC_FD, SRC_MEM };
 
-/* Check a caller's options struct: known size, zero unknown tail. */
-static hscope_status
-read_options(const hscope_load_options *in, hscope_load_options *out,
-             hscope_error *err)
-{
-    hscope_load_options_init(out);
-    if (!in)
-        return HSCOPE_OK;
-    if (in->size < offsetof(hscope_load_options, flags) + sizeof(uint32_t))
-        return hscope__fail(err, HSCOPE_ERR_INVALID_ARG,
-                            "hscope_load_options.size is %u; initialise the struct",
-                            in->size);
-    size_t n = in->size < sizeof(*out) ? in->size : sizeof(*out);
-    for (size_t i = sizeof(*out); i < in->size; i++)
-        if (((const unsigned char *)in)[i])
-            return hscope__fail(err, HSCOPE_ERR_UNSUPPORTED,
-                                "hscope_load_options has unknown non-zero fields "
-                                "(newer header than library?)");
-    memcpy(out, in, n);
-    out->size = sizeof(*out);
-    if (out->flags & ~(uint32_t)(HSCOPE_LOAD_STRICT | HSCOPE_LOAD_VALUES | HSCOPE_LOAD_NO_GZIP))
-        return hscope__fail(err, HSCOPE_ERR_UNSUPPORTED,
-                            "unknown load flags 0x%x", out->flags);
-    if (out->allocator &&
-        (out->allocator->size < sizeof(hscope_allocator) ||
-         !out->allocator->malloc_fn || !out->allocator->realloc_fn ||
-         !out->allocator->free_fn))
-        return hscope__fail(err, HSCOPE_ERR_INVALID_ARG,
-                            "hscope_allocator needs size and all three functions");
-    return HSCOPE_OK;
-}
-
 static hscope_status
 load(hscope_heap_t **out, enum src_kind kind, const char *path, int fd,
      const void *data, size_t len, const hscope_load_options *uopts,
@@ -135,7 +103,7 @@ load(hscope_heap_t **out, enum src_kind kind, const char *path, int fd,
         goto done;
     }
     *out = NULL;
-    if ((st = read_options(uopts, &o, &err)) != HSCOPE_OK)
+    if ((st = hscope__read_load_options(uopts, &o, &err)) != HSCOPE_OK)
         goto done;
     hscope__mem_init(&tmpmem, o.allocator, o.max_memory);
     h = hscope__calloc(&tmpmem, 1, sizeof(*h));
@@ -159,10 +127,10 @@ load(hscope_heap_t **out, enum src_kind kind, const char *path, int fd,
     have_reader = 1;
     if (st != HSCOPE_OK)
         goto done;
+    have_builder = 1;
     if ((st = hscope__builder_init(&b, &h->mem, (o.flags & HSCOPE_LOAD_VALUES) != 0,
                                    o.max_objects, &err)) != HSCOPE_OK)
         goto done;
-    have_builder = 1;
     hscope__parse_opts po = {
         .strict = (o.flags & HSCOPE_LOAD_STRICT) != 0,
         .max_line = o.max_line_bytes,

@@ -254,3 +254,45 @@ hscope__strlcpy(char *dst, const char *src, size_t n)
     memcpy(dst, src, l);
     dst[l] = '\0';
 }
+
+/* Check a caller's options struct: known size, zero unknown tail. */
+hscope_status
+hscope__read_load_options(const hscope_load_options *in,
+                          hscope_load_options *out, hscope_error *err)
+{
+    memset(out, 0, sizeof(*out));
+    out->size = sizeof(*out);
+    if (!in)
+        return HSCOPE_OK;
+    if (in->size < offsetof(hscope_load_options, flags) + sizeof(uint32_t))
+        return hscope__fail(err, HSCOPE_ERR_INVALID_ARG,
+                            "hscope_load_options.size is %u; initialise the struct",
+                            in->size);
+    size_t n = in->size < sizeof(*out) ? in->size : sizeof(*out);
+    if (!hscope__tail_is_zero(in, in->size, sizeof(*out)))
+            return hscope__fail(err, HSCOPE_ERR_UNSUPPORTED,
+                                "hscope_load_options has unknown non-zero fields "
+                                "(newer header than library?)");
+    memcpy(out, in, n);
+    out->size = sizeof(*out);
+    if (out->flags & ~(uint32_t)(HSCOPE_LOAD_STRICT | HSCOPE_LOAD_VALUES | HSCOPE_LOAD_NO_GZIP))
+        return hscope__fail(err, HSCOPE_ERR_UNSUPPORTED,
+                            "unknown load flags 0x%x", out->flags);
+    if (out->allocator &&
+        (out->allocator->size < sizeof(hscope_allocator) ||
+         !out->allocator->malloc_fn || !out->allocator->realloc_fn ||
+         !out->allocator->free_fn))
+        return hscope__fail(err, HSCOPE_ERR_INVALID_ARG,
+                            "hscope_allocator needs size and all three functions");
+    return HSCOPE_OK;
+}
+
+
+int
+hscope__tail_is_zero(const void *opts, uint32_t size, size_t known)
+{
+    for (size_t i = known; i < size; i++)
+        if (((const unsigned char *)opts)[i])
+            return 0;
+    return 1;
+}

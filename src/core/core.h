@@ -80,6 +80,16 @@ hscope__add_ok(size_t a, size_t b, size_t *out)
 hscope_status hscope__grow(hscope__mem *m, void **p, size_t *cap,
                            size_t need, size_t elem, hscope_error *err);
 
+/* Validate a caller's load options (size-versioned, zero unknown tail,
+ * known flags, complete allocator) into a full-size copy; NULL = defaults. */
+hscope_status hscope__read_load_options(const hscope_load_options *in,
+                                        hscope_load_options *out,
+                                        hscope_error *err);
+
+/* 1 if bytes [known, size) of a caller's options struct are all zero (a
+ * newer caller's fields this library does not know must be unused). */
+int hscope__tail_is_zero(const void *opts, uint32_t size, size_t known);
+
 /* Monotonic clock in nanoseconds. */
 uint64_t hscope__now_ns(void);
 

@@ -28,7 +28,8 @@ fill_raw(hscope__reader *r, hscope_error *err)
     if (r->fd < 0) {
         uint64_t left = r->mlen - r->mpos;
         size_t n = left < HSCOPE__READER_IBUF ? (size_t)left : HSCOPE__READER_IBUF;
-        memcpy(r->ibuf, r->mdata + r->mpos, n);
+        if (n)
+            memcpy(r->ibuf, r->mdata + r->mpos, n);
         r->mpos += n;
         r->ilen = n;
         r->in_bytes += n;
@@ -49,6 +50,18 @@ fill_raw(hscope__reader *r, hscope_error *err)
         r->in_bytes += (uint64_t)n;
         return HSCOPE_OK;
     }
+}
+
+static voidpf
+z_alloc(voidpf ud, uInt items, uInt size)
+{
+    return hscope__calloc((hscope__mem *)ud, items, size);
+}
+
+static void
+z_free(voidpf ud, voidpf p)
+{
+    hscope__free((hscope__mem *)ud, p);
 }
 
 static hscope_status
@@ -76,6 +89,9 @@ start(hscope__reader *r, hscope__mem *m, int no_gzip, hscope_error *err)
     if (!no_gzip && r->ilen >= 2 && r->ibuf[0] == 0x1f && r->ibuf[1] == 0x8b) {
         r->gzip = 1;
         memset(&r->z, 0, sizeof(r->z));
+        r->z.zalloc = z_alloc;
+        r->z.zfree = z_free;
+        r->z.opaque = m;
         if (inflateInit2(&r->z, 15 + 32) != Z_OK)
             return hscope__fail(err, HSCOPE_ERR_NOMEM, "zlib inflateInit2 failed");
         r->zinit = 1;

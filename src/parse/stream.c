@@ -53,7 +53,10 @@ one_line(loop *L, uint8_t *s, uint8_t *e, int at_eof)
     int reason = L->lp.reason;
     uint64_t off = L->base + (uint64_t)(L->lp.fail_at - L->buf);
     uint64_t col = (uint64_t)(L->lp.fail_at - s) + 1;
-    if (at_eof && reason != HSCOPE_SKIP_EMPTY) {
+    /* A last line without newline that is not even valid JSON was most
+     * likely cut off; one that parses but is not a record keeps its own
+     * reason. */
+    if (at_eof && reason == HSCOPE_SKIP_BAD_JSON) {
         b->truncated = 1;
         if (L->o->strict)
             return hscope__fail_at(L->err, HSCOPE_ERR_TRUNCATED, lineno, off,
