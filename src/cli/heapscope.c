@@ -16,6 +16,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <zlib.h>
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
 #include "heapscope/heapscope.h"
 #include "json_out.h"
 
@@ -41,6 +45,7 @@ static const char usage_main[] =
     "  retained  the objects that keep the most memory alive (retained size)\n"
     "  root      paths from the GC roots to objects (text, JSON or DOT)\n"
     "  suspects  rank what holds the objects leaked between three dumps\n"
+    "  redact    copy a dump with every string value replaced by length + hash\n"
     "  dominators  the dominator tree: top, or the chain and subtree of ADDR\n"
     "\n"
     "Run 'heapscope COMMAND --help' for the options of a command.\n"
@@ -175,6 +180,18 @@ static const char usage_suspects[] =
     "  --top N   suspects to list (default 10)\n"
     "  --json    {\"suspects\": [{\"address\", \"type\", \"class\", \"leaked_count\",\n"
     "            \"leaked_memsize\", \"path\": [\"0x...\", ...]}]}, best first\n";
+
+static const char usage_redact[] =
+    "usage: heapscope redact [load options] IN OUT\n"
+    "\n"
+    "Write a copy of a dump that is safe to share: every string value (the\n"
+    "\"value\" of STRING, SYMBOL and FLOAT records: tokens, passwords, personal\n"
+    "data) is replaced by its length and an xxHash64 of its bytes, e.g.\n"
+    "  \"value\":\"[redacted 22 bytes xxh64:5b1f0c...]\"\n"
+    "and every other byte stays the same, so every heapscope answer on the\n"
+    "copy equals the answer on the original.  IN may be gzip; OUT is gzip if\n"
+    "its name ends in .gz.  Equal strings keep equal hashes (duplicates stay\n"
+    "visible).\n";
 
 static const char usage_tally[] =
     "usage: heapscope tally [--by KEY] [--top N] [--sort count|memsize] [--json]\n"
@@ -2483,6 +2500,110 @@ out:
     return rc;
 }
 
+/* ------------------------------------------------------------------ */
+/* redact                                                             */
+/* ------------------------------------------------------------------ */
+
+typedef struct redactor {
+    gzFile gz;
+    FILE *f;
+    uint64_t values, lines;
+    int failed;
+} redactor;
+
+static void
+rd_write(redactor *r, const char *p, size_t n)
+{
+    if (!n || r->failed)
+        return;
+    if (r->gz ? gzwrite(r->gz, p, (unsigned)n) != (int)n : fwrite(p, 1, n, r->f) != n)
+        r->failed = 1;
+}
+
+static int32_t
+redact_line(void *ud, const char *line, uint64_t len, uint64_t lineno)
+{
+    (void)lineno;
+    redactor *r = ud;
+    const char *p = line, *end = line + len, *v;
+    static const char key[] = "\"value\":\"";
+    r->lines++;
+    while ((v = memmem(p, (size_t)(end - p), key, sizeof(key) - 1)) != NULL) {
+        const char *b = v + sizeof(key) - 1, *q = b;
+        while (q < end && *q != '"')
+            q += (*q == '\\' && q + 1 < end) ? 2 : 1;
+        if (q >= end)
+            break; /* unterminated (cut line): leave as is */
+        char rep[96];
+        int n = snprintf(rep, sizeof(rep), "\"value\":\"[redacted %llu bytes xxh64:%016llx]",
+                         (unsigned long long)(q - b),
+                         (unsigned long long)XXH64(b, (size_t)(q - b), 0));
+        rd_write(r, p, (size_t)(v - p));
+        rd_write(r, rep, (size_t)n);
+        r->values++;
+        p = q; /* the closing quote is copied with the rest */
+    }
+    rd_write(r, p, (size_t)(end - p));
+    rd_write(r, "\n", 1);
+    return r->failed;
+}
+
+static int
+cmd_redact(int argc, char **argv)
+{
+    if (want_help(argc, argv, usage_redact))
+        return 0;
+    common c = { HSCOPE_LOAD_OPTIONS_INIT, 1, { 0, 0, NULL } };
+    const char *in = NULL, *out = NULL;
+    for (int i = 2; i < argc; i++) {
+        int r = load_option(&c, argc, argv, &i, usage_redact);
+        if (r < 0)
+            return EXIT_USAGE;
+        if (r > 0)
+            continue;
+        if (argv[i][0] == '-' && argv[i][1])
+            return usage_error(usage_redact, "unknown option '%s'", argv[i]);
+        else if (!in)
+            in = argv[i];
+        else if (!out)
+            out = argv[i];
+        else
+            return usage_error(usage_redact, "IN and OUT only ('%s' is extra)", argv[i]);
+    }
+    if (!in || !out)
+        return usage_error(usage_redact, "need IN and OUT%s", "");
+    if (strcmp(in, out) == 0)
+        return usage_error(usage_redact, "OUT must differ from IN (%s)", out);
+    redactor rd = { NULL, NULL, 0, 0, 0 };
+    size_t ol = strlen(out);
+    if (ol > 3 && strcmp(out + ol - 3, ".gz") == 0)
+        rd.gz = gzopen(out, "wb6");
+    else
+        rd.f = fopen(out, "wb");
+    if (!rd.gz && !rd.f) {
+        fprintf(stderr, "%s: cannot create %s: %s\n", prog, out, strerror(errno));
+        return EXIT_BAD_INPUT;
+    }
+    c.lo.line_fn = redact_line;
+    c.lo.line_user_data = &rd;
+    hscope_tally_options to = HSCOPE_TALLY_OPTIONS_INIT;
+    hscope_tally_t *t = NULL;
+    hscope_error err = HSCOPE_ERROR_INIT;
+    /* a streaming fold reads every line through the hook with bounded memory */
+    hscope_status st = hscope_tally_file(&t, in, "type", &c.lo, &to, &err);
+    hscope_tally_free(t);
+    int closed = rd.gz ? gzclose(rd.gz) == Z_OK : fclose(rd.f) == 0;
+    if (st != HSCOPE_OK || rd.failed || !closed) {
+        fprintf(stderr, "%s: redact: %s\n", prog,
+                st != HSCOPE_OK ? err.message : "write error");
+        remove(out);
+        return EXIT_BAD_INPUT;
+    }
+    fprintf(stderr, "%s: %s: %llu lines, %llu string values redacted\n", prog, out,
+            (unsigned long long)rd.lines, (unsigned long long)rd.values);
+    return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -2517,6 +2638,8 @@ main(int argc, char **argv)
         return cmd_root(argc, argv);
     if (strcmp(cmd, "suspects") == 0)
         return cmd_suspects(argc, argv);
+    if (strcmp(cmd, "redact") == 0)
+        return cmd_redact(argc, argv);
     fprintf(stderr, "%s: unknown command '%s'\n\n%s", prog, cmd, usage_main);
     return EXIT_USAGE;
 }

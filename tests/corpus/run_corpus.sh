@@ -60,6 +60,16 @@ for f in "$data"/leak_s1/heap_3.json "$data"/leak_s005_gz/heap_2.json.gz "$data"
          "$HEAPSCOPE_CORPUS"/external/*.json "$HEAPSCOPE_CORPUS"/external/*.heap; do
   python3 "$here/check_dominators.py" "$HEAPSCOPE" "$HEAPSCOPE_CORPUS/reference.py" "$f" || fail=1
 done
+# redact: same answers, no string value left
+red=$HEAPSCOPE_WORK/redacted.json.gz
+"$HEAPSCOPE" redact "$data"/edge/format_edge.json "$red" 2>/dev/null
+strip() { grep -v -E '"(dump|seconds|mb_per_s|input_bytes|bytes|gzip|model_bytes|index_bytes)"'; }
+if ! cmp -s <("$HEAPSCOPE" summary --json "$data"/edge/format_edge.json | strip) \
+            <("$HEAPSCOPE" summary --json "$red" | strip); then
+  echo "redact: the redacted dump gives a different summary"; fail=1
+fi
+left=$(zcat "$red" | grep -o '"value":"[^"]' | grep -vc '"value":"\[' || true)
+if [ "$left" != "0" ]; then echo "redact: $left string values left in"; fail=1; fi
 # the C examples agree with the CLI
 if [ -n "${HEAPSCOPE_EXAMPLES:-}" ] && [ -x "$HEAPSCOPE_EXAMPLES/leak_diff" ]; then
   d=$data/leak_s1
