@@ -1,16 +1,38 @@
 #!/usr/bin/env bash
-# Run every test: the normal build, then the ASan+UBSan build.
-# Usage: scripts/test.sh [--no-sanitize]
+# Run every test.  Usage: scripts/test.sh [--quick]
+#   1. normal build: all suites (unit, api, corpus vs reference.py, ...)
+#   2. valgrind memcheck over the unit and API suites (zero leaks, no errors)
+#   3. ASan+UBSan build: all suites
+#   4. ThreadSanitizer build: the concurrency test
+# --quick runs step 1 only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh build
+step() { printf '\n== %s\n' "$*"; }
+
+step "tests (build/)"
 meson test -C build --print-errorlogs --num-processes 2
-if [ "${1:-}" != "--no-sanitize" ]; then
-  if [ ! -d build-asan ]; then
-    meson setup build-asan -Db_sanitize=address,undefined -Db_lundef=false \
-      -Dbuildtype=debug >/dev/null
-  fi
-  ninja -C build-asan >/dev/null
-  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-    meson test -C build-asan --print-errorlogs --num-processes 2
+[ "${1:-}" = "--quick" ] && exit 0
+
+step "valgrind memcheck: unit and api suites"
+meson test -C build --print-errorlogs --num-processes 2 --timeout-multiplier 4 \
+  --wrap='valgrind --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect --quiet' \
+  --suite unit --suite api --no-suite threads
+
+step "tests under ASan+UBSan (build-asan/)"
+if [ ! -d build-asan ]; then
+  meson setup build-asan -Db_sanitize=address,undefined -Db_lundef=false \
+    -Dbuildtype=debug >/dev/null
 fi
+ninja -C build-asan >/dev/null
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+  meson test -C build-asan --print-errorlogs --num-processes 2 --timeout-multiplier 3
+
+step "concurrency under ThreadSanitizer (build-tsan/)"
+if [ ! -d build-tsan ]; then
+  meson setup build-tsan -Db_sanitize=thread -Db_lundef=false \
+    -Dbuildtype=debugoptimized >/dev/null
+fi
+ninja -C build-tsan tests/api/api_threads >/dev/null
+TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+  meson test -C build-tsan --print-errorlogs --no-rebuild --suite threads

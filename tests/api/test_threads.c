@@ -1,0 +1,197 @@
+/*
+ * test_threads.c - a loaded heap is immutable and may be shared: N threads
+ * run different analyses on one heap at once (tallies, streamed tallies,
+ * reverse references built lazily, dominator trees with their lazy
+ * children, paths, holders, diffs against the same heap) and every thread
+ * must get exactly the answer a single thread gets.  Run under
+ * ThreadSanitizer by scripts/test.sh (suite 'threads').
+ *
+ * Input: $HEAPSCOPE_TEST_DUMP, else the Ruby 3.0 fixture of the corpus.
+ */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <heapscope/heapscope.h>
+
+#define NTHREADS 8
+#define ROUNDS 3
+
+static const char *dump_path;
+static hscope_heap_t *heap;
+
+typedef struct answers {
+    uint64_t tally_rows, tally_first_count;
+    uint64_t referrers_sum;
+    uint64_t retained_top, reachable;
+    uint64_t path_len_sum;
+    uint64_t holders;
+    uint64_t diff_count;
+    uint64_t stream_rows;
+} answers;
+
+static void
+compute(answers *a, int which)
+{
+    hscope_error err = HSCOPE_ERROR_INIT;
+    uint64_t n = hscope_heap_object_count(heap);
+    memset(a, 0, sizeof(*a));
+    if (which == 0 || which < 0) {
+        hscope_tally_t *t = NULL;
+        hscope_tally_options o = HSCOPE_TALLY_OPTIONS_INIT;
+        assert_int_equal(hscope_tally_compute(&t, heap, "file:line:class", &o, &err), HSCOPE_OK);
+        a->tally_rows = hscope_tally_row_count(t);
+        a->tally_first_count = hscope_tally_row_count_of(t, 0);
+        hscope_tally_free(t);
+    }
+    if (which == 1 || which < 0) {
+        for (hscope_id i = 0; i < n; i++) {
+            const hscope_id *s;
+            uint64_t k;
+            assert_int_equal(hscope_heap_object_referrers(heap, i, &s, &k, &err), HSCOPE_OK);
+            a->referrers_sum += k;
+        }
+    }
+    if (which == 2 || which < 0) {
+        hscope_domtree_t *t = NULL;
+        assert_int_equal(hscope_domtree_compute(&t, heap, NULL, &err), HSCOPE_OK);
+        hscope_id top;
+        assert_int_equal(hscope_domtree_top(t, &top, 1), 1);
+        a->retained_top = hscope_domtree_retained(t, top);
+        hscope_domtree_totals(t, &a->reachable, NULL, NULL, NULL);
+        const hscope_id *kids;
+        uint64_t nk;
+        assert_int_equal(hscope_domtree_children(t, HSCOPE_ID_NONE, -1, &kids, &nk, &err), HSCOPE_OK);
+        /* holders of every 7th object */
+        hscope_id *set = malloc((n / 7 + 1) * sizeof(hscope_id));
+        uint64_t ns = 0;
+        for (hscope_id i = 0; i < n; i += 7)
+            set[ns++] = i;
+        hscope_holders_t *h = NULL;
+        assert_int_equal(hscope_holders_compute(&h, t, set, ns, &err), HSCOPE_OK);
+        a->holders = hscope_holders_count(h);
+        hscope_holders_free(h);
+        free(set);
+        hscope_domtree_free(t);
+    }
+    if (which == 3 || which < 0) {
+        hscope_paths_t *p = NULL;
+        assert_int_equal(hscope_paths_compute(&p, heap, NULL, &err), HSCOPE_OK);
+        for (hscope_id i = 0; i < n; i += 13)
+            a->path_len_sum += hscope_paths_get(p, i, NULL, 0, NULL);
+        hscope_paths_free(p);
+    }
+    if (which == 4 || which < 0) {
+        /* the same heap as all three snapshots: nothing is new */
+        hscope_diff_t *d = NULL;
+        assert_int_equal(hscope_diff_compute(&d, heap, heap, heap, NULL, &err), HSCOPE_OK);
+        a->diff_count = hscope_diff_count(d);
+        hscope_diff_free(d);
+    }
+    if (which == 5 || which < 0) {
+        hscope_tally_t *t = NULL;
+        assert_int_equal(hscope_tally_file(&t, dump_path, "class", NULL, NULL, &err), HSCOPE_OK);
+        a->stream_rows = hscope_tally_row_count(t);
+        hscope_tally_free(t);
+    }
+}
+
+typedef struct job {
+    int which;
+    answers got;
+} job;
+
+static void *
+run(void *arg)
+{
+    job *j = arg;
+    for (int r = 0; r < ROUNDS; r++)
+        compute(&j->got, j->which);
+    return NULL;
+}
+
+static void
+test_concurrent_analyses(void **state)
+{
+    (void)state;
+    answers want;
+    /* the reference answers, computed on a fresh heap by one thread */
+    compute(&want, -1);
+    hscope_heap_free(heap);
+    hscope_error err = HSCOPE_ERROR_INIT;
+    assert_int_equal(hscope_heap_open_file(&heap, dump_path, NULL, &err), HSCOPE_OK);
+
+    pthread_t th[NTHREADS];
+    job jobs[NTHREADS];
+    for (int i = 0; i < NTHREADS; i++) {
+        jobs[i].which = i % 6;
+        assert_int_equal(pthread_create(&th[i], NULL, run, &jobs[i]), 0);
+    }
+    for (int i = 0; i < NTHREADS; i++)
+        pthread_join(th[i], NULL);
+    for (int i = 0; i < NTHREADS; i++) {
+        const answers *g = &jobs[i].got;
+        switch (jobs[i].which) {
+        case 0:
+            assert_int_equal(g->tally_rows, want.tally_rows);
+            assert_int_equal(g->tally_first_count, want.tally_first_count);
+            break;
+        case 1: assert_int_equal(g->referrers_sum, want.referrers_sum); break;
+        case 2:
+            assert_int_equal(g->retained_top, want.retained_top);
+            assert_int_equal(g->reachable, want.reachable);
+            assert_int_equal(g->holders, want.holders);
+            break;
+        case 3: assert_int_equal(g->path_len_sum, want.path_len_sum); break;
+        case 4: assert_int_equal(g->diff_count, 0); break;
+        case 5: assert_int_equal(g->stream_rows, want.stream_rows); break;
+        }
+    }
+    /* sanity: the answers are not trivially zero */
+    assert_true(want.tally_rows > 10);
+    assert_int_equal(want.referrers_sum, hscope_heap_reference_count(heap));
+    assert_true(want.reachable > 0 && want.path_len_sum > 0);
+}
+
+static int
+setup(void **state)
+{
+    (void)state;
+    dump_path = getenv("HEAPSCOPE_TEST_DUMP");
+    static char buf[4096];
+    if (!dump_path) {
+        const char *c = getenv("HEAPSCOPE_CORPUS");
+        snprintf(buf, sizeof(buf), "%s/external/hp_test_fixtures_ruby-3.0-singleton-classes.heap",
+                 c ? c : "../shared/corpus");
+        dump_path = buf;
+    }
+    hscope_error err = HSCOPE_ERROR_INIT;
+    if (hscope_heap_open_file(&heap, dump_path, NULL, &err) != HSCOPE_OK) {
+        fprintf(stderr, "%s: %s\n", dump_path, err.message);
+        return -1;
+    }
+    return 0;
+}
+
+static int
+teardown(void **state)
+{
+    (void)state;
+    hscope_heap_free(heap);
+    return 0;
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_concurrent_analyses),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
