@@ -166,7 +166,8 @@ typedef struct hscope_load_options {
     uint64_t max_memory;           /* bytes the load may allocate; 0: no cap */
     uint64_t max_objects;          /* 0: no cap below the 2^32-2 hard limit */
     uint64_t max_references;       /* per object; 0: no cap */
-    uint32_t threads;              /* reserved for parallel parsing; 0 */
+    uint32_t threads;              /* parser threads; 0: one per core (max 8),
+                                      1: parse on the calling thread */
     uint32_t reserved;             /* zero */
     hscope_line_fn line_fn;        /* NULL: none */
     void *line_user_data;

@@ -2,6 +2,7 @@
  * heap_api.c - public entry points for loading a heap and reading it.
  */
 #include <string.h>
+#include <unistd.h>
 
 #include "../model/model.h"
 #include "../parse/parse.h"
@@ -140,7 +141,21 @@ load(hscope_heap_t **out, enum src_kind kind, const char *path, int fd,
         .line_fn = o.line_fn,
         .line_ud = o.line_user_data,
     };
-    if ((st = hscope__parse_stream(&r, &b, &po, &err)) != HSCOPE_OK)
+    unsigned threads = o.threads;
+    if (threads == 0) {
+        long nc = sysconf(_SC_NPROCESSORS_ONLN);
+        threads = nc > 1 ? (unsigned)(nc > 8 ? 8 : nc) : 1;
+        /* small input (gzip compresses dumps ~17x): not worth the threads */
+        if (r.total && r.total < (r.gzip ? (uint64_t)2 << 20 : (uint64_t)32 << 20))
+            threads = 1;
+    }
+    if (threads > 64)
+        threads = 64;
+    if (threads > 1 && !po.line_fn)
+        st = hscope__parse_parallel(&r, &b, &po, threads, &err);
+    else
+        st = hscope__parse_stream(&r, &b, &po, &err);
+    if (st != HSCOPE_OK)
         goto done;
     if (b.n == 0 && b.root_records == 0 && b.shapes == 0 && b.free_slots == 0) {
         st = hscope__fail(&err, HSCOPE_ERR_NOT_A_DUMP,

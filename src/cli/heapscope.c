@@ -61,6 +61,7 @@ static const char load_opts_help[] =
     "                       and count malformed lines, reported in summary)\n"
     "  --max-line BYTES     longest accepted line (default 1 GiB; suffixes K M G)\n"
     "  --max-memory BYTES   fail instead of allocating more than this\n"
+    "  --threads N          parser threads (default: one per core; 1 = none)\n"
     "  --no-progress        no progress bar (shown on a terminal for long loads)\n";
 
 static const char usage_summary[] =
@@ -329,6 +330,15 @@ load_option(common *c, int argc, char **argv, int *i, const char *usage)
     }
     if (strcmp(a, "--no-progress") == 0) {
         c->progress = 0;
+        return 1;
+    }
+    if (strcmp(a, "--threads") == 0) {
+        uint64_t t;
+        if (*i + 1 >= argc || parse_size(argv[++*i], &t) != 0 || t == 0 || t > 64) {
+            usage_error(usage, "--threads needs a number from 1 to 64%s", "");
+            return -1;
+        }
+        c->lo.threads = (uint32_t)t;
         return 1;
     }
     uint64_t *dst = NULL;

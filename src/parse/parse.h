@@ -53,6 +53,13 @@ hscope_status hscope__parse_stream(hscope__reader *r, hscope__builder *b,
                                    const hscope__parse_opts *o,
                                    hscope_error *err);
 
+/* Parse with `threads` worker threads (>= 1) plus the calling thread,
+ * which reads and merges; same result as hscope__parse_stream.  Not for
+ * sink mode or a line hook (both need the lines in order on one thread). */
+hscope_status hscope__parse_parallel(hscope__reader *r, hscope__builder *b,
+                                     const hscope__parse_opts *o,
+                                     unsigned threads, hscope_error *err);
+
 /* Open `path` and parse it all into b (which may be in sink mode).  Fails
  * with HSCOPE_ERR_NOT_A_DUMP when no line is a dump record. */
 hscope_status hscope__parse_path(const char *path, int no_gzip,

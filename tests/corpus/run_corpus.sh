@@ -60,6 +60,24 @@ for f in "$data"/leak_s1/heap_3.json "$data"/leak_s005_gz/heap_2.json.gz "$data"
          "$HEAPSCOPE_CORPUS"/external/*.json "$HEAPSCOPE_CORPUS"/external/*.heap; do
   python3 "$here/check_dominators.py" "$HEAPSCOPE" "$HEAPSCOPE_CORPUS/reference.py" "$f" || fail=1
 done
+# parallel parsing: identical output with 1, 2 and 8 threads; --max-line 64K
+# makes the chunks small (many chunk boundaries) and treats the same long
+# lines as too long on every path; strict-mode errors name the same line
+nothr() { grep -v -E '"(seconds|mb_per_s|model_bytes|index_bytes|bytes_per_object)"'; }
+for f in "$data"/edge/stress.json "$data"/edge/format_edge.json "$data"/leak_s005_gz/heap_1.json.gz \
+         "$data"/leak_s1/heap_3.json; do
+  want=$("$HEAPSCOPE" summary --json --max-line 65536 --threads 1 "$f" | nothr | md5sum)
+  for t in 2 8; do
+    got=$("$HEAPSCOPE" summary --json --max-line 65536 --threads $t "$f" | nothr | md5sum)
+    [ "$want" = "$got" ] || { echo "DIFF $f: --threads $t differs from --threads 1"; fail=1; }
+  done
+  want=$("$HEAPSCOPE" tally --json --top 0 --max-line 65536 --threads 1 "$f" | md5sum)
+  got=$("$HEAPSCOPE" tally --json --top 0 --max-line 65536 --threads 8 "$f" | md5sum)
+  [ "$want" = "$got" ] || { echo "DIFF $f: tally with 8 threads differs"; fail=1; }
+done
+e1=$("$HEAPSCOPE" summary --strict --max-line 65536 --threads 1 "$data"/edge/format_edge.json 2>&1 || true)
+e8=$("$HEAPSCOPE" summary --strict --max-line 65536 --threads 8 "$data"/edge/format_edge.json 2>&1 || true)
+[ "$e1" = "$e8" ] || { echo "strict error differs with threads: '$e1' vs '$e8'"; fail=1; }
 # redact: same answers, no string value left
 red=$HEAPSCOPE_WORK/redacted.json.gz
 "$HEAPSCOPE" redact "$data"/edge/format_edge.json "$red" 2>/dev/null

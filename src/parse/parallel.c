@@ -1,0 +1,695 @@
+/*
+ * parallel.c - parse on all cores.
+ *
+ * The calling thread reads the input in chunks cut at line boundaries
+ * (plain or inflated gzip: the reader is the same) into a ring of slots.
+ * Worker threads parse whole chunks, each into the slot's own builder.
+ * The calling thread then merges the parsed slots into the final builder
+ * strictly in chunk order, remapping the slot's string, site and type ids,
+ * so object ids stay dense and in dump order and the model is identical
+ * whatever the number of threads (strings and sites are even numbered in
+ * the same first-appearance order as a single-threaded parse).
+ *
+ * Slot builders keep their interner and site table across chunks, so each
+ * distinct string is remapped once per slot, not once per line.
+ *
+ * Line numbers are chunk-local while parsing and made global at merge
+ * time; a strict-mode error in chunk k is reported after chunks < k are
+ * merged, with its global line number, exactly as a single thread would.
+ */
+#include <pthread.h>
+#include <string.h>
+
+#include "parse.h"
+
+#define PAD 64
+#define CHUNK ((size_t)4 << 20)
+#define PROGRESS_EVERY ((uint64_t)16 << 20)
+
+enum { FREE, READY, BUSY, DONE };
+
+typedef struct slot {
+    int state;
+    uint64_t seq;
+    uint8_t *buf;
+    size_t cap, len;        /* len: bytes handed over (whole lines) */
+    int at_eof;             /* last chunk: may end without a newline */
+    uint64_t base;          /* stream offset of buf[0] */
+    hscope__builder b;      /* this slot's records, chunk-local */
+    hscope__lp lp;
+    hscope_status st;       /* fatal/strict error while parsing */
+    hscope_error err;       /* its details (line chunk-local) */
+    /* id maps into the final builder, persistent across chunks */
+    uint32_t *smap;         /* string id -> final id */
+    size_t smap_n, smap_cap;
+    uint32_t *sitemap;
+    size_t sitemap_n, sitemap_cap;
+    int tmap[256];
+} slot;
+
+typedef struct pool {
+    hscope__reader *r;
+    hscope__builder *out;
+    const hscope__parse_opts *o;
+    hscope_error *err;
+    hscope__mem *mem;
+    slot *slots;
+    unsigned nslots, nthreads;
+    pthread_mutex_t mu;
+    pthread_cond_t work, done;
+    int stop;
+    uint64_t next_seq;      /* next chunk to hand out */
+} pool;
+
+/* ------------------------------------------------------------------ */
+/* workers                                                            */
+/* ------------------------------------------------------------------ */
+
+static void
+note_skip(hscope__builder *b, int reason, uint64_t lineno)
+{
+    b->skipped[reason]++;
+    if (b->nskip_examples < HSCOPE__MAX_SKIP_EXAMPLES) {
+        b->skip_line[b->nskip_examples] = lineno;
+        b->skip_reason[b->nskip_examples++] = reason;
+    }
+}
+
+/* Parse every line of the slot (same rules as stream.c's one_line). */
+static void
+parse_chunk(pool *P, slot *s)
+{
+    uint8_t *p = s->buf, *end = s->buf + s->len;
+    hscope__builder *b = &s->b;
+    s->st = HSCOPE_OK;
+    while (p < end) {
+        uint8_t *nl = memchr(p, '\n', (size_t)(end - p));
+        int at_eof = 0;
+        if (!nl) { /* last line of the input, no newline */
+            nl = end;
+            *nl = '\n';
+            at_eof = 1;
+        }
+        uint64_t lineno = ++b->lines;
+        int rc = hscope__lp_line(&s->lp, p, nl);
+        if (rc < 0) {
+            s->st = s->lp.fatal ? s->lp.fatal : HSCOPE_ERR_INTERNAL;
+            return;
+        }
+        if (rc == 0) {
+            int reason = s->lp.reason;
+            uint64_t off = s->base + (uint64_t)(s->lp.fail_at - s->buf);
+            if (at_eof && reason == HSCOPE_SKIP_BAD_JSON) {
+                b->truncated = 1;
+                if (P->o->strict) {
+                    s->st = hscope__fail_at(&s->err, HSCOPE_ERR_TRUNCATED, lineno, off,
+                        "input ends in the middle of a record (%s)", s->lp.why);
+                    return;
+                }
+                reason = HSCOPE_SKIP_TRUNCATED;
+            }
+            if (P->o->strict) {
+                s->st = hscope__fail_at(&s->err, HSCOPE_ERR_PARSE, lineno, off,
+                    "column %llu (byte %llu): %s",
+                    (unsigned long long)(s->lp.fail_at - p) + 1,
+                    (unsigned long long)off, s->lp.why ? s->lp.why : "invalid record");
+                return;
+            }
+            note_skip(b, reason, lineno);
+        }
+        p = nl + 1;
+    }
+}
+
+static void *
+worker(void *arg)
+{
+    pool *P = arg;
+    pthread_mutex_lock(&P->mu);
+    for (;;) {
+        slot *s = NULL;
+        while (!P->stop) {
+            /* the oldest ready chunk first, so merging never starves */
+            for (unsigned i = 0; i < P->nslots; i++)
+                if (P->slots[i].state == READY && (!s || P->slots[i].seq < s->seq))
+                    s = &P->slots[i];
+            if (s)
+                break;
+            pthread_cond_wait(&P->work, &P->mu);
+        }
+        if (!s)
+            break;
+        s->state = BUSY;
+        pthread_mutex_unlock(&P->mu);
+        parse_chunk(P, s);
+        pthread_mutex_lock(&P->mu);
+        s->state = DONE;
+        pthread_cond_broadcast(&P->done);
+    }
+    pthread_mutex_unlock(&P->mu);
+    return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* merging a parsed slot into the final builder                       */
+/* ------------------------------------------------------------------ */
+
+static hscope_status
+map_strings(pool *P, slot *s)
+{
+    hscope__intern *from = &s->b.strings;
+    hscope_status st = hscope__grow(P->mem, (void **)&s->smap, &s->smap_cap,
+                                    from->count, sizeof(uint32_t), P->err);
+    if (st != HSCOPE_OK)
+        return st;
+    if (s->smap_n == 0) {
+        s->smap[0] = 0;
+        s->smap_n = 1;
+    }
+    for (size_t id = s->smap_n; id < from->count; id++)
+        if ((st = hscope__intern_add(&P->out->strings, hscope__intern_str(from, (uint32_t)id),
+                                     hscope__intern_len(from, (uint32_t)id), &s->smap[id],
+                                     P->err)) != HSCOPE_OK)
+            return st;
+    s->smap_n = from->count;
+    return HSCOPE_OK;
+}
+
+static hscope_status
+map_sites(pool *P, slot *s)
+{
+    const hscope__builder *b = &s->b;
+    hscope_status st = hscope__grow(P->mem, (void **)&s->sitemap, &s->sitemap_cap,
+                                    b->nsites, sizeof(uint32_t), P->err);
+    if (st != HSCOPE_OK)
+        return st;
+    for (size_t id = s->sitemap_n; id < b->nsites; id++)
+        if ((st = hscope__builder_site(P->out, s->smap[b->site_file[id]], b->site_line[id],
+                                       s->smap[b->site_method[id]], &s->sitemap[id],
+                                       P->err)) != HSCOPE_OK)
+            return st;
+    s->sitemap_n = b->nsites;
+    return HSCOPE_OK;
+}
+
+static int
+map_type(pool *P, slot *s, int t)
+{
+    if (t < 32 || t == HSCOPE_TYPE_OTHER)
+        return t;
+    if (!s->tmap[t]) {
+        const char *name = s->b.type_names[t];
+        s->tmap[t] = hscope__type_code(P->out, name, strlen(name));
+    }
+    return s->tmap[t];
+}
+
+static hscope_status
+grow_out(pool *P, size_t add_objs, size_t add_edges, hscope_error *err)
+{
+    hscope__builder *o = P->out;
+    hscope_status st;
+    if (o->n + add_objs > o->max_objects)
+        return hscope__fail(err, HSCOPE_ERR_LIMIT, "more than %llu objects (max_objects)",
+                            (unsigned long long)o->max_objects);
+    if (o->nedges + add_edges > UINT32_MAX)
+        return hscope__fail(err, HSCOPE_ERR_LIMIT, "more than 2^32-1 references in one dump");
+    if (o->n + add_objs > o->cap) {
+        size_t nc = o->cap ? o->cap : 4096;
+        while (nc < o->n + add_objs)
+            nc = nc < ((size_t)1 << 24) ? nc * 2 : nc + nc / 2;
+#define G(f, t)                                                              \
+        do {                                                                 \
+            t *q = hscope__realloc(P->mem, o->f, (nc + 1) * sizeof(t));     \
+            if (!q)                                                          \
+                return hscope__nomem(err, (nc + 1) * sizeof(t));             \
+            o->f = q;                                                        \
+        } while (0)
+        G(addr, uint64_t); G(type, uint8_t); G(flags, uint16_t);
+        G(class_addr, uint64_t); G(detail, uint32_t); G(site, uint32_t);
+        G(gen, uint32_t); G(memsize, uint32_t); G(size, uint32_t);
+        G(edge_start, uint32_t);
+#undef G
+        o->cap = nc;
+    }
+    if ((st = hscope__grow(P->mem, (void **)&o->edges, &o->edge_cap, o->nedges + add_edges,
+                           sizeof(uint64_t), err)) != HSCOPE_OK)
+        return st;
+    return HSCOPE_OK;
+}
+
+static hscope_status
+merge_big(pool *P, hscope__bigvals *to, const hscope__bigvals *from, uint32_t shift)
+{
+    for (size_t i = 0; i < from->len; i++) {
+        hscope_status st;
+        if ((st = hscope__grow(P->mem, (void **)&to->id, &to->cap_id, to->len + 1, 4, P->err)) ||
+            (st = hscope__grow(P->mem, (void **)&to->val, &to->cap_val, to->len + 1, 8, P->err)))
+            return st;
+        to->id[to->len] = from->id[i] + shift;
+        to->val[to->len++] = from->val[i];
+    }
+    return HSCOPE_OK;
+}
+
+static hscope_status
+merge_roots(pool *P, slot *s)
+{
+    hscope__builder *o = P->out, *b = &s->b;
+    hscope_status st;
+    uint32_t cmap[64], *cm = cmap;
+    if (b->ncat > 64 && !(cm = hscope__malloc(P->mem, b->ncat * 4)))
+        return hscope__nomem(P->err, b->ncat * 4);
+    for (size_t c = 0; c < b->ncat; c++) {
+        uint32_t name = s->smap[b->cat_name[c]];
+        size_t k;
+        for (k = 0; k < o->ncat && o->cat_name[k] != name; k++) {
+        }
+        if (k == o->ncat) {
+            size_t c0 = o->cat_cap;
+            if ((st = hscope__grow(P->mem, (void **)&o->cat_name, &o->cat_cap, o->ncat + 1, 4,
+                                   P->err)) != HSCOPE_OK)
+                goto out;
+            if (o->cat_cap != c0) {
+                uint64_t *x = hscope__realloc(P->mem, o->cat_records, o->cat_cap * 8);
+                if (!x) {
+                    st = hscope__nomem(P->err, o->cat_cap * 8);
+                    goto out;
+                }
+                o->cat_records = x;
+            }
+            o->cat_name[k] = name;
+            o->cat_records[k] = 0;
+            o->ncat++;
+        }
+        o->cat_records[k] += b->cat_records[c];
+        cm[c] = (uint32_t)k;
+    }
+    size_t c0 = o->root_cap;
+    if ((st = hscope__grow(P->mem, (void **)&o->root_addr, &o->root_cap, o->nroot + b->nroot, 8,
+                           P->err)) != HSCOPE_OK)
+        goto out;
+    if (o->root_cap != c0) {
+        uint32_t *x = hscope__realloc(P->mem, o->root_cat, o->root_cap * 4);
+        if (!x) {
+            st = hscope__nomem(P->err, o->root_cap * 4);
+            goto out;
+        }
+        o->root_cat = x;
+    }
+    for (size_t i = 0; i < b->nroot; i++) {
+        o->root_cat[o->nroot] = cm[b->root_cat[i]];
+        o->root_addr[o->nroot++] = b->root_addr[i];
+    }
+    o->root_records += b->root_records;
+    st = HSCOPE_OK;
+out:
+    if (cm != cmap)
+        hscope__free(P->mem, cm);
+    return st;
+}
+
+static hscope_status
+merge_values(pool *P, slot *s, uint32_t shift)
+{
+    hscope__builder *o = P->out, *b = &s->b;
+    hscope_status st;
+    size_t need;
+    if (!b->nval)
+        return HSCOPE_OK;
+    if (!hscope__add_ok(o->val_arena_len, b->val_arena_len, &need))
+        return hscope__fail(P->err, HSCOPE_ERR_LIMIT, "value arena overflow");
+    if ((st = hscope__grow(P->mem, (void **)&o->val_arena, &o->val_arena_cap, need, 1,
+                           P->err)) != HSCOPE_OK)
+        return st;
+    size_t c0 = o->val_cap;
+    if ((st = hscope__grow(P->mem, (void **)&o->val_off, &o->val_cap, o->nval + b->nval, 8,
+                           P->err)) != HSCOPE_OK)
+        return st;
+    if (o->val_cap != c0) {
+        uint32_t *a = hscope__realloc(P->mem, o->val_id, o->val_cap * 4);
+        if (!a)
+            return hscope__nomem(P->err, o->val_cap * 4);
+        o->val_id = a;
+        uint32_t *l = hscope__realloc(P->mem, o->val_len, o->val_cap * 4);
+        if (!l)
+            return hscope__nomem(P->err, o->val_cap * 4);
+        o->val_len = l;
+    }
+    memcpy(o->val_arena + o->val_arena_len, b->val_arena, b->val_arena_len);
+    for (size_t i = 0; i < b->nval; i++) {
+        o->val_id[o->nval] = b->val_id[i] + shift;
+        o->val_off[o->nval] = b->val_off[i] + o->val_arena_len;
+        o->val_len[o->nval++] = b->val_len[i];
+    }
+    o->val_arena_len = need;
+    return HSCOPE_OK;
+}
+
+/* Append the slot's chunk to the final builder, then empty the slot's
+ * per-chunk state (its interner and sites stay, with their maps). */
+static hscope_status
+merge(pool *P, slot *s)
+{
+    hscope__builder *o = P->out, *b = &s->b;
+    hscope_status st;
+    uint64_t line0 = o->lines;
+    if (s->st != HSCOPE_OK) {
+        /* make the chunk-local line number global */
+        if (s->err.status) {
+            hscope__fail_at(P->err, s->err.status, s->err.line + line0, s->err.offset,
+                            "line %llu, %s", (unsigned long long)(s->err.line + line0),
+                            s->err.message);
+        }
+        return s->st;
+    }
+    if ((st = map_strings(P, s)) != HSCOPE_OK || (st = map_sites(P, s)) != HSCOPE_OK ||
+        (st = grow_out(P, b->n, b->nedges, P->err)) != HSCOPE_OK)
+        return st;
+    uint32_t shift = (uint32_t)o->n;
+    uint32_t eshift = (uint32_t)o->nedges;
+    for (size_t i = 0; i < b->n; i++) {
+        size_t k = o->n + i;
+        o->addr[k] = b->addr[i];
+        o->type[k] = (uint8_t)map_type(P, s, b->type[i]);
+        o->flags[k] = b->flags[i];
+        o->class_addr[k] = b->class_addr[i];
+        o->detail[k] = s->smap[b->detail[i]];
+        o->site[k] = s->sitemap[b->site[i]];
+        o->gen[k] = b->gen[i];
+        o->memsize[k] = b->memsize[i];
+        o->size[k] = b->size[i];
+        o->edge_start[k] = b->edge_start[i] + eshift;
+    }
+    if (b->nedges)
+        memcpy(o->edges + o->nedges, b->edges, b->nedges * sizeof(uint64_t));
+    if ((st = merge_big(P, &o->big_memsize, &b->big_memsize, shift)) != HSCOPE_OK ||
+        (st = merge_big(P, &o->big_size, &b->big_size, shift)) != HSCOPE_OK ||
+        (st = merge_roots(P, s)) != HSCOPE_OK || (st = merge_values(P, s, shift)) != HSCOPE_OK)
+        return st;
+    o->n += b->n;
+    o->nedges += b->nedges;
+    o->lines += b->lines;
+    o->shapes += b->shapes;
+    o->shape_memsize += b->shape_memsize;
+    o->free_slots += b->free_slots;
+    o->unknown_keys += b->unknown_keys;
+    o->unknown_types += b->unknown_types;
+    o->truncated |= b->truncated;
+    for (int r = 0; r < HSCOPE_SKIP__COUNT; r++)
+        o->skipped[r] += b->skipped[r];
+    for (uint32_t i = 0; i < b->nskip_examples && o->nskip_examples < HSCOPE__MAX_SKIP_EXAMPLES; i++) {
+        o->skip_line[o->nskip_examples] = b->skip_line[i] + line0;
+        o->skip_reason[o->nskip_examples++] = b->skip_reason[i];
+    }
+    /* reset the per-chunk parts */
+    b->n = 0;
+    b->nedges = 0;
+    b->nroot = 0;
+    b->ncat = 0;
+    b->root_records = 0;
+    b->nval = 0;
+    b->val_arena_len = 0;
+    b->big_memsize.len = b->big_size.len = 0;
+    b->lines = b->shapes = b->shape_memsize = b->free_slots = 0;
+    b->unknown_keys = b->unknown_types = b->truncated = 0;
+    memset(b->skipped, 0, sizeof(b->skipped));
+    b->nskip_examples = 0;
+    return HSCOPE_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* the producer / merger loop                                         */
+/* ------------------------------------------------------------------ */
+
+/* Merge every DONE slot that is next in order; with `wait`, block until
+ * the oldest outstanding slot is done. */
+static hscope_status
+merge_ready(pool *P, uint64_t *merge_seq, int wait)
+{
+    for (;;) {
+        slot *s = NULL;
+        pthread_mutex_lock(&P->mu);
+        for (;;) {
+            s = NULL;
+            int outstanding = 0;
+            for (unsigned i = 0; i < P->nslots; i++) {
+                if (P->slots[i].state != FREE && P->slots[i].seq == *merge_seq)
+                    s = &P->slots[i];
+                outstanding |= P->slots[i].state != FREE;
+            }
+            if (s && s->state == DONE)
+                break;
+            if (!wait || !outstanding) {
+                s = NULL;
+                break;
+            }
+            pthread_cond_wait(&P->done, &P->mu);
+        }
+        pthread_mutex_unlock(&P->mu);
+        if (!s)
+            return HSCOPE_OK;
+        hscope_status st = merge(P, s);
+        pthread_mutex_lock(&P->mu);
+        s->state = FREE;
+        pthread_mutex_unlock(&P->mu);
+        (*merge_seq)++;
+        if (st != HSCOPE_OK)
+            return st;
+        wait = 0; /* merged one: now only take what is already done */
+    }
+}
+
+static slot *
+free_slot(pool *P)
+{
+    for (unsigned i = 0; i < P->nslots; i++)
+        if (P->slots[i].state == FREE)
+            return &P->slots[i];
+    return NULL;
+}
+
+static hscope_status
+produce(pool *P)
+{
+    hscope_status st;
+    uint64_t merge_seq = 0, pos = 0, next_progress = 0;
+    uint8_t *carry = NULL;      /* partial line left from the last chunk */
+    size_t ncarry = 0, carry_cap = 0;
+    int discard = 0, eof = 0;
+    uint64_t max = P->o->max_line ? P->o->max_line : HSCOPE_DEFAULT_MAX_LINE_BYTES;
+    while (!eof) {
+        /* get a free slot, merging finished ones while waiting */
+        slot *s;
+        pthread_mutex_lock(&P->mu);
+        s = free_slot(P);
+        pthread_mutex_unlock(&P->mu);
+        if (!s) {
+            if ((st = merge_ready(P, &merge_seq, 1)) != HSCOPE_OK)
+                goto out;
+            continue;
+        }
+        /* fill it: the carried partial line, then fresh input, until it
+         * holds at least one complete line */
+        size_t len = 0;
+        if (ncarry) {
+            if (ncarry > s->cap) {
+                uint8_t *nb = hscope__realloc(P->mem, s->buf, ncarry + PAD);
+                if (!nb) {
+                    st = hscope__nomem(P->err, ncarry + PAD);
+                    goto out;
+                }
+                s->buf = nb;
+                s->cap = ncarry;
+            }
+            memcpy(s->buf, carry, ncarry);
+            len = ncarry;
+        }
+        uint64_t base = pos - ncarry;
+        ncarry = 0;
+        size_t last_nl = SIZE_MAX, scanned = 0;
+        for (;;) {
+            if (len == s->cap) {
+                if (last_nl != SIZE_MAX)
+                    break;
+                if (s->cap >= max) { /* a line longer than max_line */
+                    if (P->o->strict) {
+                        st = hscope__fail_at(P->err, HSCOPE_ERR_LIMIT, 0, base,
+                            "a line at byte %llu is longer than max_line_bytes (%llu)",
+                            (unsigned long long)base, (unsigned long long)max);
+                        goto out;
+                    }
+                    discard = 1;
+                    base += len;
+                    len = scanned = 0;
+                } else {
+                    size_t nc = s->cap * 2 > max ? (size_t)max : s->cap * 2;
+                    uint8_t *nb = hscope__realloc(P->mem, s->buf, nc + PAD);
+                    if (!nb) {
+                        st = hscope__nomem(P->err, nc + PAD);
+                        goto out;
+                    }
+                    memset(nb + s->cap, 0, nc + PAD - s->cap);
+                    s->buf = nb;
+                    s->cap = nc;
+                }
+            }
+            size_t got;
+            if ((st = hscope__reader_read(P->r, s->buf + len, s->cap - len, &got,
+                                          P->err)) != HSCOPE_OK)
+                goto out;
+            if (P->o->progress && P->r->in_bytes >= next_progress) {
+                next_progress = P->r->in_bytes + PROGRESS_EVERY;
+                if (P->o->progress(P->o->progress_ud, P->r->in_bytes, P->r->total)) {
+                    st = hscope__fail(P->err, HSCOPE_ERR_CANCELLED, "load cancelled");
+                    goto out;
+                }
+            }
+            if (got == 0) {
+                eof = 1;
+                break;
+            }
+            P->out->bytes += got;
+            pos += got;
+            len += got;
+            uint8_t *nl = memchr(s->buf + scanned, '\n', len - scanned);
+            if (discard && nl) {
+                /* the end of the too-long line: drop up to it, count it in
+                 * order (everything before was merged or is in flight) */
+                if ((st = merge_ready(P, &merge_seq, 1)) != HSCOPE_OK)
+                    goto out;
+                while (merge_seq < P->next_seq)
+                    if ((st = merge_ready(P, &merge_seq, 1)) != HSCOPE_OK)
+                        goto out;
+                note_skip(P->out, HSCOPE_SKIP_TOO_LONG, ++P->out->lines);
+                size_t skip = (size_t)(nl - s->buf) + 1;
+                memmove(s->buf, s->buf + skip, len - skip);
+                base += skip;
+                len -= skip;
+                discard = 0;
+                scanned = 0;
+                continue;
+            }
+            if (discard) {
+                base += len;
+                len = scanned = 0;
+                continue;
+            }
+            /* last newline so far: search backwards from the end */
+            for (size_t i = len; i > scanned; i--)
+                if (s->buf[i - 1] == '\n') {
+                    last_nl = i - 1;
+                    break;
+                }
+            scanned = len;
+            if (last_nl != SIZE_MAX && len == s->cap)
+                break;
+        }
+        size_t hand = eof ? len : (last_nl == SIZE_MAX ? 0 : last_nl + 1);
+        if (eof && discard) {
+            while (merge_seq < P->next_seq)
+                if ((st = merge_ready(P, &merge_seq, 1)) != HSCOPE_OK)
+                    goto out;
+            note_skip(P->out, HSCOPE_SKIP_TOO_LONG, ++P->out->lines);
+            P->out->truncated = 1;
+            hand = 0;
+        }
+        if (!eof && len > hand) { /* keep the partial last line */
+            ncarry = len - hand;
+            if ((st = hscope__grow(P->mem, (void **)&carry, &carry_cap, ncarry, 1,
+                                   P->err)) != HSCOPE_OK)
+                goto out;
+            memcpy(carry, s->buf + hand, ncarry);
+        }
+        if (hand == 0)
+            continue;
+        s->buf[hand] = '\n'; /* sentinel (PAD bytes follow) */
+        s->len = hand;
+        s->at_eof = eof;
+        s->base = base;
+        pthread_mutex_lock(&P->mu);
+        s->seq = P->next_seq++;
+        s->state = READY;
+        pthread_cond_signal(&P->work);
+        pthread_mutex_unlock(&P->mu);
+        if ((st = merge_ready(P, &merge_seq, 0)) != HSCOPE_OK)
+            goto out;
+    }
+    while (merge_seq < P->next_seq)
+        if ((st = merge_ready(P, &merge_seq, 1)) != HSCOPE_OK)
+            goto out;
+    if (P->r->truncated) {
+        P->out->truncated = 1;
+        if (P->o->strict)
+            st = hscope__fail_at(P->err, HSCOPE_ERR_TRUNCATED, P->out->lines + 1, pos,
+                                 "gzip stream is truncated (ends before its trailer)");
+    }
+out:
+    hscope__free(P->mem, carry);
+    return st;
+}
+
+hscope_status
+hscope__parse_parallel(hscope__reader *r, hscope__builder *out,
+                       const hscope__parse_opts *o, unsigned threads,
+                       hscope_error *err)
+{
+    pool P;
+    memset(&P, 0, sizeof(P));
+    P.r = r;
+    P.out = out;
+    P.o = o;
+    P.err = err;
+    P.mem = out->mem;
+    P.nthreads = threads;
+    P.nslots = threads + 2;
+    hscope_status st = HSCOPE_OK;
+    pthread_t th[64];
+    unsigned started = 0;
+    P.slots = hscope__calloc(P.mem, P.nslots, sizeof(slot));
+    if (!P.slots)
+        return hscope__nomem(err, P.nslots * sizeof(slot));
+    pthread_mutex_init(&P.mu, NULL);
+    pthread_cond_init(&P.work, NULL);
+    pthread_cond_init(&P.done, NULL);
+    uint64_t max = o->max_line ? o->max_line : HSCOPE_DEFAULT_MAX_LINE_BYTES;
+    size_t cap = max < CHUNK ? (size_t)(max < 64 ? 64 : max) : CHUNK;
+    for (unsigned i = 0; i < P.nslots && st == HSCOPE_OK; i++) {
+        slot *s = &P.slots[i];
+        hscope_error_init(&s->err);
+        s->cap = cap;
+        s->buf = hscope__calloc(P.mem, 1, cap + PAD);
+        if (!s->buf)
+            st = hscope__nomem(err, cap + PAD);
+        else if ((st = hscope__builder_init(&s->b, P.mem, out->keep_values, 0, err)) == HSCOPE_OK)
+            hscope__lp_init(&s->lp, &s->b, o, &s->err);
+    }
+    for (; st == HSCOPE_OK && started < threads && started < 64; started++)
+        if (pthread_create(&th[started], NULL, worker, &P) != 0)
+            break;
+    if (st == HSCOPE_OK && started == 0)
+        st = hscope__fail(err, HSCOPE_ERR_INTERNAL, "cannot start parser threads");
+    if (st == HSCOPE_OK)
+        st = produce(&P);
+    pthread_mutex_lock(&P.mu);
+    P.stop = 1;
+    pthread_cond_broadcast(&P.work);
+    pthread_mutex_unlock(&P.mu);
+    for (unsigned i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+    for (unsigned i = 0; i < P.nslots; i++) {
+        slot *s = &P.slots[i];
+        if (s->lp.b)
+            hscope__lp_free(&s->lp);
+        if (s->b.mem)
+            hscope__builder_free(&s->b);
+        hscope__free(P.mem, s->buf);
+        hscope__free(P.mem, s->smap);
+        hscope__free(P.mem, s->sitemap);
+    }
+    hscope__free(P.mem, P.slots);
+    pthread_mutex_destroy(&P.mu);
+    pthread_cond_destroy(&P.work);
+    pthread_cond_destroy(&P.done);
+    return st;
+}
