@@ -194,7 +194,13 @@ def bench_file(path, plain_bytes, kind, args):
     hs = args.heapscope
     baseline = ["wc", "-l", path] if kind == "plain" else ["zcat", path]
     summary = [hs, "summary", "--json", "--no-progress", path]
+    summary1 = [hs, "summary", "--json", "--no-progress", "--threads", "1", path]
     tally = [hs, "tally", "--json", "--by", "file:line:class", "--no-progress", path]
+    retained = [hs, "retained", "--json", "--top", "1", "--no-progress", path]
+    d = os.path.dirname(path)
+    diff = None
+    if kind == "plain" and all(os.path.exists(os.path.join(d, "heap_%d.json" % i)) for i in (1, 2)):
+        diff = [hs, "diff", "--json", "--no-progress"] + [os.path.join(d, "heap_%d.json" % i) for i in (1, 2, 3)]
 
     # Warm-up (untimed): page cache, binary, and a check that every command works.
     timed(baseline)
@@ -204,7 +210,8 @@ def bench_file(path, plain_bytes, kind, args):
     json.loads(tout)
 
     runs = {"baseline": [], "summary": [], "summary_cpu": [], "load": [], "tally": [], "rss_kib": [],
-            "tally_rss_kib": []}
+            "tally_rss_kib": [], "summary1": [], "load1": [], "retained": [], "retained_rss_kib": [],
+            "diff": [], "diff_rss_kib": []}
     for i in range(args.runs):
         w, _, _, _ = timed(baseline)
         runs["baseline"].append(w)
@@ -217,6 +224,16 @@ def bench_file(path, plain_bytes, kind, args):
         w, trss, _, _ = timed(tally)
         runs["tally"].append(w)
         runs["tally_rss_kib"].append(trss)
+        w1, _, _, out1 = timed(summary1, capture=True)
+        runs["summary1"].append(w1)
+        runs["load1"].append(json.loads(out1)["load"]["seconds"])
+        wr, rrss, _, _ = timed(retained)
+        runs["retained"].append(wr)
+        runs["retained_rss_kib"].append(rrss)
+        if diff:
+            wd, drss, _, _ = timed(diff)
+            runs["diff"].append(wd)
+            runs["diff_rss_kib"].append(drss)
         log(f"  run {i + 1}/{args.runs}: {baseline[0]} {runs['baseline'][-1]:.3f} s, "
             f"summary {runs['summary'][-1]:.3f} s (load {s['load']['seconds']:.3f}), "
             f"tally {w:.3f} s, RSS {rss / 1024:.0f} MiB")
@@ -240,6 +257,12 @@ def bench_file(path, plain_bytes, kind, args):
         "cpu_s": min(runs["summary_cpu"]),
         "baseline_s": min(runs["baseline"]),
         "tally_s": min(runs["tally"]),
+        "summary1_s": min(runs["summary1"]),
+        "load1_s": min(runs["load1"]),
+        "retained_s": min(runs["retained"]),
+        "retained_rss_bytes": max(runs["retained_rss_kib"]) * 1024,
+        "diff_s": min(runs["diff"]) if runs["diff"] else None,
+        "diff_rss_bytes": max(runs["diff_rss_kib"]) * 1024 if runs["diff_rss_kib"] else None,
         "peak_rss_bytes": max(runs["rss_kib"]) * 1024,
         "mb_per_s": plain_bytes / MB / best,
     }
@@ -299,7 +322,8 @@ def make_table(results, runs):
             smallest[k] = (r["plain_bytes"], per_mb)
     head = ["file", "size MB", "on disk MB", "objects", f"summary s (best of {runs})", "load s", "CPU s",
             "MB/s", "baseline", "baseline s", "x baseline", "peak RSS MB", "RSS / size", "B/obj",
-            f"tally s (best of {runs})", "cost/MB vs smallest"]
+            f"tally s (best of {runs})", "cost/MB vs smallest", "1 thread s", "1 thread x baseline",
+            "dominators+retained s", "3-dump diff s", "diff RSS MB"]
     align = ["---"] + ["--:"] * (len(head) - 1)
     rows = []
     for r in results:
@@ -321,6 +345,11 @@ def make_table(results, runs):
             f"{r['bytes_per_object']:.1f}",
             fmt_s(r["tally_s"]),
             f"{per_mb / smallest[r['kind']][1]:.2f}",
+            fmt_s(r["summary1_s"]),
+            f"{r['summary1_s'] / r['baseline_s']:.2f}",
+            fmt_s(r["retained_s"]),
+            fmt_s(r["diff_s"]) if r.get("diff_s") is not None else "-",
+            f"{r['diff_rss_bytes'] / MB:.0f}" if r.get("diff_rss_bytes") else "-",
         ])
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join(align) + "|"]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
