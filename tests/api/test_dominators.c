@@ -1,0 +1,413 @@
+/*
+ * test_dominators.c - the dominator tree against an independent, simple
+ * implementation (Cooper, Harvey & Kennedy's iterative algorithm, written
+ * here from the paper) on generated graphs with tricky shapes: cycles,
+ * diamonds, self-loops, unreachable parts, several roots, duplicate edges,
+ * random graphs, and a 10^6-long chain (no recursion may blow the stack).
+ * Also retained sizes (recomputed here from the reference tree), paths
+ * from roots and holders.
+ *
+ * Graphs are written as heap dumps (objects without classes, so the
+ * object -> class edges add nothing) and read back through the public API.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <heapscope/heapscope.h>
+
+/* ---- dump text builder ---- */
+
+typedef struct text {
+    char *s;
+    size_t len, cap;
+} text;
+
+static void
+put(text *t, const char *fmt, ...)
+{
+    va_list ap;
+    for (;;) {
+        va_start(ap, fmt);
+        int n = vsnprintf(t->s + t->len, t->cap - t->len, fmt, ap);
+        va_end(ap);
+        if ((size_t)n < t->cap - t->len) {
+            t->len += (size_t)n;
+            return;
+        }
+        t->cap = t->cap ? t->cap * 2 : 1 << 16;
+        t->s = realloc(t->s, t->cap);
+        assert_non_null(t->s);
+    }
+}
+
+/* Graph: n nodes (addresses 0x1000 + 8*i), adjacency lists, roots. */
+typedef struct graph {
+    int n;
+    int **adj;
+    int *deg;
+    int nroots;
+    int *roots;
+} graph;
+
+static graph *
+graph_new(int n)
+{
+    graph *g = calloc(1, sizeof(*g));
+    g->n = n;
+    g->adj = calloc((size_t)n, sizeof(int *));
+    g->deg = calloc((size_t)n, sizeof(int));
+    g->roots = calloc((size_t)n + 1, sizeof(int));
+    return g;
+}
+
+static void
+edge(graph *g, int a, int b)
+{
+    g->adj[a] = realloc(g->adj[a], (size_t)(g->deg[a] + 1) * sizeof(int));
+    g->adj[a][g->deg[a]++] = b;
+}
+
+static void
+graph_free(graph *g)
+{
+    for (int i = 0; i < g->n; i++)
+        free(g->adj[i]);
+    free(g->adj);
+    free(g->deg);
+    free(g->roots);
+    free(g);
+}
+
+static hscope_heap_t *
+graph_heap(const graph *g)
+{
+    text t = { 0 };
+    put(&t, "{\"type\":\"ROOT\", \"root\":\"vm\", \"references\":[");
+    for (int r = 0; r < g->nroots; r++)
+        put(&t, "%s\"0x%x\"", r ? ", " : "", 0x1000 + 8 * g->roots[r]);
+    put(&t, "]}\n");
+    for (int i = 0; i < g->n; i++) {
+        put(&t, "{\"address\":\"0x%x\", \"type\":\"OBJECT\"", 0x1000 + 8 * i);
+        if (g->deg[i]) {
+            put(&t, ", \"references\":[");
+            for (int k = 0; k < g->deg[i]; k++)
+                put(&t, "%s\"0x%x\"", k ? ", " : "", 0x1000 + 8 * g->adj[i][k]);
+            put(&t, "]");
+        }
+        put(&t, ", \"memsize\":%d}\n", 10 + i % 7);
+    }
+    hscope_heap_t *h = NULL;
+    hscope_error err = HSCOPE_ERROR_INIT;
+    assert_int_equal(hscope_heap_open_memory(&h, t.s, t.len, NULL, &err), HSCOPE_OK);
+    free(t.s);
+    assert_int_equal(hscope_heap_object_count(h), g->n);
+    return h;
+}
+
+/* ---- the independent reference: Cooper-Harvey-Kennedy ---- */
+/* Node n is the super-root; it points at every root. */
+
+static int
+intersect(const int *idom, const int *po, int a, int b)
+{
+    while (a != b) {
+        while (po[a] < po[b])
+            a = idom[a];
+        while (po[b] < po[a])
+            b = idom[b];
+    }
+    return a;
+}
+
+/* Fills idom[] (super-root = n; -1 = unreachable) and post[] (the DFS
+ * postorder, *npost entries: a dominator always comes after the nodes it
+ * dominates).  Iterative DFS. */
+static void
+chk(const graph *g, int *idom, int *post, int *npost)
+{
+    int n = g->n, N = n + 1;
+    int *po = malloc((size_t)N * sizeof(int)), *order = malloc((size_t)N * sizeof(int));
+    int *stk = malloc((size_t)N * sizeof(int)), *pos = calloc((size_t)N, sizeof(int));
+    char *seen = calloc((size_t)N, 1);
+    int cnt = 0, sp = 0;
+    stk[sp++] = n;
+    seen[n] = 1;
+    while (sp) {
+        int v = stk[sp - 1];
+        int deg = v == n ? g->nroots : g->deg[v];
+        if (pos[v] < deg) {
+            int w = v == n ? g->roots[pos[v]] : g->adj[v][pos[v]];
+            pos[v]++;
+            if (!seen[w]) {
+                seen[w] = 1;
+                stk[sp++] = w;
+            }
+        } else {
+            po[v] = cnt;
+            order[cnt++] = v;
+            sp--;
+        }
+    }
+    /* predecessors */
+    int **pred = calloc((size_t)N, sizeof(int *)), *np = calloc((size_t)N, sizeof(int));
+    for (int v = 0; v <= n; v++) {
+        if (!seen[v])
+            continue;
+        int deg = v == n ? g->nroots : g->deg[v];
+        for (int k = 0; k < deg; k++) {
+            int w = v == n ? g->roots[k] : g->adj[v][k];
+            pred[w] = realloc(pred[w], (size_t)(np[w] + 1) * sizeof(int));
+            pred[w][np[w]++] = v;
+        }
+    }
+    for (int v = 0; v <= n; v++)
+        idom[v] = -1;
+    idom[n] = n;
+    int changed = 1;
+    while (changed) {
+        changed = 0;
+        for (int k = cnt - 2; k >= 0; k--) { /* reverse postorder, skip root */
+            int b = order[k], nd = -1;
+            for (int j = 0; j < np[b]; j++) {
+                int p = pred[b][j];
+                if (idom[p] == -1)
+                    continue;
+                nd = nd == -1 ? p : intersect(idom, po, p, nd);
+            }
+            if (idom[b] != nd) {
+                idom[b] = nd;
+                changed = 1;
+            }
+        }
+    }
+    memcpy(post, order, (size_t)cnt * sizeof(int));
+    *npost = cnt;
+    for (int v = 0; v <= n; v++)
+        free(pred[v]);
+    free(pred);
+    free(np);
+    free(po);
+    free(order);
+    free(stk);
+    free(pos);
+    free(seen);
+}
+
+/* Compare heapscope's tree with the reference, including retained sizes. */
+static void
+check(const graph *g)
+{
+    hscope_heap_t *h = graph_heap(g);
+    hscope_domtree_t *t = NULL;
+    hscope_error err = HSCOPE_ERROR_INIT;
+    assert_int_equal(hscope_domtree_compute(&t, h, NULL, &err), HSCOPE_OK);
+    int *idom = malloc((size_t)(g->n + 1) * sizeof(int));
+    int *post = malloc((size_t)(g->n + 1) * sizeof(int)), npost = 0;
+    chk(g, idom, post, &npost);
+    /* reference retained sizes: in postorder every node comes after all
+     * the nodes it dominates, so one pass accumulates subtree sums */
+    uint64_t *ret = calloc((size_t)g->n + 1, sizeof(uint64_t));
+    for (int k = 0; k < npost; k++) {
+        int v = post[k];
+        if (v == g->n)
+            continue;
+        ret[v] += (uint64_t)(10 + v % 7);
+        ret[idom[v]] += ret[v];
+    }
+    free(post);
+    uint64_t reach = 0;
+    for (int v = 0; v < g->n; v++) {
+        hscope_id d;
+        int32_t cat;
+        hscope_status st = hscope_domtree_idom(t, (hscope_id)v, &d, &cat);
+        if (idom[v] == -1) {
+            assert_int_equal(st, HSCOPE_ERR_NOT_FOUND);
+            assert_int_equal(hscope_domtree_reachable(t, (hscope_id)v), 0);
+            continue;
+        }
+        reach++;
+        assert_int_equal(st, HSCOPE_OK);
+        if (idom[v] == g->n) /* the root category node stands for the super-root */
+            assert_true(d == HSCOPE_ID_NONE && cat == 0);
+        else
+            assert_int_equal(d, (hscope_id)idom[v]);
+        assert_int_equal(hscope_domtree_retained(t, (hscope_id)v), ret[v]);
+    }
+    uint64_t r;
+    hscope_domtree_totals(t, &r, NULL, NULL, NULL);
+    assert_int_equal(r, reach);
+    free(ret);
+    free(idom);
+    hscope_domtree_free(t);
+    hscope_heap_free(h);
+}
+
+static void
+test_diamond_and_cycle(void **state)
+{
+    (void)state;
+    /* 0 -> 1, 0 -> 2, 1 -> 3, 2 -> 3 (diamond), 3 -> 4 -> 5 -> 3 (cycle),
+     * 5 -> 5 (self-loop), 6 isolated, 7 -> 6 (unreachable part) */
+    graph *g = graph_new(8);
+    g->roots[g->nroots++] = 0;
+    edge(g, 0, 1); edge(g, 0, 2); edge(g, 1, 3); edge(g, 2, 3);
+    edge(g, 3, 4); edge(g, 4, 5); edge(g, 5, 3); edge(g, 5, 5);
+    edge(g, 7, 6); edge(g, 1, 3); /* duplicate edge */
+    check(g);
+    graph_free(g);
+}
+
+static void
+test_several_roots(void **state)
+{
+    (void)state;
+    /* two roots reach 2: only the super-root dominates it */
+    graph *g = graph_new(5);
+    g->roots[g->nroots++] = 0;
+    g->roots[g->nroots++] = 1;
+    g->roots[g->nroots++] = 0; /* duplicate root reference */
+    edge(g, 0, 2); edge(g, 1, 2); edge(g, 2, 3); edge(g, 3, 4); edge(g, 4, 2);
+    check(g);
+    graph_free(g);
+}
+
+static void
+test_irreducible(void **state)
+{
+    (void)state;
+    /* the classic irreducible loop: 0 -> 1, 0 -> 2, 1 <-> 2, then a ladder */
+    graph *g = graph_new(12);
+    g->roots[g->nroots++] = 0;
+    edge(g, 0, 1); edge(g, 0, 2); edge(g, 1, 2); edge(g, 2, 1);
+    for (int i = 1; i < 10; i++) {
+        edge(g, i, i + 2);
+        edge(g, i + 1, i + 2);
+    }
+    check(g);
+    graph_free(g);
+}
+
+static unsigned long rng = 12345;
+static int
+rnd(int n)
+{
+    rng = rng * 6364136223846793005ul + 1442695040888963407ul;
+    return (int)((rng >> 33) % (unsigned long)n);
+}
+
+static void
+test_random_graphs(void **state)
+{
+    (void)state;
+    for (int round = 0; round < 40; round++) {
+        int n = 20 + rnd(400);
+        graph *g = graph_new(n);
+        int nr = 1 + rnd(3);
+        for (int r = 0; r < nr; r++)
+            g->roots[g->nroots++] = rnd(n);
+        int m = n + rnd(3 * n);
+        for (int e = 0; e < m; e++) {
+            int a = rnd(n);
+            /* mostly forward edges (tree-like heaps), some back edges */
+            int b = rnd(10) < 7 ? a + 1 + rnd(5) : rnd(n);
+            if (b < n)
+                edge(g, a, b);
+        }
+        check(g);
+        graph_free(g);
+    }
+}
+
+static void
+test_deep_chain(void **state)
+{
+    (void)state;
+    /* 10^6 objects in one chain, plus a back edge to the middle: any
+     * recursive DFS or path compression would overflow the stack */
+    int n = 1000000;
+    graph *g = graph_new(n);
+    g->roots[g->nroots++] = 0;
+    for (int i = 0; i + 1 < n; i++)
+        edge(g, i, i + 1);
+    edge(g, n - 1, n / 2);
+    check(g);
+    /* the chain of the last object is the whole list; the path from the
+     * root is as long */
+    hscope_heap_t *h = graph_heap(g);
+    hscope_domtree_t *t = NULL;
+    hscope_paths_t *p = NULL;
+    hscope_error err = HSCOPE_ERROR_INIT;
+    assert_int_equal(hscope_domtree_compute(&t, h, NULL, &err), HSCOPE_OK);
+    assert_int_equal(hscope_domtree_chain(t, (hscope_id)(n - 1), NULL, 0, NULL), (uint64_t)n);
+    assert_int_equal(hscope_paths_compute(&p, h, NULL, &err), HSCOPE_OK);
+    int32_t cat = -2;
+    assert_int_equal(hscope_paths_get(p, (hscope_id)(n - 1), NULL, 0, &cat), (uint64_t)n);
+    assert_int_equal(cat, 0);
+    hscope_paths_free(p);
+    hscope_domtree_free(t);
+    hscope_heap_free(h);
+    graph_free(g);
+}
+
+/* holders: members grouped by the first non-member dominator */
+static void
+test_holders(void **state)
+{
+    (void)state;
+    /* root -> 0 (holder A) -> 2,3 (leaked, 3 -> 4 leaked);
+     *         1 (holder B) -> 5 (leaked); 6 leaked, referenced by 0 and 1 */
+    graph *g = graph_new(7);
+    g->roots[g->nroots++] = 0;
+    g->roots[g->nroots++] = 1;
+    edge(g, 0, 2); edge(g, 0, 3); edge(g, 3, 4); edge(g, 1, 5);
+    edge(g, 0, 6); edge(g, 1, 6);
+    hscope_heap_t *h = graph_heap(g);
+    hscope_domtree_t *t = NULL;
+    hscope_error err = HSCOPE_ERROR_INIT;
+    assert_int_equal(hscope_domtree_compute(&t, h, NULL, &err), HSCOPE_OK);
+    hscope_id set[] = { 2, 3, 4, 5, 6 };
+    hscope_holders_t *hs = NULL;
+    assert_int_equal(hscope_holders_compute(&hs, t, set, 5, &err), HSCOPE_OK);
+    assert_int_equal(hscope_holders_count(hs), 3);
+    hscope_id hid;
+    int32_t cat;
+    uint64_t cnt, mem;
+    /* 0 holds 2, 3, 4: memsize 12 + 13 + 14 */
+    assert_int_equal(hscope_holders_get(hs, 0, &hid, &cat, &cnt, &mem), HSCOPE_OK);
+    assert_int_equal(hid, 0);
+    assert_int_equal(cnt, 3);
+    assert_int_equal(mem, 12 + 13 + 14);
+    /* 6 (memsize 16) is held only by the roots together */
+    assert_int_equal(hscope_holders_get(hs, 1, &hid, &cat, &cnt, &mem), HSCOPE_OK);
+    assert_int_equal(hid, HSCOPE_ID_NONE);
+    assert_int_equal(cat, 0);
+    assert_int_equal(cnt, 1);
+    assert_int_equal(mem, 16);
+    assert_int_equal(hscope_holders_get(hs, 2, &hid, &cat, &cnt, &mem), HSCOPE_OK);
+    assert_int_equal(hid, 1);
+    assert_int_equal(mem, 15);
+    hscope_holders_free(hs);
+    hscope_domtree_free(t);
+    hscope_heap_free(h);
+    graph_free(g);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_diamond_and_cycle),
+        cmocka_unit_test(test_several_roots),
+        cmocka_unit_test(test_irreducible),
+        cmocka_unit_test(test_random_graphs),
+        cmocka_unit_test(test_holders),
+        cmocka_unit_test(test_deep_chain),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
