@@ -398,7 +398,7 @@ hscope__diff_run(hscope_diff_t **out, hscope_heap_t *target, const base *ba,
                                err)) != HSCOPE_OK)
             goto fail;
         d->ids[d->n++] = i;
-        d->memsize += hscope__memsize(target, i);
+        d->memsize = hscope__sat_add(d->memsize, hscope__memsize(target, i));
         d->untraced += target->gen[i] == HSCOPE__GEN_NONE;
     }
     warnings(d, si, ns);

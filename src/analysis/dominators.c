@@ -270,10 +270,10 @@ compute(hscope_domtree_t *t, const graph *g, hscope_error *err)
     for (uint32_t w = cnt - 1; w > 0; w--) {
         uint32_t v = order[w];
         if (v < g->n) {
-            acc[w] += hscope__memsize(g->h, v);
+            acc[w] = hscope__sat_add(acc[w], hscope__memsize(g->h, v));
             cacc[w] += 1;
         }
-        acc[idom[w]] += acc[w];
+        acc[idom[w]] = hscope__sat_add(acc[idom[w]], acc[w]);
         cacc[idom[w]] += cacc[w];
     }
     memset(t->idom, 0xFF, ((size_t)g->n + 1) * sizeof(uint32_t));
@@ -285,7 +285,7 @@ compute(hscope_domtree_t *t, const graph *g, hscope_error *err)
         t->rsize[v] = acc[w];
         t->rcount[v] = cacc[w];
         t->reachable++;
-        t->reach_memsize += hscope__memsize(g->h, v);
+        t->reach_memsize = hscope__sat_add(t->reach_memsize, hscope__memsize(g->h, v));
     }
     hscope__free(m, acc);
     t->unreach = g->n - t->reachable;
@@ -355,7 +355,7 @@ hscope_domtree_compute(hscope_domtree_t **out, hscope_heap_t *heap,
         goto done;
     for (uint32_t i = 0; i < heap->n; i++)
         if (t->idom[i] == NONE)
-            t->unreach_memsize += hscope__memsize(heap, i);
+            t->unreach_memsize = hscope__sat_add(t->unreach_memsize, hscope__memsize(heap, i));
 done:
     if (st != HSCOPE_OK) {
         hscope_domtree_free(t);
@@ -833,7 +833,7 @@ hscope_holders_compute(hscope_holders_t **out, hscope_domtree_t *t,
         }
         holder *hd = &hs->h[slot[hv]];
         hd->count++;
-        hd->memsize += hscope__memsize(t->heap, x);
+        hd->memsize = hscope__sat_add(hd->memsize, hscope__memsize(t->heap, x));
     }
 #undef IN
     if (hs->n)

@@ -108,7 +108,7 @@ add(fold *f, const gkey *k, uint64_t memsize, hscope_error *err)
         }
     }
     f->count[g - 1]++;
-    f->memsize[g - 1] += memsize;
+    f->memsize[g - 1] = hscope__sat_add(f->memsize[g - 1], memsize);
     return HSCOPE_OK;
 }
 
@@ -300,7 +300,7 @@ render_all(fold *f, const hscope__builder *b, hscope_tally_t *t, hscope_error *e
             memset(mem + old, 0, (cap2 - old) * 8);
         }
         cnt[id] += f->count[g];
-        mem[id] += f->memsize[g];
+        mem[id] = hscope__sat_add(mem[id], f->memsize[g]);
     }
     for (uint32_t id = 1; id < texts.count; id++)
         if ((st = hscope__tally_add(t, hscope__intern_str(&texts, id),

@@ -384,7 +384,7 @@ hscope__tally_run(hscope_tally_t **out, hscope_heap_t *heap, const char *key,
             }
         }
         t->g[gi - 1].count++;
-        t->g[gi - 1].memsize += hscope__memsize(heap, i);
+        t->g[gi - 1].memsize = hscope__sat_add(t->g[gi - 1].memsize, hscope__memsize(heap, i));
         if (gidx)
             gidx[x] = gi - 1;
     }
@@ -498,7 +498,7 @@ hscope_tally_totals(const hscope_tally_t *t, uint64_t *count, uint64_t *memsize)
     uint64_t c = 0, m = 0;
     for (size_t i = 0; t && i < t->ng; i++) {
         c += t->g[i].count;
-        m += t->g[i].memsize;
+        m = hscope__sat_add(m, t->g[i].memsize);
     }
     if (count)
         *count = c;

@@ -73,6 +73,15 @@ hscope__add_ok(size_t a, size_t b, size_t *out)
     return !__builtin_add_overflow(a, b, out);
 }
 
+/* Sums of values from the input saturate instead of wrapping (a hostile
+ * dump can claim memsizes near 2^64). */
+static inline uint64_t
+hscope__sat_add(uint64_t a, uint64_t b)
+{
+    uint64_t s;
+    return __builtin_add_overflow(a, b, &s) ? UINT64_MAX : s;
+}
+
 /*
  * Ensure an array `*p` of `*cap` elements of `elem` bytes can hold `need`
  * elements; grows by 1.5x-2x.  Returns HSCOPE_OK or fills err.

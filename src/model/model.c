@@ -388,7 +388,7 @@ fill_stats(hscope_heap_t *h, const hscope__builder *b)
     memcpy(h->skip_reason, b->skip_reason, sizeof(h->skip_reason));
     uint64_t tm = 0;
     for (uint32_t i = 0; i < h->n; i++)
-        tm += hscope__memsize(h, i);
+        tm = hscope__sat_add(tm, hscope__memsize(h, i));
     s->total_memsize = tm;
 }
 

@@ -391,7 +391,7 @@ merge(pool *P, slot *s)
     o->nedges += b->nedges;
     o->lines += b->lines;
     o->shapes += b->shapes;
-    o->shape_memsize += b->shape_memsize;
+    o->shape_memsize = hscope__sat_add(o->shape_memsize, b->shape_memsize);
     o->free_slots += b->free_slots;
     o->unknown_keys += b->unknown_keys;
     o->unknown_types += b->unknown_types;

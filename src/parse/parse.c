@@ -1207,7 +1207,7 @@ commit(hscope__lp *lp, rec *r, const uint8_t *s)
         st = store_root(lp, r);
     } else if (tn == 5 && memcmp(t, "SHAPE", 5) == 0) {
         b->shapes++;
-        b->shape_memsize += r->memsize;
+        b->shape_memsize = hscope__sat_add(b->shape_memsize, r->memsize);
     } else if (tn == 4 && memcmp(t, "NONE", 4) == 0) {
         b->free_slots++;
     } else {

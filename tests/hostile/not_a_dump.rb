@@ -1,0 +1,2 @@
+# a Ruby file
+puts "hello"
