@@ -63,7 +63,9 @@ enum hscope_status_code {
     HSCOPE_ERR_NOT_FOUND    = 9,  /* no such address, key or value */
     HSCOPE_ERR_UNSUPPORTED  = 10, /* option or key not known */
     HSCOPE_ERR_TRUNCATED    = 11, /* input ends mid-line (strict mode) */
-    HSCOPE_ERR_INTERNAL     = 12  /* a bug: please report it */
+    HSCOPE_ERR_INTERNAL     = 12, /* a bug: please report it */
+    HSCOPE_ERR_CORRUPT      = 13, /* saved index fails a checksum or bound */
+    HSCOPE_ERR_STALE        = 14  /* saved index is of another dump/format */
 };
 
 /** Size of the message buffer inside hscope_error. */
@@ -140,6 +142,9 @@ typedef int32_t (*hscope_progress_fn)(void *user_data, uint64_t done,
 #define HSCOPE_LOAD_VALUES       0x2u
 /** Treat the input as plain text even if it starts with the gzip magic. */
 #define HSCOPE_LOAD_NO_GZIP      0x4u
+/** hscope_heap_open_file(): use PATH.hsx (hscope_heap_save()) when it was
+ * made from this very file; otherwise parse PATH as usual. */
+#define HSCOPE_LOAD_USE_INDEX    0x8u
 
 /** Default for hscope_load_options.max_line_bytes: 1 GiB. */
 #define HSCOPE_DEFAULT_MAX_LINE_BYTES ((uint64_t)1 << 30)
@@ -205,6 +210,31 @@ HSCOPE_API hscope_status hscope_heap_open_memory(hscope_heap_t **out,
                                                  const hscope_load_options *opts,
                                                  hscope_error *err);
 
+/**
+ * Save the loaded model as an index file (docs/FORMAT.md) that
+ * hscope_heap_open_saved() maps back in milliseconds.  `source` (may be
+ * NULL) is the dump it was read from: its size, mtime and a hash of its
+ * ends are recorded so a stale index is recognised.  Written to a
+ * temporary name and renamed, so readers never see a partial file.
+ */
+HSCOPE_API hscope_status hscope_heap_save(const hscope_heap_t *heap,
+                                          const char *path, const char *source,
+                                          hscope_error *err);
+
+/**
+ * Open a saved index read-only with mmap (shareable between processes; no
+ * parsing).  With `source`, the index must have been made from that file
+ * as it is now, else HSCOPE_ERR_STALE.  Every section is checksummed and
+ * every stored offset and id bounds-checked: a damaged or forged file
+ * gives HSCOPE_ERR_CORRUPT, never a crash.  Load options: the allocator
+ * and max_memory apply; parse options are ignored.
+ */
+HSCOPE_API hscope_status hscope_heap_open_saved(hscope_heap_t **out,
+                                                const char *path,
+                                                const char *source,
+                                                const hscope_load_options *opts,
+                                                hscope_error *err);
+
 /** Free a heap.  Derived handles keep it alive until they are freed too. */
 HSCOPE_API void hscope_heap_free(hscope_heap_t *heap);
 
@@ -256,9 +286,10 @@ typedef struct hscope_load_stats {
     uint64_t model_bytes;          /* memory held by the model */
     uint64_t index_bytes;          /* memory held by the address index */
     uint64_t total_memsize;        /* sum of object memsize */
+    uint64_t from_index;           /* 1 if opened from a saved index */
 } hscope_load_stats;
 
-#define HSCOPE_LOAD_STATS_INIT { sizeof(hscope_load_stats), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
+#define HSCOPE_LOAD_STATS_INIT { sizeof(hscope_load_stats), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
 
 /** Function twin of HSCOPE_LOAD_STATS_INIT. */
 HSCOPE_API void hscope_load_stats_init(hscope_load_stats *stats);

@@ -1,6 +1,7 @@
 /*
  * heap_api.c - public entry points for loading a heap and reading it.
  */
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -28,7 +29,8 @@ hscope_status_name(hscope_status st)
         "HSCOPE_ERR_IO", "HSCOPE_ERR_PARSE", "HSCOPE_ERR_NOT_A_DUMP",
         "HSCOPE_ERR_GZIP", "HSCOPE_ERR_LIMIT", "HSCOPE_ERR_CANCELLED",
         "HSCOPE_ERR_NOT_FOUND", "HSCOPE_ERR_UNSUPPORTED",
-        "HSCOPE_ERR_TRUNCATED", "HSCOPE_ERR_INTERNAL",
+        "HSCOPE_ERR_TRUNCATED", "HSCOPE_ERR_INTERNAL", "HSCOPE_ERR_CORRUPT",
+        "HSCOPE_ERR_STALE",
     };
     if (st < 0 || (size_t)st >= sizeof(names) / sizeof(names[0]))
         return "HSCOPE_ERR_UNKNOWN";
@@ -194,9 +196,72 @@ done:
 }
 
 HSCOPE_API hscope_status
+hscope_heap_open_saved(hscope_heap_t **out, const char *path, const char *source,
+                       const hscope_load_options *uopts, hscope_error *uerr)
+{
+    hscope_error err;
+    hscope_error_init(&err);
+    hscope_load_options o;
+    hscope_status st;
+    hscope_heap_t *h = NULL;
+    uint64_t t0 = hscope__now_ns();
+    if (!out || !path) {
+        st = hscope__fail(&err, HSCOPE_ERR_INVALID_ARG, "out and path are required");
+        goto done;
+    }
+    *out = NULL;
+    if ((st = hscope__read_load_options(uopts, &o, &err)) != HSCOPE_OK)
+        goto done;
+    hscope__mem tmpmem;
+    hscope__mem_init(&tmpmem, o.allocator, o.max_memory);
+    h = hscope__calloc(&tmpmem, 1, sizeof(*h));
+    if (!h) {
+        st = hscope__nomem(&err, sizeof(*h));
+        goto done;
+    }
+    hscope__mem_init(&h->mem, o.allocator, o.max_memory);
+    atomic_store(&h->mem.used, atomic_load(&tmpmem.used));
+    atomic_init(&h->refs, 1);
+    pthread_mutex_init(&h->rev_lock, NULL);
+    if ((st = hscope__model_open_saved(h, path, source, &err)) != HSCOPE_OK)
+        goto done;
+    h->stats.from_index = 1;
+    h->stats.load_ns = hscope__now_ns() - t0;
+done:
+    if (st != HSCOPE_OK) {
+        if (h) {
+            hscope__model_free(h);
+            pthread_mutex_destroy(&h->rev_lock);
+            hscope__mem m = h->mem;
+            hscope__free(&m, h);
+        }
+        hscope__error_copy_out(uerr, &err);
+        return st;
+    }
+    *out = h;
+    return HSCOPE_OK;
+}
+
+HSCOPE_API hscope_status
 hscope_heap_open_file(hscope_heap_t **out, const char *path,
                       const hscope_load_options *opts, hscope_error *err)
 {
+    if (opts && opts->size >= offsetof(hscope_load_options, flags) + 4 &&
+        (opts->flags & HSCOPE_LOAD_USE_INDEX) && path) {
+        /* a fresh, intact PATH.hsx; anything else: parse the dump */
+        size_t n = strlen(path);
+        char *ix = malloc(n + 5);
+        if (ix) {
+            memcpy(ix, path, n);
+            memcpy(ix + n, ".hsx", 5);
+            hscope_status st = access(ix, R_OK) == 0
+                                   ? hscope_heap_open_saved(out, ix, path, opts, NULL)
+                                   : HSCOPE_ERR_NOT_FOUND;
+            free(ix);
+            if (st == HSCOPE_OK)
+                return st;
+        }
+    }
     return load(out, SRC_PATH, path, -1, NULL, 0, opts, err);
 }
 

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <zlib.h>
@@ -22,6 +23,7 @@
 
 #include "heapscope/heapscope.h"
 #include "json_out.h"
+#include "cli.h"
 
 #define EXIT_BAD_INPUT 1
 #define EXIT_USAGE 2
@@ -40,12 +42,18 @@ static const char usage_main[] =
     "  tally     group live objects by type, class, file, file:line,\n"
     "            file:line:class (bleak_house style), method, generation or gem\n"
     "  diff      objects born between dumps A and B and still alive in C\n"
+    "  timeline  what grows over time: per type/class/file:line series over many\n"
+    "            dumps, slopes and a growing verdict; text, JSON, CSV, SVG plot\n"
+    "  histogram memsize and objects per type or class of one dump (text, JSON, SVG)\n"
+    "  export    dumps, objects and references as CSV/JSON lines for PostgreSQL\n"
+    "            and DuckDB, with schema.sql\n"
     "  show      one object: all its fields, what it references, what references it\n"
     "  generations  objects per allocation generation and each one's top sites\n"
     "  retained  the objects that keep the most memory alive (retained size)\n"
     "  root      paths from the GC roots to objects (text, JSON or DOT)\n"
     "  suspects  rank what holds the objects leaked between three dumps\n"
     "  redact    copy a dump with every string value replaced by length + hash\n"
+    "  index     parse once, save DUMP.hsx: later commands open it instantly\n"
     "  dominators  the dominator tree: top, or the chain and subtree of ADDR\n"
     "\n"
     "Run 'heapscope COMMAND --help' for the options of a command.\n"
@@ -62,6 +70,8 @@ static const char load_opts_help[] =
     "  --max-line BYTES     longest accepted line (default 1 GiB; suffixes K M G)\n"
     "  --max-memory BYTES   fail instead of allocating more than this\n"
     "  --threads N          parser threads (default: one per core; 1 = none)\n"
+    "  --no-index           ignore DUMP.hsx (see heapscope index)\n"
+    "  -v, --verbose        say whether an index was used\n"
     "  --no-progress        no progress bar (shown on a terminal for long loads)\n";
 
 static const char usage_summary[] =
@@ -194,6 +204,15 @@ static const char usage_redact[] =
     "its name ends in .gz.  Equal strings keep equal hashes (duplicates stay\n"
     "visible).\n";
 
+static const char usage_index[] =
+    "usage: heapscope index [--out FILE] [load options] DUMP...\n"
+    "\n"
+    "Parse each DUMP once and save its model as DUMP.hsx (or FILE): every\n"
+    "later command on DUMP maps the index in milliseconds instead of parsing\n"
+    "(-v says so).  An index records the dump's size, mtime and a hash of its\n"
+    "ends: if the dump changes, the index is stale and rebuilt by the next\n"
+    "command; a damaged index is detected (checksums, bounds) and ignored.\n";
+
 static const char usage_tally[] =
     "usage: heapscope tally [--by KEY] [--top N] [--sort count|memsize] [--json]\n"
     "                       [load options] DUMP\n"
@@ -317,6 +336,7 @@ typedef struct common {
     hscope_load_options lo;
     int progress;
     progress pr;
+    int no_index, verbose;
 } common;
 
 /* Parse a load option at argv[*i]; 1 if consumed, 0 if not ours, -1 bad. */
@@ -330,6 +350,14 @@ load_option(common *c, int argc, char **argv, int *i, const char *usage)
     }
     if (strcmp(a, "--no-progress") == 0) {
         c->progress = 0;
+        return 1;
+    }
+    if (strcmp(a, "--no-index") == 0) {
+        c->no_index = 1;
+        return 1;
+    }
+    if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
+        c->verbose = 1;
         return 1;
     }
     if (strcmp(a, "--threads") == 0) {
@@ -364,6 +392,27 @@ load_dump(common *c, const char *path)
 {
     hscope_error err = HSCOPE_ERROR_INIT;
     hscope_heap_t *h = NULL;
+    /* a fresh DUMP.hsx is used instead of parsing; a stale or damaged one
+     * is rebuilt after the parse */
+    char ix[4096];
+    int have_ix = !c->no_index && (size_t)snprintf(ix, sizeof(ix), "%s.hsx", path) < sizeof(ix) &&
+                  access(ix, R_OK) == 0;
+    if (have_ix) {
+        hscope_status ist = hscope_heap_open_saved(&h, ix, path, &c->lo, &err);
+        if (ist == HSCOPE_OK) {
+            if (c->verbose)
+                fprintf(stderr, "%s: using the index %s\n", prog, ix);
+            return h;
+        }
+        if (ist == HSCOPE_ERR_STALE) {
+            if (c->verbose)
+                fprintf(stderr, "%s: %s; rebuilding it\n", prog, err.message);
+        } else {
+            fprintf(stderr, "%s: warning: %s: %s; reading the dump instead\n", prog, ix,
+                    err.message);
+        }
+        hscope_error_init(&err);
+    }
     if (c->progress && isatty(2)) {
         c->pr.t0 = now_s();
         c->pr.name = path;
@@ -388,6 +437,13 @@ load_dump(common *c, const char *path)
     if (s.truncated)
         fprintf(stderr, "%s: warning: %s: the dump is truncated (it ends in the "
                         "middle of a record or gzip stream)\n", prog, path);
+    if (have_ix) {
+        hscope_error e2 = HSCOPE_ERROR_INIT;
+        if (hscope_heap_save(h, ix, path, &e2) != HSCOPE_OK)
+            fprintf(stderr, "%s: warning: cannot rebuild %s: %s\n", prog, ix, e2.message);
+        else if (c->verbose)
+            fprintf(stderr, "%s: rebuilt the index %s\n", prog, ix);
+    }
     return h;
 }
 
@@ -615,7 +671,7 @@ cmd_summary(int argc, char **argv)
 {
     if (want_help(argc, argv, usage_summary))
         return 0;
-    common c = { HSCOPE_LOAD_OPTIONS_INIT, 1, { 0, 0, NULL } };
+    common c = { HSCOPE_LOAD_OPTIONS_INIT, 1, { 0, 0, NULL }, 0, 0 };
     int json = 0;
     uint64_t top = 20;
     const char *path = NULL;
@@ -687,7 +743,7 @@ cmd_tally(int argc, char **argv)
 {
     if (want_help(argc, argv, usage_tally))
         return 0;
-    common c = { HSCOPE_LOAD_OPTIONS_INIT, 1, { 0, 0, NULL } };
+    common c = { HSCOPE_LOAD_OPTIONS_INIT, 1, { 0, 0, NULL }, 0, 0 };
     hscope_tally_options to = HSCOPE_TALLY_OPTIONS_INIT;
     to.top = 20;
     int json = 0, stream = 0;
@@ -1044,7 +1100,7 @@ cmd_diff(int argc, char **argv)
 {
     if (want_help(argc, argv, usage_diff))
         return 0;
-    common c = { HSCOPE_LOAD_OPTIONS_INIT, 1, { 0, 0, NULL } };
+    common c = { HSCOPE_LOAD_OPTIONS_INIT, 1, { 0, 0, NULL }, 0, 0 };
     hscope_tally_options to = HSCOPE_TALLY_OPTIONS_INIT;
     hscope_diff_options dopt = HSCOPE_DIFF_OPTIONS_INIT;
     to.top = 20;
@@ -1333,7 +1389,7 @@ cmd_show(int argc, char **argv)
 {
     if (want_help(argc, argv, usage_show))
         return 0;
-    common c = { HSCOPE_LOAD_OPTIONS_INIT, 1, { 0, 0, NULL } };
+    common c = { HSCOPE_LOAD_OPTIONS_INIT, 1, { 0, 0, NULL }, 0, 0 };
     int json = 0, values = 0;
     const char *path = NULL;
     wantlist wl = { calloc((size_t)argc, sizeof(want)), 0 };
@@ -1413,7 +1469,7 @@ cmd_generations(int argc, char **argv)
 {
     if (want_help(argc, argv, usage_generations))
         return 0;
-    common c = { HSCOPE_LOAD_OPTIONS_INIT, 1, { 0, 0, NULL } };
+    common c = { HSCOPE_LOAD_OPTIONS_INIT, 1, { 0, 0, NULL }, 0, 0 };
     uint64_t top = 5;
     int json = 0;
     const char *path = NULL;
@@ -1676,7 +1732,7 @@ cmd_dominators(int argc, char **argv)
 {
     if (want_help(argc, argv, usage_dominators))
         return 0;
-    common c = { HSCOPE_LOAD_OPTIONS_INIT, 1, { 0, 0, NULL } };
+    common c = { HSCOPE_LOAD_OPTIONS_INIT, 1, { 0, 0, NULL }, 0, 0 };
     uint64_t depth = 2, top = 10, addr = 0;
     int json = 0, full = 0, nce = 0, have_addr = 0;
     const char *path = NULL;
@@ -2023,7 +2079,7 @@ cmd_retained(int argc, char **argv)
 {
     if (want_help(argc, argv, usage_retained))
         return 0;
-    common c = { HSCOPE_LOAD_OPTIONS_INIT, 1, { 0, 0, NULL } };
+    common c = { HSCOPE_LOAD_OPTIONS_INIT, 1, { 0, 0, NULL }, 0, 0 };
     uint64_t top = 20;
     int json = 0, nce = 0, fold = 0;
     const char *path = NULL, *by = NULL;
@@ -2182,7 +2238,7 @@ cmd_root(int argc, char **argv)
 {
     if (want_help(argc, argv, usage_root))
         return 0;
-    common c = { HSCOPE_LOAD_OPTIONS_INIT, 1, { 0, 0, NULL } };
+    common c = { HSCOPE_LOAD_OPTIONS_INIT, 1, { 0, 0, NULL }, 0, 0 };
     int json = 0, dot = 0, nce = 0, na = 0;
     uint64_t maxp = 1;
     const char *path = NULL;
@@ -2371,7 +2427,7 @@ cmd_suspects(int argc, char **argv)
 {
     if (want_help(argc, argv, usage_suspects))
         return 0;
-    common c = { HSCOPE_LOAD_OPTIONS_INIT, 1, { 0, 0, NULL } };
+    common c = { HSCOPE_LOAD_OPTIONS_INIT, 1, { 0, 0, NULL }, 0, 0 };
     int json = 0, nce = 0, np = 0;
     uint64_t top = 10;
     char *paths[3];
@@ -2563,7 +2619,7 @@ cmd_redact(int argc, char **argv)
 {
     if (want_help(argc, argv, usage_redact))
         return 0;
-    common c = { HSCOPE_LOAD_OPTIONS_INIT, 1, { 0, 0, NULL } };
+    common c = { HSCOPE_LOAD_OPTIONS_INIT, 1, { 0, 0, NULL }, 0, 0 };
     const char *in = NULL, *out = NULL;
     for (int i = 2; i < argc; i++) {
         int r = load_option(&c, argc, argv, &i, usage_redact);
@@ -2614,6 +2670,75 @@ cmd_redact(int argc, char **argv)
     return 0;
 }
 
+/* ------------------------------------------------------------------ */
+/* index                                                              */
+/* ------------------------------------------------------------------ */
+
+static int
+cmd_index(int argc, char **argv)
+{
+    if (want_help(argc, argv, usage_index))
+        return 0;
+    common c = { HSCOPE_LOAD_OPTIONS_INIT, 1, { 0, 0, NULL }, 1, 0 };
+    const char *outp = NULL;
+    int np = 0, rc = 0;
+    char **paths = calloc((size_t)argc, sizeof(char *));
+    if (!paths)
+        return EXIT_BAD_INPUT;
+    for (int i = 2; i < argc; i++) {
+        int r = load_option(&c, argc, argv, &i, usage_index);
+        if (r < 0) {
+            free(paths);
+            return EXIT_USAGE;
+        }
+        if (r > 0)
+            continue;
+        if (strcmp(argv[i], "--out") == 0) {
+            if (i + 1 >= argc) {
+                free(paths);
+                return usage_error(usage_index, "--out needs a FILE%s", "");
+            }
+            outp = argv[++i];
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            free(paths);
+            return usage_error(usage_index, "unknown option '%s'", argv[i]);
+        } else {
+            paths[np++] = argv[i];
+        }
+    }
+    c.no_index = 1; /* always parse the dump itself */
+    if (!np || (outp && np > 1)) {
+        free(paths);
+        return usage_error(usage_index, np ? "--out takes one DUMP only%s" : "no DUMP given%s", "");
+    }
+    for (int i = 0; i < np; i++) {
+        char ix[4096];
+        snprintf(ix, sizeof(ix), "%s.hsx", paths[i]);
+        hscope_heap_t *h = load_dump(&c, paths[i]);
+        if (!h) {
+            rc = EXIT_BAD_INPUT;
+            continue;
+        }
+        hscope_error err = HSCOPE_ERROR_INIT;
+        const char *dst = outp ? outp : ix;
+        if (hscope_heap_save(h, dst, paths[i], &err) != HSCOPE_OK) {
+            fprintf(stderr, "%s: %s\n", prog, err.message);
+            rc = EXIT_BAD_INPUT;
+        } else {
+            struct stat sb;
+            hscope_load_stats s = HSCOPE_LOAD_STATS_INIT;
+            hscope_heap_stats(h, &s);
+            char a[32];
+            human_bytes(stat(dst, &sb) == 0 ? (uint64_t)sb.st_size : 0, a, sizeof(a));
+            printf("%s: %llu objects, %s, parsed in %.2f s\n", dst,
+                   (unsigned long long)s.objects, a, (double)s.load_ns / 1e9);
+        }
+        hscope_heap_free(h);
+    }
+    free(paths);
+    return rc;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -2650,6 +2775,14 @@ main(int argc, char **argv)
         return cmd_suspects(argc, argv);
     if (strcmp(cmd, "redact") == 0)
         return cmd_redact(argc, argv);
+    if (strcmp(cmd, "index") == 0)
+        return cmd_index(argc, argv);
+    if (strcmp(cmd, "timeline") == 0)
+        return hscope_cli_timeline(argc, argv);
+    if (strcmp(cmd, "histogram") == 0)
+        return hscope_cli_histogram(argc, argv);
+    if (strcmp(cmd, "export") == 0)
+        return hscope_cli_export(argc, argv);
     fprintf(stderr, "%s: unknown command '%s'\n\n%s", prog, cmd, usage_main);
     return EXIT_USAGE;
 }

@@ -275,7 +275,8 @@ hscope__read_load_options(const hscope_load_options *in,
                                 "(newer header than library?)");
     memcpy(out, in, n);
     out->size = sizeof(*out);
-    if (out->flags & ~(uint32_t)(HSCOPE_LOAD_STRICT | HSCOPE_LOAD_VALUES | HSCOPE_LOAD_NO_GZIP))
+    if (out->flags & ~(uint32_t)(HSCOPE_LOAD_STRICT | HSCOPE_LOAD_VALUES | HSCOPE_LOAD_NO_GZIP |
+                                 HSCOPE_LOAD_USE_INDEX))
         return hscope__fail(err, HSCOPE_ERR_UNSUPPORTED,
                             "unknown load flags 0x%x", out->flags);
     if (out->allocator &&

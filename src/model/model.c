@@ -448,6 +448,18 @@ hscope__model_free(hscope_heap_t *h)
                      h->val_len, h->val_arena, h->index, h->rev_start,
                      h->rev_src };
     for (size_t i = 0; i < sizeof(ptrs) / sizeof(ptrs[0]); i++)
-        hscope__free(m, ptrs[i]);
-    hscope__intern_free(&h->strings);
+        if (!hscope__model_is_mapped(h, ptrs[i]))
+            hscope__free(m, ptrs[i]);
+    if (h->map) {
+        /* the interner's arrays are in the mapping too */
+        void *sp[] = { h->strings.arena, h->strings.off, h->strings.len,
+                       h->strings.table, h->strings.hash };
+        for (size_t i = 0; i < sizeof(sp) / sizeof(sp[0]); i++)
+            if (!hscope__model_is_mapped(h, sp[i]))
+                hscope__free(m, sp[i]);
+        memset(&h->strings, 0, sizeof(h->strings));
+        hscope__model_unmap(h);
+    } else {
+        hscope__intern_free(&h->strings);
+    }
 }

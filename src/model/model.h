@@ -83,6 +83,10 @@ struct hscope_heap {
     uint32_t *rev_start;
     uint32_t *rev_src;
 
+    /* a heap opened from a saved index: columns point into this mapping */
+    void *map;
+    size_t map_len;
+
     hscope_load_stats stats;
     uint64_t skipped[HSCOPE_SKIP__COUNT];
     uint64_t skip_line[HSCOPE__MAX_SKIP_EXAMPLES];
@@ -95,6 +99,15 @@ struct hscope_heap {
 hscope_status hscope__model_build(hscope_heap_t *h, hscope__builder *b,
                                   hscope_error *err);
 void hscope__model_free(hscope_heap_t *h);
+
+/* Saved indexes (persist.c). */
+hscope_status hscope__model_open_saved(hscope_heap_t *h, const char *path,
+                                       const char *source, hscope_error *err);
+int hscope__model_is_mapped(const hscope_heap_t *h, const void *p);
+void hscope__model_unmap(hscope_heap_t *h);
+hscope_status hscope__source_identity(const char *path, uint64_t *size,
+                                      uint64_t *mtime_ns, uint64_t *hash,
+                                      hscope_error *err);
 
 uint64_t hscope__big_get(const hscope__bigvals *bv, uint32_t id);
 static inline uint64_t

@@ -1,0 +1,128 @@
+#!/usr/bin/env python3
+"""timeline memory and speed on a gen_timeline.rb --steps 10 --scale 20 series
+(dumps of about 46-58 MB, about 0.5 GB in all):
+
+  * peak RSS of `heapscope timeline` over the 10 dumps (all cores) < 100 MB,
+    for --by type and for --by file:line:class (measured with /usr/bin/time);
+  * folding one dump (`heapscope timeline --threads 1 DUMP`, the streaming
+    hscope_tally_file) is faster than loading it (`heapscope summary DUMP`):
+    best of 9 alternating runs, wall time.
+
+Skipped (77) in sanitizer builds, whose memory and speed mean nothing here.
+Env (meson): HEAPSCOPE, HEAPSCOPE_CORPUS, HEAPSCOPE_WORK.
+"""
+import argparse
+import glob
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+HEAPSCOPE = os.environ['HEAPSCOPE']
+CORPUS = os.environ['HEAPSCOPE_CORPUS']
+WORK = os.path.join(os.environ.get('HEAPSCOPE_WORK', '/tmp'), 'timeline')
+LIMIT_KB = 100 * 1024
+
+failures = []
+passed = 0
+
+
+def check(cond, what):
+    global passed
+    if cond:
+        passed += 1
+        print('ok   ' + what)
+    else:
+        failures.append(what)
+        print('FAIL ' + what)
+
+
+def peak_rss_kb(args):
+    """Run HEAPSCOPE args under /usr/bin/time; (max RSS KB, wall s, stdout)."""
+    t0 = time.perf_counter()
+    r = subprocess.run(['/usr/bin/time', '-f', '%M', HEAPSCOPE] + args,
+                       capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    if r.returncode != 0:
+        raise SystemExit('heapscope %s failed: %s' % (' '.join(args[:3]), r.stderr))
+    return int(r.stderr.strip().splitlines()[-1]), wall, r.stdout
+
+
+def timed(args):
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    subprocess.run([HEAPSCOPE] + args, stdout=subprocess.DEVNULL, check=True)
+    t1 = time.perf_counter()
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return t1 - t0, (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('--sanitize', default='none')
+    a = ap.parse_args()
+    if a.sanitize not in ('', 'none'):
+        print('SKIP: sanitizer build (b_sanitize=%s): memory and speed are not meaningful' % a.sanitize)
+        sys.exit(77)
+    if not os.path.exists('/usr/bin/time'):
+        raise SystemExit('/usr/bin/time is missing (Debian package: time)')
+
+    data = os.path.join(WORK, 'tl_s20')
+    if not os.path.exists(os.path.join(data, '.done')):
+        shutil.rmtree(data, ignore_errors=True)
+        t0 = time.perf_counter()
+        r = subprocess.run(['ruby', os.path.join(CORPUS, 'gen_timeline.rb'), '--steps', '10',
+                            '--scale', '20', '--out', data], capture_output=True, text=True)
+        if r.returncode != 0:
+            print(r.stdout, r.stderr)
+            raise SystemExit('gen_timeline.rb failed')
+        open(os.path.join(data, '.done'), 'w').close()
+        print('     generated the series in %.1f s' % (time.perf_counter() - t0))
+    dumps = sorted(glob.glob(os.path.join(data, 'step_*.json')))
+    sizes = [os.path.getsize(d) for d in dumps]
+    truth = json.load(open(os.path.join(data, 'truth.json')))
+    print('     %d dumps, %.1f .. %.1f MB, %.0f MB in all; %d cores' % (
+        len(dumps), min(sizes) / 1e6, max(sizes) / 1e6, sum(sizes) / 1e6, os.cpu_count()))
+
+    for by in ('type', 'file:line:class'):
+        kb, wall, out = peak_rss_kb(['timeline', '--json', '--by', by, '--metric', 'count'] + dumps)
+        j = json.loads(out)
+        key = truth['growing']['type'] if by == 'type' else '%s:%s' % (truth['growing']['site'],
+                                                                       truth['growing']['class'])
+        check(j['groups'][0]['key'] == key and j['groups'][0]['growing'],
+              'timeline --by %s on the 10 dumps: %s first, growing' % (by, j['groups'][0]['key']))
+        check(kb < LIMIT_KB, 'timeline --by %s: peak RSS %.1f MB < 100 MB (%.2f s wall, %d groups)'
+              % (by, kb / 1024, wall, j['group_count']))
+    kb1, wall1, _ = peak_rss_kb(['summary', dumps[-1]])
+    print('     for scale: summary (full load) of the largest dump alone: peak RSS %.1f MB' % (kb1 / 1024))
+
+    big = dumps[-1]
+    fold = ['timeline', '--threads', '1', '--by', 'type', big]
+    load = ['summary', big]
+    fw, fc, lw, lc = [], [], [], []
+    timed(fold), timed(load)  # warm the page cache
+    for _ in range(9):
+        w, c = timed(fold)
+        fw.append(w)
+        fc.append(c)
+        w, c = timed(load)
+        lw.append(w)
+        lc.append(c)
+    mb = os.path.getsize(big) / 1e6
+    print('     one dump (%.1f MB): fold  wall best %.3f s median %.3f s, cpu median %.3f s (%.0f MB/s)'
+          % (mb, min(fw), statistics.median(fw), statistics.median(fc), mb / min(fw)))
+    print('     one dump (%.1f MB): load  wall best %.3f s median %.3f s, cpu median %.3f s (%.0f MB/s)'
+          % (mb, min(lw), statistics.median(lw), statistics.median(lc), mb / min(lw)))
+    check(min(fw) < min(lw), 'folding one dump is faster than loading it: best %.3f s < %.3f s (%.0f%%)'
+          % (min(fw), min(lw), 100 * min(fw) / min(lw)))
+
+    print('%d passed, %d failed' % (passed, len(failures)))
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == '__main__':
+    main()

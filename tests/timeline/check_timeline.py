@@ -1,0 +1,458 @@
+#!/usr/bin/env python3
+"""heapscope timeline / histogram / export on a real gen_timeline.rb series.
+
+  * the planted growing group ranks first (and is the only growing one) for
+    --by type, class and file:line (truth.json growing.type/class/site);
+  * no flat group is ever marked growing; other types are exactly flat;
+  * the per-type count and memsize series equal reference.py `timeline` and
+    truth.json;
+  * ordering rules (epoch, epoch-ms, datetime, sequence, mtime, given);
+  * CSV = JSON; text output; thread-count independence;
+  * SVGs parse as XML and render with rsvg-convert (librsvg2-bin);
+  * histogram = tally; export row counts, valid UTF-8, no string values;
+  * usage errors and bad input.
+
+Env (meson): HEAPSCOPE, HEAPSCOPE_CORPUS, HEAPSCOPE_WORK.
+"""
+import csv
+import glob
+import io
+import json
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+HEAPSCOPE = os.environ['HEAPSCOPE']
+CORPUS = os.environ['HEAPSCOPE_CORPUS']
+WORK = os.path.join(os.environ.get('HEAPSCOPE_WORK', '/tmp'), 'timeline')
+
+failures = []
+passed = 0
+
+
+def check(cond, what):
+    global passed
+    if cond:
+        passed += 1
+        print('ok   ' + what)
+    else:
+        failures.append(what)
+        print('FAIL ' + what)
+
+
+def run(args, rc=0, text=True):
+    r = subprocess.run([HEAPSCOPE] + args, capture_output=True, text=text,
+                       encoding='utf-8' if text else None,
+                       errors='surrogateescape' if text else None)
+    if rc is not None and r.returncode != rc:
+        print('command %s exited %d, expected %d\nstderr: %s' % (args, r.returncode, rc, r.stderr))
+    return r
+
+
+def tl_json(args):
+    r = run(['timeline', '--json', '--top', '0'] + args)
+    if r.returncode != 0:
+        return None
+    return json.loads(r.stdout)
+
+
+def flat(ys):
+    return len(set(ys)) == 1
+
+
+def rule_ok(g, metric, ndumps):
+    """Every group marked growing satisfies the documented rule."""
+    ys = g['series']
+    floor = 10 if metric == 'count' else 4096
+    need = max(floor, 0.02 * g['mean'])
+    return (ndumps >= 3 and g['slope_per_step'] > 0 and g['r2'] >= 0.8 and ys[-1] > ys[0]
+            and g['rise'] >= need - 1e-6)
+
+
+def invariants(j, what):
+    n = len(j['dumps'])
+    bad_flat = [g['key'] for g in j['groups'] if g['growing'] and flat(g['series'])]
+    check(not bad_flat, '%s: no flat group is growing' % what)
+    bad_rule = [g['key'] for g in j['groups'] if g['growing'] and not rule_ok(g, j['metric'], n)]
+    check(not bad_rule, '%s: every growing group meets the rule' % what)
+    seen_nongrowing = False
+    order_ok = True
+    for g in j['groups']:
+        if not g['growing']:
+            seen_nongrowing = True
+        elif seen_nongrowing:
+            order_ok = False
+    check(order_ok, '%s: growing groups come first' % what)
+    sums_ok = all(len(g['series']) == n and len(g['count']) == n and len(g['memsize']) == n
+                  and g['series'] == g[j['metric']] for g in j['groups'])
+    check(sums_ok, '%s: series = %s array, one value per dump' % (what, j['metric']))
+
+
+def main():
+    os.makedirs(WORK, exist_ok=True)
+    data = os.path.join(WORK, 'tl_s1')
+    shutil.rmtree(data, ignore_errors=True)
+    r = subprocess.run(['ruby', os.path.join(CORPUS, 'gen_timeline.rb'), '--steps', '10',
+                        '--scale', '1', '--out', data], capture_output=True, text=True)
+    if r.returncode != 0:
+        print(r.stdout, r.stderr)
+        raise SystemExit('gen_timeline.rb failed')
+    truth = json.load(open(os.path.join(data, 'truth.json')))
+    G = truth['growing']
+    dumps = sorted(glob.glob(os.path.join(data, 'step_*.json')))
+    check(len(dumps) == 10, '10 dumps generated')
+    shuffled = dumps[:]
+    random.Random(7).shuffle(shuffled)
+
+    # ---------------------------------------------------------------- by type
+    jt = tl_json(['--by', 'type', '--metric', 'count'] + shuffled)
+    check(jt is not None, 'timeline --by type --metric count runs')
+    check(jt['order'] == 'name-time' and jt['order_source'] == 'sequence' and jt['dumps'] == dumps,
+          'shuffled step_NN.json ordered by name sequence (order %s/%s)'
+          % (jt['order'], jt['order_source']))
+    first = jt['groups'][0]
+    check(first['key'] == G['type'] and first['growing'],
+          'by type: %s ranks first and is growing' % first['key'])
+    others = [g for g in jt['groups'] if g['key'] != G['type']]
+    check(all(not g['growing'] for g in others), 'by type: no other type is growing')
+    check(all(flat(g['series']) for g in others),
+          'by type: every other type is exactly flat (truth other_types_max_count_change = %s)'
+          % truth['other_types_max_count_change'])
+    tb = {g['key']: g for g in jt['groups']}
+    truth_ok = all(tb.get(t, {'count': [0] * 10})['count'][k] == truth['snapshots'][k]['by_type'].get(t, 0)
+                   for k in range(10) for t in set(tb) | set(truth['snapshots'][k]['by_type']))
+    check(truth_ok, 'by type: count series equal truth.json snapshots by_type')
+    invariants(jt, 'by type/count')
+
+    # reference.py timeline
+    r = subprocess.run([sys.executable, os.path.join(CORPUS, 'reference.py'), 'timeline', data],
+                       capture_output=True, text=True)
+    check(r.returncode == 0, 'reference.py timeline runs')
+    ref = json.loads(r.stdout)
+    check(set(ref['per_type']) == set(tb), 'reference.py: same types (%d)' % len(tb))
+    bad = [t for t, v in ref['per_type'].items()
+           if t not in tb or v['counts'] != tb[t]['count'] or v['memsize'] != tb[t]['memsize']]
+    check(not bad, 'reference.py: every per-type count and memsize series is equal' +
+          (' -- %s' % bad if bad else ''))
+    bad = [t for t, v in ref['per_type'].items()
+           if t in tb and abs(v['slope_count'] - tb[t]['slope_per_step']) > 1e-3]
+    check(not bad, 'reference.py: per-type count slopes are equal')
+
+    jm = tl_json(['--by', 'type'] + dumps)
+    check(jm['metric'] == 'memsize' and jm['groups'][0]['key'] == G['type'] and jm['groups'][0]['growing'],
+          'by type, memsize (default metric): %s first and growing' % jm['groups'][0]['key'])
+    mem_ok = all(tm == {g['key']: g['memsize'][k] for g in jm['groups'] if g['memsize'][k]}
+                 for k, tm in enumerate(s['memsize_by_type'] for s in truth['snapshots']))
+    check(mem_ok, 'by type: memsize series equal truth.json memsize_by_type')
+    invariants(jm, 'by type/memsize')
+    hold = [g for g in jm['groups'] if g['key'] == 'HASH'][0]
+    print('     (HASH memsize, which grows in steps as the holder resizes: slope %.0f/step, R2 %.2f, '
+          'growing %s)' % (hold['slope_per_step'], hold['r2'], hold['growing']))
+
+    # --------------------------------------------------------------- by class
+    for metric in ('count', 'memsize'):
+        jc = tl_json(['--by', 'class', '--metric', metric] + dumps)
+        check(jc['groups'][0]['key'] == G['class'] and jc['groups'][0]['growing'],
+              'by class/%s: %s ranks first and is growing' % (metric, jc['groups'][0]['key']))
+        invariants(jc, 'by class/%s' % metric)
+
+    # ----------------------------------------------------------- by file:line
+    for metric in ('count', 'memsize'):
+        jf = tl_json(['--by', 'file:line', '--metric', metric] + dumps)
+        check(jf['groups'][0]['key'] == G['site'] and jf['groups'][0]['growing'],
+              'by file:line/%s: %s ranks first and is growing' % (metric, jf['groups'][0]['key']))
+        check(sum(g['growing'] for g in jf['groups']) == 1,
+              'by file:line/%s: it is the only growing site (of %d)' % (metric, jf['group_count']))
+        invariants(jf, 'by file:line/%s' % metric)
+        if metric == 'count':
+            ys = jf['groups'][0]['count']
+            deltas = [b - a for a, b in zip(ys, ys[1:])]
+            check(deltas == G['observed_count_deltas'],
+                  'by file:line: the site grows by %s per step, as the truth' % sorted(set(deltas)))
+    for key in ('file:line:class', 'file', 'gem', 'method', 'generation'):
+        j = tl_json(['--by', key, '--metric', 'count'] + dumps)
+        check(j is not None and j['group_count'] > 0, 'by %s: runs (%d groups)' % (key, j['group_count']))
+        invariants(j, 'by %s/count' % key)
+    jflc = tl_json(['--by', 'file:line:class', '--metric', 'count'] + dumps)
+    check(jflc['groups'][0]['key'] == '%s:%s' % (G['site'], G['class']),
+          'by file:line:class: %s first' % jflc['groups'][0]['key'])
+
+    # ----------------------------------------------------- threads, CSV, text
+    j1 = run(['timeline', '--json', '--top', '0', '--threads', '1', '--by', 'class'] + dumps).stdout
+    j3 = run(['timeline', '--json', '--top', '0', '--threads', '3', '--by', 'class'] + dumps).stdout
+    check(j1 == j3, '--threads 1 and --threads 3 give identical JSON')
+    csvout = run(['timeline', '--csv', '--top', '0', '--by', 'type', '--metric', 'count'] + dumps).stdout
+    rows = list(csv.DictReader(io.StringIO(csvout)))
+    check(list(rows[0].keys()) == ['rank', 'key', 'step', 'dump', 'time', 'count', 'memsize', 'growing'],
+          'CSV header')
+    check(len(rows) == len(jt['groups']) * 10, 'CSV: one row per group and dump (%d)' % len(rows))
+    csv_ok = all(int(r['count']) == jt['groups'][int(r['rank']) - 1]['count'][int(r['step']) - 1]
+                 and int(r['memsize']) == jt['groups'][int(r['rank']) - 1]['memsize'][int(r['step']) - 1]
+                 and r['key'] == jt['groups'][int(r['rank']) - 1]['key']
+                 and r['dump'] == dumps[int(r['step']) - 1]
+                 and (r['growing'] == 'true') == jt['groups'][int(r['rank']) - 1]['growing']
+                 for r in rows)
+    check(csv_ok, 'CSV values equal the JSON')
+    txt = run(['timeline', '--by', 'type'] + dumps)
+    lines = txt.stdout.splitlines()
+    hdr = [i for i, l in enumerate(lines) if l.strip().startswith('key')]
+    check(txt.returncode == 0 and hdr and G['type'] in lines[hdr[0] + 1] and 'growing' in lines[hdr[0] + 1],
+          'text: the first row is %s, marked growing' % G['type'])
+    check('order name-time' in txt.stdout, 'text: says which order was used')
+    top3 = tl_json(['--by', 'class'] + dumps)  # --top 0 given by tl_json; now explicit top
+    t3 = json.loads(run(['timeline', '--json', '--top', '3', '--by', 'class'] + dumps).stdout)
+    check(len(t3['groups']) == 3 and t3['group_count'] == top3['group_count']
+          and t3['groups'] == top3['groups'][:3], '--top 3: the first three groups, group_count total')
+
+    # gzip input gives the same series
+    gz = []
+    for d in dumps[:3]:
+        p = os.path.join(WORK, os.path.basename(d) + '.gz')
+        subprocess.run(['gzip', '-6', '-n', '-c', d], stdout=open(p, 'wb'), check=True)
+        gz.append(p)
+    jg = tl_json(['--by', 'type', '--metric', 'count'] + gz)
+    check(jg['dumps'] == gz and all(g['count'] == tb[g['key']]['count'][:3] for g in jg['groups']),
+          'gzip dumps (step_NN.json.gz): same order and series as plain')
+
+    # ------------------------------------------------------------- ordering
+    od = os.path.join(WORK, 'order')
+    shutil.rmtree(od, ignore_errors=True)
+    os.makedirs(od)
+    four = dumps[:4]
+
+    def names(fmt, values):
+        out = []
+        for src, v in zip(four, values):
+            p = os.path.join(od, fmt % v)
+            os.symlink(src, p)
+            out.append(p)
+        return out
+
+    cases = [
+        ('epoch', 'ruby-heap-%d.dump', [1700000000 + 3600 * k for k in range(4)], 'name-time', 'epoch', 1.0),
+        ('epoch-ms', 'hs_%d.json', [1700000000000 + 1800000 * k for k in range(4)], 'name-time', 'epoch-ms', 2.0),
+        ('datetime', 'heap-2024-05-01T%02d:00:00.json', [10 + 2 * k for k in range(4)], 'name-time',
+         'datetime', 0.5),
+        ('compact datetime', 'heap-20240501-%02d3000.json.gz', [1 + k for k in range(4)], 'name-time',
+         'datetime', 1.0),
+        ('sequence', 'heapscope.4242.%d.json', [3, 10, 200, 1000], 'name-time', 'sequence', None),
+        ('epoch, equal, then sequence', 'heap-1700000000-%d.json', [2, 5, 9, 11], 'name-time', 'sequence', None),
+    ]
+    for what, fmt, vals, order, source, per_hour_factor in cases:
+        paths = names(fmt, vals)
+        j = tl_json(['--metric', 'count'] + paths[::-1])
+        g = j['groups'][0]
+        ok = (j['order'] == order and j['order_source'] == source and j['dumps'] == paths
+              and g['count'] == tb[g['key']]['count'][:4])
+        if per_hour_factor is None:
+            ok = ok and g['slope_per_hour'] is None and j['times'] is None
+        else:
+            ok = ok and abs(g['slope_per_hour'] - g['slope_per_step'] * per_hour_factor) < 1e-2 * abs(g['slope_per_step'])
+        check(ok, 'order: %s names -> %s/%s%s' % (what, j['order'], j['order_source'],
+                                                   '' if per_hour_factor is None else
+                                                   ', slope/hour %.1f' % g['slope_per_hour']))
+    # mtime: names without numbers, copied with distinct modification times
+    mt = []
+    for k, (src, name) in enumerate(zip(four, ['delta.json', 'alpha.json', 'charlie.json', 'bravo.json'])):
+        p = os.path.join(od, name)
+        shutil.copyfile(src, p)
+        os.utime(p, ns=(1717000000 * 10**9 + k * 600 * 10**9,) * 2)
+        mt.append(p)
+    j = tl_json(['--metric', 'count'] + sorted(mt))
+    check(j['order'] == 'mtime' and j['dumps'] == mt and j['times'] is not None
+          and abs(j['groups'][0]['slope_per_hour'] - 6 * j['groups'][0]['slope_per_step']) < 1e-2 * j['groups'][0]['slope_per_step'],
+          'order: names without numbers -> mtime (10 minutes apart: slope/hour = 6 x slope/step)')
+    for p in mt:
+        os.utime(p, ns=(1717000000 * 10**9,) * 2)
+    given = [mt[2], mt[0], mt[3], mt[1]]
+    j = tl_json(['--metric', 'count'] + given)
+    check(j['order'] == 'given' and j['dumps'] == given and j['times'] is None,
+          'order: equal mtimes -> given (command-line order)')
+    j = tl_json(['--order', 'given'] + four[::-1])
+    check(j['order'] == 'given' and j['dumps'] == four[::-1], '--order given keeps the command line')
+    r = run(['timeline', '--order', 'name'] + mt, rc=2)
+    check(r.returncode == 2 and 'order' in r.stderr, '--order name without numbers in names: usage error')
+    j = tl_json(['--order', 'mtime'] + four)
+    check(j is not None and j['order'] in ('mtime', 'given'), '--order mtime accepted (%s)' % (j or {}).get('order'))
+    j = tl_json([dumps[0]])
+    check(j['groups'][0]['slope_per_step'] is None and not any(g['growing'] for g in j['groups']),
+          'one dump: slope null, nothing growing')
+    j = tl_json(dumps[:2])
+    check(not any(g['growing'] for g in j['groups']), 'two dumps: nothing growing (3 needed)')
+
+    # ------------------------------------------------------------------ SVG
+    have_rsvg = shutil.which('rsvg-convert') is not None
+    check(have_rsvg, 'rsvg-convert is installed (Debian package librsvg2-bin)')
+    svgs = []
+    for name, args in [('type_memsize', ['--by', 'type'] + dumps),
+                       ('site_count', ['--by', 'file:line', '--metric', 'count'] + dumps),
+                       ('class_epoch', ['--by', 'class'] + names('t-%d.json', [1700000000 + 3600 * k for k in range(4)])),
+                       ('one_dump', [dumps[0]])]:
+        p = os.path.join(WORK, 'timeline_%s.svg' % name)
+        r = run(['timeline', '--svg', p] + args)
+        svgs.append((p, r.returncode == 0))
+    hp = os.path.join(WORK, 'histogram_class.svg')
+    svgs.append((hp, run(['histogram', '--by', 'class', '--svg', hp, dumps[-1]]).returncode == 0))
+    hp2 = os.path.join(WORK, 'histogram_type.svg')
+    svgs.append((hp2, run(['histogram', '--svg', hp2, '--top', '0', dumps[-1]]).returncode == 0))
+
+    # hostile text: '<', '&', quotes and invalid UTF-8 in class and file names
+    wd = os.path.join(WORK, 'weird')
+    shutil.rmtree(wd, ignore_errors=True)
+    os.makedirs(wd)
+    weird = []
+    for k in range(4):
+        ls = [b'{"type":"ROOT", "root":"vm", "references":["0x7f0000000001"]}',
+              b'{"address":"0x7f0000000001", "type":"CLASS", "class":"0x7f0000000009", '
+              b'"name":"Weird<&>\\"\'\xe2\x80\xa6\\u0001", "references":[], "memsize":100}']
+        for i in range(10 + 40 * k):
+            ls.append(b'{"address":"0x7f00000%05x", "type":"STRING", "class":"0x7f0000000001", '
+                      b'"bytesize":9, "value":"s3cr3t-%03d", "file":"<x&y>\xff\xfe]]>.rb", "line":7, '
+                      b'"method":"m", "generation":1, "memsize":160}' % (0x1000 + i, i))
+        p = os.path.join(wd, 'weird_%d.json' % (k + 1))
+        open(p, 'wb').write(b'\n'.join(ls) + b'\n')
+        weird.append(p)
+    for key in ('class', 'file:line'):
+        p = os.path.join(WORK, 'timeline_weird_%s.svg' % key.replace(':', '_'))
+        r = run(['timeline', '--by', key, '--svg', p] + weird)
+        svgs.append((p, r.returncode == 0))
+    jw = tl_json(['--by', 'class', '--metric', 'count'] + weird)
+    check(jw['groups'][0]['growing'] and jw['groups'][0]['key'].startswith('Weird<&>'),
+          'hostile names: the growing class is found')
+    for p, ok in svgs:
+        try:
+            root = ET.parse(p).getroot()
+            xml_ok = root.tag == '{http://www.w3.org/2000/svg}svg'
+        except (ET.ParseError, OSError) as e:
+            print('     %s: %s' % (p, e))
+            xml_ok = False
+        png = p[:-4] + '.png'
+        rendered = False
+        if have_rsvg and xml_ok:
+            rr = subprocess.run(['rsvg-convert', '-o', png, p], capture_output=True, text=True)
+            rendered = rr.returncode == 0 and os.path.getsize(png) > 5000
+            if not rendered:
+                print('     rsvg-convert: %s' % rr.stderr)
+        check(ok and xml_ok and rendered, 'SVG %s: written, valid XML, rendered to PNG (%s)'
+              % (os.path.basename(p), '%d bytes' % os.path.getsize(png) if rendered else 'no'))
+    svg_text = open(os.path.join(WORK, 'timeline_type_memsize.svg'), encoding='utf-8').read()
+    check('GROWING' in svg_text and '>%s<' % G['type'] in svg_text and '#d62728' in svg_text,
+          'SVG: legend names the growing group, drawn in colour')
+    check('<script' not in svg_text and 'href' not in svg_text, 'SVG: self-contained (no scripts, no links)')
+
+    # ------------------------------------------------------------ histogram
+    h = json.loads(run(['histogram', '--json', '--top', '0', '--by', 'class', dumps[-1]]).stdout)
+    t = json.loads(run(['tally', '--json', '--top', '0', '--sort', 'memsize', '--by', 'class', dumps[-1]]).stdout)
+    check([(r['key'], r['count'], r['memsize']) for r in h['rows']]
+          == [(r['key'], r['count'], r['memsize']) for r in t['rows']],
+          'histogram --by class = tally --by class --sort memsize (%d rows)' % len(h['rows']))
+    check(h['total_count'] == truth['snapshots'][-1]['objects']
+          and h['total_memsize'] == sum(truth['snapshots'][-1]['memsize_by_type'].values()),
+          'histogram totals = truth (%d objects)' % h['total_count'])
+    h = json.loads(run(['histogram', '--json', '--sort', 'count', '--top', '5', dumps[-1]]).stdout)
+    counts = [r['count'] for r in h['rows']]
+    check(len(counts) == 5 and counts == sorted(counts, reverse=True) and h['rows'][0]['key'] == 'STRING',
+          'histogram --sort count --top 5: largest count first')
+    ht = run(['histogram', dumps[-1]])
+    check(ht.returncode == 0 and '#' in ht.stdout and 'DATA' in ht.stdout, 'histogram: text with bars')
+
+    # --------------------------------------------------------------- export
+    secrets = set()
+    for line in open(dumps[0], 'rb'):
+        m = re.search(rb'"value":"((?:u\d+@example\.org)|(?:User \d+ [0-9a-z]+))"', line)
+        if m:
+            secrets.add(m.group(1))
+    check(len(secrets) > 100, 'dump holds %d identifiable string values (emails, names)' % len(secrets))
+    summ = [json.loads(run(['summary', '--json', d]).stdout) for d in dumps[:3]]
+    for fmt in ('csv', 'jsonl'):
+        out = os.path.join(WORK, 'export_' + fmt)
+        shutil.rmtree(out, ignore_errors=True)
+        r = run(['export', '--format', fmt, '--out', out] + dumps[:3][::-1])
+        check(r.returncode == 0, 'export %s: exit 0' % fmt)
+        files = sorted(os.listdir(out))
+        check(files == sorted(['dumps.' + fmt, 'objects.' + fmt, 'refs.' + fmt, 'roots.' + fmt,
+                               'schema.sql', 'schema.duckdb.sql']), 'export %s: files %s' % (fmt, files))
+
+        def table(name):
+            raw = open(os.path.join(out, name + '.' + fmt), 'rb').read()
+            txt = raw.decode('utf-8')  # raises if not UTF-8
+            if fmt == 'csv':
+                return raw, list(csv.DictReader(io.StringIO(txt)))
+            return raw, [json.loads(l) for l in txt.splitlines()]
+        _, dt = table('dumps')
+        check([d['path'] for d in dt] == dumps[:3] and [int(d['dump_id']) for d in dt] == [1, 2, 3],
+              'export %s: dumps in time order with ids 1..3' % fmt)
+        oraw, ot = table('objects')
+        rraw, rt = table('refs')
+        per = [sum(1 for o in ot if int(o['dump_id']) == k + 1) for k in range(3)]
+        check(per == [s['objects'] for s in summ], 'export %s: objects per dump = summary %s' % (fmt, per))
+        per = [sum(1 for e in rt if int(e['dump_id']) == k + 1) for k in range(3)]
+        check(per == [s['references'] for s in summ], 'export %s: refs per dump = summary %s' % (fmt, per))
+        mem = [sum(int(o['memsize']) for o in ot if int(o['dump_id']) == k + 1) for k in range(3)]
+        check(mem == [s['total_memsize'] for s in summ], 'export %s: memsize per dump = summary' % fmt)
+        cols = list(ot[0].keys())
+        check(cols == ['dump_id', 'address', 'type', 'class', 'class_address', 'memsize', 'size',
+                       'file', 'line', 'method', 'generation', 'flags', 'detail'],
+              'export %s: objects columns' % fmt)
+        leaked = [s for s in secrets if s in oraw or s in rraw]
+        check(not leaked, 'export %s: no string value in any table (%d checked)' % (fmt, len(secrets)))
+        check(not any('value' in k for k in cols), 'export %s: no value column' % fmt)
+        site_rows = [o for o in ot if o['file'] == G['file'] and str(o['line']) == str(G['line'])
+                     and o['type'] == 'STRING']
+        check(len(site_rows) == sum(G['count_at_step'][:3]),
+              'export %s: %d leak-site Strings, as the truth' % (fmt, len(site_rows)))
+    out = os.path.join(WORK, 'export_first_id')
+    shutil.rmtree(out, ignore_errors=True)
+    r = run(['export', '--format', 'csv', '--first-id', '101', '--out', out] + dumps[3:5])
+    ids = [row['dump_id'] for row in csv.DictReader(open(os.path.join(out, 'dumps.csv')))]
+    oids = {row['dump_id'] for row in csv.DictReader(open(os.path.join(out, 'objects.csv')))}
+    check(r.returncode == 0 and ids == ['101', '102'] and oids == {'101', '102'},
+          'export --first-id 101: dump ids 101, 102 in every table')
+    # hostile names exported as valid UTF-8, still no values
+    out = os.path.join(WORK, 'export_weird')
+    shutil.rmtree(out, ignore_errors=True)
+    r = run(['export', '--format', 'csv', '--out', out] + weird)
+    raw = open(os.path.join(out, 'objects.csv'), 'rb').read()
+    try:
+        txt = raw.decode('utf-8')
+        utf8 = True
+    except UnicodeDecodeError:
+        utf8 = False
+    check(r.returncode == 0 and utf8 and '\ufffd' in txt and b's3cr3t' not in raw,
+          'export: invalid UTF-8 in names replaced by U+FFFD; values absent')
+
+    # --------------------------------------------------------------- errors
+    for cmd in (['timeline'], ['timeline', '--by', 'nope', dumps[0]], ['timeline', '--metric', 'bytes', dumps[0]],
+                ['timeline', '--json', '--csv', dumps[0]], ['timeline', '--threads', '0', dumps[0]],
+                ['timeline', '--bogus', dumps[0]], ['timeline', '--top'],
+                ['histogram'], ['histogram', dumps[0], dumps[1]], ['histogram', '--sort', 'size', dumps[0]],
+                ['export', '--out', WORK + '/x', dumps[0]], ['export', '--format', 'xml', '--out', WORK + '/x', dumps[0]],
+                ['export', '--format', 'csv', dumps[0]]):
+        r = run(cmd, rc=None)
+        check(r.returncode == 2 and 'usage: heapscope' in r.stderr, 'usage error, exit 2: %s' % ' '.join(
+            os.path.basename(c) for c in cmd[:4]))
+    for cmd in ('timeline', 'histogram', 'export'):
+        r = run([cmd, '--help'], rc=None)
+        check(r.returncode == 0 and r.stdout.startswith('usage: heapscope ' + cmd), '%s --help: exit 0' % cmd)
+    missing = os.path.join(WORK, 'no-such-dump.json')
+    notdump = os.path.join(WORK, 'not-a-dump.txt')
+    open(notdump, 'w').write('hello\nworld\n')
+    for cmd in (['timeline', dumps[0], missing], ['timeline', notdump, dumps[1], dumps[2]],
+                ['histogram', missing], ['export', '--format', 'csv', '--out', WORK + '/x', missing]):
+        r = run(cmd, rc=None)
+        bad = missing if missing in cmd else notdump
+        check(r.returncode == 1 and bad in r.stderr and r.stdout == '',
+              'bad input, exit 1, names the file: %s %s' % (cmd[0], os.path.basename(bad)))
+
+    print('%d passed, %d failed' % (passed, len(failures)))
+    for f in failures:
+        print('  failed: ' + f)
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == '__main__':
+    main()
