@@ -188,7 +188,7 @@ test_every_byte_flipped(void **state)
     unsigned char *orig = malloc((size_t)size);
     assert_int_equal(fread(orig, 1, (size_t)size, f), (size_t)size);
     fclose(f);
-    char bad[300];
+    char bad[320];
     snprintf(bad, sizeof(bad), "%s.bad", ix);
     long detected = 0, harmless = 0;
     for (long pos = 0; pos < size; pos++) {

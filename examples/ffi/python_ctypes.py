@@ -1,0 +1,285 @@
+#!/usr/bin/env python3
+"""python_ctypes.py - libheapscope from Python with nothing but ctypes.
+
+    python3 python_ctypes.py [--lib PATH] [--by KEY] [--diff-by KEY]
+                             [--top N] DUMP [DUMP2 [DUMP3]]
+
+Loads the last DUMP and prints its tally by KEY (default "type"); then
+recomputes count and memsize per type from the bulk columns
+(HSCOPE_COL_TYPE, HSCOPE_COL_MEMSIZE: one call per column, not per object)
+and checks that they agree with the library's tally.  Given two or three
+dumps, also prints the heapleak diff (objects new in DUMP2 that are still
+alive in DUMP3) grouped by --diff-by (default "class").
+
+The shared library is --lib PATH, else $HEAPSCOPE_LIB, else whatever the
+dynamic loader finds as libheapscope.so.0 (after `meson install`).
+
+Exit status: 0 success, 1 library error or a disagreement, 2 usage.
+"""
+import argparse
+import ctypes
+import os
+import sys
+from ctypes import (POINTER, Structure, byref, c_char, c_char_p, c_int32,
+                    c_uint32, c_uint64, c_void_p)
+
+# --- The C declarations, transcribed from <heapscope/heapscope.h> ----------
+
+HSCOPE_OK = 0
+HSCOPE_ERROR_MESSAGE_SIZE = 256
+HSCOPE_COL_TYPE = 2              # u8 per object: HSCOPE_TYPE_*
+HSCOPE_COL_MEMSIZE = 5           # u32 per object; 0xFFFFFFFF: ask the object
+HSCOPE_ELEM_U8 = 1
+HSCOPE_ELEM_U32 = 3
+HSCOPE_SORT_COUNT = 0
+
+
+class Error(Structure):
+    """hscope_error: caller-owned, `size` set before the call."""
+    _fields_ = [('size', c_uint32),
+                ('status', c_int32),
+                ('sys_errno', c_int32),
+                ('reserved', c_uint32),
+                ('line', c_uint64),
+                ('offset', c_uint64),
+                ('message', c_char * HSCOPE_ERROR_MESSAGE_SIZE)]
+
+
+class TallyOptions(Structure):
+    """hscope_tally_options: size-versioned, zero means default."""
+    _fields_ = [('size', c_uint32),
+                ('sort', c_uint32),
+                ('top', c_uint64)]
+
+
+# Opaque handles: distinct pointer types, so ctypes refuses to mix them up.
+class Heap(Structure):
+    pass
+
+
+class Tally(Structure):
+    pass
+
+
+class Diff(Structure):
+    pass
+
+
+HeapP, TallyP, DiffP = POINTER(Heap), POINTER(Tally), POINTER(Diff)
+
+SIGNATURES = {
+    # name: (restype, argtypes)
+    'hscope_version_string': (c_char_p, []),
+    'hscope_status_name': (c_char_p, [c_int32]),
+    'hscope_error_init': (None, [POINTER(Error)]),
+    'hscope_tally_options_init': (None, [POINTER(TallyOptions)]),
+    'hscope_heap_open_file': (c_int32, [POINTER(HeapP), c_char_p, c_void_p,
+                                        POINTER(Error)]),
+    'hscope_heap_free': (None, [HeapP]),
+    'hscope_heap_object_count': (c_uint64, [HeapP]),
+    'hscope_heap_object_memsize': (c_uint64, [HeapP, c_uint32]),
+    'hscope_heap_type_name': (c_char_p, [HeapP, c_int32]),
+    'hscope_heap_column': (c_int32, [HeapP, c_int32, POINTER(c_void_p),
+                                     POINTER(c_uint64), POINTER(c_int32)]),
+    'hscope_tally_compute': (c_int32, [POINTER(TallyP), HeapP, c_char_p,
+                                       POINTER(TallyOptions), POINTER(Error)]),
+    'hscope_tally_free': (None, [TallyP]),
+    'hscope_tally_row_count': (c_uint64, [TallyP]),
+    'hscope_tally_group_count': (c_uint64, [TallyP]),
+    'hscope_tally_totals': (None, [TallyP, POINTER(c_uint64), POINTER(c_uint64)]),
+    'hscope_tally_row_key': (c_char_p, [TallyP, c_uint64]),
+    'hscope_tally_row_count_of': (c_uint64, [TallyP, c_uint64]),
+    'hscope_tally_row_memsize': (c_uint64, [TallyP, c_uint64]),
+    'hscope_diff_files': (c_int32, [POINTER(DiffP), c_char_p, c_char_p, c_char_p,
+                                    c_void_p, c_void_p, POINTER(Error)]),
+    'hscope_diff_free': (None, [DiffP]),
+    'hscope_diff_count': (c_uint64, [DiffP]),
+    'hscope_diff_memsize': (c_uint64, [DiffP]),
+    'hscope_diff_excluded': (c_uint64, [DiffP]),
+    'hscope_diff_reused_addresses': (c_uint64, [DiffP]),
+    'hscope_diff_snapshot_objects': (c_uint64, [DiffP, c_uint32]),
+    'hscope_diff_warning_text': (c_char_p, [DiffP]),
+    'hscope_diff_tally': (c_int32, [POINTER(TallyP), DiffP, c_char_p,
+                                    POINTER(TallyOptions), POINTER(Error)]),
+}
+
+
+def load_library(path):
+    lib = ctypes.CDLL(path)
+    for name, (restype, argtypes) in SIGNATURES.items():
+        fn = getattr(lib, name)
+        fn.restype = restype
+        fn.argtypes = argtypes
+    return lib
+
+
+class HeapscopeError(Exception):
+    pass
+
+
+def text(b):
+    """Library strings are NUL-terminated bytes, usually UTF-8."""
+    return b.decode('utf-8', 'backslashreplace') if b is not None else ''
+
+
+class Lib:
+    def __init__(self, path):
+        self.c = load_library(path)
+
+    def new_error(self):
+        err = Error()
+        self.c.hscope_error_init(byref(err))
+        return err
+
+    def check(self, status, err, what):
+        if status != HSCOPE_OK:
+            raise HeapscopeError('%s: %s: %s' % (
+                what, text(self.c.hscope_status_name(status)), text(err.message)))
+
+    def tally_options(self, top):
+        opts = TallyOptions()
+        self.c.hscope_tally_options_init(byref(opts))
+        opts.sort = HSCOPE_SORT_COUNT
+        opts.top = top
+        return opts
+
+    def column(self, heap, col, elem_type, ctype):
+        """A zero-copy view of a whole column (borrowed from the heap)."""
+        data, length, elem = c_void_p(), c_uint64(), c_int32()
+        status = self.c.hscope_heap_column(heap, col, byref(data), byref(length),
+                                           byref(elem))
+        if status != HSCOPE_OK or elem.value != elem_type:
+            raise HeapscopeError('hscope_heap_column(%d): %s' % (
+                col, text(self.c.hscope_status_name(status))))
+        if length.value == 0:
+            return []
+        return (ctype * length.value).from_address(data.value)
+
+
+def print_rows(lib, tally):
+    c = lib.c
+    print('%10s %13s  %s' % ('count', 'memsize', 'key'))
+    rows = []
+    for i in range(c.hscope_tally_row_count(tally)):
+        row = (text(c.hscope_tally_row_key(tally, i)),
+               c.hscope_tally_row_count_of(tally, i),
+               c.hscope_tally_row_memsize(tally, i))
+        rows.append(row)
+        print('%10d %13d  %s' % (row[1], row[2], row[0]))
+    print()
+    return rows
+
+
+def column_check(lib, heap, rows, total_count, total_memsize):
+    """Count and memsize per type from two bulk columns."""
+    c = lib.c
+    types = lib.column(heap, HSCOPE_COL_TYPE, HSCOPE_ELEM_U8, ctypes.c_uint8)
+    mems = lib.column(heap, HSCOPE_COL_MEMSIZE, HSCOPE_ELEM_U32, ctypes.c_uint32)
+    per_code = {}
+    for oid, (t, m) in enumerate(zip(memoryview(types).cast('B'),
+                                     memoryview(mems).cast('B').cast('I'))):
+        if m == 0xFFFFFFFF:                   # too large for the u32 column
+            m = c.hscope_heap_object_memsize(heap, oid)
+        cnt, mem = per_code.get(t, (0, 0))
+        per_code[t] = (cnt + 1, mem + m)
+    per_name = {text(c.hscope_heap_type_name(heap, code)): v
+                for code, v in per_code.items()}
+    bad = [key for key, cnt, mem in rows if per_name.get(key) != (cnt, mem)]
+    n = sum(v[0] for v in per_name.values())
+    m = sum(v[1] for v in per_name.values())
+    if bad or (n, m) != (total_count, total_memsize):
+        print('columns: MISMATCH with the tally for %s (columns: %d objects, '
+              '%d bytes)' % (', '.join(bad) or 'the totals', n, m))
+        return False
+    print('columns: %d objects, %d bytes in %d types from HSCOPE_COL_TYPE and '
+          'HSCOPE_COL_MEMSIZE: equal to the tally' % (n, m, len(per_name)))
+    return True
+
+
+def tally_dump(lib, path, key, top):
+    c = lib.c
+    err = lib.new_error()
+    heap = HeapP()
+    lib.check(c.hscope_heap_open_file(byref(heap), os.fsencode(path), None,
+                                      byref(err)), err, path)
+    tally = TallyP()
+    ok = True
+    try:
+        opts = lib.tally_options(top)
+        lib.check(c.hscope_tally_compute(byref(tally), heap, key.encode(),
+                                         byref(opts), byref(err)), err, 'tally')
+        count, memsize = c_uint64(), c_uint64()
+        c.hscope_tally_totals(tally, byref(count), byref(memsize))
+        print('tally of %s by %s: %d objects, %d bytes in %d groups'
+              % (path, key, count.value, memsize.value,
+                 c.hscope_tally_group_count(tally)))
+        rows = print_rows(lib, tally)
+        if key == 'type':
+            ok = column_check(lib, heap, rows, count.value, memsize.value)
+    finally:
+        # Destructors accept NULL; freeing the heap first would be fine too
+        # (the tally holds a reference on it).
+        c.hscope_tally_free(tally)
+        c.hscope_heap_free(heap)
+    return ok
+
+
+def diff_dumps(lib, paths, key, top):
+    c = lib.c
+    err = lib.new_error()
+    diff = DiffP()
+    a, b = (os.fsencode(p) for p in paths[:2])
+    cpath = os.fsencode(paths[2]) if len(paths) > 2 else None
+    lib.check(c.hscope_diff_files(byref(diff), a, b, cpath, None, None,
+                                  byref(err)), err, 'diff')
+    tally = TallyP()
+    try:
+        opts = lib.tally_options(top)
+        lib.check(c.hscope_diff_tally(byref(tally), diff, key.encode(),
+                                      byref(opts), byref(err)), err, 'diff tally')
+        print('diff %s by %s: %d leaked objects, %d bytes in %d groups; '
+              '%d dumper objects left out, %d reused addresses; snapshots %s'
+              % (' '.join(paths), key, c.hscope_diff_count(diff),
+                 c.hscope_diff_memsize(diff), c.hscope_tally_group_count(tally),
+                 c.hscope_diff_excluded(diff), c.hscope_diff_reused_addresses(diff),
+                 ' '.join(str(c.hscope_diff_snapshot_objects(diff, i))
+                          for i in range(len(paths)))))
+        warning = text(c.hscope_diff_warning_text(diff))
+        if warning:
+            print('warning: %s' % warning)
+        print_rows(lib, tally)
+    finally:
+        c.hscope_tally_free(tally)
+        c.hscope_diff_free(diff)
+
+
+def main():
+    p = argparse.ArgumentParser(description='libheapscope through ctypes: tally and diff')
+    p.add_argument('--lib', default=os.environ.get('HEAPSCOPE_LIB', 'libheapscope.so.0'),
+                   help='path of libheapscope.so (default: $HEAPSCOPE_LIB, '
+                        'else libheapscope.so.0 from the loader path)')
+    p.add_argument('--by', default='type', help='tally key (default: type)')
+    p.add_argument('--diff-by', default='class', help='diff group key (default: class)')
+    p.add_argument('--top', type=int, default=20, help='rows to print, 0 = all')
+    p.add_argument('dumps', nargs='+', metavar='DUMP')
+    a = p.parse_args()
+    if len(a.dumps) > 3:
+        p.error('at most three dumps')
+    try:
+        lib = Lib(a.lib)
+    except OSError as e:
+        print('cannot load libheapscope: %s' % e, file=sys.stderr)
+        return 1
+    print('libheapscope %s' % text(lib.c.hscope_version_string()))
+    try:
+        ok = tally_dump(lib, a.dumps[-1], a.by, a.top)
+        if len(a.dumps) > 1:
+            diff_dumps(lib, a.dumps, a.diff_by, a.top)
+    except HeapscopeError as e:
+        print(e, file=sys.stderr)
+        return 1
+    return 0 if ok else 1
+
+
+if __name__ == '__main__':
+    sys.exit(main())

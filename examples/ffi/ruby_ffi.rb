@@ -1,0 +1,237 @@
+#!/usr/bin/env ruby
+# frozen_string_literal: true
+
+# ruby_ffi.rb - libheapscope from Ruby through the ffi gem (Debian: ruby-ffi).
+#
+#   ruby ruby_ffi.rb [--lib PATH] [--by KEY] [--diff-by KEY] [--top N]
+#                    DUMP [DUMP2 [DUMP3]]
+#
+# Loads the last DUMP and prints its tally by KEY (default "type"), then
+# recomputes count and memsize per type from the bulk columns
+# (HSCOPE_COL_TYPE and HSCOPE_COL_MEMSIZE, one call per column) and checks
+# them against the tally.  Given two or three dumps, also prints the
+# heapleak diff grouped by --diff-by (default "class").
+#
+# The shared library is --lib PATH, else $HEAPSCOPE_LIB, else whatever the
+# dynamic loader finds as libheapscope.so.0 (after `meson install`).
+# Handles are FFI::AutoPointers released by the matching hscope_*_free():
+# derived handles keep their heap alive, so the GC may free in any order.
+#
+# Exit status: 0 success, 1 library error or a disagreement, 2 usage.
+
+require 'ffi'
+require 'optparse'
+
+opts = { lib: ENV.fetch('HEAPSCOPE_LIB', 'libheapscope.so.0'), by: 'type',
+         diff_by: 'class', top: 20 }
+parser = OptionParser.new do |o|
+  o.banner = 'usage: ruby_ffi.rb [--lib PATH] [--by KEY] [--diff-by KEY] [--top N] ' \
+             'DUMP [DUMP2 [DUMP3]]'
+  o.on('--lib PATH') { |v| opts[:lib] = v }
+  o.on('--by KEY') { |v| opts[:by] = v }
+  o.on('--diff-by KEY') { |v| opts[:diff_by] = v }
+  o.on('--top N', Integer) { |v| opts[:top] = v }
+end
+begin
+  parser.parse!
+rescue OptionParser::ParseError => e
+  warn e.message, parser.banner
+  exit 2
+end
+if ARGV.empty? || ARGV.size > 3
+  warn parser.banner
+  exit 2
+end
+
+# The C declarations, transcribed from <heapscope/heapscope.h>.
+module HScope
+  extend FFI::Library
+
+  OK = 0
+  COL_TYPE = 2     # u8 per object: HSCOPE_TYPE_*
+  COL_MEMSIZE = 5  # u32 per object; 0xFFFFFFFF: ask the object
+  ELEM_U8 = 1
+  ELEM_U32 = 3
+  SORT_COUNT = 0
+
+  # hscope_error: caller-owned, size set before the call.
+  class Error < FFI::Struct
+    layout :size, :uint32,
+           :status, :int32,
+           :sys_errno, :int32,
+           :reserved, :uint32,
+           :line, :uint64,
+           :offset, :uint64,
+           :message, [:char, 256]
+  end
+
+  # hscope_tally_options: size-versioned, zero means default.
+  class TallyOptions < FFI::Struct
+    layout :size, :uint32,
+           :sort, :uint32,
+           :top, :uint64
+  end
+
+  def self.load(path)
+    ffi_lib path
+    attach_function :hscope_version_string, [], :string
+    attach_function :hscope_status_name, [:int32], :string
+    attach_function :hscope_error_init, [Error.by_ref], :void
+    attach_function :hscope_tally_options_init, [TallyOptions.by_ref], :void
+    attach_function :hscope_heap_open_file, %i[pointer string pointer pointer], :int32
+    attach_function :hscope_heap_free, [:pointer], :void
+    attach_function :hscope_heap_object_memsize, %i[pointer uint32], :uint64
+    attach_function :hscope_heap_type_name, %i[pointer int32], :string
+    attach_function :hscope_heap_column, %i[pointer int32 pointer pointer pointer], :int32
+    attach_function :hscope_tally_compute, %i[pointer pointer string pointer pointer], :int32
+    attach_function :hscope_tally_free, [:pointer], :void
+    attach_function :hscope_tally_row_count, [:pointer], :uint64
+    attach_function :hscope_tally_group_count, [:pointer], :uint64
+    attach_function :hscope_tally_totals, %i[pointer pointer pointer], :void
+    attach_function :hscope_tally_row_key, %i[pointer uint64], :string
+    attach_function :hscope_tally_row_count_of, %i[pointer uint64], :uint64
+    attach_function :hscope_tally_row_memsize, %i[pointer uint64], :uint64
+    attach_function :hscope_diff_files,
+                    %i[pointer string string string pointer pointer pointer], :int32
+    attach_function :hscope_diff_free, [:pointer], :void
+    attach_function :hscope_diff_count, [:pointer], :uint64
+    attach_function :hscope_diff_memsize, [:pointer], :uint64
+    attach_function :hscope_diff_excluded, [:pointer], :uint64
+    attach_function :hscope_diff_reused_addresses, [:pointer], :uint64
+    attach_function :hscope_diff_snapshot_objects, %i[pointer uint32], :uint64
+    attach_function :hscope_diff_warning_text, [:pointer], :string
+    attach_function :hscope_diff_tally, %i[pointer pointer string pointer pointer], :int32
+  end
+
+  class LibError < StandardError; end
+
+  def self.new_error
+    err = Error.new
+    hscope_error_init(err)
+    err
+  end
+
+  def self.check(status, err, what)
+    return if status == OK
+
+    raise LibError, "#{what}: #{hscope_status_name(status)}: #{err[:message].to_s.force_encoding('UTF-8')}"
+  end
+
+  # Call a constructor `fn(&out, args..., err)` and wrap the handle so that
+  # the GC frees it with `free_fn`.
+  def self.construct(fn, free_fn, what, *args)
+    err = new_error
+    out = FFI::MemoryPointer.new(:pointer)
+    check(send(fn, out, *args, err), err, what)
+    FFI::AutoPointer.new(out.read_pointer, method(free_fn))
+  end
+
+  def self.tally_options(top)
+    o = TallyOptions.new
+    hscope_tally_options_init(o)
+    o[:sort] = SORT_COUNT
+    o[:top] = top
+    o
+  end
+
+  def self.text(str)
+    str.to_s.dup.force_encoding('UTF-8')
+  end
+
+  def self.print_rows(tally)
+    puts format('%10s %13s  %s', 'count', 'memsize', 'key')
+    rows = (0...hscope_tally_row_count(tally)).map do |i|
+      row = [text(hscope_tally_row_key(tally, i)), hscope_tally_row_count_of(tally, i),
+             hscope_tally_row_memsize(tally, i)]
+      puts format('%10d %13d  %s', row[1], row[2], row[0])
+      row
+    end
+    puts
+    rows
+  end
+
+  # A whole column as a Ruby array (one call, one copy).
+  def self.column(heap, col, want_elem)
+    data = FFI::MemoryPointer.new(:pointer)
+    len = FFI::MemoryPointer.new(:uint64)
+    elem = FFI::MemoryPointer.new(:int32)
+    status = hscope_heap_column(heap, col, data, len, elem)
+    raise LibError, "hscope_heap_column(#{col}): #{hscope_status_name(status)}" \
+      if status != OK || elem.read_int32 != want_elem
+
+    n = len.read_uint64
+    return [] if n.zero?
+
+    ptr = data.read_pointer
+    want_elem == ELEM_U8 ? ptr.get_array_of_uint8(0, n) : ptr.get_array_of_uint32(0, n)
+  end
+
+  def self.column_check(heap, rows, total_count, total_memsize)
+    types = column(heap, COL_TYPE, ELEM_U8)
+    mems = column(heap, COL_MEMSIZE, ELEM_U32)
+    per_code = Hash.new { |h, k| h[k] = [0, 0] }
+    types.each_with_index do |t, id|
+      m = mems[id]
+      m = hscope_heap_object_memsize(heap, id) if m == 0xFFFFFFFF # too large for u32
+      acc = per_code[t]
+      acc[0] += 1
+      acc[1] += m
+    end
+    per_name = per_code.to_h { |code, v| [text(hscope_heap_type_name(heap, code)), v] }
+    bad = rows.reject { |key, cnt, mem| per_name[key] == [cnt, mem] }.map(&:first)
+    n = per_name.values.sum(&:first)
+    m = per_name.values.sum(&:last)
+    if !bad.empty? || [n, m] != [total_count, total_memsize]
+      puts "columns: MISMATCH with the tally for #{bad.empty? ? 'the totals' : bad.join(', ')} " \
+           "(columns: #{n} objects, #{m} bytes)"
+      return false
+    end
+    puts "columns: #{n} objects, #{m} bytes in #{per_name.size} types from HSCOPE_COL_TYPE " \
+         'and HSCOPE_COL_MEMSIZE: equal to the tally'
+    true
+  end
+
+  def self.tally_dump(path, key, top)
+    heap = construct(:hscope_heap_open_file, :hscope_heap_free, path, path, nil)
+    tally = construct(:hscope_tally_compute, :hscope_tally_free, 'tally', heap, key,
+                      tally_options(top))
+    count = FFI::MemoryPointer.new(:uint64)
+    memsize = FFI::MemoryPointer.new(:uint64)
+    hscope_tally_totals(tally, count, memsize)
+    puts "tally of #{path} by #{key}: #{count.read_uint64} objects, " \
+         "#{memsize.read_uint64} bytes in #{hscope_tally_group_count(tally)} groups"
+    rows = print_rows(tally)
+    key == 'type' ? column_check(heap, rows, count.read_uint64, memsize.read_uint64) : true
+  end
+
+  def self.diff_dumps(paths, key, top)
+    diff = construct(:hscope_diff_files, :hscope_diff_free, 'diff',
+                     paths[0], paths[1], paths[2], nil, nil)
+    tally = construct(:hscope_diff_tally, :hscope_tally_free, 'diff tally', diff, key,
+                      tally_options(top))
+    snaps = (0...paths.size).map { |i| hscope_diff_snapshot_objects(diff, i) }
+    puts "diff #{paths.join(' ')} by #{key}: #{hscope_diff_count(diff)} leaked objects, " \
+         "#{hscope_diff_memsize(diff)} bytes in #{hscope_tally_group_count(tally)} groups; " \
+         "#{hscope_diff_excluded(diff)} dumper objects left out, " \
+         "#{hscope_diff_reused_addresses(diff)} reused addresses; snapshots #{snaps.join(' ')}"
+    warning = text(hscope_diff_warning_text(diff))
+    puts "warning: #{warning}" unless warning.empty?
+    print_rows(tally)
+  end
+end
+
+begin
+  HScope.load(opts[:lib])
+rescue LoadError => e
+  warn "cannot load libheapscope: #{e.message}"
+  exit 1
+end
+puts "libheapscope #{HScope.hscope_version_string}"
+begin
+  ok = HScope.tally_dump(ARGV[-1], opts[:by], opts[:top])
+  HScope.diff_dumps(ARGV, opts[:diff_by], opts[:top]) if ARGV.size > 1
+rescue HScope::LibError => e
+  warn e.message
+  exit 1
+end
+exit(ok ? 0 : 1)

@@ -1,0 +1,319 @@
+#!/usr/bin/env python3
+"""Run a libheapscope consumer on real dumps and assert its output against
+the heapscope CLI (`tally --json`, `diff --json`, `summary --json`).
+
+usage:
+  check_examples.py python   --lib SO --example examples/ffi/python_ctypes.py
+  check_examples.py ruby     --lib SO --example examples/ffi/ruby_ffi.rb
+  check_examples.py consumer --build-root DIR --example tests/abi/consumer/consumer.c
+                             [--meson PATH]
+
+Common: --cli PATH (default $HEAPSCOPE), --corpus DIR ($HEAPSCOPE_CORPUS),
+--work DIR ($HEAPSCOPE_WORK, where generated dumps are cached).
+
+`consumer` installs the build into a temporary DESTDIR (`meson install
+--destdir`), compiles the program out of tree with `pkg-config --cflags
+--libs heapscope` (-std=c11 -Wall -Wextra -Wpedantic -Werror) and runs it
+against the installed library, checking that the binary asks for the
+versioned symbols (HEAPSCOPE_x.y) and that the loader picks the installed
+copy.
+
+All three consumers print the same format:
+  libheapscope VERSION ...
+  tally of PATH by KEY: N objects, M bytes in G groups
+       count       memsize  key
+  ...rows...
+  <blank>
+  [columns: ... equal to the tally]            (FFI examples, KEY = type)
+  [diff PATHS by KEY: N leaked objects, M bytes in G groups; E dumper
+   objects left out, R reused addresses; snapshots S1 S2 [S3]]
+  [warning: ...]
+  [rows, blank]
+"""
+import argparse
+import fcntl
+import glob
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ROW = re.compile(r'^\s*(\d+)\s+(\d+)  (.*)$')
+TALLY = re.compile(r'^tally of (.*) by (\S+): (\d+) objects, (\d+) bytes in (\d+) groups$')
+DIFF = re.compile(r'^diff (.*) by (\S+): (\d+) leaked objects, (\d+) bytes in (\d+) groups; '
+                  r'(\d+) dumper objects left out, (\d+) reused addresses; snapshots ([\d ]+)$')
+
+
+class Failure(Exception):
+    pass
+
+
+def run(cmd, env=None, check=True):
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    if check and p.returncode != 0:
+        raise Failure('command failed (exit %d): %s\n%s%s' % (
+            p.returncode, ' '.join(shlex.quote(c) for c in cmd),
+            p.stdout.decode(errors='replace'), p.stderr.decode(errors='replace')))
+    return p
+
+
+def cli_json(cli, args):
+    out = run([cli] + args + ['--json', '--no-progress']).stdout
+    return json.loads(out.decode('utf-8', 'surrogateescape'))
+
+
+def ensure_dumps(corpus, work):
+    """heap_{1,2,3}.json of gen_leak.rb --scale 1 --seed 42, cached."""
+    d = os.path.join(work, 'abi_leak_s1')
+    os.makedirs(work, exist_ok=True)
+    with open(os.path.join(work, 'abi_leak_s1.lock'), 'w') as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not os.path.exists(os.path.join(d, '.done')):
+            shutil.rmtree(d, ignore_errors=True)
+            os.makedirs(d)
+            run(['ruby', os.path.join(corpus, 'gen_leak.rb'), '--scale', '1', '--seed', '42',
+                 '--no-verify', '--out', d])
+            open(os.path.join(d, '.done'), 'w').close()
+    return [os.path.join(d, 'heap_%d.json' % i) for i in (1, 2, 3)]
+
+
+def parse(out):
+    """{'version', 'tally': {...}, 'columns': str|None, 'diff': {...}|None}."""
+    lines = out.decode('utf-8', 'surrogateescape').split('\n')
+    res = {'version': None, 'tally': None, 'columns': None, 'diff': None}
+    i = 0
+
+    def rows_from(i):
+        if i >= len(lines) or lines[i].split() != ['count', 'memsize', 'key']:
+            raise Failure('expected the "count memsize key" header at line %d: %r'
+                          % (i + 1, lines[i] if i < len(lines) else None))
+        i += 1
+        rows = []
+        while i < len(lines) and lines[i] != '':
+            m = ROW.match(lines[i])
+            if not m:
+                raise Failure('bad row at line %d: %r' % (i + 1, lines[i]))
+            rows.append({'key': m.group(3), 'count': int(m.group(1)),
+                         'memsize': int(m.group(2))})
+            i += 1
+        return rows, i + 1
+
+    while i < len(lines):
+        line = lines[i]
+        m = TALLY.match(line)
+        d = DIFF.match(line)
+        if line.startswith('libheapscope '):
+            res['version'] = line.split()[1]
+            i += 1
+        elif m:
+            rows, i = rows_from(i + 1)
+            res['tally'] = {'path': m.group(1), 'by': m.group(2), 'objects': int(m.group(3)),
+                            'memsize': int(m.group(4)), 'groups': int(m.group(5)),
+                            'rows': rows}
+        elif d:
+            i += 1
+            warning = None
+            if i < len(lines) and lines[i].startswith('warning: '):
+                warning = lines[i][len('warning: '):]
+                i += 1
+            rows, i = rows_from(i)
+            res['diff'] = {'by': d.group(2), 'count': int(d.group(3)),
+                           'memsize': int(d.group(4)), 'groups': int(d.group(5)),
+                           'excluded': int(d.group(6)), 'reused': int(d.group(7)),
+                           'snapshots': [int(x) for x in d.group(8).split()],
+                           'warning': warning, 'rows': rows}
+        elif line.startswith('columns: '):
+            res['columns'] = line
+            i += 1
+        elif line == '':
+            i += 1
+        else:
+            raise Failure('unexpected output line %d: %r' % (i + 1, line))
+    return res
+
+
+def expect(cond, msg, problems):
+    if not cond:
+        problems.append(msg)
+
+
+def compare_tally(cli, dump, key, top, got, problems):
+    want = cli_json(cli, ['tally', '--by', key, '--top', str(top), dump])
+    summ = cli_json(cli, ['summary', dump])
+    expect(got is not None, 'no tally printed', problems)
+    if got is None:
+        return
+    expect(got['by'] == key, 'tally key %r, wanted %r' % (got['by'], key), problems)
+    expect(got['groups'] == want['groups'],
+           'tally groups %d, CLI says %d' % (got['groups'], want['groups']), problems)
+    expect((got['objects'], got['memsize']) == (summ['objects'], summ['total_memsize']),
+           'tally totals %d objects %d bytes, CLI summary says %d / %d'
+           % (got['objects'], got['memsize'], summ['objects'], summ['total_memsize']),
+           problems)
+    expect(got['rows'] == want['rows'],
+           'tally rows differ from `heapscope tally --json`:\n  got  %s\n  want %s'
+           % (got['rows'][:5], want['rows'][:5]), problems)
+    return summ
+
+
+def compare_diff(cli, dumps, key, top, got, problems):
+    want = cli_json(cli, ['diff', '--by', key, '--top', str(top)] + dumps)
+    expect(got is not None, 'no diff printed', problems)
+    if got is None:
+        return
+    lk = want['leaked']
+    pairs = [('count', lk['count']), ('memsize', lk['memsize']),
+             ('groups', lk['group_count']), ('excluded', want['excluded_dumper_objects']),
+             ('reused', want['reused_addresses']), ('snapshots', want['objects']),
+             ('rows', lk['groups']), ('by', key)]
+    for name, w in pairs:
+        expect(got[name] == w, 'diff %s: got %r, `heapscope diff --json` says %r'
+               % (name, got[name], w), problems)
+
+
+def check_case(name, tool, env, cli, args, dumps, key, diff_key, top, need_columns):
+    cmd = tool + args + dumps
+    p = run(cmd, env=env, check=False)
+    problems = []
+    if p.returncode != 0:
+        raise Failure('%s exited %d\n%s%s' % (' '.join(cmd), p.returncode,
+                                              p.stdout.decode(errors='replace'),
+                                              p.stderr.decode(errors='replace')))
+    res = parse(p.stdout)
+    summ = compare_tally(cli, dumps[-1], key, top, res['tally'], problems)
+    if summ:
+        expect(res['version'] == summ['heapscope_version'],
+               'library version %r, CLI %r' % (res['version'], summ['heapscope_version']),
+               problems)
+    if need_columns:
+        expect(res['columns'] is not None and 'equal to the tally' in res['columns'],
+               'no successful bulk-column check line: %r' % res['columns'], problems)
+    if len(dumps) > 1:
+        compare_diff(cli, dumps, diff_key, top, res['diff'], problems)
+    else:
+        expect(res['diff'] is None, 'a diff printed for one dump', problems)
+    label = '%s %s' % (name, ' '.join(args + [os.path.basename(d) for d in dumps]))
+    if problems:
+        raise Failure('%s:\n  %s' % (label, '\n  '.join(problems)))
+    t = res['tally']
+    extra = ''
+    if res['diff']:
+        extra = '; diff %d leaked in %d groups' % (res['diff']['count'], res['diff']['groups'])
+    print('ok: %s: tally %d rows%s' % (label, len(t['rows']), extra))
+
+
+def check_error(tool, env):
+    missing = '/nonexistent-heapscope-dir/missing.json'
+    p = run(tool + [missing], env=env, check=False)
+    err = p.stderr.decode(errors='replace')
+    # "PATH: HSCOPE_ERR_IO: <the library's message, which names the file>":
+    # the message buffer is read at the right offset of hscope_error.
+    if p.returncode != 1 or not re.search(r'HSCOPE_ERR_IO: .*' + re.escape(missing), err):
+        raise Failure('error path: wanted exit 1 and "HSCOPE_ERR_IO: <message naming %s>" '
+                      'on stderr, got exit %d, stderr %r' % (missing, p.returncode, err))
+    print('ok: error path: %s' % err.strip())
+
+
+def build_consumer(a, tmp):
+    """Install to a DESTDIR, build the consumer with pkg-config; (cmd, env)."""
+    dest = os.path.join(tmp, 'destdir')
+    run([a.meson, 'install', '-C', a.build_root, '--destdir', dest, '--no-rebuild', '--quiet'])
+    pcs = glob.glob(os.path.join(dest, '**', 'pkgconfig', 'heapscope.pc'), recursive=True)
+    if len(pcs) != 1:
+        raise Failure('expected one installed heapscope.pc under %s, found %s' % (dest, pcs))
+    env = dict(os.environ)
+    env['PKG_CONFIG_PATH'] = os.path.dirname(pcs[0])
+    env['PKG_CONFIG_SYSROOT_DIR'] = dest
+    flags = run(['pkg-config', '--cflags', '--libs', 'heapscope'], env=env).stdout.decode()
+    print('pkg-config --cflags --libs heapscope: %s' % flags.strip())
+    exe = os.path.join(tmp, 'consumer')
+    cc = os.environ.get('CC', 'cc')
+    cmd = [cc, '-std=c11', '-Wall', '-Wextra', '-Wpedantic', '-Werror', a.example, '-o', exe]
+    cmd += shlex.split(flags)
+    run(cmd, env=env)
+    print('built out of tree: %s' % ' '.join(shlex.quote(c) for c in cmd))
+    libdirs = sorted({os.path.dirname(p) for p in
+                      glob.glob(os.path.join(dest, '**', 'libheapscope.so.*'), recursive=True)})
+    if len(libdirs) != 1:
+        raise Failure('installed libheapscope.so.* not found under %s' % dest)
+    runenv = dict(os.environ)
+    runenv['LD_LIBRARY_PATH'] = libdirs[0]
+    ver = run(['readelf', '-V', exe]).stdout.decode()
+    needed = run(['readelf', '-d', exe]).stdout.decode()
+    if 'libheapscope.so.' not in needed or not re.search(r'Name: HEAPSCOPE_\d+\.\d+', ver):
+        raise Failure('consumer does not need libheapscope.so.N with versioned symbols:\n%s'
+                      % ver)
+    ldd = run(['ldd', exe], env=runenv).stdout.decode()
+    m = re.search(r'libheapscope\.so\.\S+ => (\S+)', ldd)
+    if not m or not os.path.realpath(m.group(1)).startswith(os.path.realpath(dest)):
+        raise Failure('consumer does not load the installed library:\n%s' % ldd)
+    print('links %s with versions %s' % (
+        os.path.relpath(m.group(1), dest),
+        ', '.join(sorted(set(re.findall(r'Name: (HEAPSCOPE_[\d.]+)', ver))))))
+    return [exe], runenv
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument('mode', choices=['python', 'ruby', 'consumer'])
+    p.add_argument('--example', required=True)
+    p.add_argument('--lib')
+    p.add_argument('--build-root')
+    p.add_argument('--meson', default='meson')
+    p.add_argument('--cli', default=os.environ.get('HEAPSCOPE'))
+    p.add_argument('--corpus', default=os.environ.get('HEAPSCOPE_CORPUS'))
+    p.add_argument('--work', default=os.environ.get('HEAPSCOPE_WORK'))
+    a = p.parse_args()
+    if not a.cli or not a.corpus or not a.work:
+        p.error('--cli, --corpus and --work (or HEAPSCOPE, HEAPSCOPE_CORPUS, '
+                'HEAPSCOPE_WORK) are required')
+    if not os.path.exists(os.path.join(a.corpus, 'gen_leak.rb')):
+        print('corpus not found at %s' % a.corpus)
+        return 77                       # skip, as tests/corpus does
+    try:
+        dumps = ensure_dumps(a.corpus, a.work)
+        external = os.path.join(a.corpus, 'external', 'heapy_my_dump_1.json')
+        os.makedirs(a.work, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=a.work, prefix='abi-%s-' % a.mode) as tmp:
+            env = dict(os.environ)
+            env.pop('HEAPSCOPE_LIB', None)
+            if a.mode == 'python':
+                tool = [sys.executable, a.example, '--lib', a.lib]
+                envtool = [sys.executable, a.example]
+            elif a.mode == 'ruby':
+                if run(['ruby', '-e', 'require "ffi"'], check=False).returncode != 0:
+                    raise Failure('ruby cannot load the ffi gem: install ruby-ffi '
+                                  '(scripts/setup.sh)')
+                tool = ['ruby', a.example, '--lib', a.lib]
+                envtool = ['ruby', a.example]
+            else:
+                tool, env = build_consumer(a, tmp)
+                envtool = None
+            columns = a.mode != 'consumer'
+            name = os.path.basename(a.example)
+            if envtool is None:
+                name = os.path.basename(tool[0])
+            if os.path.exists(external):
+                check_case(name, tool, env, a.cli, ['--top', '0'], [external], 'type',
+                           'class', 0, columns)
+            check_case(name, tool, env, a.cli, ['--top', '0'], dumps, 'type', 'class', 0, columns)
+            env2 = env
+            if envtool:                  # the library found through $HEAPSCOPE_LIB
+                env2 = dict(env, HEAPSCOPE_LIB=a.lib)
+                tool = envtool
+            check_case(name, tool, env2, a.cli,
+                       ['--by', 'class', '--diff-by', 'file:line:class', '--top', '5'],
+                       dumps[:2], 'class', 'file:line:class', 5, False)
+            check_error(tool, env2)
+    except Failure as e:
+        print('FAIL: %s' % e)
+        return 1
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
