@@ -279,8 +279,8 @@ hscope__tally_run(hscope_tally_t **out, hscope_heap_t *heap, const char *key,
     hscope_error_init(&err);
     hscope_status st = HSCOPE_OK;
     hscope_tally_t *t = NULL;
-    uint32_t *table = NULL, *gem = NULL, *gidx = NULL;
-    hscope__intern gems;
+    uint32_t *table = NULL, *gem = NULL, *gidx = NULL, *dense = NULL;
+    hscope__intern gems = { 0 };
     int have_gems = 0;
     hscope_tally_options o;
     hscope_tally_options_init(&o);
@@ -347,14 +347,29 @@ hscope__tally_run(hscope_tally_t **out, hscope_heap_t *heap, const char *key,
             goto done;
         }
     }
+    /* Keys made of one small id (type, class label, file, method, gem)
+     * index a direct array instead of the hash table: no hashing, no
+     * probing (summary's histograms over millions of objects). */
+    size_t dense_n = tk == TK_TYPE ? 256
+                   : (tk == TK_CLASS || tk == TK_FILE || tk == TK_METHOD) ? heap->strings.count
+                   : tk == TK_GEM ? gems.count : 0;
+    if (dense_n && !(dense = hscope__calloc(&heap->mem, dense_n, sizeof(uint32_t)))) {
+        st = hscope__nomem(&err, dense_n * 4);
+        goto done;
+    }
     for (size_t x = 0; x < total; x++) {
         uint32_t i = subset ? subset[x] : (uint32_t)x;
         uint32_t k[3];
         key_of(heap, tk, gem, i, k);
-        size_t s = (size_t)XXH3_64bits(k, sizeof(k)) & mask;
         uint32_t gi;
-        while ((gi = table[s]) != 0 && memcmp(t->g[gi - 1].k, k, sizeof(k)) != 0)
-            s = (s + 1) & mask;
+        size_t s = 0;
+        if (dense) {
+            gi = dense[k[0]];
+        } else {
+            s = (size_t)XXH3_64bits(k, sizeof(k)) & mask;
+            while ((gi = table[s]) != 0 && memcmp(t->g[gi - 1].k, k, sizeof(k)) != 0)
+                s = (s + 1) & mask;
+        }
         if (!gi) {
             if ((st = hscope__grow(&heap->mem, (void **)&t->g, &t->ncap, t->ng + 1,
                                    sizeof(group), &err)) != HSCOPE_OK)
@@ -363,8 +378,12 @@ hscope__tally_run(hscope_tally_t **out, hscope_heap_t *heap, const char *key,
             memcpy(g->k, k, sizeof(k));
             g->count = g->memsize = 0;
             g->orig = (uint32_t)t->ng;
-            table[s] = gi = (uint32_t)++t->ng;
-            if (t->ng * 2 > tcap) { /* rehash */
+            gi = (uint32_t)++t->ng;
+            if (dense)
+                dense[k[0]] = gi;
+            else
+                table[s] = gi;
+            if (!dense && t->ng * 2 > tcap) { /* rehash */
                 size_t nc = tcap * 2;
                 uint32_t *nt = hscope__calloc(&heap->mem, nc, sizeof(uint32_t));
                 if (!nt) {
@@ -404,6 +423,8 @@ hscope__tally_run(hscope_tally_t **out, hscope_heap_t *heap, const char *key,
 done:
     if (gidx)
         hscope__free(&heap->mem, gidx);
+    if (dense)
+        hscope__free(&heap->mem, dense);
     hscope__free(heap ? &heap->mem : NULL, table);
     if (gem)
         hscope__free(&heap->mem, gem);
