@@ -514,9 +514,16 @@ produce(pool *P)
                     break;
                 if (s->cap >= max) { /* a line longer than max_line */
                     if (P->o->strict) {
-                        st = hscope__fail_at(P->err, HSCOPE_ERR_LIMIT, 0, base,
-                            "a line at byte %llu is longer than max_line_bytes (%llu)",
-                            (unsigned long long)base, (unsigned long long)max);
+                        /* all earlier lines are in merged or in-flight
+                         * chunks: merge them to know this line's number */
+                        while (merge_seq < P->next_seq)
+                            if ((st = merge_ready(P, &merge_seq, 1)) != HSCOPE_OK)
+                                goto out;
+                        uint64_t lineno = P->out->lines + 1;
+                        st = hscope__fail_at(P->err, HSCOPE_ERR_LIMIT, lineno, base,
+                            "line %llu (byte %llu) is longer than max_line_bytes (%llu)",
+                            (unsigned long long)lineno, (unsigned long long)base,
+                            (unsigned long long)max);
                         goto out;
                     }
                     discard = 1;

@@ -495,6 +495,7 @@ test_huge_line(void **state)
     o = (hscope_load_options)HSCOPE_LOAD_OPTIONS_INIT;
     o.max_line_bytes = MiB;
     o.allocator = &a;
+    o.threads = 1; /* the parallel parser holds (threads + 2) chunks */
     h = must_load(t.p, t.len, &o);
     hscope_load_stats s = stats_of(h);
     assert_int_equal(s.objects, 2);
@@ -513,11 +514,24 @@ test_huge_line(void **state)
     assert_int_equal(c.live, 0);
     assert_true(c.peak < 4 * MiB);
 
-    /* strict: a limit error at line 2 */
+    /* strict: a limit error at line 2, on one thread or several */
     o.flags = HSCOPE_LOAD_STRICT;
     hscope_error err;
     assert_int_equal(open_opts(t.p, t.len, &o, &h, &err), HSCOPE_ERR_LIMIT);
     assert_int_equal(err.line, 2);
+    assert_int_equal(c.live, 0);
+    o.threads = 4;
+    assert_int_equal(open_opts(t.p, t.len, &o, &h, &err), HSCOPE_ERR_LIMIT);
+    assert_int_equal(err.line, 2);
+    assert_int_equal(c.live, 0);
+    /* lenient with threads: the same answer as one thread */
+    o.flags = 0;
+    h = must_load(t.p, t.len, &o);
+    s = stats_of(h);
+    assert_int_equal(s.objects, 2);
+    assert_int_equal(hscope_heap_skipped(h, HSCOPE_SKIP_TOO_LONG), 1);
+    assert_int_equal(hscope_heap_skipped_line(h, 0, &reason), 2);
+    hscope_heap_free(h);
     assert_int_equal(c.live, 0);
     free(t.p);
 }
