@@ -12,6 +12,9 @@ step() { printf '\n== %s\n' "$*"; }
 
 step "tests (build/)"
 meson test -C build --print-errorlogs --num-processes 2
+
+step "Ruby binding: gem build + install against build/, minitest, examples"
+HEAPSCOPE_BUILD=build bindings/ruby/test.sh
 [ "${1:-}" = "--quick" ] && exit 0
 
 step "valgrind memcheck: unit and api suites"

@@ -235,6 +235,12 @@ HSCOPE_API hscope_status hscope_heap_open_saved(hscope_heap_t **out,
                                                 const hscope_load_options *opts,
                                                 hscope_error *err);
 
+/**
+ * Take another reference to a heap (for bindings whose objects share it);
+ * each reference is released with hscope_heap_free().  Returns `heap`.
+ */
+HSCOPE_API hscope_heap_t *hscope_heap_ref(hscope_heap_t *heap);
+
 /** Free a heap.  Derived handles keep it alive until they are freed too. */
 HSCOPE_API void hscope_heap_free(hscope_heap_t *heap);
 

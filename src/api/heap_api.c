@@ -296,6 +296,14 @@ hscope__heap_release(hscope_heap_t *h)
     hscope__free(&m, h);
 }
 
+HSCOPE_API hscope_heap_t *
+hscope_heap_ref(hscope_heap_t *h)
+{
+    if (h)
+        hscope__heap_retain(h);
+    return h;
+}
+
 HSCOPE_API void
 hscope_heap_free(hscope_heap_t *h)
 {

@@ -14,9 +14,25 @@
 #include <errno.h>
 #include <stdio.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/* read(2) that also waits on a non-blocking descriptor (Ruby's pipes and
+ * sockets are O_NONBLOCK) instead of failing with EAGAIN. */
+static ssize_t
+read_some(int fd, void *buf, size_t n)
+{
+    for (;;) {
+        ssize_t got = read(fd, buf, n);
+        if (got >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK))
+            return got; /* callers retry EINTR themselves */
+        struct pollfd p = { fd, POLLIN, 0 };
+        if (poll(&p, 1, -1) < 0 && errno != EINTR)
+            return -1;
+    }
+}
 
 static hscope_status
 fill_raw(hscope__reader *r, hscope_error *err)
@@ -38,7 +54,7 @@ fill_raw(hscope__reader *r, hscope_error *err)
         return HSCOPE_OK;
     }
     for (;;) {
-        ssize_t n = read(r->fd, r->ibuf, HSCOPE__READER_IBUF);
+        ssize_t n = read_some(r->fd, r->ibuf, HSCOPE__READER_IBUF);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0)
@@ -76,7 +92,7 @@ start(hscope__reader *r, hscope__mem *m, int no_gzip, hscope_error *err)
         return st;
     /* A short first read (pipe) may hold one byte only: top it up. */
     while (r->ilen < 2 && !r->eof) {
-        ssize_t n = r->fd >= 0 ? read(r->fd, r->ibuf + r->ilen, HSCOPE__READER_IBUF - r->ilen) : 0;
+        ssize_t n = r->fd >= 0 ? read_some(r->fd, r->ibuf + r->ilen, HSCOPE__READER_IBUF - r->ilen) : 0;
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0)
@@ -189,7 +205,7 @@ read_plain(hscope__reader *r, unsigned char *buf, size_t cap, size_t *got,
         return HSCOPE_OK;
     }
     for (;;) {
-        ssize_t n = read(r->fd, buf, cap);
+        ssize_t n = read_some(r->fd, buf, cap);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0)

@@ -1,0 +1,1782 @@
+/*
+ * rb_heapscope.c - Ruby binding of libheapscope.
+ *
+ * Binding code only: every answer comes from the library.  The Ruby classes
+ * (lib/heapscope.rb) turn the plain values returned here into Structs and
+ * reports; methods starting with an underscore are internal.
+ *
+ * Handles are TypedData objects with dfree and dsize; the memory the library
+ * holds for a handle is reported to the GC (rb_gc_adjust_memory_usage) and to
+ * ObjectSpace.memsize_of.  Derived objects (tally, diff, dominator tree,
+ * paths) keep their parent Ruby object alive by a write-barriered reference;
+ * the library refcounts heaps as well, so the GC may free in any order.
+ *
+ * Long calls run without the GVL.  Loading is cancellable: the unblock
+ * function sets a flag that the load's progress callback polls.  Analyses
+ * of a loaded heap (tally, dominators, paths) have no cancellation hook in
+ * the library: other threads run meanwhile, and an interrupt takes effect
+ * when the call returns.
+ *
+ * No global state beyond the class objects.
+ *
+ * SPDX-License-Identifier: MIT
+ */
+#include <ruby.h>
+#include <ruby/io.h>
+#include <ruby/thread.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <heapscope/heapscope.h>
+
+#ifndef HAVE_RB_GC_ADJUST_MEMORY_USAGE
+#define rb_gc_adjust_memory_usage(d) ((void)(d))
+#endif
+
+static VALUE mHeapscope, mNative, cHeap, cTally, cDiff, cDomTree, cPaths, cHolders, cLoader;
+static VALUE eError;
+static VALUE eStatus[HSCOPE_ERR_INTERNAL + 1];
+
+/* ------------------------------------------------------------------ */
+/* errors                                                             */
+/* ------------------------------------------------------------------ */
+
+static VALUE
+status_symbol(hscope_status st)
+{
+    static const char *const names[] = {
+        "ok", "invalid_argument", "no_memory", "io", "parse", "not_a_dump",
+        "gzip", "limit", "cancelled", "not_found", "unsupported", "truncated",
+        "internal",
+    };
+    if (st < 0 || (size_t)st >= sizeof(names) / sizeof(names[0]))
+        return ID2SYM(rb_intern("unknown"));
+    return ID2SYM(rb_intern(names[st]));
+}
+
+/* Raise the Heapscope::Error subclass for `st`, carrying the library's
+ * message and its details as attributes. */
+static void
+raise_status(hscope_status st, const hscope_error *err)
+{
+    VALUE klass = st > 0 && st <= HSCOPE_ERR_INTERNAL ? eStatus[st] : eError;
+    const char *msg = err && err->message[0] ? err->message : hscope_status_name(st);
+    VALUE exc = rb_exc_new_cstr(klass, msg);
+    rb_ivar_set(exc, rb_intern("@status"), status_symbol(st));
+    rb_ivar_set(exc, rb_intern("@status_name"), rb_str_new_cstr(hscope_status_name(st)));
+    rb_ivar_set(exc, rb_intern("@line"), err && err->line ? ULL2NUM(err->line) : Qnil);
+    rb_ivar_set(exc, rb_intern("@offset"),
+                err && (err->line || err->offset) ? ULL2NUM(err->offset) : Qnil);
+    rb_ivar_set(exc, rb_intern("@errno"), err && err->sys_errno ? INT2NUM(err->sys_errno) : Qnil);
+    rb_exc_raise(exc);
+}
+
+/* ------------------------------------------------------------------ */
+/* Heap                                                               */
+/* ------------------------------------------------------------------ */
+
+typedef struct rb_heap {
+    hscope_heap_t *heap;
+    VALUE owner;       /* a Diff whose heap this is (borrowed), or Qfalse */
+    size_t accounted;  /* bytes reported to the GC */
+} rb_heap;
+
+static void
+heap_mark(void *p)
+{
+    rb_gc_mark_movable(((rb_heap *)p)->owner);
+}
+
+static void
+heap_compact(void *p)
+{
+    rb_heap *h = p;
+    h->owner = rb_gc_location(h->owner);
+}
+
+static void
+heap_free(void *p)
+{
+    rb_heap *h = p;
+    if (!RTEST(h->owner))
+        hscope_heap_free(h->heap);
+    if (h->accounted)
+        rb_gc_adjust_memory_usage(-(ssize_t)h->accounted);
+    xfree(h);
+}
+
+static size_t
+heap_memsize(const void *p)
+{
+    const rb_heap *h = p;
+    return sizeof(*h) + h->accounted;
+}
+
+static const rb_data_type_t heap_type = {
+    "Heapscope::Heap",
+    { heap_mark, heap_free, heap_memsize, heap_compact, { 0 } },
+    0, 0, RUBY_TYPED_FREE_IMMEDIATELY | RUBY_TYPED_WB_PROTECTED,
+};
+
+static VALUE
+heap_alloc(VALUE klass)
+{
+    rb_heap *h;
+    VALUE obj = TypedData_Make_Struct(klass, rb_heap, &heap_type, h);
+    h->owner = Qfalse;
+    return obj;
+}
+
+static rb_heap *
+heap_data(VALUE obj)
+{
+    return rb_check_typeddata(obj, &heap_type);
+}
+
+static hscope_heap_t *
+heap_get(VALUE obj)
+{
+    rb_heap *h = heap_data(obj);
+    if (!h->heap)
+        rb_raise(eError, "heap is not loaded");
+    return h->heap;
+}
+
+/* Report the heap's model + index memory to the GC, once. */
+static void
+heap_account(rb_heap *h)
+{
+    hscope_load_stats s;
+    hscope_load_stats_init(&s);
+    if (!h->heap || h->accounted || hscope_heap_stats(h->heap, &s) != HSCOPE_OK)
+        return;
+    h->accounted = (size_t)(s.model_bytes + s.index_bytes);
+    rb_gc_adjust_memory_usage((ssize_t)h->accounted);
+}
+
+/* ------------------------------------------------------------------ */
+/* load options                                                       */
+/* ------------------------------------------------------------------ */
+
+static uint64_t
+opt_u64(VALUE opts, const char *key)
+{
+    VALUE v = NIL_P(opts) ? Qnil : rb_hash_lookup(opts, ID2SYM(rb_intern(key)));
+    if (NIL_P(v))
+        return 0;
+    if (rb_num2dbl(v) < 0)
+        rb_raise(rb_eArgError, "%s must not be negative", key);
+    return NUM2ULL(v);
+}
+
+static int
+opt_bool(VALUE opts, const char *key, int dflt)
+{
+    VALUE v = NIL_P(opts) ? Qnil : rb_hash_lookup(opts, ID2SYM(rb_intern(key)));
+    return NIL_P(v) ? dflt : RTEST(v);
+}
+
+static void
+load_options_from(VALUE opts, hscope_load_options *o)
+{
+    hscope_load_options_init(o);
+    if (!NIL_P(opts))
+        Check_Type(opts, T_HASH);
+    if (opt_bool(opts, "strict", 0))
+        o->flags |= HSCOPE_LOAD_STRICT;
+    if (opt_bool(opts, "values", 0))
+        o->flags |= HSCOPE_LOAD_VALUES;
+    if (!opt_bool(opts, "gzip", 1))
+        o->flags |= HSCOPE_LOAD_NO_GZIP;
+    o->max_line_bytes = opt_u64(opts, "max_line_bytes");
+    o->max_memory = opt_u64(opts, "max_memory");
+    o->max_objects = opt_u64(opts, "max_objects");
+    o->max_references = opt_u64(opts, "max_references");
+}
+
+/* ------------------------------------------------------------------ */
+/* loading without the GVL                                            */
+/* ------------------------------------------------------------------ */
+
+enum { SRC_PATH, SRC_FD, SRC_MEM };
+
+typedef struct load_args {
+    rb_heap *target;          /* receives the heap inside the call */
+    int kind;
+    const char *path;
+    int fd;
+    const void *data;
+    size_t len;
+    hscope_load_options opts;
+    hscope_error err;
+    hscope_status st;
+    atomic_int cancel;        /* set by the unblock function */
+    VALUE progress;           /* a callable or Qnil */
+    uint64_t done, total;
+    int pstate;               /* rb_protect state of the progress proc */
+    int pstop;                /* the proc returned :cancel */
+} load_args;
+
+static void
+ubf_cancel(void *p)
+{
+    atomic_store(&((load_args *)p)->cancel, 1);
+}
+
+static VALUE
+progress_call(VALUE p)
+{
+    load_args *a = (load_args *)p;
+    return rb_funcall(a->progress, rb_intern("call"), 2, ULL2NUM(a->done),
+                      a->total ? ULL2NUM(a->total) : Qnil);
+}
+
+static void *
+progress_with_gvl(void *p)
+{
+    load_args *a = p;
+    VALUE r = rb_protect(progress_call, (VALUE)a, &a->pstate);
+    if (!a->pstate && SYMBOL_P(r) && SYM2ID(r) == rb_intern("cancel"))
+        a->pstop = 1;
+    return NULL;
+}
+
+static int32_t
+load_progress(void *ud, uint64_t done, uint64_t total)
+{
+    load_args *a = ud;
+    if (atomic_load(&a->cancel))
+        return 1;
+    if (!NIL_P(a->progress)) {
+        a->done = done;
+        a->total = total;
+        rb_thread_call_with_gvl(progress_with_gvl, a);
+        if (a->pstate || a->pstop)
+            return 1;
+    }
+    return atomic_load(&a->cancel);
+}
+
+static void *
+load_nogvl(void *p)
+{
+    load_args *a = p;
+    hscope_heap_t *h = NULL;
+    a->opts.progress = load_progress;
+    a->opts.progress_user_data = a;
+    if (atomic_load(&a->cancel)) {
+        a->st = HSCOPE_ERR_CANCELLED;
+        snprintf(a->err.message, sizeof(a->err.message), "load cancelled");
+        return NULL;
+    }
+    switch (a->kind) {
+    case SRC_PATH:
+        a->st = hscope_heap_open_file(&h, a->path, &a->opts, &a->err);
+        break;
+    case SRC_FD:
+        a->st = hscope_heap_open_fd(&h, a->fd, &a->opts, &a->err);
+        break;
+    default:
+        a->st = hscope_heap_open_memory(&h, a->data, a->len, &a->opts, &a->err);
+        break;
+    }
+    a->target->heap = h; /* owned by the Ruby object from here on */
+    return NULL;
+}
+
+/* Run the load; raise on failure; return the new Heap. */
+static VALUE
+run_load(load_args *a, VALUE opts)
+{
+    VALUE obj = heap_alloc(cHeap);
+    a->target = heap_data(obj);
+    hscope_error_init(&a->err);
+    atomic_init(&a->cancel, 0);
+    a->progress = NIL_P(opts) ? Qnil : rb_hash_lookup(opts, ID2SYM(rb_intern("progress")));
+    rb_thread_call_without_gvl(load_nogvl, a, ubf_cancel, a);
+    RB_GC_GUARD(a->progress);
+    if (a->pstate)
+        rb_jump_tag(a->pstate);
+    if (a->st != HSCOPE_OK)
+        raise_status(a->st, &a->err);
+    heap_account(a->target);
+    return obj;
+}
+
+/* Heap._new_empty: a Heap to be filled by Loader#finish. */
+static VALUE
+heap_s_new_empty(VALUE klass)
+{
+    return heap_alloc(cHeap);
+}
+
+/* Heap._open_file(path, opts) */
+static VALUE
+heap_s_open_file(VALUE klass, VALUE path, VALUE opts)
+{
+    load_args a;
+    memset(&a, 0, sizeof(a));
+    FilePathValue(path);
+    path = rb_str_new_frozen(path);
+    a.kind = SRC_PATH;
+    a.path = StringValueCStr(path);
+    load_options_from(opts, &a.opts);
+    VALUE r = run_load(&a, opts);
+    RB_GC_GUARD(path);
+    return r;
+}
+
+/* Clear O_NONBLOCK (Ruby 3 creates pipes non-blocking; the library does
+ * blocking reads).  Returns the old flags, or -1 if unchanged. */
+static int
+fd_make_blocking(int fd)
+{
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || !(fl & O_NONBLOCK))
+        return -1;
+    if (fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0)
+        return -1;
+    return fl;
+}
+
+static int
+io_fd(VALUE io)
+{
+#ifdef HAVE_RB_IO_DESCRIPTOR
+    return rb_io_descriptor(io);
+#else
+    rb_io_t *fptr;
+    GetOpenFile(io, fptr);
+    return fptr->fd;
+#endif
+}
+
+
+/* Heap._open_io(io, opts): load from the IO's descriptor, to EOF.  A
+ * non-blocking descriptor (every Ruby 3 pipe) is made blocking for the
+ * duration of the load. */
+typedef struct io_load {
+    load_args a;
+    VALUE opts;
+    int oldfl;
+} io_load;
+
+static VALUE
+io_load_body(VALUE p)
+{
+    io_load *l = (io_load *)p;
+    return run_load(&l->a, l->opts);
+}
+
+static VALUE
+io_load_ensure(VALUE p)
+{
+    io_load *l = (io_load *)p;
+    if (l->oldfl >= 0)
+        fcntl(l->a.fd, F_SETFL, l->oldfl);
+    return Qnil;
+}
+
+static VALUE
+heap_s_open_io(VALUE klass, VALUE io, VALUE opts)
+{
+    io_load l;
+    memset(&l, 0, sizeof(l));
+    io = rb_io_get_io(io);
+    l.a.kind = SRC_FD;
+    l.a.fd = io_fd(io);
+    l.opts = opts;
+    load_options_from(opts, &l.a.opts);
+    l.oldfl = fd_make_blocking(l.a.fd);
+    VALUE r = rb_ensure(io_load_body, (VALUE)&l, io_load_ensure, (VALUE)&l);
+    RB_GC_GUARD(io);
+    RB_GC_GUARD(opts);
+    return r;
+}
+
+/* Heap._open_memory(string, opts) */
+typedef struct mem_load {
+    load_args a;
+    VALUE opts;
+    VALUE str;
+} mem_load;
+
+static VALUE
+mem_load_body(VALUE p)
+{
+    mem_load *l = (mem_load *)p;
+    return run_load(&l->a, l->opts);
+}
+
+static VALUE
+mem_load_ensure(VALUE p)
+{
+    rb_str_unlocktmp(((mem_load *)p)->str);
+    return Qnil;
+}
+
+static VALUE
+heap_s_open_memory(VALUE klass, VALUE str, VALUE opts)
+{
+    mem_load l;
+    memset(&l, 0, sizeof(l));
+    StringValue(str);
+    /* A private frozen string (shares the bytes of a frozen source) that is
+     * locked against modification while the library reads it without the
+     * GVL; being on this stack, it is pinned and kept alive meanwhile. */
+    l.str = rb_str_new_frozen(str);
+    rb_str_locktmp(l.str);
+    l.opts = opts;
+    l.a.kind = SRC_MEM;
+    l.a.data = RSTRING_PTR(l.str);
+    l.a.len = (size_t)RSTRING_LEN(l.str);
+    load_options_from(opts, &l.a.opts);
+    VALUE r = rb_ensure(mem_load_body, (VALUE)&l, mem_load_ensure, (VALUE)&l);
+    RB_GC_GUARD(l.str);
+    RB_GC_GUARD(opts);
+    return r;
+}
+
+/* ------------------------------------------------------------------ */
+/* Loader: parse a pipe on a native thread (Heapscope.snapshot)       */
+/* ------------------------------------------------------------------ */
+
+/*
+ * The snapshot writes ObjectSpace.dump_all into a pipe on the Ruby thread
+ * (which keeps the GVL except while the pipe is full) while a plain
+ * pthread - not a Ruby thread, so it never touches the Ruby heap being
+ * dumped - parses the read end with hscope_heap_open_fd.  The dump never
+ * exists as a whole, on disk or in memory.
+ *
+ * The state is shared by the thread and the Ruby object and freed by
+ * whichever lets go last, so the Ruby object may be collected while the
+ * thread still runs (an exception in dump_all): the thread then sees EOF
+ * (the write end is closed by the caller's ensure) or the cancel flag, and
+ * cleans up after itself.
+ */
+typedef struct loader_state {
+    pthread_t tid;
+    int fd;                  /* our own dup of the read end */
+    hscope_load_options opts;
+    hscope_error err;
+    hscope_status st;
+    hscope_heap_t *heap;
+    atomic_int cancel;
+    atomic_int refs;
+    int started, joined;
+} loader_state;
+
+typedef struct rb_loader {
+    loader_state *s;
+} rb_loader;
+
+static void
+loader_state_release(loader_state *s)
+{
+    if (atomic_fetch_sub(&s->refs, 1) != 1)
+        return;
+    hscope_heap_free(s->heap);
+    if (s->fd >= 0)
+        close(s->fd);
+    free(s);
+}
+
+static int32_t
+loader_progress(void *ud, uint64_t done, uint64_t total)
+{
+    (void)done;
+    (void)total;
+    return atomic_load(&((loader_state *)ud)->cancel);
+}
+
+static void *
+loader_main(void *p)
+{
+    loader_state *s = p;
+    s->opts.progress = loader_progress;
+    s->opts.progress_user_data = s;
+    s->st = hscope_heap_open_fd(&s->heap, s->fd, &s->opts, &s->err);
+    /* Close our end now: if the load failed early, the writer gets EPIPE
+     * instead of blocking on a pipe nobody reads. */
+    close(s->fd);
+    s->fd = -1;
+    loader_state_release(s);
+    return NULL;
+}
+
+static void
+loader_free(void *p)
+{
+    rb_loader *l = p;
+    loader_state *s = l->s;
+    if (s) {
+        if (s->started && !s->joined) {
+            atomic_store(&s->cancel, 1);
+            pthread_detach(s->tid);
+        }
+        loader_state_release(s);
+    }
+    xfree(l);
+}
+
+static size_t
+loader_memsize(const void *p)
+{
+    return sizeof(rb_loader) + sizeof(loader_state);
+}
+
+static const rb_data_type_t loader_type = {
+    "Heapscope::Native::Loader",
+    { NULL, loader_free, loader_memsize, NULL, { 0 } },
+    0, 0, RUBY_TYPED_FREE_IMMEDIATELY | RUBY_TYPED_WB_PROTECTED,
+};
+
+/* Loader.start(read_io, opts): start parsing what arrives on read_io.
+ * The descriptor is duplicated, so the caller may close read_io at once. */
+static VALUE
+loader_s_start(VALUE klass, VALUE io, VALUE opts)
+{
+    rb_loader *l;
+    VALUE obj = TypedData_Make_Struct(klass, rb_loader, &loader_type, l);
+    if (!NIL_P(opts) && RTEST(rb_hash_lookup(opts, ID2SYM(rb_intern("progress")))))
+        rb_raise(rb_eArgError, "progress: is not supported by snapshot");
+    loader_state *s = calloc(1, sizeof(*s));
+    if (!s)
+        rb_memerror();
+    s->fd = -1;
+    atomic_init(&s->cancel, 0);
+    atomic_init(&s->refs, 1);
+    hscope_error_init(&s->err);
+    l->s = s;
+    load_options_from(opts, &s->opts);
+    io = rb_io_get_io(io);
+    s->fd = fcntl(io_fd(io), F_DUPFD_CLOEXEC, 3);
+    if (s->fd < 0)
+        rb_sys_fail("dup");
+    int fl = fcntl(s->fd, F_GETFL);
+    if (fl >= 0 && (fl & O_NONBLOCK))
+        fcntl(s->fd, F_SETFL, fl & ~O_NONBLOCK);
+#ifdef F_SETPIPE_SZ
+    fcntl(s->fd, F_SETPIPE_SZ, 1 << 20); /* fewer wake-ups; best effort */
+#endif
+    atomic_store(&s->refs, 2);
+    int rc = pthread_create(&s->tid, NULL, loader_main, s);
+    if (rc != 0) {
+        atomic_store(&s->refs, 1);
+        errno = rc;
+        rb_sys_fail("pthread_create");
+    }
+    s->started = 1;
+    RB_GC_GUARD(io);
+    return obj;
+}
+
+static loader_state *
+loader_get(VALUE obj)
+{
+    rb_loader *l = rb_check_typeddata(obj, &loader_type);
+    if (!l->s)
+        rb_raise(eError, "loader is not started");
+    return l->s;
+}
+
+/* Loader#cancel: ask the thread to stop at its next progress check. */
+static VALUE
+loader_cancel(VALUE self)
+{
+    atomic_store(&loader_get(self)->cancel, 1);
+    return self;
+}
+
+typedef struct join_args {
+    loader_state *s;
+    rb_heap *target;
+} join_args;
+
+static void *
+loader_join_nogvl(void *p)
+{
+    join_args *j = p;
+    pthread_join(j->s->tid, NULL);
+    j->s->joined = 1;
+    j->target->heap = j->s->heap;
+    j->s->heap = NULL;
+    return NULL;
+}
+
+static void
+ubf_loader(void *p)
+{
+    atomic_store(&((join_args *)p)->s->cancel, 1);
+}
+
+/* Loader#finish(into = nil): wait for the thread (close the write end
+ * first!) and return the Heap - `into`, an empty Heap made beforehand by
+ * Heap._new_empty, or a new one - or raise the load's error. */
+static VALUE
+loader_finish(int argc, VALUE *argv, VALUE self)
+{
+    VALUE into = argc > 0 ? argv[0] : Qnil;
+    rb_check_arity(argc, 0, 1);
+    loader_state *s = loader_get(self);
+    if (s->joined)
+        rb_raise(eError, "loader already finished");
+    VALUE obj = NIL_P(into) ? heap_alloc(cHeap) : into;
+    if (heap_data(obj)->heap)
+        rb_raise(rb_eArgError, "heap already loaded");
+    join_args j = { s, heap_data(obj) };
+    rb_thread_call_without_gvl(loader_join_nogvl, &j, ubf_loader, &j);
+    if (s->st != HSCOPE_OK)
+        raise_status(s->st, &s->err);
+    heap_account(j.target);
+    return obj;
+}
+
+/* ------------------------------------------------------------------ */
+/* Heap accessors                                                     */
+/* ------------------------------------------------------------------ */
+
+static hscope_id
+id_arg(const hscope_heap_t *h, VALUE v)
+{
+    unsigned long long id = NUM2ULL(v);
+    if (id >= hscope_heap_object_count(h))
+        rb_raise(rb_eIndexError, "object id %llu out of range", id);
+    return (hscope_id)id;
+}
+
+static VALUE
+cstr_or_nil(const char *s)
+{
+    return s ? rb_utf8_str_new_cstr(s) : Qnil;
+}
+
+static VALUE
+heap_object_count(VALUE self)
+{
+    return ULL2NUM(hscope_heap_object_count(heap_get(self)));
+}
+
+static VALUE
+heap_reference_count(VALUE self)
+{
+    return ULL2NUM(hscope_heap_reference_count(heap_get(self)));
+}
+
+static VALUE
+heap_dangling_count(VALUE self)
+{
+    return ULL2NUM(hscope_heap_dangling_count(heap_get(self)));
+}
+
+#define STAT(name) rb_hash_aset(r, ID2SYM(rb_intern(#name)), ULL2NUM(s.name))
+
+/* Heap#stats: the library's load statistics (hscope_load_stats). */
+static VALUE
+heap_stats(VALUE self)
+{
+    hscope_load_stats s;
+    hscope_load_stats_init(&s);
+    hscope_status st = hscope_heap_stats(heap_get(self), &s);
+    if (st != HSCOPE_OK)
+        raise_status(st, NULL);
+    VALUE r = rb_hash_new();
+    rb_hash_aset(r, ID2SYM(rb_intern("gzip")), s.gzip ? Qtrue : Qfalse);
+    STAT(input_bytes);
+    STAT(bytes);
+    STAT(lines);
+    STAT(objects);
+    STAT(references);
+    STAT(root_records);
+    STAT(root_references);
+    STAT(shapes);
+    STAT(free_slots);
+    STAT(dangling_references);
+    STAT(dangling_addresses);
+    STAT(duplicate_addresses);
+    STAT(skipped_lines);
+    STAT(unknown_keys);
+    STAT(unknown_types);
+    rb_hash_aset(r, ID2SYM(rb_intern("truncated")), s.truncated ? Qtrue : Qfalse);
+    STAT(load_ns);
+    STAT(model_bytes);
+    STAT(index_bytes);
+    STAT(total_memsize);
+    return r;
+}
+
+/* Heap#skipped: { "bad_json" => 3, ... } for every reason that occurred. */
+static VALUE
+heap_skipped(VALUE self)
+{
+    hscope_heap_t *h = heap_get(self);
+    VALUE r = rb_hash_new();
+    for (int32_t i = 0; i < HSCOPE_SKIP__COUNT; i++) {
+        uint64_t n = hscope_heap_skipped(h, i);
+        if (n)
+            rb_hash_aset(r, rb_str_new_cstr(hscope_skip_reason_name(i)), ULL2NUM(n));
+    }
+    return r;
+}
+
+/* Heap#skipped_lines: [[line, "reason"], ...] (the first few). */
+static VALUE
+heap_skipped_lines(VALUE self)
+{
+    hscope_heap_t *h = heap_get(self);
+    VALUE r = rb_ary_new();
+    for (uint32_t i = 0;; i++) {
+        int32_t reason = 0;
+        uint64_t line = hscope_heap_skipped_line(h, i, &reason);
+        if (!line)
+            break;
+        rb_ary_push(r, rb_assoc_new(ULL2NUM(line),
+                                    rb_str_new_cstr(hscope_skip_reason_name(reason))));
+    }
+    return r;
+}
+
+/* Heap#_roots: [[name, records, targets, dangling], ...] */
+static VALUE
+heap_roots(VALUE self)
+{
+    hscope_heap_t *h = heap_get(self);
+    uint32_t n = hscope_heap_root_category_count(h);
+    VALUE r = rb_ary_new_capa(n);
+    for (uint32_t i = 0; i < n; i++) {
+        const hscope_id *t;
+        uint64_t cnt = 0, dang = 0;
+        hscope_heap_root_targets(h, i, &t, &cnt, &dang);
+        rb_ary_push(r, rb_ary_new_from_args(4, cstr_or_nil(hscope_heap_root_category_name(h, i)),
+                                            ULL2NUM(hscope_heap_root_category_records(h, i)),
+                                            ULL2NUM(cnt), ULL2NUM(dang)));
+    }
+    return r;
+}
+
+static VALUE
+root_name(const hscope_heap_t *h, int32_t cat)
+{
+    return cat >= 0 ? cstr_or_nil(hscope_heap_root_category_name(h, (uint32_t)cat)) : Qnil;
+}
+
+/* Heap#_find(address) -> id or nil */
+static VALUE
+heap_find(VALUE self, VALUE addr)
+{
+    hscope_id id;
+    if (hscope_heap_find(heap_get(self), NUM2ULL(addr), &id) != HSCOPE_OK)
+        return Qnil;
+    return UINT2NUM(id);
+}
+
+static VALUE
+heap_address(VALUE self, VALUE id)
+{
+    hscope_heap_t *h = heap_get(self);
+    return ULL2NUM(hscope_heap_object_address(h, id_arg(h, id)));
+}
+
+/* Heap#_info(id) -> [address, type, class_label, detail, memsize, size,
+ *                    generation, file, line, method, flags, class_address] */
+static VALUE
+heap_info(VALUE self, VALUE vid)
+{
+    hscope_heap_t *h = heap_get(self);
+    hscope_id id = id_arg(h, vid);
+    int64_t gen = hscope_heap_object_generation(h, id);
+    uint32_t line = hscope_heap_object_line(h, id);
+    VALUE v[12] = {
+        ULL2NUM(hscope_heap_object_address(h, id)),
+        rb_str_new_cstr(hscope_heap_type_name(h, hscope_heap_object_type(h, id))),
+        cstr_or_nil(hscope_heap_object_class_label(h, id)),
+        cstr_or_nil(hscope_heap_object_detail(h, id)),
+        ULL2NUM(hscope_heap_object_memsize(h, id)),
+        ULL2NUM(hscope_heap_object_size(h, id)),
+        gen < 0 ? Qnil : LL2NUM(gen),
+        cstr_or_nil(hscope_heap_object_file(h, id)),
+        line ? UINT2NUM(line) : Qnil,
+        cstr_or_nil(hscope_heap_object_method(h, id)),
+        UINT2NUM(hscope_heap_object_flags(h, id)),
+        ULL2NUM(hscope_heap_object_class_address(h, id)),
+    };
+    return rb_ary_new_from_values(12, v);
+}
+
+static VALUE
+ids_to_ary(const hscope_id *ids, uint64_t n)
+{
+    VALUE r = rb_ary_new_capa((long)n);
+    for (uint64_t i = 0; i < n; i++)
+        rb_ary_push(r, UINT2NUM(ids[i]));
+    return r;
+}
+
+/* Heap#_refs(id) -> [ids], in dump order, with duplicates */
+static VALUE
+heap_refs(VALUE self, VALUE vid)
+{
+    hscope_heap_t *h = heap_get(self);
+    const hscope_id *t;
+    uint64_t n;
+    hscope_status st = hscope_heap_object_references(h, id_arg(h, vid), &t, &n);
+    if (st != HSCOPE_OK)
+        raise_status(st, NULL);
+    return ids_to_ary(t, n);
+}
+
+typedef struct referrers_args {
+    hscope_heap_t *h;
+    hscope_id id;
+    const hscope_id *src;
+    uint64_t n;
+    hscope_error err;
+    hscope_status st;
+} referrers_args;
+
+static void *
+referrers_nogvl(void *p)
+{
+    referrers_args *a = p;
+    a->st = hscope_heap_object_referrers(a->h, a->id, &a->src, &a->n, &a->err);
+    return NULL;
+}
+
+/* Heap#_referrers(id) -> [ids]; the first call builds the reverse index
+ * (linear in the heap), without the GVL. */
+static VALUE
+heap_referrers(VALUE self, VALUE vid)
+{
+    referrers_args a;
+    memset(&a, 0, sizeof(a));
+    a.h = heap_get(self);
+    a.id = id_arg(a.h, vid);
+    hscope_error_init(&a.err);
+    rb_thread_call_without_gvl(referrers_nogvl, &a, NULL, NULL);
+    if (a.st != HSCOPE_OK)
+        raise_status(a.st, &a.err);
+    VALUE r = ids_to_ary(a.src, a.n);
+    RB_GC_GUARD(self);
+    return r;
+}
+
+/* Heap#_value(id) -> String (ASCII-8BIT) or nil; needs values: true */
+static VALUE
+heap_value(VALUE self, VALUE vid)
+{
+    hscope_heap_t *h = heap_get(self);
+    const char *d;
+    uint64_t n;
+    if (hscope_heap_object_value(h, id_arg(h, vid), &d, &n) != HSCOPE_OK)
+        return Qnil;
+    return rb_str_new(d, (long)n);
+}
+
+/* Heap#_column(code) -> [packed String, element size] (a copy). */
+static VALUE
+heap_column(VALUE self, VALUE code)
+{
+    const void *data;
+    uint64_t len;
+    int32_t et;
+    hscope_status st = hscope_heap_column(heap_get(self), NUM2INT(code), &data, &len, &et);
+    if (st != HSCOPE_OK)
+        raise_status(st, NULL);
+    long es = et == HSCOPE_ELEM_U8 ? 1 : et == HSCOPE_ELEM_U16 ? 2 : et == HSCOPE_ELEM_U32 ? 4 : 8;
+    if (len > (uint64_t)LONG_MAX / (uint64_t)es)
+        rb_raise(rb_eRangeError, "column too large");
+    VALUE s = rb_str_new(data, (long)len * es);
+    RB_GC_GUARD(self);
+    return rb_assoc_new(s, LONG2NUM(es));
+}
+
+static VALUE
+heap_type_name(VALUE self, VALUE code)
+{
+    return rb_str_new_cstr(hscope_heap_type_name(heap_get(self), NUM2INT(code)));
+}
+
+/* ------------------------------------------------------------------ */
+/* derived handles: tally, diff, dominator tree, paths, holders       */
+/* ------------------------------------------------------------------ */
+
+typedef struct rb_handle {
+    void *ptr;
+    void (*free_fn)(void *);
+    VALUE parent;          /* the Ruby object whose heap this refers to */
+    hscope_heap_t *heap;   /* the heap the handle's ids refer to */
+    size_t accounted;
+    /* Diffs only: a filtered view of the leaked set (Diff#_exclude_files),
+     * used instead of hscope_diff_objects() when `filtered` is set. */
+    int filtered;
+    hscope_id *sub;
+    uint64_t nsub, submem, subexcluded;
+} rb_handle;
+
+static void
+handle_mark(void *p)
+{
+    rb_gc_mark_movable(((rb_handle *)p)->parent);
+}
+
+static void
+handle_compact(void *p)
+{
+    rb_handle *h = p;
+    h->parent = rb_gc_location(h->parent);
+}
+
+static void
+handle_free(void *p)
+{
+    rb_handle *h = p;
+    if (h->ptr && h->free_fn)
+        h->free_fn(h->ptr);
+    xfree(h->sub);
+    if (h->accounted)
+        rb_gc_adjust_memory_usage(-(ssize_t)h->accounted);
+    xfree(h);
+}
+
+static size_t
+handle_memsize(const void *p)
+{
+    const rb_handle *h = p;
+    return sizeof(*h) + h->accounted;
+}
+
+#define HANDLE_TYPE(var, name)                                                    \
+    static const rb_data_type_t var = {                                           \
+        name,                                                                     \
+        { handle_mark, handle_free, handle_memsize, handle_compact, { 0 } },      \
+        0, 0, RUBY_TYPED_FREE_IMMEDIATELY | RUBY_TYPED_WB_PROTECTED,              \
+    }
+
+HANDLE_TYPE(tally_type, "Heapscope::Native::Tally");
+HANDLE_TYPE(diff_type, "Heapscope::Diff");
+HANDLE_TYPE(domtree_type, "Heapscope::DominatorTree");
+HANDLE_TYPE(paths_type, "Heapscope::Native::Paths");
+HANDLE_TYPE(holders_type, "Heapscope::Native::Holders");
+
+static void free_tally(void *p) { hscope_tally_free(p); }
+static void free_diff(void *p) { hscope_diff_free(p); }
+static void free_domtree(void *p) { hscope_domtree_free(p); }
+static void free_paths(void *p) { hscope_paths_free(p); }
+static void free_holders(void *p) { hscope_holders_free(p); }
+
+static VALUE
+handle_new(VALUE klass, const rb_data_type_t *type, void (*free_fn)(void *),
+           VALUE parent, hscope_heap_t *heap)
+{
+    rb_handle *h;
+    VALUE obj = TypedData_Make_Struct(klass, rb_handle, type, h);
+    h->free_fn = free_fn;
+    h->heap = heap;
+    RB_OBJ_WRITE(obj, &h->parent, parent);
+    return obj;
+}
+
+static rb_handle *
+handle_get(VALUE obj, const rb_data_type_t *type)
+{
+    rb_handle *h = rb_check_typeddata(obj, type);
+    if (!h->ptr)
+        rb_raise(eError, "%s is not initialised", type->wrap_struct_name);
+    return h;
+}
+
+static void
+handle_account(rb_handle *h, uint64_t bytes)
+{
+    h->accounted = (size_t)bytes;
+    rb_gc_adjust_memory_usage((ssize_t)h->accounted);
+}
+
+/* One analysis call run without the GVL.  The result is stored straight
+ * into the pre-allocated handle, so an interrupt raised when the call
+ * returns cannot leak it. */
+typedef struct analysis_args {
+    int what;
+    rb_handle *out;
+    hscope_heap_t *heap;
+    const hscope_heap_t *cheap;
+    hscope_diff_t *diff;
+    hscope_domtree_t *tree;
+    hscope_heap_t *a, *b, *c;
+    const char *pa, *pb, *pc;
+    const char *key;
+    const hscope_id *ids;
+    uint64_t nids;
+    hscope_tally_options topts;
+    hscope_dom_options dopts;
+    hscope_diff_options fopts;
+    load_args *load;            /* diff_files: progress / cancellation */
+    hscope_error err;
+    hscope_status st;
+} analysis_args;
+
+enum { AN_TALLY, AN_DIFF_TALLY, AN_SUBSET_TALLY, AN_DOMTREE, AN_PATHS, AN_DIFF, AN_DIFF_FILES,
+       AN_HOLDERS };
+
+static void *
+analysis_nogvl(void *p)
+{
+    analysis_args *a = p;
+    void *res = NULL;
+    switch (a->what) {
+    case AN_TALLY:
+        a->st = hscope_tally_compute((hscope_tally_t **)&res, a->heap, a->key, &a->topts, &a->err);
+        break;
+    case AN_DIFF_TALLY:
+        a->st = hscope_diff_tally((hscope_tally_t **)&res, a->diff, a->key, &a->topts, &a->err);
+        break;
+    case AN_SUBSET_TALLY:
+        a->st = hscope_tally_subset((hscope_tally_t **)&res, a->heap, a->key, a->ids, a->nids,
+                                    &a->topts, &a->err);
+        break;
+    case AN_DOMTREE:
+        a->st = hscope_domtree_compute((hscope_domtree_t **)&res, a->heap, &a->dopts, &a->err);
+        break;
+    case AN_PATHS:
+        a->st = hscope_paths_compute((hscope_paths_t **)&res, a->heap, &a->dopts, &a->err);
+        break;
+    case AN_DIFF:
+        a->st = hscope_diff_compute((hscope_diff_t **)&res, a->a, a->b, a->c, &a->fopts, &a->err);
+        break;
+    case AN_DIFF_FILES:
+        a->load->opts.progress = load_progress;
+        a->load->opts.progress_user_data = a->load;
+        a->st = hscope_diff_files((hscope_diff_t **)&res, a->pa, a->pb, a->pc,
+                                  &a->load->opts, &a->fopts, &a->err);
+        break;
+    case AN_HOLDERS:
+        a->st = hscope_holders_compute((hscope_holders_t **)&res, a->tree, a->ids, a->nids,
+                                       &a->err);
+        break;
+    default:
+        a->st = HSCOPE_ERR_INTERNAL;
+    }
+    a->out->ptr = res;
+    return NULL;
+}
+
+static void
+run_analysis(analysis_args *a)
+{
+    hscope_error_init(&a->err);
+    if (a->load) {
+        atomic_init(&a->load->cancel, 0);
+        rb_thread_call_without_gvl(analysis_nogvl, a, ubf_cancel, a->load);
+        if (a->load->pstate)
+            rb_jump_tag(a->load->pstate);
+    } else {
+        rb_thread_call_without_gvl(analysis_nogvl, a, NULL, NULL);
+    }
+    if (a->st != HSCOPE_OK)
+        raise_status(a->st, &a->err);
+}
+
+static uint32_t
+sort_arg(VALUE sort)
+{
+    if (NIL_P(sort))
+        return HSCOPE_SORT_COUNT;
+    ID s = SYMBOL_P(sort) ? SYM2ID(sort) : rb_intern_str(rb_String(sort));
+    if (s == rb_intern("count"))
+        return HSCOPE_SORT_COUNT;
+    if (s == rb_intern("memsize"))
+        return HSCOPE_SORT_MEMSIZE;
+    rb_raise(rb_eArgError, "sort: must be :count or :memsize");
+}
+
+static uint64_t
+top_arg(VALUE top)
+{
+    if (NIL_P(top))
+        return 0;
+    long long t = NUM2LL(top);
+    if (t < 0)
+        rb_raise(rb_eArgError, "top: must not be negative");
+    return (uint64_t)t;
+}
+
+/* Heap#_tally(key, top, sort) -> Native::Tally */
+static VALUE
+heap_tally(VALUE self, VALUE key, VALUE top, VALUE sort)
+{
+    analysis_args a;
+    memset(&a, 0, sizeof(a));
+    a.heap = heap_get(self);
+    key = rb_str_new_frozen(StringValue(key));
+    a.key = StringValueCStr(key);
+    hscope_tally_options_init(&a.topts);
+    a.topts.top = top_arg(top);
+    a.topts.sort = sort_arg(sort);
+    VALUE obj = handle_new(cTally, &tally_type, free_tally, self, a.heap);
+    a.out = DATA_PTR(obj);
+    a.what = AN_TALLY;
+    run_analysis(&a);
+    handle_account(a.out, hscope_tally_row_count(a.out->ptr) * 48);
+    RB_GC_GUARD(key);
+    return obj;
+}
+
+static void
+dom_opts(hscope_dom_options *o, VALUE class_edges)
+{
+    hscope_dom_options_init(o);
+    if (!RTEST(class_edges))
+        o->flags |= HSCOPE_DOM_NO_CLASS_EDGES;
+}
+
+/* Heap#_dominators(class_edges) -> DominatorTree */
+static VALUE
+heap_dominators(VALUE self, VALUE class_edges)
+{
+    analysis_args a;
+    memset(&a, 0, sizeof(a));
+    a.heap = heap_get(self);
+    dom_opts(&a.dopts, class_edges);
+    VALUE obj = handle_new(cDomTree, &domtree_type, free_domtree, self, a.heap);
+    a.out = DATA_PTR(obj);
+    a.what = AN_DOMTREE;
+    run_analysis(&a);
+    /* idom + retained count + retained size: 16 bytes per object */
+    handle_account(a.out, hscope_heap_object_count(a.heap) * 16);
+    return obj;
+}
+
+/* Heap#_paths(class_edges) -> Native::Paths */
+static VALUE
+heap_paths(VALUE self, VALUE class_edges)
+{
+    analysis_args a;
+    memset(&a, 0, sizeof(a));
+    a.heap = heap_get(self);
+    dom_opts(&a.dopts, class_edges);
+    VALUE obj = handle_new(cPaths, &paths_type, free_paths, self, a.heap);
+    a.out = DATA_PTR(obj);
+    a.what = AN_PATHS;
+    run_analysis(&a);
+    handle_account(a.out, hscope_heap_object_count(a.heap) * 4);
+    return obj;
+}
+
+/* ---- Tally ---- */
+
+static VALUE
+tally_rows(VALUE self)
+{
+    rb_handle *h = handle_get(self, &tally_type);
+    uint64_t n = hscope_tally_row_count(h->ptr);
+    VALUE r = rb_ary_new_capa((long)n);
+    for (uint64_t i = 0; i < n; i++)
+        rb_ary_push(r, rb_ary_new_from_args(3, cstr_or_nil(hscope_tally_row_key(h->ptr, i)),
+                                            ULL2NUM(hscope_tally_row_count_of(h->ptr, i)),
+                                            ULL2NUM(hscope_tally_row_memsize(h->ptr, i))));
+    return r;
+}
+
+static VALUE
+tally_group_count(VALUE self)
+{
+    return ULL2NUM(hscope_tally_group_count(handle_get(self, &tally_type)->ptr));
+}
+
+static VALUE
+tally_totals(VALUE self)
+{
+    uint64_t c = 0, m = 0;
+    hscope_tally_totals(handle_get(self, &tally_type)->ptr, &c, &m);
+    return rb_assoc_new(ULL2NUM(c), ULL2NUM(m));
+}
+
+/* Tally#_row_addresses(i, limit) -> [addresses] of the row's members
+ * (tallies of a diff only), at most limit (nil: all). */
+static VALUE
+tally_row_addresses(VALUE self, VALUE vi, VALUE limit)
+{
+    rb_handle *h = handle_get(self, &tally_type);
+    const hscope_id *ids;
+    uint64_t n;
+    hscope_status st = hscope_tally_row_objects(h->ptr, NUM2ULL(vi), &ids, &n);
+    if (st != HSCOPE_OK)
+        raise_status(st, NULL);
+    if (!NIL_P(limit) && (uint64_t)NUM2ULL(limit) < n)
+        n = NUM2ULL(limit);
+    VALUE r = rb_ary_new_capa((long)n);
+    for (uint64_t k = 0; k < n; k++)
+        rb_ary_push(r, ULL2NUM(hscope_heap_object_address(h->heap, ids[k])));
+    RB_GC_GUARD(self);
+    return r;
+}
+
+/* ---- Diff ---- */
+
+static uint32_t
+diff_flags(VALUE address_only, VALUE keep_dumper)
+{
+    return (RTEST(address_only) ? HSCOPE_DIFF_ADDRESS_ONLY : 0) |
+           (RTEST(keep_dumper) ? HSCOPE_DIFF_KEEP_DUMPER : 0);
+}
+
+/* Diff._compute(a, b, c_or_nil, address_only, keep_dumper) */
+static VALUE
+diff_s_compute(VALUE klass, VALUE a, VALUE b, VALUE c, VALUE address_only, VALUE keep_dumper)
+{
+    analysis_args x;
+    memset(&x, 0, sizeof(x));
+    x.a = heap_get(a);
+    x.b = heap_get(b);
+    x.c = NIL_P(c) ? NULL : heap_get(c);
+    hscope_diff_options_init(&x.fopts);
+    x.fopts.flags = diff_flags(address_only, keep_dumper);
+    VALUE target = NIL_P(c) ? b : c;
+    VALUE obj = handle_new(klass, &diff_type, free_diff, target, heap_get(target));
+    x.out = DATA_PTR(obj);
+    x.what = AN_DIFF;
+    run_analysis(&x);
+    handle_account(x.out, hscope_diff_count(x.out->ptr) * 4);
+    RB_GC_GUARD(a);
+    RB_GC_GUARD(b);
+    RB_GC_GUARD(c);
+    return obj;
+}
+
+/* Diff._files(path_a, path_b, path_c_or_nil, load_opts, address_only,
+ * keep_dumper): only the last dump is loaded; the others are streamed.
+ * The loaded heap is borrowed from the diff: its Heap object and the Diff
+ * keep each other alive. */
+static VALUE
+diff_s_files(VALUE klass, VALUE pa, VALUE pb, VALUE pc, VALUE opts, VALUE address_only,
+             VALUE keep_dumper)
+{
+    analysis_args x;
+    load_args l;
+    memset(&x, 0, sizeof(x));
+    memset(&l, 0, sizeof(l));
+    FilePathValue(pa);
+    FilePathValue(pb);
+    pa = rb_str_new_frozen(pa);
+    pb = rb_str_new_frozen(pb);
+    x.pa = StringValueCStr(pa);
+    x.pb = StringValueCStr(pb);
+    if (!NIL_P(pc)) {
+        FilePathValue(pc);
+        pc = rb_str_new_frozen(pc);
+        x.pc = StringValueCStr(pc);
+    }
+    load_options_from(opts, &l.opts);
+    l.progress = NIL_P(opts) ? Qnil : rb_hash_lookup(opts, ID2SYM(rb_intern("progress")));
+    x.load = &l;
+    hscope_diff_options_init(&x.fopts);
+    x.fopts.flags = diff_flags(address_only, keep_dumper);
+    VALUE obj = handle_new(klass, &diff_type, free_diff, Qfalse, NULL);
+    x.out = DATA_PTR(obj);
+    x.what = AN_DIFF_FILES;
+    run_analysis(&x);
+    rb_handle *d = x.out;
+    d->heap = hscope_diff_heap(d->ptr);
+    VALUE hobj = heap_alloc(cHeap);
+    rb_heap *hh = heap_data(hobj);
+    hh->heap = d->heap;
+    RB_OBJ_WRITE(hobj, &hh->owner, obj);
+    RB_OBJ_WRITE(obj, &d->parent, hobj);
+    heap_account(hh);
+    handle_account(d, hscope_diff_count(d->ptr) * 4);
+    RB_GC_GUARD(pa);
+    RB_GC_GUARD(pb);
+    RB_GC_GUARD(pc);
+    RB_GC_GUARD(l.progress);
+    return obj;
+}
+
+static hscope_diff_t *
+diff_get(VALUE self)
+{
+    return handle_get(self, &diff_type)->ptr;
+}
+
+/* The leaked set: the library's, or the filtered view. */
+static const hscope_id *
+diff_ids(const rb_handle *h, uint64_t *n)
+{
+    if (h->filtered) {
+        *n = h->nsub;
+        return h->sub;
+    }
+    *n = hscope_diff_count(h->ptr);
+    return hscope_diff_objects(h->ptr);
+}
+
+static VALUE
+diff_count(VALUE self)
+{
+    rb_handle *h = handle_get(self, &diff_type);
+    return ULL2NUM(h->filtered ? h->nsub : hscope_diff_count(h->ptr));
+}
+
+static VALUE
+diff_memsize(VALUE self)
+{
+    rb_handle *h = handle_get(self, &diff_type);
+    return ULL2NUM(h->filtered ? h->submem : hscope_diff_memsize(h->ptr));
+}
+
+/* Objects left out: the dumper's own (library) plus those filtered here. */
+static VALUE
+diff_excluded(VALUE self)
+{
+    rb_handle *h = handle_get(self, &diff_type);
+    return ULL2NUM(hscope_diff_excluded(h->ptr) + h->subexcluded);
+}
+
+/* Diff#_exclude_files(prefixes): leave out leaked objects allocated in
+ * files starting with one of the prefixes (the gem's own snapshot code
+ * in find_leaks, as the library leaves out objspace.rb's).  Once only. */
+static VALUE
+diff_exclude_files(VALUE self, VALUE prefixes)
+{
+    rb_handle *h = handle_get(self, &diff_type);
+    Check_Type(prefixes, T_ARRAY);
+    if (h->filtered)
+        rb_raise(eError, "diff already filtered");
+    long np = RARRAY_LEN(prefixes);
+    for (long i = 0; i < np; i++)
+        Check_Type(RARRAY_AREF(prefixes, i), T_STRING);
+    uint64_t n = hscope_diff_count(h->ptr);
+    const hscope_id *ids = hscope_diff_objects(h->ptr);
+    hscope_id *keep = ALLOC_N(hscope_id, n ? n : 1);
+    uint64_t nk = 0, mem = 0;
+    const char *last = NULL;
+    int last_drop = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        const char *f = hscope_heap_object_file(h->heap, ids[i]);
+        int drop = 0;
+        if (f && f == last) {
+            drop = last_drop;
+        } else if (f) {
+            size_t fl = strlen(f);
+            for (long k = 0; k < np && !drop; k++) {
+                VALUE p = RARRAY_AREF(prefixes, k);
+                size_t pl = (size_t)RSTRING_LEN(p);
+                drop = pl && pl <= fl && memcmp(f, RSTRING_PTR(p), pl) == 0;
+            }
+            last = f;
+            last_drop = drop;
+        }
+        if (!drop) {
+            keep[nk++] = ids[i];
+            mem += hscope_heap_object_memsize(h->heap, ids[i]);
+        }
+    }
+    h->sub = keep;
+    h->nsub = nk;
+    h->submem = mem;
+    h->subexcluded = n - nk;
+    h->filtered = 1;
+    RB_GC_GUARD(prefixes);
+    return self;
+}
+static VALUE diff_reused(VALUE self) { return ULL2NUM(hscope_diff_reused_addresses(diff_get(self))); }
+static VALUE diff_warning_bits(VALUE self) { return UINT2NUM(hscope_diff_warnings(diff_get(self))); }
+static VALUE diff_warning_text(VALUE self) { return cstr_or_nil(hscope_diff_warning_text(diff_get(self))); }
+
+static VALUE
+diff_snapshot_objects(VALUE self)
+{
+    hscope_diff_t *d = diff_get(self);
+    return rb_ary_new_from_args(3, ULL2NUM(hscope_diff_snapshot_objects(d, 0)),
+                                ULL2NUM(hscope_diff_snapshot_objects(d, 1)),
+                                ULL2NUM(hscope_diff_snapshot_objects(d, 2)));
+}
+
+/* Diff#heap: the Heap the leaked objects belong to (c, or b). */
+static VALUE
+diff_heap(VALUE self)
+{
+    return handle_get(self, &diff_type)->parent;
+}
+
+/* Diff#_addresses(limit) -> leaked addresses, ascending by dump order */
+static VALUE
+diff_addresses(VALUE self, VALUE limit)
+{
+    rb_handle *h = handle_get(self, &diff_type);
+    uint64_t n;
+    const hscope_id *ids = diff_ids(h, &n);
+    if (!NIL_P(limit) && (uint64_t)NUM2ULL(limit) < n)
+        n = NUM2ULL(limit);
+    VALUE r = rb_ary_new_capa((long)n);
+    for (uint64_t i = 0; i < n; i++)
+        rb_ary_push(r, ULL2NUM(hscope_heap_object_address(h->heap, ids[i])));
+    RB_GC_GUARD(self);
+    return r;
+}
+
+/* Diff#_tally(key, top, sort) -> Native::Tally whose rows list members */
+static VALUE
+diff_tally(VALUE self, VALUE key, VALUE top, VALUE sort)
+{
+    analysis_args a;
+    memset(&a, 0, sizeof(a));
+    rb_handle *d = handle_get(self, &diff_type);
+    a.diff = d->ptr;
+    key = rb_str_new_frozen(StringValue(key));
+    a.key = StringValueCStr(key);
+    hscope_tally_options_init(&a.topts);
+    a.topts.top = top_arg(top);
+    a.topts.sort = sort_arg(sort);
+    VALUE obj = handle_new(cTally, &tally_type, free_tally, self, d->heap);
+    a.out = DATA_PTR(obj);
+    if (d->filtered) {
+        a.what = AN_SUBSET_TALLY;
+        a.heap = d->heap;
+        a.ids = d->sub;
+        a.nids = d->nsub;
+    } else {
+        a.what = AN_DIFF_TALLY;
+    }
+    run_analysis(&a);
+    uint64_t n;
+    diff_ids(d, &n);
+    handle_account(a.out, hscope_tally_row_count(a.out->ptr) * 48 + n * 4);
+    RB_GC_GUARD(key);
+    return obj;
+}
+
+/* ---- holders ---- */
+
+static VALUE
+holders_rows(VALUE hobj, const hscope_heap_t *heap)
+{
+    rb_handle *h = handle_get(hobj, &holders_type);
+    uint64_t n = hscope_holders_count(h->ptr);
+    VALUE r = rb_ary_new_capa((long)n);
+    for (uint64_t i = 0; i < n; i++) {
+        hscope_id id;
+        int32_t cat = -1;
+        uint64_t cnt = 0, mem = 0;
+        hscope_holders_get(h->ptr, i, &id, &cat, &cnt, &mem);
+        rb_ary_push(r, rb_ary_new_from_args(4, id == HSCOPE_ID_NONE ? Qnil : UINT2NUM(id),
+                                            id == HSCOPE_ID_NONE ? root_name(heap, cat) : Qnil,
+                                            ULL2NUM(cnt), ULL2NUM(mem)));
+    }
+    return r;
+}
+
+/* DominatorTree#_diff_holders(diff) -> [[holder id or nil, root category
+ * or nil, count, memsize], ...]: what holds the diff's leaked objects. */
+static VALUE
+domtree_diff_holders(VALUE self, VALUE diff)
+{
+    rb_handle *t = handle_get(self, &domtree_type);
+    rb_handle *d = handle_get(diff, &diff_type);
+    if (d->heap != t->heap)
+        rb_raise(rb_eArgError, "the dominator tree is not of the diff's heap");
+    analysis_args a;
+    memset(&a, 0, sizeof(a));
+    a.tree = t->ptr;
+    a.ids = diff_ids(d, &a.nids);
+    VALUE hobj = handle_new(cHolders, &holders_type, free_holders,
+                            self, t->heap);
+    a.out = DATA_PTR(hobj);
+    a.what = AN_HOLDERS;
+    run_analysis(&a);
+    VALUE r = holders_rows(hobj, t->heap);
+    RB_GC_GUARD(diff);
+    RB_GC_GUARD(hobj);
+    return r;
+}
+
+/* DominatorTree#_holders(ids) -> as above, for a set of object ids */
+static VALUE
+domtree_holders(VALUE self, VALUE ary)
+{
+    rb_handle *t = handle_get(self, &domtree_type);
+    Check_Type(ary, T_ARRAY);
+    long n = RARRAY_LEN(ary);
+    uint64_t count = hscope_heap_object_count(t->heap);
+    VALUE buf = rb_str_buf_new(n * (long)sizeof(hscope_id));
+    hscope_id *ids = (hscope_id *)RSTRING_PTR(buf);
+    for (long i = 0; i < n; i++) {
+        unsigned long long id = NUM2ULL(rb_ary_entry(ary, i));
+        if (id >= count)
+            rb_raise(rb_eIndexError, "object id %llu out of range", id);
+        ids[i] = (hscope_id)id;
+    }
+    analysis_args a;
+    memset(&a, 0, sizeof(a));
+    a.tree = t->ptr;
+    a.ids = ids;
+    a.nids = (uint64_t)n;
+    VALUE hobj = handle_new(cHolders, &holders_type, free_holders, self, t->heap);
+    a.out = DATA_PTR(hobj);
+    a.what = AN_HOLDERS;
+    run_analysis(&a);
+    VALUE r = holders_rows(hobj, t->heap);
+    RB_GC_GUARD(buf);
+    RB_GC_GUARD(hobj);
+    return r;
+}
+
+/* ---- DominatorTree ---- */
+
+static hscope_domtree_t *
+tree_get(VALUE self)
+{
+    return handle_get(self, &domtree_type)->ptr;
+}
+
+static VALUE
+domtree_heap(VALUE self)
+{
+    return handle_get(self, &domtree_type)->parent;
+}
+
+/* DominatorTree#_top(n) -> ids, largest retained size first */
+static VALUE
+domtree_top(VALUE self, VALUE vn)
+{
+    rb_handle *t = handle_get(self, &domtree_type);
+    uint64_t n = top_arg(vn);
+    uint64_t cnt = hscope_heap_object_count(t->heap);
+    if (n > cnt)
+        n = cnt;
+    VALUE tmp;
+    hscope_id *buf = ALLOCV_N(hscope_id, tmp, n ? n : 1);
+    uint64_t got = hscope_domtree_top(t->ptr, buf, n);
+    VALUE r = ids_to_ary(buf, got);
+    ALLOCV_END(tmp);
+    return r;
+}
+
+/* DominatorTree#_retained(id) -> [bytes, objects] or nil if unreachable */
+static VALUE
+domtree_retained(VALUE self, VALUE vid)
+{
+    rb_handle *t = handle_get(self, &domtree_type);
+    hscope_id id = id_arg(t->heap, vid);
+    if (!hscope_domtree_reachable(t->ptr, id))
+        return Qnil;
+    return rb_assoc_new(ULL2NUM(hscope_domtree_retained(t->ptr, id)),
+                        ULL2NUM(hscope_domtree_retained_count(t->ptr, id)));
+}
+
+/* DominatorTree#_idom(id) -> [id or nil, root category or nil] or nil */
+static VALUE
+domtree_idom(VALUE self, VALUE vid)
+{
+    rb_handle *t = handle_get(self, &domtree_type);
+    hscope_id idom;
+    int32_t cat = -1;
+    if (hscope_domtree_idom(t->ptr, id_arg(t->heap, vid), &idom, &cat) != HSCOPE_OK)
+        return Qnil;
+    if (idom != HSCOPE_ID_NONE)
+        return rb_assoc_new(UINT2NUM(idom), Qnil);
+    return rb_assoc_new(Qnil, root_name(t->heap, cat));
+}
+
+/* DominatorTree#_chain(id) -> [root category or nil, ids top-down] or nil */
+static VALUE
+domtree_chain(VALUE self, VALUE vid)
+{
+    rb_handle *t = handle_get(self, &domtree_type);
+    hscope_id id = id_arg(t->heap, vid);
+    uint64_t len = hscope_domtree_chain(t->ptr, id, NULL, 0, NULL);
+    if (!len)
+        return Qnil;
+    VALUE tmp;
+    hscope_id *buf = ALLOCV_N(hscope_id, tmp, len);
+    int32_t cat = -1;
+    len = hscope_domtree_chain(t->ptr, id, buf, len, &cat);
+    VALUE r = rb_assoc_new(root_name(t->heap, cat), ids_to_ary(buf, len));
+    ALLOCV_END(tmp);
+    return r;
+}
+
+/* DominatorTree#_children(id or nil, root category index) -> ids */
+static VALUE
+domtree_children(VALUE self, VALUE vid, VALUE vcat)
+{
+    rb_handle *t = handle_get(self, &domtree_type);
+    hscope_id id = NIL_P(vid) ? HSCOPE_ID_NONE : id_arg(t->heap, vid);
+    const hscope_id *kids;
+    uint64_t n;
+    hscope_error err = HSCOPE_ERROR_INIT;
+    hscope_status st = hscope_domtree_children(t->ptr, id, NUM2INT(vcat), &kids, &n, &err);
+    if (st != HSCOPE_OK)
+        raise_status(st, &err);
+    return ids_to_ary(kids, n);
+}
+
+/* DominatorTree#_unreachable(limit) -> ids */
+static VALUE
+domtree_unreachable(VALUE self, VALUE limit)
+{
+    rb_handle *t = handle_get(self, &domtree_type);
+    const hscope_id *ids;
+    uint64_t n;
+    hscope_error err = HSCOPE_ERROR_INIT;
+    hscope_status st = hscope_domtree_unreachable(t->ptr, &ids, &n, &err);
+    if (st != HSCOPE_OK)
+        raise_status(st, &err);
+    if (!NIL_P(limit) && (uint64_t)NUM2ULL(limit) < n)
+        n = NUM2ULL(limit);
+    return ids_to_ary(ids, n);
+}
+
+/* DominatorTree#totals -> Hash */
+static VALUE
+domtree_totals(VALUE self)
+{
+    uint64_t r = 0, rm = 0, u = 0, um = 0;
+    hscope_domtree_totals(tree_get(self), &r, &rm, &u, &um);
+    VALUE h = rb_hash_new();
+    rb_hash_aset(h, ID2SYM(rb_intern("reachable")), ULL2NUM(r));
+    rb_hash_aset(h, ID2SYM(rb_intern("reachable_memsize")), ULL2NUM(rm));
+    rb_hash_aset(h, ID2SYM(rb_intern("unreachable")), ULL2NUM(u));
+    rb_hash_aset(h, ID2SYM(rb_intern("unreachable_memsize")), ULL2NUM(um));
+    return h;
+}
+
+/* ---- Paths ---- */
+
+/* Paths#_path(id) -> [root category or nil, ids from the root down to
+ * id] or nil when unreachable */
+static VALUE
+paths_path(VALUE self, VALUE vid)
+{
+    rb_handle *p = handle_get(self, &paths_type);
+    hscope_id id = id_arg(p->heap, vid);
+    uint64_t len = hscope_paths_get(p->ptr, id, NULL, 0, NULL);
+    if (!len)
+        return Qnil;
+    VALUE tmp;
+    hscope_id *buf = ALLOCV_N(hscope_id, tmp, len);
+    int32_t cat = -1;
+    len = hscope_paths_get(p->ptr, id, buf, len, &cat);
+    VALUE r = rb_assoc_new(root_name(p->heap, cat), ids_to_ary(buf, len));
+    ALLOCV_END(tmp);
+    return r;
+}
+
+/* ------------------------------------------------------------------ */
+/* module                                                             */
+/* ------------------------------------------------------------------ */
+
+static VALUE
+define_error(const char *name, VALUE super, hscope_status st)
+{
+    VALUE k = rb_define_class_under(mHeapscope, name, super);
+    if (st > 0)
+        eStatus[st] = k;
+    return k;
+}
+
+RUBY_FUNC_EXPORTED void
+Init_heapscope(void)
+{
+    mHeapscope = rb_define_module("Heapscope");
+    mNative = rb_define_module_under(mHeapscope, "Native");
+
+    rb_define_const(mHeapscope, "LIBRARY_VERSION", rb_str_freeze(rb_str_new_cstr(hscope_version_string())));
+    rb_define_const(mHeapscope, "LIBRARY_VERSION_NUMBER", UINT2NUM(hscope_version_number()));
+    rb_define_const(mHeapscope, "HEADER_VERSION", rb_str_freeze(rb_str_new_cstr(HSCOPE_VERSION_STRING)));
+
+    /* Errors: one class per hscope_status. */
+    eError = rb_define_class_under(mHeapscope, "Error", rb_eStandardError);
+    define_error("InvalidArgumentError", eError, HSCOPE_ERR_INVALID_ARG);
+    define_error("OutOfMemoryError", eError, HSCOPE_ERR_NOMEM);
+    define_error("IOError", eError, HSCOPE_ERR_IO);
+    VALUE eParse = define_error("ParseError", eError, HSCOPE_ERR_PARSE);
+    define_error("NotADumpError", eError, HSCOPE_ERR_NOT_A_DUMP);
+    define_error("GzipError", eError, HSCOPE_ERR_GZIP);
+    define_error("LimitError", eError, HSCOPE_ERR_LIMIT);
+    define_error("CancelledError", eError, HSCOPE_ERR_CANCELLED);
+    define_error("NotFoundError", eError, HSCOPE_ERR_NOT_FOUND);
+    define_error("UnsupportedError", eError, HSCOPE_ERR_UNSUPPORTED);
+    define_error("TruncatedError", eParse, HSCOPE_ERR_TRUNCATED);
+    define_error("InternalError", eError, HSCOPE_ERR_INTERNAL);
+
+    cHeap = rb_define_class_under(mHeapscope, "Heap", rb_cObject);
+    rb_undef_alloc_func(cHeap);
+    rb_define_singleton_method(cHeap, "_new_empty", heap_s_new_empty, 0);
+    rb_define_singleton_method(cHeap, "_open_file", heap_s_open_file, 2);
+    rb_define_singleton_method(cHeap, "_open_io", heap_s_open_io, 2);
+    rb_define_singleton_method(cHeap, "_open_memory", heap_s_open_memory, 2);
+    rb_define_method(cHeap, "object_count", heap_object_count, 0);
+    rb_define_method(cHeap, "reference_count", heap_reference_count, 0);
+    rb_define_method(cHeap, "dangling_count", heap_dangling_count, 0);
+    rb_define_method(cHeap, "stats", heap_stats, 0);
+    rb_define_method(cHeap, "skipped", heap_skipped, 0);
+    rb_define_method(cHeap, "skipped_lines", heap_skipped_lines, 0);
+    rb_define_method(cHeap, "_roots", heap_roots, 0);
+    rb_define_method(cHeap, "_find", heap_find, 1);
+    rb_define_method(cHeap, "_address", heap_address, 1);
+    rb_define_method(cHeap, "_info", heap_info, 1);
+    rb_define_method(cHeap, "_refs", heap_refs, 1);
+    rb_define_method(cHeap, "_referrers", heap_referrers, 1);
+    rb_define_method(cHeap, "_value", heap_value, 1);
+    rb_define_method(cHeap, "_column", heap_column, 1);
+    rb_define_method(cHeap, "_type_name", heap_type_name, 1);
+    rb_define_method(cHeap, "_tally", heap_tally, 3);
+    rb_define_method(cHeap, "_dominators", heap_dominators, 1);
+    rb_define_method(cHeap, "_paths", heap_paths, 1);
+
+    cLoader = rb_define_class_under(mNative, "Loader", rb_cObject);
+    rb_undef_alloc_func(cLoader);
+    rb_define_singleton_method(cLoader, "start", loader_s_start, 2);
+    rb_define_method(cLoader, "finish", loader_finish, -1);
+    rb_define_method(cLoader, "cancel", loader_cancel, 0);
+
+    cTally = rb_define_class_under(mNative, "Tally", rb_cObject);
+    rb_undef_alloc_func(cTally);
+    rb_define_method(cTally, "rows", tally_rows, 0);
+    rb_define_method(cTally, "group_count", tally_group_count, 0);
+    rb_define_method(cTally, "totals", tally_totals, 0);
+    rb_define_method(cTally, "_row_addresses", tally_row_addresses, 2);
+
+    cDiff = rb_define_class_under(mHeapscope, "Diff", rb_cObject);
+    rb_undef_alloc_func(cDiff);
+    rb_define_singleton_method(cDiff, "_compute", diff_s_compute, 5);
+    rb_define_singleton_method(cDiff, "_files", diff_s_files, 6);
+    rb_define_method(cDiff, "count", diff_count, 0);
+    rb_define_method(cDiff, "memsize", diff_memsize, 0);
+    rb_define_method(cDiff, "excluded", diff_excluded, 0);
+    rb_define_method(cDiff, "reused_addresses", diff_reused, 0);
+    rb_define_method(cDiff, "warning_bits", diff_warning_bits, 0);
+    rb_define_method(cDiff, "warning_text", diff_warning_text, 0);
+    rb_define_method(cDiff, "snapshot_objects", diff_snapshot_objects, 0);
+    rb_define_method(cDiff, "heap", diff_heap, 0);
+    rb_define_method(cDiff, "_addresses", diff_addresses, 1);
+    rb_define_method(cDiff, "_tally", diff_tally, 3);
+    rb_define_method(cDiff, "_exclude_files", diff_exclude_files, 1);
+
+    cDomTree = rb_define_class_under(mHeapscope, "DominatorTree", rb_cObject);
+    rb_undef_alloc_func(cDomTree);
+    rb_define_method(cDomTree, "heap", domtree_heap, 0);
+    rb_define_method(cDomTree, "totals", domtree_totals, 0);
+    rb_define_method(cDomTree, "_top", domtree_top, 1);
+    rb_define_method(cDomTree, "_retained", domtree_retained, 1);
+    rb_define_method(cDomTree, "_idom", domtree_idom, 1);
+    rb_define_method(cDomTree, "_chain", domtree_chain, 1);
+    rb_define_method(cDomTree, "_children", domtree_children, 2);
+    rb_define_method(cDomTree, "_unreachable", domtree_unreachable, 1);
+    rb_define_method(cDomTree, "_holders", domtree_holders, 1);
+    rb_define_method(cDomTree, "_diff_holders", domtree_diff_holders, 1);
+
+    cPaths = rb_define_class_under(mNative, "Paths", rb_cObject);
+    rb_undef_alloc_func(cPaths);
+    rb_define_method(cPaths, "_path", paths_path, 1);
+
+    cHolders = rb_define_class_under(mNative, "Holders", rb_cObject);
+    rb_undef_alloc_func(cHolders);
+}

@@ -1,0 +1,22 @@
+# frozen_string_literal: true
+
+# heapscope: analyse Ruby heap dumps (ObjectSpace.dump_all) with libheapscope.
+#
+#   require "heapscope"
+#   heap = Heapscope::Heap.load("heap.json.gz")
+#   heap.summary                                   # => { objects: ..., by_type: ... }
+#   heap.tally(by: "file:line:class", top: 20)     # bleak_house's report
+#   diff = Heapscope.diff("h1.json", "h2.json", "h3.json")
+#   diff.groups(by: "class")                       # what leaked
+#   diff.suspects                                  # what holds it
+#
+#   Heapscope.snapshot                             # this process, no temp file
+#   Heapscope.find_leaks { run_the_suspect_code }  # 3 runs, 3 snapshots, a Diff
+#
+# See README.md.
+require_relative "heapscope/version"
+require_relative "heapscope/heapscope" # the C extension
+require_relative "heapscope/rows"
+require_relative "heapscope/heap"
+require_relative "heapscope/diff"
+require_relative "heapscope/snapshot"

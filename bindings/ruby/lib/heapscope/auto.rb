@@ -1,0 +1,101 @@
+# frozen_string_literal: true
+
+# bleak_house-style conveniences, switched on by the environment:
+#
+#   HEAPSCOPE=1 ruby -r heapscope/auto app.rb
+#
+# - allocation tracing is turned on (ObjectSpace.trace_object_allocations_start),
+#   so dumps and tallies know each object's file:line;
+# - `kill -USR2 PID` writes a numbered gzip heap dump,
+#   HEAPSCOPE_DIR/heapscope.PID.N.json.gz (HEAPSCOPE_DIR defaults to
+#   Dir.tmpdir), after a full GC, from a background thread, and prints
+#     heapscope: wrote /tmp/heapscope.4242.1.json.gz (1843210 bytes, 0.42 s)
+#   (or "heapscope: dump 1 failed: ..." on an error);
+# - at exit, the top-20 file:line:class tally of the live heap goes to stderr:
+#     heapscope: exit tally of pid 4242: 123456 objects, 789 distinct file:line:class sites; top 20:
+#          count      memsize  file:line:class
+#          12000       480000  /app/models/user.rb:12:String
+#     ...
+#
+# Other settings: HEAPSCOPE_SIGNAL (default USR2; "none" for no handler),
+# HEAPSCOPE_EXIT=0 (no exit tally), HEAPSCOPE_TRACE=0 (no allocation tracing).
+# Without HEAPSCOPE=1, requiring this file does nothing.  Heapscope::Auto.install
+# does the same from code.
+require "heapscope"
+require "tmpdir"
+require "zlib" # loaded now, not in the signal handler's thread
+
+module Heapscope
+  module Auto
+    @lock = Mutex.new
+    @count = 0
+    @installed = false
+
+    class << self
+      # Directory dumps go to.
+      attr_reader :dir
+
+      # Install the signal handler and the exit report (once per process).
+      def install(dir: ENV.fetch("HEAPSCOPE_DIR", Dir.tmpdir), signal: ENV.fetch("HEAPSCOPE_SIGNAL", "USR2"),
+                  at_exit: ENV["HEAPSCOPE_EXIT"] != "0", trace: ENV["HEAPSCOPE_TRACE"] != "0",
+                  out: $stderr)
+        return false if @installed
+        @installed = true
+        @dir = dir
+        @out = out
+        ObjectSpace.trace_object_allocations_start if trace
+        install_signal(signal) unless signal.nil? || signal == "" || signal == "none"
+        if at_exit
+          pid = Process.pid
+          Kernel.at_exit { exit_report if Process.pid == pid }
+        end
+        true
+      end
+
+      # Write the next numbered dump now (on this thread); returns its path.
+      def dump
+        n = @lock.synchronize { @count += 1 }
+        write_dump(n)
+      end
+
+      # Print the exit tally (top 20 file:line:class) to +out+.
+      def exit_report(out = @out || $stderr, top: 20)
+        heap = Heapscope.snapshot
+        tally = heap.tally(by: "file:line:class", top: top)
+        out.puts "heapscope: exit tally of pid #{Process.pid}: #{heap.object_count} objects, " \
+                 "#{tally.group_count} distinct file:line:class sites; top #{tally.size}:"
+        out.print tally.to_s
+        out.flush
+      rescue StandardError => e
+        out.puts "heapscope: exit tally failed: #{e.class}: #{e.message}"
+      end
+
+      private
+
+      def install_signal(signal)
+        previous = nil
+        previous = Signal.trap(signal) do |signo|
+          # Trap context: no locks here; the dump runs on its own thread,
+          # so the handler returns at once and the app keeps running.
+          n = (@count += 1)
+          Thread.new { write_dump(n) }
+          previous.call(signo) if previous.respond_to?(:call)
+        end
+      end
+
+      def write_dump(n)
+        path = File.join(@dir, "heapscope.#{Process.pid}.#{n}.json.gz")
+        t0 = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+        @lock.synchronize { Heapscope.dump(path, gc: true, gzip: true) }
+        secs = Process.clock_gettime(Process::CLOCK_MONOTONIC) - t0
+        (@out || $stderr).puts format("heapscope: wrote %s (%d bytes, %.2f s)", path, File.size(path), secs)
+        path
+      rescue StandardError => e
+        (@out || $stderr).puts "heapscope: dump #{n} failed: #{e.class}: #{e.message}"
+        nil
+      end
+    end
+  end
+end
+
+Heapscope::Auto.install if ENV["HEAPSCOPE"] == "1"

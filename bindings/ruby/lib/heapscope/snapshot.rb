@@ -1,0 +1,123 @@
+# frozen_string_literal: true
+
+require "objspace"
+
+module Heapscope
+  OWN_DIR = "#{__dir__}/" # :nodoc:
+
+  class << self
+    # Snapshot this process's heap: run GC (gc: true), then capture the
+    # heap with ObjectSpace.dump_all and return it as a Heap.
+    #
+    # The dump is never stored: dump_all writes into a pipe on this thread
+    # while a native thread (no GVL, no Ruby objects) parses the other
+    # end, so the extra memory is the parsed model, not the dump.  With
+    # path: the dump is also written to that file (gzip if it ends in .gz)
+    # and loaded from it.  Load options as for Heap.load (except progress:).
+    #
+    # To get allocation sites (file:line) into the snapshot, trace
+    # allocations first: ObjectSpace.trace_object_allocations_start.
+    def snapshot(gc: true, path: nil, **load)
+      load = Heap.check_opts(load)
+      raise ArgumentError, "progress: is not supported by snapshot" if load[:progress]
+      full_gc if gc
+      return Heap.load(dump(path, gc: false), **load) if path
+      capture(load, nil)
+    end
+
+    # Write a heap dump of this process to +path+ (gzip when gzip: or the
+    # name ends in .gz), atomically (a temporary name, then rename), and
+    # return the path.
+    def dump(path, gc: true, gzip: path.to_s.end_with?(".gz"))
+      path = path.to_path if path.respond_to?(:to_path)
+      full_gc if gc
+      tmp = "#{path}.#{Process.pid}.tmp"
+      begin
+        gzip ? dump_gzip(tmp) : File.open(tmp, "wb") { |f| ObjectSpace.dump_all(output: f) }
+        File.rename(tmp, path)
+      ensure
+        File.unlink(tmp) if File.exist?(tmp)
+      end
+      path
+    end
+
+    # Find what a piece of code leaks.  With allocation tracing on, runs the
+    # block and takes a snapshot, three times in all, and returns the Diff
+    # of the three snapshots: the objects the block allocated on its second
+    # run that are still alive after the third.  The first run is the
+    # warm-up (caches, lazy constants).  See Diff#groups, Diff#suspects,
+    # Diff#report.
+    #
+    #   leaks = Heapscope.find_leaks { handle_request }
+    #   puts leaks.report
+    def find_leaks(gc: true, **load)
+      raise ArgumentError, "find_leaks needs a block" unless block_given?
+      load = Heap.check_opts(load)
+      # Everything kept across the runs is allocated before the first
+      # snapshot, so that none of it can pass for a leak of the block.
+      shells = Array.new(3) { Heap._new_empty }
+      ObjectSpace.trace_object_allocations do
+        3.times do |i|
+          yield
+          full_gc if gc
+          capture(load, shells[i])
+        end
+      end
+      # Leave out what this file allocated in between (inline caches of
+      # the snapshot code), as the library leaves out objspace.rb's.
+      Diff._compute(shells[0], shells[1], shells[2], false, false)._exclude_files([OWN_DIR])
+    end
+
+    private
+
+    def full_gc
+      GC.start(full_mark: true, immediate_sweep: true)
+    end
+
+    # dump_all into a pipe, parsed on a native thread.
+    def capture(load, into)
+      r, w = IO.pipe
+      loader = nil
+      done = false
+      begin
+        loader = Native::Loader.start(r, load) # parses its own dup of r
+        r.close
+        begin
+          ObjectSpace.dump_all(output: w)
+        rescue Errno::EPIPE
+          nil # the loader stopped reading; #finish raises its error
+        end
+        close_quietly(w) # EOF for the loader
+        heap = loader.finish(into)
+        done = true
+        heap
+      ensure
+        close_quietly(r)
+        close_quietly(w)
+        loader&.cancel unless done
+      end
+    end
+
+    def close_quietly(io)
+      io.close unless io.closed?
+    rescue SystemCallError, ::IOError
+      nil
+    end
+
+    def dump_gzip(tmp)
+      require "zlib"
+      r, w = IO.pipe
+      writer = Thread.new do
+        Zlib::GzipWriter.open(tmp) { |gz| IO.copy_stream(r, gz) }
+      ensure
+        r.close
+      end
+      begin
+        ObjectSpace.dump_all(output: w)
+      ensure
+        close_quietly(w)
+      end
+      writer.value
+    end
+  end
+end

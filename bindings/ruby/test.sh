@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# Test the Ruby binding the way users get it:
+#   1. gem build (vendors the library's sources into ext/heapscope/vendor);
+#   2. gem install of that .gem, linked against a fresh meson build of
+#      libheapscope (HEAPSCOPE_BUILD, via its meson-uninstalled pkg-config
+#      file), into a scratch gem directory;
+#   3. the minitest suite against the installed gem (load, snapshot, diff,
+#      errors, GC safety, auto, examples compared with examples/c);
+#   4. the two Ruby examples on fresh dumps, output compared with the C ones;
+#   5. gem install of the same .gem from its vendored sources only (no
+#      libheapscope anywhere), exported symbols checked, suite run again.
+#
+# Usage: HEAPSCOPE_BUILD=/path/to/meson/build bindings/ruby/test.sh [--no-vendored]
+# (HEAPSCOPE_BUILD defaults to the repository's build/; nothing is installed
+# outside a temporary directory, which is removed unless HEAPSCOPE_RB_KEEP=1.)
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+build=${HEAPSCOPE_BUILD:-$repo/build}
+vendored=1
+[ "${1:-}" = "--no-vendored" ] && vendored=0
+
+if [ ! -f "$build/meson-uninstalled/heapscope-uninstalled.pc" ]; then
+  echo "test.sh: $build is not a meson build of heapscope; build one first:" >&2
+  echo "  meson setup BUILD -Dtests=false && ninja -C BUILD; HEAPSCOPE_BUILD=BUILD $0" >&2
+  exit 2
+fi
+build=$(cd "$build" && pwd)
+if [ ! -e "$build/libheapscope.so" ]; then
+  echo "test.sh: $build has no libheapscope.so (run ninja -C $build)" >&2
+  exit 2
+fi
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/heapscope-rb.XXXXXX")
+cleanup() { [ "${HEAPSCOPE_RB_KEEP:-0}" = 1 ] && echo "test.sh: kept $work" || rm -rf "$work"; }
+trap cleanup EXIT
+
+sys_gem_path=$(ruby -e 'print Gem.path.join(":")')
+step() { printf '\n== %s\n' "$*"; }
+
+# ---------------------------------------------------------------- 1. build
+step "gem build"
+(cd "$here" && gem build heapscope.gemspec --output "$work/heapscope.gem") | sed 's/^/   /'
+
+# ------------------------------------------------ 2. install against build
+step "gem install (linked to $build)"
+HEAPSCOPE_BUILD=$build gem install --local --no-document --ignore-dependencies \
+  --install-dir "$work/gems" "$work/heapscope.gem" | sed 's/^/   /'
+so=$(find "$work/gems" -name heapscope.so -path '*extensions*' | head -1)
+[ -n "$so" ] || so=$(find "$work/gems" -name heapscope.so | head -1)
+ldd "$so" | grep -q "$build/libheapscope.so" || { echo "test.sh: $so does not use $build" >&2; ldd "$so" >&2; exit 1; }
+check_exports() {
+  local exports
+  exports=$(nm -D --defined-only "$1" | awk '{print $3}' | sort -u)
+  if [ "$exports" != "Init_heapscope" ]; then
+    echo "test.sh: $1 exports more than Init_heapscope:" >&2
+    echo "$exports" >&2
+    exit 1
+  fi
+  echo "   exports: $exports"
+}
+check_exports "$so"
+
+# ------------------------------------------------------------ 3. the suite
+run_suite() { # GEM_HOME
+  (
+    cd "$here"
+    export GEM_HOME=$1 GEM_PATH="$1:$sys_gem_path"
+    export HEAPSCOPE_BUILD=$build HEAPSCOPE_CLI=$build/heapscope
+    ruby -e 'require "heapscope"; so = $LOADED_FEATURES.grep(/heapscope\.so\z/)[0]
+             abort "loaded #{so}, not the installed gem" unless so.start_with?(ENV["GEM_HOME"])
+             puts "   heapscope #{Heapscope::VERSION} (library #{Heapscope::LIBRARY_VERSION}) from #{so}"'
+    ruby -w -Itest -e 'Dir["test/test_*.rb"].sort.each { |f| require File.expand_path(f) }'
+  )
+}
+step "minitest suite (installed gem, linked)"
+run_suite "$work/gems"
+
+# ----------------------------------------------------------- 4. examples
+step "examples/ruby vs examples/c"
+cat > "$work/gen.rb" <<'RUBY'
+require "objspace"
+ObjectSpace.trace_object_allocations_start
+Item = Struct.new(:name, :tags)
+$cache = {}
+3.times do |round|
+  500.times { |i| $cache["k#{round}-#{i}"] = Item.new("item #{i}", [round, i]) if i.even?; "tmp #{i}" * 4 }
+  GC.start
+  File.open("#{ARGV[0]}/ex_#{round + 1}.json", "w") { |f| ObjectSpace.dump_all(output: f) }
+end
+RUBY
+ruby --disable-gems "$work/gen.rb" "$work"
+(
+  export GEM_HOME=$work/gems GEM_PATH="$work/gems:$sys_gem_path"
+  ruby "$repo/examples/ruby/bleak_tally.rb" "$work/ex_3.json" > "$work/bleak.rb.txt"
+  ruby "$repo/examples/ruby/leak_diff.rb" "$work"/ex_{1,2,3}.json > "$work/leak.rb.txt"
+)
+head -3 "$work/bleak.rb.txt" | sed 's/^/   /'
+head -3 "$work/leak.rb.txt" | sed 's/^/   /'
+grep -q "^ *250  .*gen.rb:6:Item$" "$work/leak.rb.txt" || { echo "test.sh: leak_diff.rb missed the planted leak" >&2; exit 1; }
+[ "$(wc -l < "$work/bleak.rb.txt")" -eq 21 ] || { echo "test.sh: bleak_tally.rb printed $(wc -l < "$work/bleak.rb.txt") lines" >&2; exit 1; }
+if [ -x "$build/examples/bleak_tally" ] && [ -x "$build/examples/leak_diff" ]; then
+  "$build/examples/bleak_tally" "$work/ex_3.json" > "$work/bleak.c.txt"
+  "$build/examples/leak_diff" "$work"/ex_{1,2,3}.json > "$work/leak.c.txt"
+  diff -u "$work/bleak.c.txt" "$work/bleak.rb.txt"
+  diff -u "$work/leak.c.txt" "$work/leak.rb.txt"
+  echo "   identical to examples/c output"
+else
+  echo "   ($build/examples not built: C comparison skipped)"
+fi
+
+# ------------------------------------------------- 5. vendored-only install
+if [ "$vendored" = 1 ]; then
+  step "gem install (vendored sources, no libheapscope)"
+  env -u HEAPSCOPE_BUILD PKG_CONFIG_PATH= gem install --local --no-document --ignore-dependencies \
+    --install-dir "$work/gems-vendored" "$work/heapscope.gem" -- --disable-system-libheapscope | sed 's/^/   /'
+  so=$(find "$work/gems-vendored" -name heapscope.so -path '*extensions*' | head -1)
+  if ldd "$so" | grep -q libheapscope; then echo "test.sh: vendored build links libheapscope" >&2; exit 1; fi
+  check_exports "$so"
+  step "minitest suite (installed gem, vendored)"
+  run_suite "$work/gems-vendored"
+fi
+
+step "OK"

@@ -1,0 +1,52 @@
+# frozen_string_literal: true
+
+require_relative "test_helper"
+
+# require "heapscope/auto" with HEAPSCOPE=1: SIGUSR2 dumps, exit tally.
+class TestAuto < Minitest::Test
+  SCRIPT = <<~'RUBY'
+    $keep = Array.new(2000) { |i| "auto-#{i}" }
+    dir = ENV.fetch("HEAPSCOPE_DIR")
+    2.times do |k|
+      Process.kill("USR2", Process.pid)
+      want = File.join(dir, "heapscope.#{Process.pid}.#{k + 1}.json.gz")
+      deadline = Time.now + 60
+      sleep 0.02 until File.exist?(want) || Time.now > deadline
+      (Thread.list - [Thread.current]).each { |t| t.join(10) } # the message follows the rename
+    end
+    puts "app still running"
+  RUBY
+
+  def test_signal_dump_and_exit_tally
+    dir = Fixtures.path("auto")
+    FileUtils.mkdir_p(dir)
+    script = Fixtures.write("auto_app.rb", SCRIPT)
+    out, st = Fixtures.ruby("-rheapscope/auto", script,
+                            env: { "HEAPSCOPE" => "1", "HEAPSCOPE_DIR" => dir })
+    assert st.success?, out
+    pid = st.pid
+    assert_includes out, "app still running"
+    [1, 2].each do |n|
+      path = File.join(dir, "heapscope.#{pid}.#{n}.json.gz")
+      assert File.file?(path), "no #{path}:\n#{out}"
+      assert_match(/^heapscope: wrote #{Regexp.escape(path)} \(#{File.size(path)} bytes, \d+\.\d\d s\)$/, out)
+      heap = Heapscope::Heap.load(path)
+      assert heap.stats[:gzip]
+      row = heap.tally(by: "file:line:class", top: nil).find { |r| r.key == "#{script}:1:String" }
+      assert_equal 2000, row&.count, "traced strings missing from dump #{n}"
+    end
+    assert_equal [], Dir.children(dir).grep(/tmp/)
+    assert_match(/^heapscope: exit tally of pid #{pid}: \d+ objects, \d+ distinct file:line:class sites; top 20:$/, out)
+    assert_match(/^     count      memsize  file:line:class$/, out)
+    assert_match(/^      2000 +\d+  #{Regexp.escape(script)}:1:String$/, out)
+    table = out[/top 20:\n(.*)/m, 1].lines.drop(1)
+    assert_equal 20, table.count { |l| l.match?(/^ *\d+ +\d+  /) }
+  end
+
+  def test_off_without_env
+    script = Fixtures.write("auto_off.rb", "print Heapscope::Auto.dir.inspect\n")
+    out, st = Fixtures.ruby("-rheapscope/auto", script, env: { "HEAPSCOPE" => nil })
+    assert st.success?, out
+    assert_equal "nil", out
+  end
+end
