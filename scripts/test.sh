@@ -4,6 +4,8 @@
 #   2. valgrind memcheck over the unit and API suites (zero leaks, no errors)
 #   3. ASan+UBSan build: all suites
 #   4. ThreadSanitizer build: the concurrency test
+#   5. bounded fuzzing: each libFuzzer target for $HEAPSCOPE_FUZZ_SECONDS
+#      (default 60) under ASan+UBSan (scripts/fuzz.sh)
 # --quick runs step 1 only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -39,3 +41,6 @@ fi
 ninja -C build-tsan tests/api/api_threads >/dev/null
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
   meson test -C build-tsan --print-errorlogs --no-rebuild --suite threads
+
+step "bounded fuzzing (${HEAPSCOPE_FUZZ_SECONDS:-60} s per target, clang, ASan+UBSan)"
+scripts/fuzz.sh "${HEAPSCOPE_FUZZ_SECONDS:-60}"

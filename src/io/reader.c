@@ -227,13 +227,27 @@ read_gzip(hscope__reader *r, unsigned char *buf, size_t cap, size_t *got,
     r->z.next_out = buf;
     r->z.avail_out = cap > UINT32_MAX ? UINT32_MAX : (uInt)cap;
     while (r->z.avail_out > 0) {
-        if (r->ipos == r->ilen) {
-            if (r->eof)
-                break;
+        if (r->ipos == r->ilen && !r->eof) {
             if ((st = fill_raw(r, err)) != HSCOPE_OK)
                 return st;
-            if (r->ilen == 0)
+        }
+        if (r->ipos == r->ilen && r->eof) {
+            /* Input used up: inflate may still hold decoded bytes that did
+             * not fit the last output buffer.  Drain them, then stop. */
+            if (r->zend)
                 break;
+            uInt before = r->z.avail_out;
+            r->z.next_in = NULL;
+            r->z.avail_in = 0;
+            int zr = inflate(&r->z, Z_NO_FLUSH);
+            if (zr == Z_STREAM_END)
+                r->zend = 1;
+            else if (zr != Z_OK && zr != Z_BUF_ERROR)
+                return hscope__fail(err, HSCOPE_ERR_GZIP, "corrupt gzip data at the end: %s",
+                                    r->z.msg ? r->z.msg : "inflate error");
+            if (r->z.avail_out == before)
+                break; /* nothing more: truncated (or done) */
+            continue;
         }
         if (r->zend) {
             /* Another member follows the previous one. */

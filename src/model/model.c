@@ -421,6 +421,11 @@ hscope__model_build(hscope_heap_t *h, hscope__builder *b, hscope_error *err)
             goto fail;
         raw = NULL; /* now h->edges */
     }
+    if (!h->edges && !(h->edges = hscope__calloc(&h->mem, 1, sizeof(uint32_t)))) {
+        /* never NULL: accessors do pointer arithmetic on it */
+        st = hscope__nomem(err, sizeof(uint32_t));
+        goto fail;
+    }
     if ((st = resolve_roots(h, b, &dcap, err)) != HSCOPE_OK ||
         (st = count_dangling_unique(h, err)) != HSCOPE_OK ||
         (st = make_labels(h, err)) != HSCOPE_OK)

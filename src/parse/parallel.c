@@ -22,7 +22,7 @@
 
 #include "parse.h"
 
-#define PAD 64
+#define PAD 64 /* >= HSCOPE__LINE_PAD + 1 */
 #define CHUNK ((size_t)4 << 20)
 #define PROGRESS_EVERY ((uint64_t)16 << 20)
 
@@ -598,7 +598,6 @@ produce(pool *P)
                 if ((st = merge_ready(P, &merge_seq, 1)) != HSCOPE_OK)
                     goto out;
             note_skip(P->out, HSCOPE_SKIP_TOO_LONG, ++P->out->lines);
-            P->out->truncated = 1;
             hand = 0;
         }
         if (!eof && len > hand) { /* keep the partial last line */
@@ -700,3 +699,5 @@ hscope__parse_parallel(hscope__reader *r, hscope__builder *out,
     pthread_cond_destroy(&P.done);
     return st;
 }
+
+_Static_assert(PAD >= HSCOPE__LINE_PAD + 1, "line buffers need HSCOPE__LINE_PAD");

@@ -8,6 +8,9 @@
 #include "../io/reader.h"
 #include "builder.h"
 
+/* Readable bytes a line buffer must have after the line's newline. */
+#define HSCOPE__LINE_PAD 32
+
 typedef struct hscope__parse_opts {
     int strict;
     uint64_t max_line;        /* bytes; 0: default */
@@ -40,8 +43,9 @@ void hscope__lp_init(hscope__lp *lp, hscope__builder *b,
 void hscope__lp_free(hscope__lp *lp);
 
 /*
- * Parse one line [s, e): *e must be '\n' and 16 readable bytes must follow
- * e (the scanner uses the newline as a sentinel).  Returns 1 if the record
+ * Parse one line [s, e): *e must be '\n' and HSCOPE__LINE_PAD readable
+ * bytes must follow e (the scanner uses the newline as a sentinel; the
+ * SIMD scans and literal key matches read up to 20 bytes past it).  Returns 1 if the record
  * was stored, 0 if the line was skipped (lp->reason, lp->why, lp->fail_at),
  * -1 on a fatal error (lp->fatal, details in the error).
  */

@@ -9,7 +9,7 @@
 #include "parse.h"
 
 #define CHUNK ((size_t)4 << 20) /* initial buffer: 4 MiB */
-#define PAD 64                  /* readable bytes after the data */
+#define PAD 64 /* readable bytes after the data (>= HSCOPE__LINE_PAD + 1) */
 #define PROGRESS_EVERY ((uint64_t)16 << 20)
 
 typedef struct loop {
@@ -164,8 +164,9 @@ run(loop *L)
                                    "gzip stream is truncated (ends before its trailer)");
     }
     if (discard) {
+        /* a too-long last line is counted as too long, whether or not it
+         * was complete (nobody read its end) */
         note_skip(L->b, HSCOPE_SKIP_TOO_LONG, ++L->b->lines);
-        L->b->truncated = 1;
     } else if (len > 0) {
         L->buf[len] = '\n';
         if ((st = one_line(L, L->buf, L->buf + len, 1)) != HSCOPE_OK)
@@ -221,3 +222,5 @@ hscope__parse_path(const char *path, int no_gzip, hscope__builder *b,
                           b->nskip_examples ? hscope_skip_reason_name(b->skip_reason[0]) : "");
     return st;
 }
+
+_Static_assert(PAD >= HSCOPE__LINE_PAD + 1, "line buffers need HSCOPE__LINE_PAD");
