@@ -409,7 +409,10 @@ hscope__diff_run(hscope_diff_t **out, hscope_heap_t *target, const base *ba,
 fail:
     hscope__free(m, in_a);
     hscope__free(m, in_b);
-    hscope_diff_free(d);
+    if (d && !d->heap)
+        hscope__free(m, d); /* failed before it held the target */
+    else
+        hscope_diff_free(d);
     return st;
 }
 
@@ -441,8 +444,6 @@ hscope_diff_free(hscope_diff_t *d)
     if (!d)
         return;
     hscope_heap_t *h = d->heap;
-    if (!h)
-        return; /* only possible before the target was attached */
     hscope__free(&h->mem, d->ids);
     hscope__free(&h->mem, d);
     hscope__heap_release(h);

@@ -169,11 +169,13 @@ typedef struct answers {
     uint64_t objects, references, groups1, groups2, count0;
     char key0[128], gem0[64];
     uint64_t nrev;
+    uint64_t diff, reachable, holders, path; /* + 1; 0: not computed */
 } answers;
 
 /*
- * Load + tally "file:line:class" + tally "gem" + referrers + value, with
- * the chaos allocator.  Returns 1 if everything succeeded (answers
+ * Load + tally "file:line:class" + tally "gem" + referrers + diff +
+ * dominator tree + holders + children + paths + value, with the chaos
+ * allocator.  Returns 1 if everything succeeded (answers
  * filled), 0 if some step failed with NOMEM (which it checks).  The heap
  * is freed before the tallies, so the reference counting is exercised on
  * every failure path too.
@@ -241,6 +243,68 @@ full_run(const text *d, chaos *c, answers *a)
         assert_int_equal(st, HSCOPE_OK);
     }
     a->nrev = n;
+
+    /* diff (the heap against itself: nothing is new), dominator tree,
+     * holders and paths, each under the same failing allocator */
+    hscope_diff_t *df = (hscope_diff_t *)(uintptr_t)1;
+    hscope_error_init(&err);
+    st = hscope_diff_compute(&df, h, h, h, NULL, &err);
+    if (st != HSCOPE_OK) {
+        if (st != HSCOPE_ERR_NOMEM)
+            fail_msg("diff failed with %s, not NOMEM (fail_at %ld)", hscope_status_name(st),
+                     c->fail_at);
+        assert_null(df);
+        ok = 0;
+    } else {
+        a->diff = hscope_diff_count(df) + 1;
+        hscope_diff_free(df);
+    }
+    hscope_domtree_t *dt = (hscope_domtree_t *)(uintptr_t)1;
+    hscope_error_init(&err);
+    st = hscope_domtree_compute(&dt, h, NULL, &err);
+    if (st != HSCOPE_OK) {
+        if (st != HSCOPE_ERR_NOMEM)
+            fail_msg("dominators failed with %s, not NOMEM (fail_at %ld)",
+                     hscope_status_name(st), c->fail_at);
+        assert_null(dt);
+        ok = 0;
+    } else {
+        uint64_t reach = 0;
+        hscope_domtree_totals(dt, &reach, NULL, NULL, NULL);
+        a->reachable = reach + 1;
+        hscope_id all[64];
+        uint64_t na = a->objects < 64 ? a->objects : 64;
+        for (uint64_t i = 0; i < na; i++)
+            all[i] = (hscope_id)i;
+        hscope_holders_t *hs = (hscope_holders_t *)(uintptr_t)1;
+        st = hscope_holders_compute(&hs, dt, all, na, NULL);
+        if (st != HSCOPE_OK) {
+            assert_int_equal(st, HSCOPE_ERR_NOMEM);
+            assert_null(hs);
+            ok = 0;
+        } else {
+            a->holders = hscope_holders_count(hs) + 1;
+            hscope_holders_free(hs);
+        }
+        const hscope_id *kids;
+        uint64_t nk;
+        st = hscope_domtree_children(dt, HSCOPE_ID_NONE, -1, &kids, &nk, NULL);
+        if (st != HSCOPE_OK) {
+            assert_int_equal(st, HSCOPE_ERR_NOMEM);
+            ok = 0;
+        }
+        hscope_domtree_free(dt);
+    }
+    hscope_paths_t *ps = (hscope_paths_t *)(uintptr_t)1;
+    st = hscope_paths_compute(&ps, h, NULL, NULL);
+    if (st != HSCOPE_OK) {
+        assert_int_equal(st, HSCOPE_ERR_NOMEM);
+        assert_null(ps);
+        ok = 0;
+    } else {
+        a->path = hscope_paths_get(ps, foo, NULL, 0, NULL) + 1;
+        hscope_paths_free(ps);
+    }
     const char *v;
     uint64_t vl;
     hscope_id sid;
@@ -306,6 +370,10 @@ inject_all(const text *d, const answers *want, long *calls_out)
             assert_string_equal(b.key0, a.key0);
             assert_string_equal(b.gem0, a.gem0);
             assert_int_equal(b.nrev, a.nrev);
+            assert_int_equal(b.diff, a.diff);
+            assert_int_equal(b.reachable, a.reachable);
+            assert_int_equal(b.holders, a.holders);
+            assert_int_equal(b.path, a.path);
         } else {
             failures++;
         }
