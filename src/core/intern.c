@@ -98,6 +98,11 @@ hscope__intern_add(hscope__intern *in, const char *s, size_t n, uint32_t *id,
             return hscope__nomem(err, in->cap * sizeof(uint64_t));
         }
         in->hash = nh;
+        if (oldcap == 0) { /* id 0 (absent) has no string: keep it defined */
+            in->off[0] = 0;
+            in->len[0] = 0;
+            in->hash[0] = 0;
+        }
     }
     size_t need;
     if (!hscope__add_ok(in->arena_len, n + 1, &need))
