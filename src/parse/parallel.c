@@ -355,6 +355,11 @@ merge(pool *P, slot *s)
     hscope_status st;
     uint64_t line0 = o->lines;
     if (s->st != HSCOPE_OK) {
+        /* the records before the error count first: one thread would have
+         * hit max_objects before reaching the bad line */
+        if (o->n + b->n > o->max_objects)
+            return hscope__fail(P->err, HSCOPE_ERR_LIMIT, "more than %llu objects (max_objects)",
+                                (unsigned long long)o->max_objects);
         /* make the chunk-local line number global */
         if (s->err.status) {
             hscope__fail_at(P->err, s->err.status, s->err.line + line0, s->err.offset,
