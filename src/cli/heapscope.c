@@ -24,6 +24,7 @@
 #include "heapscope/heapscope.h"
 #include "json_out.h"
 #include "cli.h"
+#include "report.h"
 
 #define EXIT_BAD_INPUT 1
 #define EXIT_USAGE 2
@@ -47,6 +48,8 @@ static const char usage_main[] =
     "  histogram memsize and objects per type or class of one dump (text, JSON, SVG)\n"
     "  export    dumps, objects and references as CSV/JSON lines for PostgreSQL\n"
     "            and DuckDB, with schema.sql\n"
+    "  report    one self-contained HTML page: summary, histograms, sites,\n"
+    "            retainers, dominator tree; leak suspects and timeline for 2+ dumps\n"
     "  show      one object: all its fields, what it references, what references it\n"
     "  generations  objects per allocation generation and each one's top sites\n"
     "  retained  the objects that keep the most memory alive (retained size)\n"
@@ -2783,6 +2786,8 @@ main(int argc, char **argv)
         return hscope_cli_histogram(argc, argv);
     if (strcmp(cmd, "export") == 0)
         return hscope_cli_export(argc, argv);
+    if (strcmp(cmd, "report") == 0)
+        return hscope_cli_report(argc, argv);
     fprintf(stderr, "%s: unknown command '%s'\n\n%s", prog, cmd, usage_main);
     return EXIT_USAGE;
 }
