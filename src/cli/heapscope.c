@@ -235,65 +235,9 @@ static const char usage_tally[] =
 /* helpers                                                            */
 /* ------------------------------------------------------------------ */
 
-static int
-usage_error(const char *usage, const char *fmt, const char *arg)
-{
-    fprintf(stderr, "%s: ", prog);
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\n\n%s", usage);
-    return EXIT_USAGE;
-}
 
-static int
-parse_size(const char *s, uint64_t *out)
-{
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s || *s == '-')
-        return -1;
-    uint64_t mul = 1;
-    switch (*end) {
-    case 'k': case 'K': mul = 1ull << 10; end++; break;
-    case 'm': case 'M': mul = 1ull << 20; end++; break;
-    case 'g': case 'G': mul = 1ull << 30; end++; break;
-    default: break;
-    }
-    if (*end || (v && mul > UINT64_MAX / v))
-        return -1;
-    *out = v * mul;
-    return 0;
-}
 
-static void
-human_bytes(uint64_t b, char *buf, size_t n)
-{
-    const char *u[] = { "B", "KB", "MB", "GB", "TB" };
-    double v = (double)b;
-    int i = 0;
-    while (v >= 1024 && i < 4) {
-        v /= 1024;
-        i++;
-    }
-    if (i == 0)
-        snprintf(buf, n, "%llu B", (unsigned long long)b);
-    else
-        snprintf(buf, n, "%.1f %s", v, u[i]);
-}
 
-static void
-grouped(uint64_t v, char *buf, size_t n)
-{
-    char tmp[32];
-    snprintf(tmp, sizeof(tmp), "%llu", (unsigned long long)v);
-    size_t len = strlen(tmp), o = 0;
-    for (size_t i = 0; i < len && o + 2 < n; i++) {
-        if (i && (len - i) % 3 == 0)
-            buf[o++] = ',';
-        buf[o++] = tmp[i];
-    }
-    buf[o] = '\0';
-}
 
 static double
 now_s(void)
@@ -365,8 +309,8 @@ load_option(common *c, int argc, char **argv, int *i, const char *usage)
     }
     if (strcmp(a, "--threads") == 0) {
         uint64_t t;
-        if (*i + 1 >= argc || parse_size(argv[++*i], &t) != 0 || t == 0 || t > 64) {
-            usage_error(usage, "--threads needs a number from 1 to 64%s", "");
+        if (*i + 1 >= argc || hscope_cli_parse_size(argv[++*i], &t) != 0 || t == 0 || t > 64) {
+            hscope_cli_usage_error(usage, "--threads needs a number from 1 to 64%s", "");
             return -1;
         }
         c->lo.threads = (uint32_t)t;
@@ -380,11 +324,11 @@ load_option(common *c, int argc, char **argv, int *i, const char *usage)
     if (!dst)
         return 0;
     if (*i + 1 >= argc) {
-        usage_error(usage, "%s needs a value", a);
+        hscope_cli_usage_error(usage, "%s needs a value", a);
         return -1;
     }
-    if (parse_size(argv[++*i], dst) != 0 || *dst == 0) {
-        usage_error(usage, "bad size '%s'", argv[*i]);
+    if (hscope_cli_parse_size(argv[++*i], dst) != 0 || *dst == 0) {
+        hscope_cli_usage_error(usage, "bad size '%s'", argv[*i]);
         return -1;
     }
     return 1;
@@ -601,8 +545,8 @@ print_table(hscope_tally_t *t, const char *title, uint64_t total_count,
     printf("\n%-44s %12s %6s %12s %6s\n", title, "count", "%", "memsize", "%");
     for (uint64_t i = 0; i < hscope_tally_row_count(t); i++) {
         uint64_t n = hscope_tally_row_count_of(t, i), b = hscope_tally_row_memsize(t, i);
-        grouped(n, c, sizeof(c));
-        human_bytes(b, m, sizeof(m));
+        hscope_cli_grouped(n, c, sizeof(c));
+        hscope_cli_human_bytes((double)(b), m, sizeof(m));
         printf("  %-42s %12s %5.1f%% %12s %5.1f%%\n", hscope_tally_row_key(t, i), c,
                total_count ? 100.0 * (double)n / (double)total_count : 0.0, m,
                total_mem ? 100.0 * (double)b / (double)total_mem : 0.0);
@@ -619,14 +563,14 @@ summary_text(hscope_heap_t *h, const char *path, hscope_tally_t *bt,
     hscope_load_stats s = HSCOPE_LOAD_STATS_INIT;
     hscope_heap_stats(h, &s);
     char a[32], b[32], c[32];
-    human_bytes(s.bytes, a, sizeof(a));
+    hscope_cli_human_bytes((double)(s.bytes), a, sizeof(a));
     printf("%s: %s%s\n", path, a, s.gzip ? " (gzip)" : "");
-    grouped(s.objects, a, sizeof(a));
-    human_bytes(s.total_memsize, b, sizeof(b));
+    hscope_cli_grouped(s.objects, a, sizeof(a));
+    hscope_cli_human_bytes((double)(s.total_memsize), b, sizeof(b));
     printf("  objects       %s, memsize %s\n", a, b);
-    grouped(s.references, a, sizeof(a));
-    grouped(s.dangling_references, b, sizeof(b));
-    grouped(s.dangling_addresses, c, sizeof(c));
+    hscope_cli_grouped(s.references, a, sizeof(a));
+    hscope_cli_grouped(s.dangling_references, b, sizeof(b));
+    hscope_cli_grouped(s.dangling_addresses, c, sizeof(c));
     printf("  references    %s (dangling: %s to %s missing addresses)\n", a, b, c);
     printf("  roots        ");
     for (uint32_t i = 0; i < hscope_heap_root_category_count(h); i++) {
@@ -661,7 +605,7 @@ summary_text(hscope_heap_t *h, const char *path, hscope_tally_t *bt,
         printf("  duplicates    %llu objects repeat an earlier address\n",
                (unsigned long long)s.duplicate_addresses);
     double sec = (double)s.load_ns / 1e9;
-    human_bytes(s.model_bytes + s.index_bytes, a, sizeof(a));
+    hscope_cli_human_bytes((double)(s.model_bytes + s.index_bytes), a, sizeof(a));
     printf("  load          %.2f s, %.0f MB/s; model %s (%.1f bytes/object + 4/reference)\n",
            sec, sec > 0 ? (double)s.bytes / 1048576.0 / sec : 0.0, a,
            s.objects ? (double)(s.model_bytes - 4 * s.references) / (double)s.objects : 0.0);
@@ -687,18 +631,18 @@ cmd_summary(int argc, char **argv)
         if (strcmp(argv[i], "--json") == 0) {
             json = 1;
         } else if (strcmp(argv[i], "--top") == 0) {
-            if (i + 1 >= argc || parse_size(argv[++i], &top) != 0)
-                return usage_error(usage_summary, "--top needs a number%s", "");
+            if (i + 1 >= argc || hscope_cli_parse_size(argv[++i], &top) != 0)
+                return hscope_cli_usage_error(usage_summary, "--top needs a number%s", "");
         } else if (argv[i][0] == '-' && argv[i][1]) {
-            return usage_error(usage_summary, "unknown option '%s'", argv[i]);
+            return hscope_cli_usage_error(usage_summary, "unknown option '%s'", argv[i]);
         } else if (!path) {
             path = argv[i];
         } else {
-            return usage_error(usage_summary, "summary takes one DUMP ('%s' is extra)", argv[i]);
+            return hscope_cli_usage_error(usage_summary, "summary takes one DUMP ('%s' is extra)", argv[i]);
         }
     }
     if (!path)
-        return usage_error(usage_summary, "no DUMP given%s", "");
+        return hscope_cli_usage_error(usage_summary, "no DUMP given%s", "");
     hscope_heap_t *h = load_dump(&c, path);
     if (!h)
         return EXIT_BAD_INPUT;
@@ -730,16 +674,6 @@ out:
 /* tally                                                              */
 /* ------------------------------------------------------------------ */
 
-static int
-valid_key(const char *by)
-{
-    static const char *const keys[] = { "type", "class", "file", "file:line",
-        "file:line:class", "method", "generation", "gem" };
-    for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
-        if (strcmp(keys[k], by) == 0)
-            return 1;
-    return 0;
-}
 
 static int
 cmd_tally(int argc, char **argv)
@@ -763,33 +697,33 @@ cmd_tally(int argc, char **argv)
             stream = 1;
         } else if (strcmp(argv[i], "--by") == 0) {
             if (i + 1 >= argc)
-                return usage_error(usage_tally, "--by needs a KEY%s", "");
+                return hscope_cli_usage_error(usage_tally, "--by needs a KEY%s", "");
             by = argv[++i];
         } else if (strcmp(argv[i], "--top") == 0) {
-            if (i + 1 >= argc || parse_size(argv[++i], &to.top) != 0)
-                return usage_error(usage_tally, "--top needs a number%s", "");
+            if (i + 1 >= argc || hscope_cli_parse_size(argv[++i], &to.top) != 0)
+                return hscope_cli_usage_error(usage_tally, "--top needs a number%s", "");
         } else if (strcmp(argv[i], "--sort") == 0) {
             if (i + 1 >= argc)
-                return usage_error(usage_tally, "--sort needs count or memsize%s", "");
+                return hscope_cli_usage_error(usage_tally, "--sort needs count or memsize%s", "");
             i++;
             if (strcmp(argv[i], "count") == 0)
                 to.sort = HSCOPE_SORT_COUNT;
             else if (strcmp(argv[i], "memsize") == 0)
                 to.sort = HSCOPE_SORT_MEMSIZE;
             else
-                return usage_error(usage_tally, "--sort: expected count or memsize, not '%s'", argv[i]);
+                return hscope_cli_usage_error(usage_tally, "--sort: expected count or memsize, not '%s'", argv[i]);
         } else if (argv[i][0] == '-' && argv[i][1]) {
-            return usage_error(usage_tally, "unknown option '%s'", argv[i]);
+            return hscope_cli_usage_error(usage_tally, "unknown option '%s'", argv[i]);
         } else if (!path) {
             path = argv[i];
         } else {
-            return usage_error(usage_tally, "tally takes one DUMP ('%s' is extra)", argv[i]);
+            return hscope_cli_usage_error(usage_tally, "tally takes one DUMP ('%s' is extra)", argv[i]);
         }
     }
     if (!path)
-        return usage_error(usage_tally, "no DUMP given%s", "");
-    if (!valid_key(by))
-        return usage_error(usage_tally, "unknown --by key '%s'", by);
+        return hscope_cli_usage_error(usage_tally, "no DUMP given%s", "");
+    if (!hscope_cli_valid_key(by))
+        return hscope_cli_usage_error(usage_tally, "unknown --by key '%s'", by);
     hscope_heap_t *h = NULL;
     hscope_tally_t *t = NULL;
     hscope_error err = HSCOPE_ERROR_INIT;
@@ -908,11 +842,11 @@ diff_text(hscope_diff_t *d, hscope_tally_t *t, const char *by, char **paths,
     hscope_heap_t *h = hscope_diff_heap(d);
     char a[32], b[32];
     for (int i = 0; i < np; i++) {
-        grouped(hscope_diff_snapshot_objects(d, (uint32_t)i), a, sizeof(a));
+        hscope_cli_grouped(hscope_diff_snapshot_objects(d, (uint32_t)i), a, sizeof(a));
         printf("%c: %s (%s objects)\n", 'A' + i, paths[i], a);
     }
-    grouped(hscope_diff_count(d), a, sizeof(a));
-    human_bytes(hscope_diff_memsize(d), b, sizeof(b));
+    hscope_cli_grouped(hscope_diff_count(d), a, sizeof(a));
+    hscope_cli_human_bytes((double)(hscope_diff_memsize(d)), b, sizeof(b));
     if (np == 3)
         printf("\nleaked: %s objects, %s (new in B since A, still alive in C)\n", a, b);
     else
@@ -932,8 +866,8 @@ diff_text(hscope_diff_t *d, hscope_tally_t *t, const char *by, char **paths,
         const hscope_id *ids;
         uint64_t n;
         hscope_tally_row_objects(t, i, &ids, &n);
-        grouped(hscope_tally_row_count_of(t, i), a, sizeof(a));
-        human_bytes(hscope_tally_row_memsize(t, i), b, sizeof(b));
+        hscope_cli_grouped(hscope_tally_row_count_of(t, i), a, sizeof(a));
+        hscope_cli_human_bytes((double)hscope_tally_row_memsize(t, i), b, sizeof(b));
         printf("  %-48s %10s %10s ", hscope_tally_row_key(t, i), a, b);
         uint64_t shown = all_addr ? n : (n < 3 ? n : 3);
         for (uint64_t k = 0; k < shown; k++)
@@ -1128,23 +1062,23 @@ cmd_diff(int argc, char **argv)
             dopt.flags |= HSCOPE_DIFF_KEEP_DUMPER;
         } else if (strcmp(argv[i], "--by") == 0) {
             if (i + 1 >= argc)
-                return usage_error(usage_diff, "--by needs a KEY%s", "");
+                return hscope_cli_usage_error(usage_diff, "--by needs a KEY%s", "");
             by = argv[++i];
         } else if (strcmp(argv[i], "--top") == 0) {
-            if (i + 1 >= argc || parse_size(argv[++i], &to.top) != 0)
-                return usage_error(usage_diff, "--top needs a number%s", "");
+            if (i + 1 >= argc || hscope_cli_parse_size(argv[++i], &to.top) != 0)
+                return hscope_cli_usage_error(usage_diff, "--top needs a number%s", "");
         } else if (argv[i][0] == '-' && argv[i][1]) {
-            return usage_error(usage_diff, "unknown option '%s'", argv[i]);
+            return hscope_cli_usage_error(usage_diff, "unknown option '%s'", argv[i]);
         } else if (np < 3) {
             paths[np++] = argv[i];
         } else {
-            return usage_error(usage_diff, "diff takes two or three dumps ('%s' is extra)", argv[i]);
+            return hscope_cli_usage_error(usage_diff, "diff takes two or three dumps ('%s' is extra)", argv[i]);
         }
     }
     if (np < 2)
-        return usage_error(usage_diff, "diff needs dumps A B [C]%s", "");
-    if (!valid_key(by))
-        return usage_error(usage_diff, "unknown --by key '%s'", by);
+        return hscope_cli_usage_error(usage_diff, "diff needs dumps A B [C]%s", "");
+    if (!hscope_cli_valid_key(by))
+        return hscope_cli_usage_error(usage_diff, "unknown --by key '%s'", by);
     if (grew)
         return diff_grew(paths, np, by, to.top, json, &c.lo);
     if (c.progress && isatty(2)) {
@@ -1267,7 +1201,7 @@ static void
 obj_brief_text(const hscope_heap_t *h, hscope_id id)
 {
     char m[32];
-    human_bytes(hscope_heap_object_memsize(h, id), m, sizeof(m));
+    hscope_cli_human_bytes((double)hscope_heap_object_memsize(h, id), m, sizeof(m));
     printf("  0x%-14llx %-8s %-36s %10s\n",
            (unsigned long long)hscope_heap_object_address(h, id),
            hscope_heap_type_name(h, hscope_heap_object_type(h, id)),
@@ -1339,7 +1273,7 @@ show_one(hscope_heap_t *h, const want *wt, int json, jw *w, int values)
         return;
     }
     char m[32];
-    human_bytes(hscope_heap_object_memsize(h, id), m, sizeof(m));
+    hscope_cli_human_bytes((double)hscope_heap_object_memsize(h, id), m, sizeof(m));
     printf("0x%llx  %s  %s  memsize %s", (unsigned long long)wt->addr,
            hscope_heap_type_name(h, hscope_heap_object_type(h, id)),
            hscope_heap_object_class_label(h, id), m);
@@ -1412,14 +1346,14 @@ cmd_show(int argc, char **argv)
         } else if (strcmp(argv[i], "--values") == 0) {
             values = 1;
         } else if (argv[i][0] == '-' && argv[i][1]) {
-            rc = usage_error(usage_show, "unknown option '%s'", argv[i]);
+            rc = hscope_cli_usage_error(usage_show, "unknown option '%s'", argv[i]);
             goto out;
         } else if (!path) {
             path = argv[i];
         } else {
             want *w = &wl.w[wl.n];
             if (parse_addr_arg(argv[i], &w->addr) != 0) {
-                rc = usage_error(usage_show, "'%s' is not a hex address", argv[i]);
+                rc = hscope_cli_usage_error(usage_show, "'%s' is not a hex address", argv[i]);
                 goto out;
             }
             snprintf(w->prefix, sizeof(w->prefix), "{\"address\":\"0x%llx\"",
@@ -1429,7 +1363,7 @@ cmd_show(int argc, char **argv)
         }
     }
     if (!path || wl.n == 0) {
-        rc = usage_error(usage_show, "need a DUMP and at least one ADDR%s", "");
+        rc = hscope_cli_usage_error(usage_show, "need a DUMP and at least one ADDR%s", "");
         goto out;
     }
     c.lo.line_fn = grab_lines;
@@ -1485,17 +1419,17 @@ cmd_generations(int argc, char **argv)
         if (strcmp(argv[i], "--json") == 0)
             json = 1;
         else if (strcmp(argv[i], "--top") == 0) {
-            if (i + 1 >= argc || parse_size(argv[++i], &top) != 0)
-                return usage_error(usage_generations, "--top needs a number%s", "");
+            if (i + 1 >= argc || hscope_cli_parse_size(argv[++i], &top) != 0)
+                return hscope_cli_usage_error(usage_generations, "--top needs a number%s", "");
         } else if (argv[i][0] == '-' && argv[i][1])
-            return usage_error(usage_generations, "unknown option '%s'", argv[i]);
+            return hscope_cli_usage_error(usage_generations, "unknown option '%s'", argv[i]);
         else if (!path)
             path = argv[i];
         else
-            return usage_error(usage_generations, "one DUMP only ('%s' is extra)", argv[i]);
+            return hscope_cli_usage_error(usage_generations, "one DUMP only ('%s' is extra)", argv[i]);
     }
     if (!path)
-        return usage_error(usage_generations, "no DUMP given%s", "");
+        return hscope_cli_usage_error(usage_generations, "no DUMP given%s", "");
     hscope_heap_t *h = load_dump(&c, path);
     if (!h)
         return EXIT_BAD_INPUT;
@@ -1580,8 +1514,8 @@ cmd_generations(int argc, char **argv)
             jw_end_obj(&w);
         } else {
             char a[32], b[32];
-            grouped(cnt, a, sizeof(a));
-            human_bytes(mem, b, sizeof(b));
+            hscope_cli_grouped(cnt, a, sizeof(a));
+            hscope_cli_human_bytes((double)(mem), b, sizeof(b));
             printf("%10u %12s %12s", g, a, b);
             for (uint64_t r = 0; r < hscope_tally_row_count(t); r++)
                 printf("%s%s (%llu)", r ? "\n                                      " : "  ",
@@ -1669,8 +1603,8 @@ print_subtree(hscope_domtree_t *t, hscope_id id, int depth, int maxdepth,
 {
     hscope_heap_t *h = hscope_domtree_heap(t);
     char lb[256], r[32], m[32];
-    human_bytes(hscope_domtree_retained(t, id), r, sizeof(r));
-    human_bytes(hscope_heap_object_memsize(h, id), m, sizeof(m));
+    hscope_cli_human_bytes((double)hscope_domtree_retained(t, id), r, sizeof(r));
+    hscope_cli_human_bytes((double)hscope_heap_object_memsize(h, id), m, sizeof(m));
     printf("%*s0x%llx %s  retained %s (%llu objects), self %s\n", indent, "",
            (unsigned long long)hscope_heap_object_address(h, id),
            obj_label(h, id, lb, sizeof(lb)), r,
@@ -1753,21 +1687,21 @@ cmd_dominators(int argc, char **argv)
             nce = 1;
         else if (strcmp(argv[i], "--depth") == 0 || strcmp(argv[i], "--top") == 0) {
             uint64_t *dst = argv[i][2] == 'd' ? &depth : &top;
-            if (i + 1 >= argc || parse_size(argv[++i], dst) != 0)
-                return usage_error(usage_dominators, "%s needs a number", argv[i - 1]);
+            if (i + 1 >= argc || hscope_cli_parse_size(argv[++i], dst) != 0)
+                return hscope_cli_usage_error(usage_dominators, "%s needs a number", argv[i - 1]);
         } else if (argv[i][0] == '-' && argv[i][1])
-            return usage_error(usage_dominators, "unknown option '%s'", argv[i]);
+            return hscope_cli_usage_error(usage_dominators, "unknown option '%s'", argv[i]);
         else if (!path)
             path = argv[i];
         else if (!have_addr) {
             if (parse_addr_arg(argv[i], &addr) != 0)
-                return usage_error(usage_dominators, "'%s' is not a hex address", argv[i]);
+                return hscope_cli_usage_error(usage_dominators, "'%s' is not a hex address", argv[i]);
             have_addr = 1;
         } else
-            return usage_error(usage_dominators, "one ADDR at most ('%s' is extra)", argv[i]);
+            return hscope_cli_usage_error(usage_dominators, "one ADDR at most ('%s' is extra)", argv[i]);
     }
     if (!path)
-        return usage_error(usage_dominators, "no DUMP given%s", "");
+        return hscope_cli_usage_error(usage_dominators, "no DUMP given%s", "");
     hscope_heap_t *h = load_dump(&c, path);
     if (!h)
         return EXIT_BAD_INPUT;
@@ -1858,8 +1792,8 @@ cmd_dominators(int argc, char **argv)
         goto out;
     }
     char a[32], b[32];
-    grouped(un, a, sizeof(a));
-    human_bytes(um, b, sizeof(b));
+    hscope_cli_grouped(un, a, sizeof(a));
+    hscope_cli_human_bytes((double)(um), b, sizeof(b));
     printf("%s: %llu reachable objects; %s unreachable (%s)%s\n", path,
            (unsigned long long)rn, a, b, nce ? "; class edges off" : "");
     if (target != HSCOPE_ID_NONE) {
@@ -1877,7 +1811,7 @@ cmd_dominators(int argc, char **argv)
                cat >= 0 ? hscope_heap_root_category_name(h, (uint32_t)cat) : "(several roots)");
         char lb[256], r[32];
         for (uint64_t k = 0; k + 1 < len; k++) {
-            human_bytes(hscope_domtree_retained(t, chain[k]), r, sizeof(r));
+            hscope_cli_human_bytes((double)hscope_domtree_retained(t, chain[k]), r, sizeof(r));
             printf("  %*s0x%llx %s  retained %s\n", (int)(k < 20 ? k : 20), "",
                    (unsigned long long)hscope_heap_object_address(h, chain[k]),
                    obj_label(h, chain[k], lb, sizeof(lb)), r);
@@ -2060,8 +1994,8 @@ retained_by(hscope_domtree_t *t, hscope_heap_t *h, const char *by, uint64_t top,
         printf("%-60s %12s %12s\n", by, "retained", "objects");
         for (uint64_t r = 0; r < shown; r++) {
             char a[32], b[32];
-            human_bytes(rows[r].retained, a, sizeof(a));
-            grouped(rows[r].count, b, sizeof(b));
+            hscope_cli_human_bytes((double)(rows[r].retained), a, sizeof(a));
+            hscope_cli_grouped(rows[r].count, b, sizeof(b));
             printf("  %-58s %12s %12s\n", rows[r].key, a, b);
         }
     }
@@ -2100,22 +2034,22 @@ cmd_retained(int argc, char **argv)
             nce = 1;
         else if (strcmp(argv[i], "--by") == 0) {
             if (i + 1 >= argc)
-                return usage_error(usage_retained, "--by needs a KEY%s", "");
+                return hscope_cli_usage_error(usage_retained, "--by needs a KEY%s", "");
             by = argv[++i];
-            if (!valid_key(by))
-                return usage_error(usage_retained, "unknown --by key '%s'", by);
+            if (!hscope_cli_valid_key(by))
+                return hscope_cli_usage_error(usage_retained, "unknown --by key '%s'", by);
         } else if (strcmp(argv[i], "--top") == 0) {
-            if (i + 1 >= argc || parse_size(argv[++i], &top) != 0)
-                return usage_error(usage_retained, "--top needs a number%s", "");
+            if (i + 1 >= argc || hscope_cli_parse_size(argv[++i], &top) != 0)
+                return hscope_cli_usage_error(usage_retained, "--top needs a number%s", "");
         } else if (argv[i][0] == '-' && argv[i][1])
-            return usage_error(usage_retained, "unknown option '%s'", argv[i]);
+            return hscope_cli_usage_error(usage_retained, "unknown option '%s'", argv[i]);
         else if (!path)
             path = argv[i];
         else
-            return usage_error(usage_retained, "one DUMP only ('%s' is extra)", argv[i]);
+            return hscope_cli_usage_error(usage_retained, "one DUMP only ('%s' is extra)", argv[i]);
     }
     if (!path)
-        return usage_error(usage_retained, "no DUMP given%s", "");
+        return hscope_cli_usage_error(usage_retained, "no DUMP given%s", "");
     hscope_heap_t *h = load_dump(&c, path);
     if (!h)
         return EXIT_BAD_INPUT;
@@ -2170,14 +2104,14 @@ cmd_retained(int argc, char **argv)
             uint64_t rn, rm, un, um;
             hscope_domtree_totals(t, &rn, &rm, &un, &um);
             char a[32], b[32], lb[256];
-            human_bytes(rm, a, sizeof(a));
-            human_bytes(um, b, sizeof(b));
+            hscope_cli_human_bytes((double)(rm), a, sizeof(a));
+            hscope_cli_human_bytes((double)(um), b, sizeof(b));
             printf("%s: reachable %s, unreachable %s (%llu objects)\n\n", path, a, b,
                    (unsigned long long)un);
             printf("%-18s %-44s %12s %10s %10s\n", "address", "object", "retained", "objects", "self");
             for (uint64_t i = 0; i < n; i++) {
-                human_bytes(hscope_domtree_retained(t, ids[i]), a, sizeof(a));
-                human_bytes(hscope_heap_object_memsize(h, ids[i]), b, sizeof(b));
+                hscope_cli_human_bytes((double)hscope_domtree_retained(t, ids[i]), a, sizeof(a));
+                hscope_cli_human_bytes((double)hscope_heap_object_memsize(h, ids[i]), b, sizeof(b));
                 printf("0x%-16llx %-44.44s %12s %10llu %10s\n",
                        (unsigned long long)hscope_heap_object_address(h, ids[i]),
                        obj_label(h, ids[i], lb, sizeof(lb)), a,
@@ -2264,23 +2198,23 @@ cmd_root(int argc, char **argv)
         else if (strcmp(argv[i], "--no-class-edges") == 0)
             nce = 1;
         else if (strcmp(argv[i], "--max-paths") == 0) {
-            if (i + 1 >= argc || parse_size(argv[++i], &maxp) != 0 || !maxp) {
+            if (i + 1 >= argc || hscope_cli_parse_size(argv[++i], &maxp) != 0 || !maxp) {
                 free(addrs);
-                return usage_error(usage_root, "--max-paths needs a number >= 1%s", "");
+                return hscope_cli_usage_error(usage_root, "--max-paths needs a number >= 1%s", "");
             }
         } else if (argv[i][0] == '-' && argv[i][1]) {
             free(addrs);
-            return usage_error(usage_root, "unknown option '%s'", argv[i]);
+            return hscope_cli_usage_error(usage_root, "unknown option '%s'", argv[i]);
         } else if (!path)
             path = argv[i];
         else if (parse_addr_arg(argv[i], &addrs[na++]) != 0) {
             free(addrs);
-            return usage_error(usage_root, "'%s' is not a hex address", argv[i]);
+            return hscope_cli_usage_error(usage_root, "'%s' is not a hex address", argv[i]);
         }
     }
     if (!path || !na) {
         free(addrs);
-        return usage_error(usage_root, "need a DUMP and at least one ADDR%s", "");
+        return hscope_cli_usage_error(usage_root, "need a DUMP and at least one ADDR%s", "");
     }
     hscope_heap_t *h = load_dump(&c, path);
     if (!h) {
@@ -2445,17 +2379,17 @@ cmd_suspects(int argc, char **argv)
         else if (strcmp(argv[i], "--no-class-edges") == 0)
             nce = 1;
         else if (strcmp(argv[i], "--top") == 0) {
-            if (i + 1 >= argc || parse_size(argv[++i], &top) != 0)
-                return usage_error(usage_suspects, "--top needs a number%s", "");
+            if (i + 1 >= argc || hscope_cli_parse_size(argv[++i], &top) != 0)
+                return hscope_cli_usage_error(usage_suspects, "--top needs a number%s", "");
         } else if (argv[i][0] == '-' && argv[i][1])
-            return usage_error(usage_suspects, "unknown option '%s'", argv[i]);
+            return hscope_cli_usage_error(usage_suspects, "unknown option '%s'", argv[i]);
         else if (np < 3)
             paths[np++] = argv[i];
         else
-            return usage_error(usage_suspects, "suspects takes three dumps ('%s' is extra)", argv[i]);
+            return hscope_cli_usage_error(usage_suspects, "suspects takes three dumps ('%s' is extra)", argv[i]);
     }
     if (np != 3)
-        return usage_error(usage_suspects, "need three dumps A B C%s", "");
+        return hscope_cli_usage_error(usage_suspects, "need three dumps A B C%s", "");
     hscope_error err = HSCOPE_ERROR_INIT;
     hscope_diff_t *d = NULL;
     hscope_diff_options dopt = HSCOPE_DIFF_OPTIONS_INIT;
@@ -2490,8 +2424,8 @@ cmd_suspects(int argc, char **argv)
         jw_key(&w, "suspects"); jw_arr(&w);
     } else {
         char a[32], b[32];
-        grouped(hscope_diff_count(d), a, sizeof(a));
-        human_bytes(hscope_diff_memsize(d), b, sizeof(b));
+        hscope_cli_grouped(hscope_diff_count(d), a, sizeof(a));
+        hscope_cli_human_bytes((double)(hscope_diff_memsize(d)), b, sizeof(b));
         printf("leaked: %s objects, %s (new in B since A, still alive in C)\n", a, b);
         const char *wt = hscope_diff_warning_text(d);
         if (*wt)
@@ -2531,8 +2465,8 @@ cmd_suspects(int argc, char **argv)
             jw_end_obj(&w);
         } else {
             char a[32], b[32], lb[256];
-            grouped(cnt, a, sizeof(a));
-            human_bytes(mem, b, sizeof(b));
+            hscope_cli_grouped(cnt, a, sizeof(a));
+            hscope_cli_human_bytes((double)(mem), b, sizeof(b));
             if (hid == HSCOPE_ID_NONE) {
                 printf("\n%llu. root %s directly holds %s leaked objects (%s)\n",
                        (unsigned long long)i + 1, rootname, a, b);
@@ -2631,18 +2565,18 @@ cmd_redact(int argc, char **argv)
         if (r > 0)
             continue;
         if (argv[i][0] == '-' && argv[i][1])
-            return usage_error(usage_redact, "unknown option '%s'", argv[i]);
+            return hscope_cli_usage_error(usage_redact, "unknown option '%s'", argv[i]);
         else if (!in)
             in = argv[i];
         else if (!out)
             out = argv[i];
         else
-            return usage_error(usage_redact, "IN and OUT only ('%s' is extra)", argv[i]);
+            return hscope_cli_usage_error(usage_redact, "IN and OUT only ('%s' is extra)", argv[i]);
     }
     if (!in || !out)
-        return usage_error(usage_redact, "need IN and OUT%s", "");
+        return hscope_cli_usage_error(usage_redact, "need IN and OUT%s", "");
     if (strcmp(in, out) == 0)
-        return usage_error(usage_redact, "OUT must differ from IN (%s)", out);
+        return hscope_cli_usage_error(usage_redact, "OUT must differ from IN (%s)", out);
     redactor rd = { NULL, NULL, 0, 0, 0 };
     size_t ol = strlen(out);
     if (ol > 3 && strcmp(out + ol - 3, ".gz") == 0)
@@ -2699,12 +2633,12 @@ cmd_index(int argc, char **argv)
         if (strcmp(argv[i], "--out") == 0) {
             if (i + 1 >= argc) {
                 free(paths);
-                return usage_error(usage_index, "--out needs a FILE%s", "");
+                return hscope_cli_usage_error(usage_index, "--out needs a FILE%s", "");
             }
             outp = argv[++i];
         } else if (argv[i][0] == '-' && argv[i][1]) {
             free(paths);
-            return usage_error(usage_index, "unknown option '%s'", argv[i]);
+            return hscope_cli_usage_error(usage_index, "unknown option '%s'", argv[i]);
         } else {
             paths[np++] = argv[i];
         }
@@ -2712,7 +2646,7 @@ cmd_index(int argc, char **argv)
     c.no_index = 1; /* always parse the dump itself */
     if (!np || (outp && np > 1)) {
         free(paths);
-        return usage_error(usage_index, np ? "--out takes one DUMP only%s" : "no DUMP given%s", "");
+        return hscope_cli_usage_error(usage_index, np ? "--out takes one DUMP only%s" : "no DUMP given%s", "");
     }
     for (int i = 0; i < np; i++) {
         char ix[4096];
@@ -2732,7 +2666,7 @@ cmd_index(int argc, char **argv)
             hscope_load_stats s = HSCOPE_LOAD_STATS_INIT;
             hscope_heap_stats(h, &s);
             char a[32];
-            human_bytes(stat(dst, &sb) == 0 ? (uint64_t)sb.st_size : 0, a, sizeof(a));
+            hscope_cli_human_bytes(stat(dst, &sb) == 0 ? (double)sb.st_size : 0.0, a, sizeof(a));
             printf("%s: %llu objects, %s, parsed in %.2f s\n", dst,
                    (unsigned long long)s.objects, a, (double)s.load_ns / 1e9);
         }
