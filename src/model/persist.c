@@ -30,7 +30,7 @@
 #include <xxhash.h>
 
 #define MAGIC "HSCOPEIX"
-#define FORMAT_VERSION 1u
+#define FORMAT_VERSION 2u /* 2: section checksums are XXH3-64 */
 #define BOM 0x01020304u
 #define HEADER_SIZE 4096u
 #define MAX_SECTIONS 64u
@@ -245,7 +245,7 @@ hscope_heap_save(const hscope_heap_t *h, const char *path, const char *source,
         s->elem = ps[i].elem;
         s->offset = off;
         s->bytes = ps[i].count * ps[i].elem;
-        s->xxh = XXH64(ps[i].p ? ps[i].p : "", (size_t)s->bytes, 0);
+        s->xxh = XXH3_64bits(ps[i].p ? ps[i].p : "", (size_t)s->bytes);
         off += (s->bytes + ALIGN - 1) / ALIGN * ALIGN;
     }
     hd.header_xxh = XXH64(&hd, sizeof(hd), 0);
@@ -550,7 +550,7 @@ hscope__model_open_saved(hscope_heap_t *h, const char *path, const char *source,
         if (s->offset % 8 || s->offset < HEADER_SIZE ||
             __builtin_add_overflow(s->offset, s->bytes, &end) || end > fsize)
             return CORRUPT("%s: section %u lies outside the file", path, s->id);
-        if (XXH64((const unsigned char *)map + s->offset, (size_t)s->bytes, 0) != s->xxh)
+        if (XXH3_64bits((const unsigned char *)map + s->offset, (size_t)s->bytes) != s->xxh)
             return CORRUPT("%s: section %u checksum mismatch", path, s->id);
     }
     return attach(h, &hd, map, err);
@@ -589,7 +589,7 @@ hscope__index_fix_checksums(unsigned char *buf, size_t len)
         sect *s = &hd.s[i];
         uint64_t end;
         if (!__builtin_add_overflow(s->offset, s->bytes, &end) && end <= len)
-            s->xxh = XXH64(buf + s->offset, (size_t)s->bytes, 0);
+            s->xxh = XXH3_64bits(buf + s->offset, (size_t)s->bytes);
     }
     hd.header_xxh = 0;
     hd.header_xxh = XXH64(&hd, sizeof(hd), 0);
