@@ -193,10 +193,10 @@ def timed(cmd, stdout_to=subprocess.DEVNULL, capture=False):
 def bench_file(path, plain_bytes, kind, args):
     hs = args.heapscope
     baseline = ["wc", "-l", path] if kind == "plain" else ["zcat", path]
-    summary = [hs, "summary", "--json", "--no-progress", path]
-    summary1 = [hs, "summary", "--json", "--no-progress", "--threads", "1", path]
-    tally = [hs, "tally", "--json", "--by", "file:line:class", "--no-progress", path]
-    retained = [hs, "retained", "--json", "--top", "1", "--no-progress", path]
+    summary = [hs, "summary", "--json", "--no-progress", "--no-index", path]
+    summary1 = [hs, "summary", "--json", "--no-progress", "--no-index", "--threads", "1", path]
+    tally = [hs, "tally", "--json", "--by", "file:line:class", "--no-progress", "--no-index", path]
+    retained = [hs, "retained", "--json", "--top", "1", "--no-progress", "--no-index", path]
     d = os.path.dirname(path)
     diff = None
     if kind == "plain" and all(os.path.exists(os.path.join(d, "heap_%d.json" % i)) for i in (1, 2)):
