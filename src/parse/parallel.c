@@ -547,9 +547,34 @@ produce(pool *P)
                 }
             }
             size_t got;
+            hscope_error rerr;
+            hscope_error_init(&rerr);
             if ((st = hscope__reader_read(P->r, s->buf + len, s->cap - len, &got,
-                                          P->err)) != HSCOPE_OK)
+                                          &rerr)) != HSCOPE_OK) {
+                /* A read error (corrupt gzip...) comes after every line
+                 * read before it, as on one thread: parse the complete
+                 * lines of this slot and merge everything first; an error
+                 * there is reported instead. */
+                if (last_nl != SIZE_MAX) {
+                    s->buf[last_nl + 1] = '\n';
+                    s->len = last_nl + 1;
+                    s->at_eof = 0;
+                    s->base = base;
+                    pthread_mutex_lock(&P->mu);
+                    s->seq = P->next_seq++;
+                    s->state = READY;
+                    pthread_cond_signal(&P->work);
+                    pthread_mutex_unlock(&P->mu);
+                }
+                hscope_status st2;
+                while (merge_seq < P->next_seq)
+                    if ((st2 = merge_ready(P, &merge_seq, 1)) != HSCOPE_OK) {
+                        st = st2;
+                        goto out;
+                    }
+                hscope__error_copy_out(P->err, &rerr);
                 goto out;
+            }
             if (P->o->progress && P->r->in_bytes >= next_progress) {
                 next_progress = P->r->in_bytes + PROGRESS_EVERY;
                 if (P->o->progress(P->o->progress_ud, P->r->in_bytes, P->r->total)) {
