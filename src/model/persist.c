@@ -312,7 +312,10 @@ section(const header *hd, const unsigned char *base, uint32_t id, uint64_t count
             *st = CORRUPT("index section %u has the wrong size", id);
             return NULL;
         }
-        return base + s->offset;
+        /* An empty section may sit at the very end of the file; its pointer
+         * must still lie inside the mapping, or hscope__model_free() would
+         * take it for an allocation of ours and free it. */
+        return s->bytes ? base + s->offset : base;
     }
     *st = CORRUPT("index section %u is missing", id);
     return NULL;
