@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <pthread.h>
 
 #include "analysis.h"
 
@@ -266,6 +268,114 @@ collect_members(hscope_tally_t *t, const uint32_t *gidx, const uint32_t *ids,
     return HSCOPE_OK;
 }
 
+/* The class label of object i (hscope__label, with its common case inline). */
+static inline uint32_t
+label_fast(const hscope_heap_t *h, uint32_t i)
+{
+    if (h->type[i] == HSCOPE_TYPE_IMEMO)
+        return hscope__label(h, i);
+    uint32_t c = h->cls[i];
+    if (c >= HSCOPE__CLS_UNKNOWN)
+        return c == HSCOPE__CLS_HIDDEN ? h->lbl_hidden : h->lbl_unknown;
+    uint32_t d = h->detail[c];
+    return d ? d : h->lbl_anon;
+}
+
+/*
+ * The tally of a key that is one small id (type, class label, file,
+ * method, gem): per-id count and memsize in a flat array, one tight loop
+ * per key, then one group per id seen.  This is what summary runs twice
+ * over every object, so it is kept free of hashing and per-object
+ * branching on the key.
+ */
+typedef struct dense_job {
+    const hscope_heap_t *h;
+    enum tkey tk;
+    const uint32_t *gem, *subset;
+    size_t from, to;
+    uint64_t *acc;     /* dense_n pairs (count, memsize) */
+} dense_job;
+
+static void *
+dense_run(void *arg)
+{
+    const dense_job *j = arg;
+    const hscope_heap_t *h = j->h;
+    const uint32_t *subset = j->subset, *gem = j->gem;
+    uint64_t *acc = j->acc;
+#define FOLD(KEY)                                                              \
+    for (size_t x = j->from; x < j->to; x++) {                                 \
+        uint32_t i = subset ? subset[x] : (uint32_t)x;                         \
+        uint64_t *a = acc + 2 * (size_t)(KEY);                                 \
+        a[0]++;                                                                \
+        a[1] = hscope__sat_add(a[1], hscope__memsize(h, i));                   \
+    }
+    switch (j->tk) {
+    case TK_TYPE: FOLD(h->type[i]); break;
+    case TK_CLASS: FOLD(label_fast(h, i)); break;
+    case TK_FILE: FOLD(h->site_file[h->site[i]]); break;
+    case TK_METHOD: FOLD(h->site_method[h->site[i]]); break;
+    case TK_GEM: FOLD(h->site_file[h->site[i]] ? gem[h->site_file[h->site[i]]] : 0); break;
+    default: {
+        uint32_t k[3];
+        FOLD((key_of(h, j->tk, gem, i, k), k[0]));
+        break;
+    }
+    }
+#undef FOLD
+    return NULL;
+}
+
+/*
+ * The tally of a key that is one small id (type, class label, file,
+ * method, gem): per-id count and memsize in a flat array, one tight loop
+ * per key, then one group per id seen.  This is what summary runs twice
+ * over every object, so it is kept free of hashing and per-object
+ * branching on the key; over millions of objects the second half runs on
+ * another thread with its own array.
+ */
+static hscope_status
+dense_fold(hscope_tally_t *t, hscope_heap_t *heap, enum tkey tk, const uint32_t *gem,
+           const uint32_t *subset, size_t total, size_t dense_n, hscope_error *err)
+{
+    int split = total >= ((size_t)1 << 20) && sysconf(_SC_NPROCESSORS_ONLN) > 1;
+    uint64_t *acc = hscope__calloc(&heap->mem, dense_n * (split ? 2 : 1), 2 * sizeof(uint64_t));
+    if (!acc)
+        return hscope__nomem(err, dense_n * 16);
+    dense_job jobs[2] = {
+        { heap, tk, gem, subset, 0, split ? total / 2 : total, acc },
+        { heap, tk, gem, subset, total / 2, total, acc + 2 * dense_n },
+    };
+    pthread_t th;
+    int helper = split && pthread_create(&th, NULL, dense_run, &jobs[1]) == 0;
+    dense_run(&jobs[0]);
+    if (helper)
+        pthread_join(th, NULL);
+    else if (split)
+        dense_run(&jobs[1]);
+    if (split)
+        for (size_t k = 0; k < dense_n; k++) {
+            acc[2 * k] += acc[2 * (dense_n + k)];
+            acc[2 * k + 1] = hscope__sat_add(acc[2 * k + 1], acc[2 * (dense_n + k) + 1]);
+        }
+    hscope_status st = HSCOPE_OK;
+    for (size_t k = 0; k < dense_n; k++) {
+        if (!acc[2 * k])
+            continue;
+        if ((st = hscope__grow(&heap->mem, (void **)&t->g, &t->ncap, t->ng + 1,
+                               sizeof(group), err)) != HSCOPE_OK)
+            break;
+        group *g = &t->g[t->ng];
+        g->k[0] = (uint32_t)k;
+        g->k[1] = g->k[2] = 0;
+        g->count = acc[2 * k];
+        g->memsize = acc[2 * k + 1];
+        g->orig = (uint32_t)t->ng++;
+    }
+    hscope__free(&heap->mem, acc);
+    return st;
+}
+
 /*
  * The group-by itself, over all objects of the heap or over a subset
  * (ascending ids); with `members`, each row also lists its objects.
@@ -357,6 +467,13 @@ hscope__tally_run(hscope_tally_t **out, hscope_heap_t *heap, const char *key,
         st = hscope__nomem(&err, dense_n * 4);
         goto done;
     }
+    if (dense && !members) {
+        /* Straight accumulation by key id, groups made afterwards (rows
+         * are sorted by value, then text, so creation order is moot). */
+        if ((st = dense_fold(t, heap, tk, gem, subset, total, dense_n, &err)) != HSCOPE_OK)
+            goto done;
+        goto grouped;
+    }
     for (size_t x = 0; x < total; x++) {
         uint32_t i = subset ? subset[x] : (uint32_t)x;
         uint32_t k[3];
@@ -407,6 +524,7 @@ hscope__tally_run(hscope_tally_t **out, hscope_heap_t *heap, const char *key,
         if (gidx)
             gidx[x] = gi - 1;
     }
+grouped:
     for (size_t j = 0; j < t->ng; j++)
         if ((st = render(t, tk, have_gems ? &gems : &heap->strings, &t->g[j],
                          &err)) != HSCOPE_OK)
