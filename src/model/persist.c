@@ -18,6 +18,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -321,6 +323,95 @@ section(const header *hd, const unsigned char *base, uint32_t id, uint64_t count
     return NULL;
 }
 
+/*
+ * Scans for the range checks, over columns of millions of entries: SSE2
+ * where available (an unsigned compare is a signed one after flipping the
+ * top bit), a plain loop otherwise.
+ */
+#ifdef __SSE2__
+#include <emmintrin.h>
+#define FLIP 0x80000000u
+#endif
+
+/* Is any a[i] > lim?  *zeros (if not NULL) gets the number of a[i] == 0. */
+static int
+any_above(const uint32_t *a, size_t n, uint32_t lim, uint64_t *zeros)
+{
+    size_t i = 0;
+    uint32_t bad = 0;
+    uint64_t z = 0;
+#ifdef __SSE2__
+    const __m128i flip = _mm_set1_epi32((int)FLIP), vl = _mm_set1_epi32((int)(lim ^ FLIP));
+    const __m128i zero = _mm_setzero_si128();
+    while (i + 4 <= n) {
+        /* zero counts per lane stay below 2^31 within a block */
+        __m128i acc = zero, cnt = zero;
+        size_t stop = n - i > ((size_t)1 << 30) ? i + ((size_t)1 << 30) : n;
+        for (; i + 4 <= stop; i += 4) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(a + i));
+            acc = _mm_or_si128(acc, _mm_cmpgt_epi32(_mm_xor_si128(v, flip), vl));
+            cnt = _mm_sub_epi32(cnt, _mm_cmpeq_epi32(v, zero));
+        }
+        bad |= (uint32_t)_mm_movemask_epi8(acc);
+        uint32_t c[4];
+        _mm_storeu_si128((__m128i *)c, cnt);
+        z += (uint64_t)c[0] + c[1] + c[2] + c[3];
+    }
+#endif
+    for (; i < n; i++) {
+        bad |= a[i] > lim;
+        z += a[i] == 0;
+    }
+    if (zeros)
+        *zeros = z;
+    return bad != 0;
+}
+
+/* Is any a[i] in [lo, hi)?  (lo <= hi) */
+static int
+any_within(const uint32_t *a, size_t n, uint32_t lo, uint32_t hi)
+{
+    if (lo >= hi)
+        return 0;
+    /* a[i] - lo < hi - lo, unsigned */
+    size_t i = 0;
+    uint32_t bad = 0, w = hi - lo;
+#ifdef __SSE2__
+    const __m128i flip = _mm_set1_epi32((int)FLIP), vlo = _mm_set1_epi32((int)lo);
+    const __m128i vw = _mm_set1_epi32((int)(w ^ FLIP));
+    __m128i acc = _mm_setzero_si128();
+    for (; i + 4 <= n; i += 4) {
+        __m128i v = _mm_sub_epi32(_mm_loadu_si128((const __m128i *)(a + i)), vlo);
+        acc = _mm_or_si128(acc, _mm_cmplt_epi32(_mm_xor_si128(v, flip), vw));
+    }
+    bad = (uint32_t)_mm_movemask_epi8(acc);
+#endif
+    for (; i < n; i++)
+        bad |= a[i] - lo < w;
+    return bad != 0;
+}
+
+/* Does a[0..n] (n + 1 entries) ever decrease? */
+static int
+any_decrease(const uint32_t *a, size_t n)
+{
+    size_t i = 0;
+    uint32_t bad = 0;
+#ifdef __SSE2__
+    const __m128i flip = _mm_set1_epi32((int)FLIP);
+    __m128i acc = _mm_setzero_si128();
+    for (; i + 4 <= n; i += 4) {
+        __m128i x = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(a + i)), flip);
+        __m128i y = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(a + i + 1)), flip);
+        acc = _mm_or_si128(acc, _mm_cmplt_epi32(y, x));
+    }
+    bad = (uint32_t)_mm_movemask_epi8(acc);
+#endif
+    for (; i < n; i++)
+        bad |= a[i + 1] < a[i];
+    return bad != 0;
+}
+
 /* Range checks of everything an accessor may use as an index. */
 static hscope_status
 validate(const hscope_heap_t *h, uint64_t str_arena, uint64_t val_arena, hscope_error *err)
@@ -344,25 +435,33 @@ validate(const hscope_heap_t *h, uint64_t str_arena, uint64_t val_arena, hscope_
         return CORRUPT("index string table has no free slot");
     if ((h->index_mask & (h->index_mask + 1)) || h->index_mask < n)
         return CORRUPT("index address table is malformed");
-    empty = 0;
-    for (size_t i = 0; i <= h->index_mask; i++) {
-        if (h->index[i] > n)
-            return CORRUPT("index address table entry out of range");
-        empty += h->index[i] == 0;
-    }
-    if (!empty)
+    /* The big scans are SIMD reductions; on failure the offending entry
+     * is looked for to name it. */
+    uint64_t zeros = 0;
+    if (any_above(h->index, h->index_mask + 1, n, &zeros))
+        return CORRUPT("index address table entry out of range");
+    if (!zeros)
         return CORRUPT("index address table has no free slot");
     if (h->edge_start[0] != 0 || h->edge_start[n] != h->nedges)
         return CORRUPT("index references are malformed");
-    for (uint32_t i = 0; i < n; i++) {
-        if (h->edge_start[i + 1] < h->edge_start[i] ||
-            (h->cls[i] >= n && h->cls[i] < HSCOPE__CLS_UNKNOWN) ||
-            h->detail[i] >= in->count || h->site[i] >= h->nsites)
-            return CORRUPT("index object %u is out of range", i);
+    if (h->nsites > UINT32_MAX)
+        return CORRUPT("index sites are malformed");
+    if (any_decrease(h->edge_start, n) || any_within(h->cls, n, n, HSCOPE__CLS_UNKNOWN) ||
+        any_above(h->detail, n, (uint32_t)in->count - 1, NULL) ||
+        (n && (h->nsites == 0 || any_above(h->site, n, (uint32_t)h->nsites - 1, NULL)))) {
+        uint32_t i = 0;
+        while (i < n && !(h->edge_start[i + 1] < h->edge_start[i] ||
+                          (h->cls[i] >= n && h->cls[i] < HSCOPE__CLS_UNKNOWN) ||
+                          h->detail[i] >= in->count || h->site[i] >= h->nsites))
+            i++;
+        return CORRUPT("index object %u is out of range", i);
     }
-    for (uint64_t k = 0; k < h->nedges; k++)
-        if (h->edges[k] >= n)
-            return CORRUPT("index reference %llu is out of range", (unsigned long long)k);
+    if (n == 0 ? h->nedges != 0 : any_above(h->edges, h->nedges, n - 1, NULL)) {
+        uint64_t k = 0;
+        while (k < h->nedges && h->edges[k] < n)
+            k++;
+        return CORRUPT("index reference %llu is out of range", (unsigned long long)k);
+    }
     for (size_t s = 0; s < h->nsites; s++)
         if (h->site_file[s] >= in->count || h->site_method[s] >= in->count)
             return CORRUPT("index site %zu is out of range", s);
@@ -502,6 +601,32 @@ attach(hscope_heap_t *h, const header *hd, const unsigned char *base, hscope_err
     return validate(h, meta[M_STR_ARENA], meta[M_VAL_ARENA], err);
 }
 
+/*
+ * Section checksums, shared by two threads: the sections are taken largest
+ * first from a common counter, so a big index is hashed on two cores while
+ * the calling thread also attaches and range-checks it (those checks are
+ * safe on any bytes: they are what makes a mutated index harmless).
+ */
+typedef struct sumjob {
+    const header *hd;
+    const unsigned char *base;
+    uint32_t order[MAX_SECTIONS];
+    _Atomic uint32_t next;
+    unsigned char bad[MAX_SECTIONS];
+} sumjob;
+
+static void *
+sum_sections(void *arg)
+{
+    sumjob *j = arg;
+    uint32_t k;
+    while ((k = atomic_fetch_add(&j->next, 1)) < j->hd->nsect) {
+        const sect *s = &j->hd->s[j->order[k]];
+        j->bad[j->order[k]] = XXH3_64bits(j->base + s->offset, (size_t)s->bytes) != s->xxh;
+    }
+    return NULL;
+}
+
 hscope_status
 hscope__model_open_saved(hscope_heap_t *h, const char *path, const char *source,
                          hscope_error *err)
@@ -547,16 +672,42 @@ hscope__model_open_saved(hscope_heap_t *h, const char *path, const char *source,
             return hscope__fail(err, HSCOPE_ERR_STALE,
                                 "%s was made from another version of %s", path, source);
     }
+    sumjob job;
+    memset(&job, 0, sizeof(job));
+    job.hd = &hd;
+    job.base = map;
+    atomic_init(&job.next, 0);
     for (uint32_t i = 0; i < hd.nsect; i++) {
         const sect *s = &hd.s[i];
         uint64_t end;
         if (s->offset % 8 || s->offset < HEADER_SIZE ||
             __builtin_add_overflow(s->offset, s->bytes, &end) || end > fsize)
             return CORRUPT("%s: section %u lies outside the file", path, s->id);
-        if (XXH3_64bits((const unsigned char *)map + s->offset, (size_t)s->bytes) != s->xxh)
-            return CORRUPT("%s: section %u checksum mismatch", path, s->id);
+        /* insertion sort, largest first (at most 64 sections) */
+        uint32_t k = i;
+        while (k > 0 && hd.s[job.order[k - 1]].bytes < s->bytes) {
+            job.order[k] = job.order[k - 1];
+            k--;
+        }
+        job.order[k] = i;
     }
-    return attach(h, &hd, map, err);
+    pthread_t th;
+    int helper = fsize >= ((uint64_t)8 << 20) &&
+                 pthread_create(&th, NULL, sum_sections, &job) == 0;
+    hscope_error aerr;
+    hscope_error_init(&aerr);
+    st = attach(h, &hd, map, &aerr);
+    sum_sections(&job);
+    if (helper)
+        pthread_join(th, NULL);
+    /* a checksum failure is the first thing to report, as if the sums had
+     * been checked before anything was read */
+    for (uint32_t i = 0; i < hd.nsect; i++)
+        if (job.bad[i])
+            return CORRUPT("%s: section %u checksum mismatch", path, hd.s[i].id);
+    if (st != HSCOPE_OK)
+        hscope__error_copy_out(err, &aerr);
+    return st;
 }
 
 /* Does p point into the mapping (then it is not ours to free)? */
