@@ -312,7 +312,7 @@ run_pass(pass *p, const base *b, snapinfo *si, hscope_error *err)
         .line_ud = lo ? lo->line_user_data : NULL,
         };
         st = hscope__parse_path(b->path, lo && (lo->flags & HSCOPE_LOAD_NO_GZIP),
-                                &bl, &po, NULL, NULL, err);
+                                lo ? lo->threads : 0, &bl, &po, NULL, NULL, err);
         if (st == HSCOPE_OK)
             st = flush(p, err); /* while the builder's strings still exist */
         uint64_t sk = 0;

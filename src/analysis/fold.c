@@ -387,7 +387,8 @@ hscope_tally_file(hscope_tally_t **out, const char *path, const char *key,
         .line_fn = lo ? lo->line_fn : NULL,
         .line_ud = lo ? lo->line_user_data : NULL,
     };
-    if ((st = hscope__parse_path(path, lo && (lo->flags & HSCOPE_LOAD_NO_GZIP), &b,
+    if ((st = hscope__parse_path(path, lo && (lo->flags & HSCOPE_LOAD_NO_GZIP),
+                                 lo ? lo->threads : 0, &b,
                                  &po, NULL, NULL, &err)) != HSCOPE_OK)
         goto done;
     if ((st = hscope__tally_new(&t, lo ? lo->allocator : NULL, &err)) != HSCOPE_OK)

@@ -143,16 +143,7 @@ load(hscope_heap_t **out, enum src_kind kind, const char *path, int fd,
         .line_fn = o.line_fn,
         .line_ud = o.line_user_data,
     };
-    unsigned threads = o.threads;
-    if (threads == 0) {
-        long nc = sysconf(_SC_NPROCESSORS_ONLN);
-        threads = nc > 1 ? (unsigned)(nc > 8 ? 8 : nc) : 1;
-        /* small input (gzip compresses dumps ~17x): not worth the threads */
-        if (r.total && r.total < (r.gzip ? (uint64_t)2 << 20 : (uint64_t)32 << 20))
-            threads = 1;
-    }
-    if (threads > 64)
-        threads = 64;
+    unsigned threads = hscope__parse_threads(o.threads, &r);
     if (threads > 1 && !po.line_fn)
         st = hscope__parse_parallel(&r, &b, &po, threads, &err);
     else

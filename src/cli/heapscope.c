@@ -929,6 +929,8 @@ diff_grew(char **paths, int np, const char *by, uint64_t top, int json,
     pthread_t th[3];
     hscope_load_options quiet = *lo;
     quiet.progress = NULL;
+    if (!quiet.threads)
+        quiet.threads = 1; /* the three dumps are folded at once */
     for (int i = 0; i < np; i++) {
         jobs[i] = (foldjob){ paths[i], by, &quiet, NULL, HSCOPE_ERROR_INIT, 0 };
         if (pthread_create(&th[i], NULL, fold_thread, &jobs[i]) != 0)

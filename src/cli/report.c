@@ -1074,6 +1074,11 @@ sec_timeline(FILE *f, hscope_cli_dump *dumps, size_t nd, const hscope_cli_order 
         nth = nd;
     if (nth > 8)
         nth = 8;
+    /* dumps folded at once share the cores: each fold gets its part */
+    hscope_load_options plo = *lo;
+    if (!plo.threads)
+        plo.threads = (uint32_t)(nth > 0 && (size_t)cores > nth ? (size_t)cores / nth : 1);
+    c.lo = &plo;
     pthread_t th[8];
     size_t started = 0;
     for (size_t i = 0; i < nth; i++)

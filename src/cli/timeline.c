@@ -1312,6 +1312,10 @@ hscope_cli_timeline(int argc, char **argv)
     size_t nt = threads ? (size_t)threads : (size_t)cores();
     if (nt > np)
         nt = np;
+    /* dumps folded at once share the cores: each fold's parser gets its
+     * part (all of them for a single dump) */
+    if (!lo.threads)
+        lo.threads = (uint32_t)(nt && (size_t)cores() > nt ? (size_t)cores() / nt : 1);
     pthread_t *th = calloc(nt, sizeof(pthread_t));
     size_t started = 0;
     if (th)

@@ -348,6 +348,51 @@ merge_values(pool *P, slot *s, uint32_t shift)
 
 /* Append the slot's chunk to the final builder, then empty the slot's
  * per-chunk state (its interner and sites stay, with their maps). */
+/*
+ * Sink mode (a streaming fold): the workers still parse chunks into their
+ * slot's columns, and the slot's objects are handed to the final builder's
+ * sink here, in dump order and with the final builder's string and site
+ * ids, exactly as a single-threaded parse would hand them over.  Only the
+ * hand-over runs on this thread; the parsing is spread over the workers.
+ */
+static hscope_status
+absorb(pool *P, slot *s)
+{
+    hscope__builder *o = P->out, *b = &s->b;
+    size_t big = 0, bigs = 0;
+    for (size_t i = 0; i < b->n; i++) {
+        uint64_t memsize = b->memsize[i], size = b->size[i];
+        if (memsize == HSCOPE__U32_BIG) {
+            while (big < b->big_memsize.len && b->big_memsize.id[big] < i)
+                big++;
+            if (big < b->big_memsize.len && b->big_memsize.id[big] == i)
+                memsize = b->big_memsize.val[big];
+        }
+        if (size == HSCOPE__U32_BIG) {
+            while (bigs < b->big_size.len && b->big_size.id[bigs] < i)
+                bigs++;
+            if (bigs < b->big_size.len && b->big_size.id[bigs] == i)
+                size = b->big_size.val[bigs];
+        }
+        uint32_t site = s->sitemap[b->site[i]];
+        hscope__objrec r = {
+            .addr = b->addr[i], .class_addr = b->class_addr[i],
+            .memsize = memsize, .size = size,
+            .nrefs = (i + 1 < b->n ? b->edge_start[i + 1] : b->nedges) - b->edge_start[i],
+            .detail = s->smap[b->detail[i]],
+            .file = o->site_file[site], .line = o->site_line[site],
+            .method = o->site_method[site], .site = site, .gen = b->gen[i],
+            .flags = b->flags[i], .type = (uint8_t)map_type(P, s, b->type[i]),
+            .has_class = b->class_addr[i] != 0,
+        };
+        o->streamed++;
+        hscope_status st = o->sink(o->sink_ud, o, &r, P->err);
+        if (st != HSCOPE_OK)
+            return st;
+    }
+    return HSCOPE_OK;
+}
+
 static hscope_status
 merge(pool *P, slot *s)
 {
@@ -368,8 +413,15 @@ merge(pool *P, slot *s)
         }
         return s->st;
     }
-    if ((st = map_strings(P, s)) != HSCOPE_OK || (st = map_sites(P, s)) != HSCOPE_OK ||
-        (st = grow_out(P, b->n, b->nedges, P->err)) != HSCOPE_OK)
+    if ((st = map_strings(P, s)) != HSCOPE_OK || (st = map_sites(P, s)) != HSCOPE_OK)
+        return st;
+    if (o->sink) {
+        /* roots are kept in sink mode too, as on one thread */
+        if ((st = absorb(P, s)) != HSCOPE_OK || (st = merge_roots(P, s)) != HSCOPE_OK)
+            return st;
+        goto counters;
+    }
+    if ((st = grow_out(P, b->n, b->nedges, P->err)) != HSCOPE_OK)
         return st;
     uint32_t shift = (uint32_t)o->n;
     uint32_t eshift = (uint32_t)o->nedges;
@@ -394,6 +446,7 @@ merge(pool *P, slot *s)
         return st;
     o->n += b->n;
     o->nedges += b->nedges;
+counters:
     o->lines += b->lines;
     o->shapes += b->shapes;
     o->shape_memsize = hscope__sat_add(o->shape_memsize, b->shape_memsize);

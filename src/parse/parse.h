@@ -58,15 +58,21 @@ hscope_status hscope__parse_stream(hscope__reader *r, hscope__builder *b,
                                    hscope_error *err);
 
 /* Parse with `threads` worker threads (>= 1) plus the calling thread,
- * which reads and merges; same result as hscope__parse_stream.  Not for
- * sink mode or a line hook (both need the lines in order on one thread). */
+ * which reads and merges; same result as hscope__parse_stream.  In sink
+ * mode the sink is called on the calling thread, in dump order.  Not for
+ * a line hook (it needs the raw lines in order on one thread). */
 hscope_status hscope__parse_parallel(hscope__reader *r, hscope__builder *b,
                                      const hscope__parse_opts *o,
                                      unsigned threads, hscope_error *err);
 
-/* Open `path` and parse it all into b (which may be in sink mode).  Fails
+/* Parser threads for a load option value: `requested`, or for 0 one per
+ * core (at most 8) unless the input is small; at most 64. */
+unsigned hscope__parse_threads(unsigned requested, const hscope__reader *r);
+
+/* Open `path` and parse it all into b (which may be in sink mode), with
+ * hscope__parse_threads(threads) threads (a line hook forces one).  Fails
  * with HSCOPE_ERR_NOT_A_DUMP when no line is a dump record. */
-hscope_status hscope__parse_path(const char *path, int no_gzip,
+hscope_status hscope__parse_path(const char *path, int no_gzip, unsigned threads,
                                  hscope__builder *b,
                                  const hscope__parse_opts *o,
                                  uint64_t *input_bytes, int *gzip,

@@ -5,6 +5,7 @@
  * single long line (up to max_line); the input never sits in memory whole.
  */
 #include <string.h>
+#include <unistd.h>
 
 #include "parse.h"
 
@@ -197,15 +198,34 @@ hscope__parse_stream(hscope__reader *r, hscope__builder *b,
     return st;
 }
 
+unsigned
+hscope__parse_threads(unsigned requested, const hscope__reader *r)
+{
+    unsigned threads = requested;
+    if (threads == 0) {
+        long nc = sysconf(_SC_NPROCESSORS_ONLN);
+        threads = nc > 1 ? (unsigned)(nc > 8 ? 8 : nc) : 1;
+        /* small input (gzip compresses dumps ~17x): not worth the threads */
+        if (r->total && r->total < (r->gzip ? (uint64_t)2 << 20 : (uint64_t)32 << 20))
+            threads = 1;
+    }
+    return threads > 64 ? 64 : threads;
+}
+
 hscope_status
-hscope__parse_path(const char *path, int no_gzip, hscope__builder *b,
-                   const hscope__parse_opts *o, uint64_t *input_bytes,
-                   int *gzip, hscope_error *err)
+hscope__parse_path(const char *path, int no_gzip, unsigned threads,
+                   hscope__builder *b, const hscope__parse_opts *o,
+                   uint64_t *input_bytes, int *gzip, hscope_error *err)
 {
     hscope__reader r;
     hscope_status st = hscope__reader_open_path(&r, b->mem, path, no_gzip, err);
-    if (st == HSCOPE_OK)
-        st = hscope__parse_stream(&r, b, o, err);
+    if (st == HSCOPE_OK) {
+        threads = hscope__parse_threads(threads, &r);
+        if (threads > 1 && !o->line_fn)
+            st = hscope__parse_parallel(&r, b, o, threads, err);
+        else
+            st = hscope__parse_stream(&r, b, o, err);
+    }
     if (input_bytes)
         *input_bytes = r.in_bytes;
     if (gzip)

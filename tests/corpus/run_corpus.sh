@@ -74,7 +74,24 @@ for f in "$data"/edge/stress.json "$data"/edge/format_edge.json "$data"/leak_s00
   want=$("$HEAPSCOPE" tally --json --top 0 --max-line 65536 --threads 1 "$f" | md5sum)
   got=$("$HEAPSCOPE" tally --json --top 0 --max-line 65536 --threads 8 "$f" | md5sum)
   [ "$want" = "$got" ] || { echo "DIFF $f: tally with 8 threads differs"; fail=1; }
+  # the streaming fold on the parallel parser: same rows as on one thread
+  # and as the tally of the loaded model, for every kind of key
+  for k in type class file:line:class gem generation; do
+    want=$("$HEAPSCOPE" tally --json --top 0 --by $k --max-line 65536 --threads 1 "$f" | md5sum)
+    for t in 1 2 8; do
+      got=$("$HEAPSCOPE" tally --stream --json --top 0 --by $k --max-line 65536 --threads $t "$f" | md5sum)
+      [ "$want" = "$got" ] || { echo "DIFF $f: tally --stream --by $k --threads $t differs from the loaded tally"; fail=1; }
+    done
+  done
 done
+# the 3-dump diff streams its bases, on the parallel parser too
+dd="$data"/leak_s1
+want=$("$HEAPSCOPE" diff --json --threads 1 "$dd"/heap_1.json "$dd"/heap_2.json "$dd"/heap_3.json | nothr | md5sum)
+got=$("$HEAPSCOPE" diff --json --threads 8 "$dd"/heap_1.json "$dd"/heap_2.json "$dd"/heap_3.json | nothr | md5sum)
+[ "$want" = "$got" ] || { echo "DIFF diff with 8 threads differs from 1 thread"; fail=1; }
+s1=$("$HEAPSCOPE" tally --stream --strict --max-line 65536 --threads 1 "$data"/edge/format_edge.json 2>&1 || true)
+s8=$("$HEAPSCOPE" tally --stream --strict --max-line 65536 --threads 8 "$data"/edge/format_edge.json 2>&1 || true)
+[ "$s1" = "$s8" ] || { echo "streamed strict error differs with threads: '$s1' vs '$s8'"; fail=1; }
 e1=$("$HEAPSCOPE" summary --strict --max-line 65536 --threads 1 "$data"/edge/format_edge.json 2>&1 || true)
 e8=$("$HEAPSCOPE" summary --strict --max-line 65536 --threads 8 "$data"/edge/format_edge.json 2>&1 || true)
 [ "$e1" = "$e8" ] || { echo "strict error differs with threads: '$e1' vs '$e8'"; fail=1; }
