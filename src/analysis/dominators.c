@@ -13,14 +13,16 @@
  * preorder, path compression with an explicit stack, so the call depth
  * never grows with the heap (a 10^6-long chain is fine).  Near-linear time.
  *
- * Memory: transient 24 bytes per vertex for the DFS numbering and the
- * semi-dominator computation, plus a reverse CSR of the augmented graph
- * (4 bytes per vertex + 4 per edge); persistent 16 bytes per object
- * (immediate dominator u32, retained count u32, retained size u64).
+ * Memory: while it runs, 16 bytes per vertex plus 4 per reached edge that
+ * is not a DFS tree edge, or 20 per vertex, whichever is more (preorder
+ * numbering, a reverse CSR of the reached graph in preorder numbers, the
+ * semi-dominator arrays, each freed as soon as the next phase does without
+ * it); persistent 16 bytes per object (immediate dominator u32, retained
+ * count u32, retained size u64).
  *
- * This function is long on purpose: the phases share their arrays, and
- * their reuse (ancestor -> idom, parent -> output) is what keeps memory
- * low; each phase is marked.
+ * compute() is long on purpose: the phases share their arrays, and their
+ * reuse (ancestor -> idom, predecessor starts -> semi) and early frees are
+ * what keep memory low; each phase is marked.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -72,62 +74,88 @@ succ_at(const graph *g, uint32_t v, uint32_t k)
     return k < g->ncat ? g->n + k : NONE;
 }
 
-/* Reverse CSR of the augmented graph (only edges out of reached vertices
- * matter, but all are cheap to include). */
+/* Reverse CSR of the reached part of the augmented graph, in preorder
+ * numbers: pstart[0..cnt], preds[] (an edge's source as a preorder number,
+ * grouped by its target's).  DFS tree edges are left out: the semi-
+ * dominator search starts from the parent instead. */
 static hscope_status
-build_preds(const graph *g, hscope__mem *m, uint32_t **pstart, uint32_t **preds,
+build_preds(const graph *g, hscope__mem *m, const uint32_t *num, const uint32_t *order,
+            const uint32_t *parent, uint32_t cnt, uint32_t **pstart, uint32_t **preds,
             hscope_error *err)
 {
     uint64_t ne = 0;
-    uint32_t *start = hscope__calloc(m, (size_t)g->nv + 1, sizeof(uint32_t));
+    uint32_t *start = hscope__calloc(m, (size_t)cnt + 1, sizeof(uint32_t));
     if (!start)
-        return hscope__nomem(err, (size_t)g->nv * 4);
-    for (uint32_t v = 0; v < g->nv; v++) {
-        for (uint32_t k = 0, w; (w = succ_at(g, v, k)) != NONE; k++) {
-            start[w + 1]++;
-            ne++;
+        return hscope__nomem(err, (size_t)cnt * 4);
+    for (uint32_t p = 0; p < cnt; p++)
+        for (uint32_t k = 0, w; (w = succ_at(g, order[p], k)) != NONE; k++) {
+            uint32_t q = num[w]; /* reached from a reached vertex: numbered */
+            if (parent[q] != p) {
+                start[q + 1]++;
+                ne++;
+            }
         }
-    }
     if (ne >= UINT32_MAX) {
         hscope__free(m, start);
         return hscope__fail(err, HSCOPE_ERR_LIMIT, "graph too large for dominators");
     }
-    for (uint32_t v = 0; v < g->nv; v++)
-        start[v + 1] += start[v];
+    for (uint32_t p = 0; p < cnt; p++)
+        start[p + 1] += start[p];
     uint32_t *pr = hscope__malloc(m, (size_t)(ne + 1) * sizeof(uint32_t));
     if (!pr) {
         hscope__free(m, start);
         return hscope__nomem(err, (size_t)ne * 4);
     }
-    for (uint32_t v = 0; v < g->nv; v++)
-        for (uint32_t k = 0, w; (w = succ_at(g, v, k)) != NONE; k++)
-            pr[start[w]++] = v;
-    for (uint32_t v = g->nv; v > 0; v--)
-        start[v] = start[v - 1];
+    for (uint32_t p = 0; p < cnt; p++)
+        for (uint32_t k = 0, w; (w = succ_at(g, order[p], k)) != NONE; k++)
+            if (parent[num[w]] != p)
+                pr[start[num[w]]++] = p;
+    for (uint32_t p = cnt; p > 0; p--)
+        start[p] = start[p - 1];
     start[0] = 0;
     *pstart = start;
     *preds = pr;
     return HSCOPE_OK;
 }
 
+/* The path-compression stack: as deep as the longest path compressed,
+ * which is short in practice; grown on demand. */
+typedef struct cstack {
+    hscope__mem *m;
+    uint32_t *s;
+    size_t cap;
+    int failed;
+} cstack;
+
 /*
  * eval(v): the minimum semi-dominator value on the compressed path from v
  * up to (not including) the root of its linked tree; label[] holds semi
- * values.  Path compression is iterative: the path is collected on `stk`
- * and compressed from the top down, as the recursive version would.
+ * values.  Path compression is iterative: the path is collected on the
+ * stack and compressed from the top down, as the recursive version would.
+ * If the stack cannot grow, the path is left uncompressed (still correct)
+ * and the failure is noted.
  */
 static uint32_t
-eval(uint32_t v, uint32_t *anc, uint32_t *label, uint32_t *stk)
+eval(uint32_t v, uint32_t *anc, uint32_t *label, cstack *cs)
 {
     if (anc[v] == NONE)
         return label[v];
-    uint32_t sp = 0, u = v;
+    size_t sp = 0;
+    uint32_t u = v;
     while (anc[anc[u]] != NONE) {
-        stk[sp++] = u;
+        if (sp == cs->cap) {
+            hscope_error e;
+            hscope_error_init(&e);
+            if (hscope__grow(cs->m, (void **)&cs->s, &cs->cap, sp + 1, 4, &e) != HSCOPE_OK) {
+                cs->failed = 1;
+                return 0;
+            }
+        }
+        cs->s[sp++] = u;
         u = anc[u];
     }
     while (sp > 0) {
-        uint32_t x = stk[--sp];
+        uint32_t x = cs->s[--sp];
         uint32_t a = anc[x];
         if (label[a] < label[x])
             label[x] = label[a];
@@ -145,19 +173,87 @@ hscope_dom_options_init(hscope_dom_options *o)
     o->size = sizeof(*o);
 }
 
+/*
+ * Iterative DFS from the super-root, successors in order: order[] gets the
+ * vertices in preorder, *cnt their number.  Visited marks are num[] (which
+ * also gets each vertex's preorder number, and then parent[] the parent's)
+ * or, with num NULL, the bitset `seen`.  The stack holds (vertex, next
+ * successor index) pairs and grows only as deep as the DFS goes.
+ */
+static hscope_status
+dfs(const graph *g, hscope__mem *m, uint32_t *num, uint64_t *seen, uint32_t *order,
+    uint32_t *parent, uint32_t *pcnt, hscope_error *err)
+{
+    uint32_t *stack = NULL;
+    size_t scap = 0, sp = 0;
+    hscope_status st;
+    if ((st = hscope__grow(m, (void **)&stack, &scap, 1024, 8, err)) != HSCOPE_OK)
+        return st;
+    uint32_t cnt = 0, r = g->root;
+    if (num) {
+        num[r] = cnt;
+        parent[cnt] = NONE;
+    } else {
+        seen[r >> 6] |= (uint64_t)1 << (r & 63);
+    }
+    order[cnt++] = r;
+    stack[0] = r;
+    stack[1] = 0;
+    sp = 1;
+    while (sp > 0) {
+        uint32_t v = stack[2 * (sp - 1)];
+        uint32_t w = succ_at(g, v, stack[2 * (sp - 1) + 1]++);
+        if (w == NONE) {
+            sp--;
+            continue;
+        }
+        if (num) {
+            if (num[w] != NONE)
+                continue;
+            num[w] = cnt;
+            parent[cnt] = num[v];
+        } else {
+            uint64_t bit = (uint64_t)1 << (w & 63);
+            if (seen[w >> 6] & bit)
+                continue;
+            seen[w >> 6] |= bit;
+        }
+        order[cnt++] = w;
+        if (sp == scap &&
+            (st = hscope__grow(m, (void **)&stack, &scap, scap + 1, 8, err)) != HSCOPE_OK) {
+            hscope__free(m, stack);
+            return st;
+        }
+        stack[2 * sp] = w;
+        stack[2 * sp + 1] = 0;
+        sp++;
+    }
+    hscope__free(m, stack);
+    *pcnt = cnt;
+    return HSCOPE_OK;
+}
+
+/*
+ * Memory, per vertex (v) and per reached edge that is not a DFS tree edge
+ * (e; tree edges are not stored): the phases free what they no longer
+ * need before the next allocates, so the peak is 16 v + 4 e (building the
+ * predecessors, then the semi-dominators), or 20 v when the results are
+ * written, of which 16 bytes per object (idom, retained count and size)
+ * stay.  The price is a second DFS at the end.
+ */
 static hscope_status
 compute(hscope_domtree_t *t, const graph *g, hscope_error *err)
 {
     hscope__mem *m = &t->heap->mem;
     hscope_status st;
     uint32_t nv = g->nv;
-    uint32_t *num = NULL, *order = NULL, *parent = NULL, *semi = NULL,
-             *label = NULL, *anc = NULL, *pstart = NULL, *preds = NULL;
-    uint32_t *stk_i = NULL;
+    uint32_t *num = NULL, *order = NULL, *parent = NULL, *label = NULL, *anc = NULL,
+             *pstart = NULL, *preds = NULL;
+    uint64_t *seen = NULL;
+    cstack cs = { m, NULL, 0, 0 };
 
-    /* Phase 1: iterative DFS from the super-root: preorder numbers.  The
-     * stack holds (vertex, next successor index) pairs and grows only as
-     * deep as the DFS goes. */
+    /* Phase 1: preorder numbers (num: vertex -> number, order: number ->
+     * vertex) and DFS tree parents. */
     num = hscope__malloc(m, (size_t)nv * 4);
     order = hscope__malloc(m, (size_t)nv * 4);
     parent = hscope__malloc(m, (size_t)nv * 4);
@@ -167,78 +263,56 @@ compute(hscope_domtree_t *t, const graph *g, hscope_error *err)
     }
     memset(num, 0xFF, (size_t)nv * 4);
     uint32_t cnt = 0;
-    {
-        uint32_t *stack = NULL; /* pairs: vertex, next k */
-        size_t scap = 0, sp = 0;
-        if ((st = hscope__grow(m, (void **)&stack, &scap, 1024, 8, err)) != HSCOPE_OK)
-            goto out;
-        num[g->root] = cnt;
-        order[cnt] = g->root;
-        parent[cnt] = NONE;
-        cnt++;
-        stack[0] = g->root;
-        stack[1] = 0;
-        sp = 1;
-        while (sp > 0) {
-            uint32_t v = stack[2 * (sp - 1)];
-            uint32_t w = succ_at(g, v, stack[2 * (sp - 1) + 1]++);
-            if (w == NONE) {
-                sp--;
-                continue;
-            }
-            if (num[w] != NONE)
-                continue;
-            num[w] = cnt;
-            order[cnt] = w;
-            parent[cnt] = num[v];
-            cnt++;
-            if (sp == scap &&
-                (st = hscope__grow(m, (void **)&stack, &scap, scap + 1, 8, err)) != HSCOPE_OK) {
-                hscope__free(m, stack);
-                goto out;
-            }
-            stack[2 * sp] = w;
-            stack[2 * sp + 1] = 0;
-            sp++;
-        }
-        hscope__free(m, stack);
-    }
-
-    /* Phase 2: semi-dominators, in reverse preorder (preorder numbers). */
-    if ((st = build_preds(g, m, &pstart, &preds, err)) != HSCOPE_OK)
+    if ((st = dfs(g, m, num, NULL, order, parent, &cnt, err)) != HSCOPE_OK)
         goto out;
-    semi = hscope__malloc(m, (size_t)cnt * 4);
+
+    /* Phase 2: predecessors in preorder numbers; then vertex numbers are
+     * no longer needed (order[] maps back at the end). */
+    if ((st = build_preds(g, m, num, order, parent, cnt, &pstart, &preds, err)) != HSCOPE_OK)
+        goto out;
+    /* order[] is dropped too until the end (phase 5 numbers the vertices
+     * again), so the semi-dominator phase holds 4 bytes per vertex less */
+    hscope__free(m, num);
+    hscope__free(m, order);
+    num = order = NULL;
+
+    /* Phase 3: semi-dominators, in reverse preorder.  semi(w) is kept in
+     * pstart[w + 1], which only w itself reads (as the end of its list)
+     * and has read by then. */
     label = hscope__malloc(m, (size_t)cnt * 4);
     anc = hscope__malloc(m, (size_t)cnt * 4);
-    stk_i = hscope__malloc(m, (size_t)cnt * 4);
-    if (!semi || !label || !anc || !stk_i) {
+    if (!label || !anc) {
         st = hscope__nomem(err, (size_t)cnt * 4);
         goto out;
     }
     for (uint32_t i = 0; i < cnt; i++) {
-        semi[i] = i;
         label[i] = i;
         anc[i] = NONE;
     }
     for (uint32_t w = cnt - 1; w > 0; w--) {
-        uint32_t vw = order[w], s = w;
-        for (uint32_t k = pstart[vw]; k < pstart[vw + 1]; k++) {
-            uint32_t pv = num[preds[k]];
-            if (pv == NONE)
-                continue; /* predecessor not reachable */
-            uint32_t x = eval(pv, anc, label, stk_i);
+        /* the parent (tree edge, not in preds) is a candidate: unlinked,
+         * eval(parent) is parent itself */
+        uint32_t s = parent[w], end = pstart[w + 1];
+        for (uint32_t k = pstart[w]; k < end; k++) {
+            uint32_t x = eval(preds[k], anc, label, &cs);
             if (x < s)
                 s = x;
         }
-        semi[w] = s;
+        if (cs.failed) {
+            st = hscope__nomem(err, cs.cap * 8);
+            goto out;
+        }
+        pstart[w + 1] = s;
         label[w] = s;
         anc[w] = parent[w]; /* link(parent[w], w) */
     }
-    hscope__free(m, pstart);
+    uint32_t *semi = pstart + 1;
     hscope__free(m, preds);
-    pstart = preds = NULL;
+    hscope__free(m, label);
+    hscope__free(m, cs.s);
+    preds = label = cs.s = NULL;
 
-    /* Phase 3: NCA step: idom = parent, then climb while above semi.
+    /* Phase 4: NCA step: idom = parent, then climb while above semi.
      * `anc` becomes the idom array (preorder numbers). */
     uint32_t *idom = anc;
     idom[0] = 0;
@@ -248,56 +322,71 @@ compute(hscope_domtree_t *t, const graph *g, hscope_error *err)
             d = idom[d];
         idom[w] = d;
     }
+    hscope__free(m, parent);
+    hscope__free(m, pstart);
+    parent = pstart = NULL;
 
-    /* Phase 4: retained sizes, children before parents (reverse preorder;
-     * idom[w] < w). */
-    t->rcount = hscope__calloc(m, (size_t)g->n + 1, sizeof(uint32_t));
-    t->rsize = hscope__calloc(m, (size_t)g->n + 1, sizeof(uint64_t));
+    /* Phase 5: the results, per object.  The same DFS again gives the
+     * same numbering (visited marks in a bitset this time); idom goes to
+     * vertex ids, then retained sizes accumulate children before parents
+     * (reverse preorder; idom[w] < w) straight into the output arrays. */
+    seen = hscope__calloc(m, (size_t)nv / 64 + 1, sizeof(uint64_t));
+    order = hscope__malloc(m, (size_t)cnt * 4);
+    if (!seen || !order) {
+        st = hscope__nomem(err, (size_t)cnt * 4);
+        goto out;
+    }
+    uint32_t cnt2 = 0;
+    if ((st = dfs(g, m, NULL, seen, order, NULL, &cnt2, err)) != HSCOPE_OK)
+        goto out;
+    hscope__free(m, seen);
+    seen = NULL;
+    if (cnt2 != cnt) {
+        st = hscope__fail(err, HSCOPE_ERR_INTERNAL, "dominators: the graph changed");
+        goto out;
+    }
     t->idom = hscope__malloc(m, ((size_t)g->n + 1) * sizeof(uint32_t));
-    if (!t->rcount || !t->rsize || !t->idom) {
-        st = hscope__nomem(err, (size_t)g->n * 16);
+    if (!t->idom) {
+        st = hscope__nomem(err, (size_t)g->n * 4);
         goto out;
-    }
-    /* accumulate in preorder space, reusing semi (u32 counts) and a u64
-     * buffer for sizes */
-    uint64_t *acc = hscope__calloc(m, cnt, sizeof(uint64_t));
-    if (!acc) {
-        st = hscope__nomem(err, (size_t)cnt * 8);
-        goto out;
-    }
-    uint32_t *cacc = semi;
-    memset(cacc, 0, (size_t)cnt * 4);
-    for (uint32_t w = cnt - 1; w > 0; w--) {
-        uint32_t v = order[w];
-        if (v < g->n) {
-            acc[w] = hscope__sat_add(acc[w], hscope__memsize(g->h, v));
-            cacc[w] += 1;
-        }
-        acc[idom[w]] = hscope__sat_add(acc[idom[w]], acc[w]);
-        cacc[idom[w]] += cacc[w];
     }
     memset(t->idom, 0xFF, ((size_t)g->n + 1) * sizeof(uint32_t));
-    for (uint32_t w = 1; w < cnt; w++) {
+    for (uint32_t w = 1; w < cnt; w++)
+        if (order[w] < g->n)
+            t->idom[order[w]] = order[idom[w]];
+    hscope__free(m, anc);
+    anc = idom = NULL;
+    t->rcount = hscope__calloc(m, (size_t)g->n + 1, sizeof(uint32_t));
+    t->rsize = hscope__calloc(m, (size_t)g->n + 1, sizeof(uint64_t));
+    if (!t->rcount || !t->rsize) {
+        st = hscope__nomem(err, (size_t)g->n * 12);
+        goto out;
+    }
+    for (uint32_t w = cnt - 1; w > 0; w--) {
         uint32_t v = order[w];
         if (v >= g->n)
             continue;
-        t->idom[v] = order[idom[w]];
-        t->rsize[v] = acc[w];
-        t->rcount[v] = cacc[w];
+        uint32_t d = t->idom[v];
+        uint64_t ms = hscope__memsize(g->h, v);
+        t->rsize[v] = hscope__sat_add(t->rsize[v], ms);
+        t->rcount[v] += 1;
+        if (d < g->n) {
+            t->rsize[d] = hscope__sat_add(t->rsize[d], t->rsize[v]);
+            t->rcount[d] += t->rcount[v];
+        }
         t->reachable++;
-        t->reach_memsize = hscope__sat_add(t->reach_memsize, hscope__memsize(g->h, v));
+        t->reach_memsize = hscope__sat_add(t->reach_memsize, ms);
     }
-    hscope__free(m, acc);
     t->unreach = g->n - t->reachable;
     st = HSCOPE_OK;
 out:
+    hscope__free(m, seen);
     hscope__free(m, num);
     hscope__free(m, order);
     hscope__free(m, parent);
-    hscope__free(m, semi);
     hscope__free(m, label);
     hscope__free(m, anc);
-    hscope__free(m, stk_i);
+    hscope__free(m, cs.s);
     hscope__free(m, pstart);
     hscope__free(m, preds);
     return st;
