@@ -10,6 +10,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -2681,6 +2682,14 @@ cmd_index(int argc, char **argv)
 int
 main(int argc, char **argv)
 {
+#ifdef M_MMAP_THRESHOLD
+    /* Big arrays (model columns, parser buffers, dominator arrays) come
+     * and go during one command; with a fixed threshold glibc maps each on
+     * its own and unmaps it when freed, so the resident set follows what is
+     * in use instead of keeping freed arrays in the heap (glibc's default
+     * raises the threshold after the first big free). */
+    mallopt(M_MMAP_THRESHOLD, 1 << 20);
+#endif
     if (argc < 2) {
         fputs(usage_main, stderr);
         return EXIT_USAGE;
