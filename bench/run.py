@@ -197,6 +197,8 @@ def bench_file(path, plain_bytes, kind, args):
     summary1 = [hs, "summary", "--json", "--no-progress", "--no-index", "--threads", "1", path]
     tally = [hs, "tally", "--json", "--by", "file:line:class", "--no-progress", "--no-index", path]
     retained = [hs, "retained", "--json", "--top", "1", "--no-progress", "--no-index", path]
+    fold = [hs, "tally", "--stream", "--json", "--by", "file:line:class", "--no-progress", "--no-index", path]
+    ixsummary = [hs, "summary", "--json", "--no-progress", path]  # uses path.hsx, made below
     d = os.path.dirname(path)
     diff = None
     if kind == "plain" and all(os.path.exists(os.path.join(d, "heap_%d.json" % i)) for i in (1, 2)):
@@ -208,10 +210,22 @@ def bench_file(path, plain_bytes, kind, args):
     info = json.loads(out)
     _, _, _, tout = timed(tally, capture=True)
     json.loads(tout)
+    _, _, _, fout = timed(fold, capture=True)
+    if json.loads(fout) != json.loads(tout):
+        raise BenchError(f"tally --stream and tally disagree on {path}")
+    # the saved index beside the dump (rebuilt each run of the benchmark)
+    timed([hs, "index", "--no-progress", path])
+    chk = subprocess.run(ixsummary[:2] + ["-v"] + ixsummary[2:], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    if chk.returncode != 0 or "using the index" not in chk.stderr:
+        raise BenchError(f"summary did not use the index {path}.hsx: {chk.stderr[-500:]}")
+    if {k: v for k, v in json.loads(chk.stdout).items() if k != "load"} != \
+            {k: v for k, v in info.items() if k != "load"}:
+        raise BenchError(f"summary from {path}.hsx differs from summary of {path}")
 
     runs = {"baseline": [], "summary": [], "summary_cpu": [], "load": [], "tally": [], "rss_kib": [],
             "tally_rss_kib": [], "summary1": [], "load1": [], "retained": [], "retained_rss_kib": [],
-            "diff": [], "diff_rss_kib": []}
+            "diff": [], "diff_rss_kib": [], "fold": [], "fold_rss_kib": [], "ixsummary": []}
     for i in range(args.runs):
         w, _, _, _ = timed(baseline)
         runs["baseline"].append(w)
@@ -230,6 +244,11 @@ def bench_file(path, plain_bytes, kind, args):
         wr, rrss, _, _ = timed(retained)
         runs["retained"].append(wr)
         runs["retained_rss_kib"].append(rrss)
+        wf, frss, _, _ = timed(fold)
+        runs["fold"].append(wf)
+        runs["fold_rss_kib"].append(frss)
+        wi, _, _, _ = timed(ixsummary)
+        runs["ixsummary"].append(wi)
         if diff:
             wd, drss, _, _ = timed(diff)
             runs["diff"].append(wd)
@@ -238,8 +257,14 @@ def bench_file(path, plain_bytes, kind, args):
             f"summary {runs['summary'][-1]:.3f} s (load {s['load']['seconds']:.3f}), "
             f"tally {w:.3f} s, RSS {rss / 1024:.0f} MiB")
 
+    mem = None
+    if kind == "plain" and getattr(args, "mempeak", None):
+        _, _, _, mout = timed([args.mempeak, path], capture=True)
+        mem = json.loads(mout)
+
     best = min(runs["summary"])
     return {
+        "mempeak": mem,
         "file": path,
         "kind": kind,
         "file_bytes": os.path.getsize(path),
@@ -262,6 +287,9 @@ def bench_file(path, plain_bytes, kind, args):
         "retained_s": min(runs["retained"]),
         "retained_rss_bytes": max(runs["retained_rss_kib"]) * 1024,
         "diff_s": min(runs["diff"]) if runs["diff"] else None,
+        "fold_s": min(runs["fold"]),
+        "fold_rss_bytes": max(runs["fold_rss_kib"]) * 1024,
+        "ixsummary_s": min(runs["ixsummary"]),
         "diff_rss_bytes": max(runs["diff_rss_kib"]) * 1024 if runs["diff_rss_kib"] else None,
         "peak_rss_bytes": max(runs["rss_kib"]) * 1024,
         "mb_per_s": plain_bytes / MB / best,
@@ -323,7 +351,9 @@ def make_table(results, runs):
     head = ["file", "size MB", "on disk MB", "objects", f"summary s (best of {runs})", "load s", "CPU s",
             "MB/s", "baseline", "baseline s", "x baseline", "peak RSS MB", "RSS / size", "B/obj",
             f"tally s (best of {runs})", "cost/MB vs smallest", "1 thread s", "1 thread x baseline",
-            "dominators+retained s", "3-dump diff s", "diff RSS MB"]
+            "dominators+retained s", "3-dump diff s", "diff RSS MB", "fold s", "fold RSS MB",
+            "fold / summary", "summary from index s", "index / parse", "dominators peak B/obj",
+            "dominators kept B/obj"]
     align = ["---"] + ["--:"] * (len(head) - 1)
     rows = []
     for r in results:
@@ -350,6 +380,13 @@ def make_table(results, runs):
             fmt_s(r["retained_s"]),
             fmt_s(r["diff_s"]) if r.get("diff_s") is not None else "-",
             f"{r['diff_rss_bytes'] / MB:.0f}" if r.get("diff_rss_bytes") else "-",
+            fmt_s(r["fold_s"]) if r.get("fold_s") is not None else "-",
+            f"{r['fold_rss_bytes'] / MB:.0f}" if r.get("fold_rss_bytes") else "-",
+            f"{r['fold_s'] / r['summary_s']:.2f}" if r.get("fold_s") is not None else "-",
+            fmt_s(r["ixsummary_s"]) if r.get("ixsummary_s") is not None else "-",
+            f"{100 * r['ixsummary_s'] / r['summary_s']:.1f}%" if r.get("ixsummary_s") is not None else "-",
+            f"{r['mempeak']['dom_peak_extra_per_object']:.1f}" if r.get("mempeak") else "-",
+            f"{r['mempeak']['dom_kept_per_object']:.1f}" if r.get("mempeak") else "-",
         ])
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join(align) + "|"]
     lines += ["| " + " | ".join(row) + " |" for row in rows]
@@ -551,6 +588,12 @@ def main(argv):
                 files.append((lab, prepare_gzip(plain, lab, args), "gzip", plain))
 
         original = args.heapscope
+        # bench/mempeak, built beside heapscope: the library's own bytes
+        # (allocator hooks) for a load and a dominator tree
+        mp = os.path.join(os.path.dirname(os.path.realpath(original)), "bench", "mempeak")
+        args.mempeak = mp if os.access(mp, os.X_OK) else None
+        if not args.mempeak:
+            log(f"note: {mp} is not built; the dominator memory columns stay empty")
         if args.no_snapshot:
             snapdir, run_bin, args.hashes = None, original, {"heapscope": sha12(original)}
         else:
