@@ -98,6 +98,18 @@ compute(answers *a, int which)
         hscope_tally_t *t = NULL;
         assert_int_equal(hscope_tally_file(&t, dump_path, "class", NULL, NULL, &err), HSCOPE_OK);
         a->stream_rows = hscope_tally_row_count(t);
+        /* the fold on the parallel parser (sink on the merging thread),
+         * several of them at once: the same rows */
+        hscope_load_options lo = HSCOPE_LOAD_OPTIONS_INIT;
+        lo.threads = 3;
+        hscope_tally_t *t3 = NULL;
+        assert_int_equal(hscope_tally_file(&t3, dump_path, "class", &lo, NULL, &err), HSCOPE_OK);
+        assert_int_equal(hscope_tally_row_count(t3), a->stream_rows);
+        for (uint64_t i = 0; i < a->stream_rows; i++) {
+            assert_string_equal(hscope_tally_row_key(t3, i), hscope_tally_row_key(t, i));
+            assert_int_equal(hscope_tally_row_count_of(t3, i), hscope_tally_row_count_of(t, i));
+        }
+        hscope_tally_free(t3);
         hscope_tally_free(t);
     }
 }
