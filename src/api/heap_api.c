@@ -160,7 +160,7 @@ load(hscope_heap_t **out, enum src_kind kind, const char *path, int fd,
                           b.nskip_examples ? hscope_skip_reason_name(b.skip_reason[0]) : "");
         goto done;
     }
-    if ((st = hscope__model_build(h, &b, &err)) != HSCOPE_OK)
+    if ((st = hscope__model_build(h, &b, threads, &err)) != HSCOPE_OK)
         goto done;
     h->stats.gzip = (uint32_t)r.gzip;
     h->stats.input_bytes = r.in_bytes;

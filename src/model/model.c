@@ -5,6 +5,7 @@
  */
 #include "model.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -72,16 +73,101 @@ push_dangling(hscope_heap_t *h, size_t *cap, uint32_t from, uint64_t addr,
  * at byte 4i never overtakes the read at byte 8i; memcpy keeps it legal
  * under strict aliasing).
  */
+/* Work of one thread over a range [from, to) of objects or references. */
+typedef struct part {
+    hscope_heap_t *h;
+    unsigned char *mem;       /* the u64 array being turned into u32 */
+    uint64_t from, to;
+    uint64_t *xa;             /* unresolved: index, address (in order) */
+    uint64_t *xk;
+    size_t nx, cap_a, cap_k;
+    hscope_status st;
+    hscope_error err;
+} part;
+
 static hscope_status
-resolve_classes(hscope_heap_t *h, uint64_t *class_addr, hscope_error *err)
+part_note(part *p, uint64_t k, uint64_t addr)
 {
-    size_t cap = 0;
-    unsigned char *mem = (unsigned char *)class_addr;
+    hscope_status st;
+    if ((st = hscope__grow(&p->h->mem, (void **)&p->xk, &p->cap_k, p->nx + 1, 8, &p->err)) ||
+        (st = hscope__grow(&p->h->mem, (void **)&p->xa, &p->cap_a, p->nx + 1, 8, &p->err)))
+        return st;
+    p->xk[p->nx] = k;
+    p->xa[p->nx++] = addr;
+    return HSCOPE_OK;
+}
+
+/*
+ * Run fn over [0, n) in two parts on two threads when n is large and
+ * threads allow it (one part otherwise).  Each part turns its range of the
+ * u64 array into u32 values written from the start of its own range (the
+ * write at 8 from + 4 (k - from) never overtakes the read at 8 k nor leaves
+ * the range), so the parts never touch each other's bytes; the second
+ * part's values are then moved down behind the first's.  Unresolved
+ * entries are listed per part, in order.
+ */
+static hscope_status
+run_parts(hscope_heap_t *h, unsigned char *mem, uint64_t n, unsigned threads,
+          void *(*fn)(void *), part P[2], int *nparts)
+{
+    memset(P, 0, 2 * sizeof(part));
+    int two = threads > 1 && n >= ((uint64_t)1 << 16);
+    for (int i = 0; i < 2; i++) {
+        P[i].h = h;
+        P[i].mem = mem;
+        hscope_error_init(&P[i].err);
+    }
+    P[0].from = 0;
+    P[0].to = two ? n / 2 : n;
+    P[1].from = P[0].to;
+    P[1].to = n;
+    pthread_t th;
+    int helper = two && pthread_create(&th, NULL, fn, &P[1]) == 0;
+    fn(&P[0]);
+    if (helper)
+        pthread_join(th, NULL);
+    else if (two)
+        fn(&P[1]);
+    *nparts = two ? 2 : 1;
+    for (int i = 0; i < *nparts; i++)
+        if (P[i].st != HSCOPE_OK)
+            return P[i].st;
+    if (two)
+        memmove(mem + P[1].from * 4, mem + P[1].from * 8, (size_t)(P[1].to - P[1].from) * 4);
+    return HSCOPE_OK;
+}
+
+static void
+parts_free(hscope_heap_t *h, part P[2])
+{
+    for (int i = 0; i < 2; i++) {
+        hscope__free(&h->mem, P[i].xk);
+        hscope__free(&h->mem, P[i].xa);
+    }
+}
+
+static hscope_status
+parts_error(part P[2], int nparts, hscope_error *err)
+{
+    for (int i = 0; i < nparts; i++)
+        if (P[i].st != HSCOPE_OK) {
+            hscope__error_copy_out(err, &P[i].err);
+            return P[i].st;
+        }
+    return HSCOPE_OK;
+}
+
+static void *
+classes_part(void *arg)
+{
+    part *p = arg;
+    hscope_heap_t *h = p->h;
+    unsigned char *out = p->mem + p->from * 8;
     uint64_t last_a = 0;
     uint32_t last_c = HSCOPE__CLS_HIDDEN;
-    for (uint32_t i = 0; i < h->n; i++) {
+    for (uint64_t i = p->from; i < p->to; i++) {
         uint64_t a;
-        memcpy(&a, mem + (size_t)i * 8, 8);
+        memcpy(&a, p->mem + i * 8, 8);
         uint32_t c = HSCOPE__CLS_HIDDEN;
         if (a && a == last_a && last_c != HSCOPE__CLS_UNKNOWN) {
             c = last_c; /* runs of objects of one class are common */
@@ -91,65 +177,92 @@ resolve_classes(hscope_heap_t *h, uint64_t *class_addr, hscope_error *err)
                 c = id;
             } else {
                 c = HSCOPE__CLS_UNKNOWN;
-                size_t c0 = cap;
-                hscope_status st = hscope__grow(&h->mem, (void **)&h->ucls_addr,
-                                                &cap, h->nucls + 1,
-                                                sizeof(uint64_t), err);
-                if (st != HSCOPE_OK)
-                    return st;
-                if (cap != c0) {
-                    uint32_t *x = hscope__realloc(&h->mem, h->ucls_id, cap * sizeof(uint32_t));
-                    if (!x) {
-                        cap = c0;
-                        return hscope__nomem(err, 0);
-                    }
-                    h->ucls_id = x;
-                }
-                h->ucls_id[h->nucls] = i;
-                h->ucls_addr[h->nucls++] = a;
+                if ((p->st = part_note(p, i, a)) != HSCOPE_OK)
+                    return NULL;
             }
         }
-        memcpy(mem + (size_t)i * 4, &c, 4);
+        memcpy(out + (i - p->from) * 4, &c, 4);
         last_a = a;
         last_c = c;
     }
+    return NULL;
+}
+
+/*
+ * Class address -> class object id, in place (the u64 address array
+ * becomes the u32 id array); unresolved ones go to a side table.
+ */
+static hscope_status
+resolve_classes(hscope_heap_t *h, uint64_t *class_addr, unsigned threads, hscope_error *err)
+{
+    part P[2];
+    int np = 1;
+    hscope_status st = run_parts(h, (unsigned char *)class_addr, h->n, threads, classes_part,
+                                 P, &np);
+    if (st != HSCOPE_OK) {
+        st = parts_error(P, np, err);
+        goto out;
+    }
+    size_t nu = P[0].nx + (np > 1 ? P[1].nx : 0);
+    if (nu) {
+        h->ucls_id = hscope__malloc(&h->mem, nu * sizeof(uint32_t));
+        h->ucls_addr = hscope__malloc(&h->mem, nu * sizeof(uint64_t));
+        if (!h->ucls_id || !h->ucls_addr) {
+            st = hscope__nomem(err, nu * 12);
+            goto out;
+        }
+        for (int i = 0; i < np; i++)
+            for (size_t j = 0; j < P[i].nx; j++) {
+                h->ucls_id[h->nucls] = (uint32_t)P[i].xk[j];
+                h->ucls_addr[h->nucls++] = P[i].xa[j];
+            }
+    }
     h->cls = shrink(&h->mem, class_addr, h->n, sizeof(uint32_t));
-    return HSCOPE_OK;
+out:
+    parts_free(h, P);
+    return st;
+}
+
+static void *
+edges_part(void *arg)
+{
+    part *p = arg;
+    unsigned char *out = p->mem + p->from * 8;
+    uint64_t batch[16];
+    uint32_t ids[16];
+    for (uint64_t k = p->from; k < p->to; k += 16) {
+        size_t m = p->to - k < 16 ? (size_t)(p->to - k) : 16;
+        memcpy(batch, p->mem + k * 8, m * 8);
+        hscope__index_find_batch(p->h, batch, ids, m);
+        for (size_t j = 0; j < m; j++)
+            if (ids[j] == HSCOPE_ID_NONE && (p->st = part_note(p, k + j, batch[j])) != HSCOPE_OK)
+                return NULL;
+        memcpy(out + (k - p->from) * 4, ids, m * 4);
+    }
+    return NULL;
 }
 
 /*
  * References: addresses -> ids, in place (the u64 array becomes u32).
- * Pass 1 resolves batches of 16 (prefetching; a batch is copied out before
- * its ids are written, and writes at byte 4k never reach reads at 8k+).
- * Pass 2 drops the dangling entries, recording them with their source.
+ * Pass 1 resolves batches of 16 (prefetching), on two threads for large
+ * dumps (see run_parts).  Pass 2 drops the dangling entries, recording
+ * them with their source.
  */
 static hscope_status
 resolve_edges(hscope_heap_t *h, uint64_t *raw, uint64_t nraw, size_t *dcap,
-              hscope_error *err)
+              unsigned threads, hscope_error *err)
 {
     unsigned char *mem = (unsigned char *)raw;
-    uint64_t batch[16];
-    uint32_t ids[16];
-    uint64_t *dang_k = NULL, *dang_a = NULL; /* edge index, address */
-    size_t nd = 0, ckk = 0, cka = 0;
-    hscope_status st = HSCOPE_OK;
-    for (uint64_t k = 0; k < nraw; k += 16) {
-        size_t m = nraw - k < 16 ? (size_t)(nraw - k) : 16;
-        memcpy(batch, mem + k * 8, m * 8);
-        hscope__index_find_batch(h, batch, ids, m);
-        for (size_t j = 0; j < m; j++) {
-            if (ids[j] != HSCOPE_ID_NONE)
-                continue;
-            if ((st = hscope__grow(&h->mem, (void **)&dang_k, &ckk, nd + 1, 8, err)) ||
-                (st = hscope__grow(&h->mem, (void **)&dang_a, &cka, nd + 1, 8, err)))
-                goto out;
-            dang_k[nd] = k + j;
-            dang_a[nd++] = batch[j];
-        }
-        memcpy(mem + k * 4, ids, m * 4);
+    part P[2];
+    int np = 1;
+    hscope_status st = run_parts(h, mem, nraw, threads, edges_part, P, &np);
+    if (st != HSCOPE_OK) {
+        st = parts_error(P, np, err);
+        goto out;
     }
     uint64_t j = 0, k = 0;
     size_t d = 0;
+    int pi = 0;
     for (uint32_t i = 0; i < h->n; i++) {
         uint64_t end = i + 1 < h->n ? h->edge_start[i + 1] : nraw;
         h->edge_start[i] = (uint32_t)j;
@@ -159,17 +272,25 @@ resolve_edges(hscope_heap_t *h, uint64_t *raw, uint64_t nraw, size_t *dcap,
             if (t != HSCOPE_ID_NONE) {
                 memcpy(mem + j * 4, &t, 4);
                 j++;
-            } else if ((st = push_dangling(h, dcap, i, dang_a[d++], err)) != HSCOPE_OK) {
+                continue;
+            }
+            while (pi < np && d == P[pi].nx) { /* the next unresolved one, in order */
+                pi++;
+                d = 0;
+            }
+            if (pi == np) {
+                st = hscope__fail(err, HSCOPE_ERR_INTERNAL, "references: unresolved list out of step");
                 goto out;
             }
+            if ((st = push_dangling(h, dcap, i, P[pi].xa[d++], err)) != HSCOPE_OK)
+                goto out;
         }
     }
     h->edge_start[h->n] = (uint32_t)j;
     h->nedges = j;
     h->edges = shrink(&h->mem, raw, j, sizeof(uint32_t));
 out:
-    hscope__free(&h->mem, dang_k);
-    hscope__free(&h->mem, dang_a);
+    parts_free(h, P);
     return st;
 }
 
@@ -393,7 +514,8 @@ fill_stats(hscope_heap_t *h, const hscope__builder *b)
 }
 
 hscope_status
-hscope__model_build(hscope_heap_t *h, hscope__builder *b, hscope_error *err)
+hscope__model_build(hscope_heap_t *h, hscope__builder *b, unsigned threads,
+                    hscope_error *err)
 {
     hscope_status st;
     uint64_t *class_addr = b->class_addr, *raw = b->edges;
@@ -412,12 +534,12 @@ hscope__model_build(hscope_heap_t *h, hscope__builder *b, hscope_error *err)
     if ((st = hscope__index_build(h, err)) != HSCOPE_OK)
         goto fail;
     if (h->n) {
-        if ((st = resolve_classes(h, class_addr, err)) != HSCOPE_OK)
+        if ((st = resolve_classes(h, class_addr, threads, err)) != HSCOPE_OK)
             goto fail;
         class_addr = NULL; /* now owned as h->cls */
     }
     if (raw || h->n) {
-        if ((st = resolve_edges(h, raw, nraw, &dcap, err)) != HSCOPE_OK)
+        if ((st = resolve_edges(h, raw, nraw, &dcap, threads, err)) != HSCOPE_OK)
             goto fail;
         raw = NULL; /* now h->edges */
     }

@@ -96,8 +96,10 @@ struct hscope_heap {
 
 /* Take over the builder's columns and resolve addresses (index, classes,
  * references, roots).  The builder is left empty. */
+/* threads > 1: resolve references and classes on two threads (large
+ * dumps only; the result is the same). */
 hscope_status hscope__model_build(hscope_heap_t *h, hscope__builder *b,
-                                  hscope_error *err);
+                                  unsigned threads, hscope_error *err);
 void hscope__model_free(hscope_heap_t *h);
 
 /* Saved indexes (persist.c). */

@@ -1273,6 +1273,75 @@ data_path(const char *name)
 
 /* Ruby 3.1 lines from FORMAT-NOTES 10.5, with the two invalid ones (raw
  * quote in "file", NUL bytes from bug B3): see tests/data/README.md. */
+/*
+ * References and class addresses of a large dump are resolved in two
+ * parts on two threads: dangling references and unknown classes in both
+ * parts must come out exactly as on one thread (same order, same sources).
+ */
+static void
+test_two_part_resolution(void **state)
+{
+    (void)state;
+    const uint32_t n = 150000; /* above the two-part threshold for both */
+    size_t cap = (size_t)n * 160 + 4096, len = 0;
+    char *buf = malloc(cap);
+    assert_non_null(buf);
+    len += (size_t)snprintf(buf + len, cap - len,
+                            "{\"address\":\"0x10\", \"type\":\"CLASS\", \"name\":\"K\"}\n");
+    for (uint32_t i = 1; i < n; i++) {
+        /* every 997th object refers to a missing address, every 1009th has
+         * a class that is not in the dump */
+        unsigned long long self = 0x100000ull + 64ull * i;
+        unsigned long long ref = i % 997 == 0 ? 0x9000000000ull + i
+                                 : i == 1 ? 0x10ull : self - 64;
+        unsigned long long cls = i % 1009 == 0 ? 0x8000000000ull + i : 0x10;
+        len += (size_t)snprintf(buf + len, cap - len,
+                                "{\"address\":\"0x%llx\", \"type\":\"ARRAY\", \"class\":\"0x%llx\", "
+                                "\"references\":[\"0x%llx\"], \"memsize\":40}\n",
+                                self, cls, ref);
+    }
+    hscope_heap_t *h[2] = { NULL, NULL };
+    for (int k = 0; k < 2; k++) {
+        hscope_load_options lo = HSCOPE_LOAD_OPTIONS_INIT;
+        lo.threads = k ? 2 : 1;
+        hscope_error err = HSCOPE_ERROR_INIT;
+        assert_int_equal(hscope_heap_open_memory(&h[k], buf, len, &lo, &err), HSCOPE_OK);
+    }
+    uint64_t nd = hscope_heap_dangling_count(h[0]);
+    assert_int_equal(nd, (n - 1) / 997);
+    assert_int_equal(hscope_heap_dangling_count(h[1]), nd);
+    for (uint64_t i = 0; i < nd; i++) {
+        hscope_id f0, f1;
+        uint64_t a0, a1;
+        assert_int_equal(hscope_heap_dangling(h[0], i, &f0, &a0), HSCOPE_OK);
+        assert_int_equal(hscope_heap_dangling(h[1], i, &f1, &a1), HSCOPE_OK);
+        assert_int_equal(f0, f1);
+        assert_int_equal(a0, a1);
+        assert_int_equal(f0, (i + 1) * 997);
+        assert_int_equal(a0, 0x9000000000ull + (i + 1) * 997);
+    }
+    uint64_t unknown = 0;
+    for (hscope_id i = 0; i < n; i++) {
+        assert_int_equal(hscope_heap_object_class_address(h[0], i),
+                         hscope_heap_object_class_address(h[1], i));
+        assert_string_equal(hscope_heap_object_class_label(h[0], i),
+                            hscope_heap_object_class_label(h[1], i));
+        const hscope_id *r0, *r1;
+        uint64_t k0, k1;
+        hscope_heap_object_references(h[0], i, &r0, &k0);
+        hscope_heap_object_references(h[1], i, &r1, &k1);
+        assert_int_equal(k0, k1);
+        assert_int_equal(k0, i == 0 || i % 997 == 0 ? 0 : 1);
+        if (k0)
+            assert_int_equal(r0[0], r1[0]);
+        unknown += strcmp(hscope_heap_object_class_label(h[1], i), "<unknown>") == 0;
+    }
+    assert_int_equal(unknown, (n - 1) / 1009);
+    hscope_heap_free(h[0]);
+    hscope_heap_free(h[1]);
+    free(buf);
+}
+
 static void
 test_data_ruby31(void **state)
 {
@@ -1360,6 +1429,7 @@ main(void)
         cmocka_unit_test(test_strict_error_position),
         cmocka_unit_test(test_error_struct_size),
         cmocka_unit_test(test_data_ruby31),
+        cmocka_unit_test(test_two_part_resolution),
     };
 #undef A
     return cmocka_run_group_tests_name("api", tests, NULL, NULL);
