@@ -287,15 +287,14 @@ typedef struct common {
     int no_index, verbose;
 } common;
 
-/* Parse a load option at argv[*i]; 1 if consumed, 0 if not ours, -1 bad. */
+/* Parse a load option at argv[*i]; 1 if consumed, 0 if not ours, -1 bad.
+ * The options every command shares (--strict, --max-line, --max-memory)
+ * are hscope_cli_load_option's; these commands add the progress bar, the
+ * saved index and the parser threads. */
 static int
 load_option(common *c, int argc, char **argv, int *i, const char *usage)
 {
     const char *a = argv[*i];
-    if (strcmp(a, "--strict") == 0) {
-        c->lo.flags |= HSCOPE_LOAD_STRICT;
-        return 1;
-    }
     if (strcmp(a, "--no-progress") == 0) {
         c->progress = 0;
         return 1;
@@ -317,22 +316,7 @@ load_option(common *c, int argc, char **argv, int *i, const char *usage)
         c->lo.threads = (uint32_t)t;
         return 1;
     }
-    uint64_t *dst = NULL;
-    if (strcmp(a, "--max-line") == 0)
-        dst = &c->lo.max_line_bytes;
-    else if (strcmp(a, "--max-memory") == 0)
-        dst = &c->lo.max_memory;
-    if (!dst)
-        return 0;
-    if (*i + 1 >= argc) {
-        hscope_cli_usage_error(usage, "%s needs a value", a);
-        return -1;
-    }
-    if (hscope_cli_parse_size(argv[++*i], dst) != 0 || *dst == 0) {
-        hscope_cli_usage_error(usage, "bad size '%s'", argv[*i]);
-        return -1;
-    }
-    return 1;
+    return hscope_cli_load_option(&c->lo, argc, argv, i, usage);
 }
 
 static hscope_heap_t *
