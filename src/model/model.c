@@ -121,6 +121,9 @@ run_parts(hscope_heap_t *h, unsigned char *mem, uint64_t n, unsigned threads,
     P[0].to = two ? n / 2 : n;
     P[1].from = P[0].to;
     P[1].to = n;
+    *nparts = 1;
+    if (n == 0) /* mem may be NULL: nothing to do */
+        return HSCOPE_OK;
     pthread_t th;
     int helper = two && pthread_create(&th, NULL, fn, &P[1]) == 0;
     fn(&P[0]);

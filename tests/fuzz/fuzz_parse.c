@@ -22,6 +22,8 @@
  *   E, F  (with a line limit) B and C again with 3 parser threads: the
  *      line limit is also the chunk size, so the input is cut into many
  *      chunks, parsed out of order and merged
+ *   G  (with a line limit) the streaming fold, hscope_tally_file(), with 1
+ *      and 3 threads, lenient and strict: same outcome, error place, rows
  *   D  (0x10) like B with an allocator that fails from the Nth call on
  *      (1 or 2 threads, from the same byte)
  * and across loads: C succeeds => B succeeds with the same counts and
@@ -33,6 +35,8 @@
  *
  * SPDX-License-Identifier: MIT
  */
+#include <unistd.h>
+
 #include "fuzz_check.c"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -138,6 +142,49 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (f.heap)
             fz_same_heap(c.heap, f.heap, "C/F: 1 and 3 threads give different heaps");
         fz_release(&f, &af);
+    }
+
+    /* G: the streaming fold (hscope_tally_file) on 1 and on 3 parser
+     * threads (small chunks, handed to the sink in order by the merging
+     * thread) must agree on the outcome and on every row */
+    if (o.max_line_bytes) {
+        char path[64];
+        snprintf(path, sizeof(path), "/tmp/hscope-fuzz-parse-%d.json", (int)getpid());
+        FILE *fp = fopen(path, "wb");
+        if (fp) {
+            size_t wrote = fwrite(data, 1, size, fp);
+            int ok = fclose(fp) == 0 && wrote == size;
+            for (int strict = 0; ok && strict < 2; strict++) {
+                hscope_load_options og = o;
+                og.allocator = NULL;
+                if (strict)
+                    og.flags |= HSCOPE_LOAD_STRICT;
+                hscope_tally_t *t[2] = { NULL, NULL };
+                hscope_error ge[2] = { HSCOPE_ERROR_INIT, HSCOPE_ERROR_INIT };
+                hscope_status gs[2];
+                for (int k = 0; k < 2; k++) {
+                    og.threads = k ? 3 : 1;
+                    gs[k] = hscope_tally_file(&t[k], path, "file:line:class", &og, NULL, &ge[k]);
+                }
+                FZ_CHECK(gs[0] == gs[1], "G: 1 and 3 threads disagree on the fold's outcome");
+                if (gs[0] != HSCOPE_OK && gs[0] == gs[1])
+                    FZ_CHECK(ge[0].line == ge[1].line && ge[0].offset == ge[1].offset,
+                             "G: 1 and 3 threads report the fold's error at different places");
+                if (t[0] && t[1]) {
+                    uint64_t nr = hscope_tally_row_count(t[0]);
+                    FZ_CHECK(hscope_tally_row_count(t[1]) == nr, "G: fold row counts differ");
+                    for (uint64_t r = 0; r < nr && r < hscope_tally_row_count(t[1]); r++) {
+                        FZ_CHECK(strcmp(hscope_tally_row_key(t[0], r), hscope_tally_row_key(t[1], r)) == 0 &&
+                                     hscope_tally_row_count_of(t[0], r) == hscope_tally_row_count_of(t[1], r) &&
+                                     hscope_tally_row_memsize(t[0], r) == hscope_tally_row_memsize(t[1], r),
+                                 "G: fold rows differ between 1 and 3 threads");
+                    }
+                }
+                hscope_tally_free(t[0]);
+                hscope_tally_free(t[1]);
+            }
+        }
+        unlink(path);
     }
 
     /* D: allocation failure injection */
