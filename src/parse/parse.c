@@ -461,9 +461,17 @@ parse_addr(hscope__lp *lp, const uint8_t *s, uint64_t *out)
             unsigned ok = (unsigned)_mm_movemask_epi8(_mm_or_si128(dig, alp));
             unsigned want = (1u << n) - 1;
             if ((ok & want) == want) {
-                for (int i = 0; i < n; i++)
-                    v = (v << 4) | (uint64_t)((p[i] & 15) + 9 * (p[i] >> 6));
-                *out = v;
+                /* nibble values of all 16 bytes (those from the quote on
+                 * are garbage, shifted out below), digit pairs packed
+                 * into bytes, then the first n digits as one number */
+                __m128i letter = _mm_and_si128(_mm_srli_epi16(x, 6), _mm_set1_epi8(1));
+                __m128i nib = _mm_add_epi8(_mm_and_si128(x, _mm_set1_epi8(15)),
+                                           _mm_add_epi8(_mm_slli_epi16(letter, 3), letter));
+                __m128i pair = _mm_or_si128(
+                    _mm_slli_epi16(_mm_and_si128(nib, _mm_set1_epi16(0xff)), 4),
+                    _mm_srli_epi16(nib, 8));
+                uint64_t packed = (uint64_t)_mm_cvtsi128_si64(_mm_packus_epi16(pair, pair));
+                *out = __builtin_bswap64(packed) >> (64 - 4 * n);
                 return p + n + 1;
             }
         }
