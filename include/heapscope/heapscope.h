@@ -573,10 +573,14 @@ HSCOPE_API hscope_status hscope_tally_subset(hscope_tally_t **out,
 
 /**
  * Fold a dump file straight into a tally, without building the model:
- * memory grows with the number of groups and distinct strings, not with
- * the dump, so any number of dumps of any size can be aggregated (each
- * call is independent: run them on several threads at once).  Same keys,
- * labels and results as hscope_tally_compute() on the loaded heap.
+ * memory grows with the number of groups and distinct strings (plus the
+ * parser's chunk buffers), not with the dump, so any number of dumps of any
+ * size can be aggregated (each call is independent: run them on several
+ * threads at once).  The load options' `threads` apply as for a load (0:
+ * one parser thread per core for a large file); when folding several dumps
+ * at once, give each call its share of the cores.  Same keys, labels and
+ * results as hscope_tally_compute() on the loaded heap, whatever the number
+ * of threads.
  */
 HSCOPE_API hscope_status hscope_tally_file(hscope_tally_t **out,
                                            const char *path, const char *key,
