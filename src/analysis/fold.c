@@ -35,9 +35,11 @@ typedef struct fold {
     size_t mask;
     uint64_t *cls_addr;           /* class records: address -> detail */
     uint32_t *cls_detail;
+    uint64_t *cls_seq;            /* chunk of the record (parallel folds) */
     size_t ncls, ccap;
     uint32_t *cls_table;
     size_t cmask;
+    const uint64_t *seq;          /* a worker slot's fold: its chunk number */
 } fold;
 
 static size_t
@@ -67,7 +69,7 @@ rehash_groups(fold *f, hscope_error *err)
 }
 
 static hscope_status
-add(fold *f, const gkey *k, uint64_t memsize, hscope_error *err)
+add(fold *f, const gkey *k, uint64_t count, uint64_t memsize, hscope_error *err)
 {
     size_t s = hash_key(k) & f->mask;
     uint32_t g;
@@ -107,14 +109,15 @@ add(fold *f, const gkey *k, uint64_t memsize, hscope_error *err)
                 return st;
         }
     }
-    f->count[g - 1]++;
+    f->count[g - 1] += count;
     f->memsize[g - 1] = hscope__sat_add(f->memsize[g - 1], memsize);
     return HSCOPE_OK;
 }
 
-/* class address -> detail string id (last record wins, as in the model) */
+/* class address -> detail string id (last record wins, as in the model:
+ * the one of the latest chunk, and within a chunk the later one) */
 static hscope_status
-add_class(fold *f, uint64_t addr, uint32_t detail, hscope_error *err)
+add_class(fold *f, uint64_t addr, uint32_t detail, uint64_t seq, hscope_error *err)
 {
     hscope_status st;
     if (f->ncls * 2 >= f->cmask + 1) {
@@ -136,7 +139,10 @@ add_class(fold *f, uint64_t addr, uint32_t detail, hscope_error *err)
     uint32_t i;
     while ((i = f->cls_table[s]) != 0) {
         if (f->cls_addr[i - 1] == addr) {
-            f->cls_detail[i - 1] = detail;
+            if (seq >= f->cls_seq[i - 1]) {
+                f->cls_detail[i - 1] = detail;
+                f->cls_seq[i - 1] = seq;
+            }
             return HSCOPE_OK;
         }
         s = (s + 1) & f->cmask;
@@ -152,9 +158,16 @@ add_class(fold *f, uint64_t addr, uint32_t detail, hscope_error *err)
             return hscope__nomem(err, f->ccap * 4);
         }
         f->cls_detail = d;
+        uint64_t *q = hscope__realloc(f->mem, f->cls_seq, f->ccap * 8);
+        if (!q) {
+            f->ccap = c0;
+            return hscope__nomem(err, f->ccap * 8);
+        }
+        f->cls_seq = q;
     }
     f->cls_addr[f->ncls] = addr;
     f->cls_detail[f->ncls] = detail;
+    f->cls_seq[f->ncls] = seq;
     f->cls_table[s] = (uint32_t)++f->ncls;
     return HSCOPE_OK;
 }
@@ -182,7 +195,7 @@ sink(void *ud, hscope__builder *b, const hscope__objrec *o, hscope_error *err)
     hscope_status st;
     if (o->type == HSCOPE_TYPE_CLASS || o->type == HSCOPE_TYPE_MODULE ||
         o->type == HSCOPE_TYPE_ICLASS)
-        if ((st = add_class(f, o->addr, o->detail, err)) != HSCOPE_OK)
+        if ((st = add_class(f, o->addr, o->detail, f->seq ? *f->seq : 0, err)) != HSCOPE_OK)
             return st;
     uint64_t cls = o->type == HSCOPE_TYPE_IMEMO ? IMEMO_BIT | o->detail : o->class_addr;
     gkey k = { 0, 0, 0 };
@@ -197,8 +210,93 @@ sink(void *ud, hscope__builder *b, const hscope__objrec *o, hscope_error *err)
     case HSCOPE__TK_GENERATION: k.a = o->gen; break;
     default: break;
     }
-    return add(f, &k, o->memsize, err);
+    return add(f, &k, 1, o->memsize, err);
 }
+
+/* ------------------------------------------------------------------ */
+/* on the parallel parser: one fold per worker slot, merged at the end */
+/* ------------------------------------------------------------------ */
+
+static void fold_free(fold *f);
+
+static hscope_status
+fold_init(fold *f, hscope__mem *mem, int tk)
+{
+    memset(f, 0, sizeof(*f));
+    f->mem = mem;
+    f->tk = tk;
+    f->table = hscope__calloc(mem, 1024, sizeof(uint32_t));
+    f->cls_table = hscope__calloc(mem, 1024, sizeof(uint32_t));
+    f->mask = f->cmask = 1023;
+    return f->table && f->cls_table ? HSCOPE_OK : HSCOPE_ERR_NOMEM;
+}
+
+static void *
+slot_new(void *ud, const uint64_t *seq)
+{
+    const fold *top = ud;
+    fold *f = hscope__malloc(top->mem, sizeof(*f));
+    if (!f)
+        return NULL;
+    if (fold_init(f, top->mem, top->tk) != HSCOPE_OK) {
+        fold_free(f);
+        hscope__free(top->mem, f);
+        return NULL;
+    }
+    f->seq = seq;
+    return f;
+}
+
+static void
+slot_free(void *slot_ud)
+{
+    fold *f = slot_ud;
+    hscope__mem *mem = f->mem;
+    fold_free(f);
+    hscope__free(mem, f);
+}
+
+static uint32_t
+remap(const uint32_t *smap, size_t nsmap, uint64_t id)
+{
+    return id < nsmap ? smap[id] : 0;
+}
+
+/* A slot's groups and class records, into the final fold, with the final
+ * builder's string ids and type codes. */
+static hscope_status
+slot_merge(void *ud, void *slot_ud, const uint32_t *smap, size_t nsmap, const int *tmap,
+           hscope_error *err)
+{
+    fold *top = ud;
+    const fold *f = slot_ud;
+    hscope_status st;
+    for (size_t i = 0; i < f->ncls; i++)
+        if ((st = add_class(top, f->cls_addr[i], remap(smap, nsmap, f->cls_detail[i]),
+                            f->cls_seq[i], err)) != HSCOPE_OK)
+            return st;
+    for (size_t g = 0; g < f->n; g++) {
+        gkey k = f->keys[g];
+        uint64_t cls = k.a;
+        if ((f->tk == HSCOPE__TK_CLASS || f->tk == HSCOPE__TK_SITE) && (cls & IMEMO_BIT))
+            cls = IMEMO_BIT | remap(smap, nsmap, (uint32_t)cls);
+        switch (f->tk) {
+        case HSCOPE__TK_TYPE: k.a = (uint64_t)tmap[k.a & 255]; break;
+        case HSCOPE__TK_CLASS: k.a = cls; break;
+        case HSCOPE__TK_FILE:
+        case HSCOPE__TK_GEM:
+        case HSCOPE__TK_FILE_LINE:
+        case HSCOPE__TK_METHOD: k.a = remap(smap, nsmap, k.a); break;
+        case HSCOPE__TK_SITE: k.a = cls; k.b = remap(smap, nsmap, k.b); break;
+        default: break;
+        }
+        if ((st = add(top, &k, f->count[g], f->memsize[g], err)) != HSCOPE_OK)
+            return st;
+    }
+    return HSCOPE_OK;
+}
+
+static const hscope__slot_sink fold_slots = { slot_new, sink, slot_merge, slot_free };
 
 /* Text of a class key (DESIGN.md label rule). */
 static void
@@ -319,7 +417,7 @@ static void
 fold_free(fold *f)
 {
     void *p[] = { f->keys, f->count, f->memsize, f->table, f->cls_addr,
-                  f->cls_detail, f->cls_table };
+                  f->cls_detail, f->cls_seq, f->cls_table };
     for (size_t i = 0; i < sizeof(p) / sizeof(p[0]); i++)
         hscope__free(f->mem, p[i]);
 }
@@ -365,19 +463,17 @@ hscope_tally_file(hscope_tally_t **out, const char *path, const char *key,
         goto done;
     }
     hscope__mem_init(&mem, lo ? lo->allocator : NULL, lo ? lo->max_memory : 0);
-    f.mem = &mem;
-    f.table = hscope__calloc(&mem, 1024, sizeof(uint32_t));
-    f.cls_table = hscope__calloc(&mem, 1024, sizeof(uint32_t));
-    if (!f.table || !f.cls_table) {
+    int tk = f.tk;
+    if (fold_init(&f, &mem, tk) != HSCOPE_OK) {
         st = hscope__nomem(&err, 4096);
         goto done;
     }
-    f.mask = f.cmask = 1023;
+    have_b = 1; /* a half-made builder is freed too */
     if ((st = hscope__builder_init(&b, &mem, 0, 0, &err)) != HSCOPE_OK)
         goto done;
-    have_b = 1;
     b.sink = sink;
     b.sink_ud = &f;
+    b.slot_sink = &fold_slots; /* on the parallel parser: folded on the workers */
     hscope__parse_opts po = {
         .strict = lo && (lo->flags & HSCOPE_LOAD_STRICT),
         .max_line = lo ? lo->max_line_bytes : 0,

@@ -98,7 +98,29 @@ typedef struct hscope__builder {
     hscope__sink_fn sink;
     void *sink_ud;
     uint64_t streamed;      /* objects handed to the sink */
+    /* optional, for the parallel parser: a sink whose records may be taken
+     * in any order, run on the workers (see hscope__slot_sink) */
+    const struct hscope__slot_sink *slot_sink;
 } hscope__builder;
+
+/*
+ * A sink that folds records into order-independent totals can run on the
+ * parallel parser's workers instead of on the merging thread.  slot_new
+ * makes one state per worker slot (`seq` points at the number of the chunk
+ * the slot is parsing: records of later chunks come later in the dump);
+ * slot_sink is then that slot's sink, called on a worker with the slot
+ * builder's string ids; after the last chunk, slot_merge folds a slot's
+ * state into the final sink's (ud), given the maps from the slot's string
+ * ids (smap, nsmap entries) and type codes (tmap, 256 entries) to the final
+ * builder's; slot_free releases a slot's state.
+ */
+typedef struct hscope__slot_sink {
+    void *(*slot_new)(void *ud, const uint64_t *seq);
+    hscope__sink_fn slot_sink;
+    hscope_status (*slot_merge)(void *ud, void *slot_ud, const uint32_t *smap,
+                                size_t nsmap, const int *tmap, hscope_error *err);
+    void (*slot_free)(void *slot_ud);
+} hscope__slot_sink;
 
 hscope_status hscope__builder_init(hscope__builder *b, hscope__mem *m,
                                    int keep_values, uint64_t max_objects,

@@ -45,6 +45,7 @@ typedef struct slot {
     uint32_t *sitemap;
     size_t sitemap_n, sitemap_cap;
     int tmap[256];
+    void *sink_state;       /* slot sink mode: this slot's fold */
 } slot;
 
 typedef struct pool {
@@ -447,6 +448,7 @@ merge(pool *P, slot *s)
     o->n += b->n;
     o->nedges += b->nedges;
 counters:
+    o->streamed += b->streamed; /* slot sink mode: records folded on the worker */
     o->lines += b->lines;
     o->shapes += b->shapes;
     o->shape_memsize = hscope__sat_add(o->shape_memsize, b->shape_memsize);
@@ -469,7 +471,7 @@ counters:
     b->nval = 0;
     b->val_arena_len = 0;
     b->big_memsize.len = b->big_size.len = 0;
-    b->lines = b->shapes = b->shape_memsize = b->free_slots = 0;
+    b->lines = b->shapes = b->shape_memsize = b->free_slots = b->streamed = 0;
     b->unknown_keys = b->unknown_types = b->truncated = 0;
     memset(b->skipped, 0, sizeof(b->skipped));
     b->nskip_examples = 0;
@@ -752,6 +754,13 @@ hscope__parse_parallel(hscope__reader *r, hscope__builder *out,
             st = hscope__nomem(err, cap + PAD);
         else if ((st = hscope__builder_init(&s->b, P.mem, out->keep_values, 0, err)) == HSCOPE_OK)
             hscope__lp_init(&s->lp, &s->b, o, &s->err);
+        if (st == HSCOPE_OK && out->sink && out->slot_sink) {
+            /* the fold runs on the workers, one state per slot */
+            if (!(s->sink_state = out->slot_sink->slot_new(out->sink_ud, &s->seq)))
+                st = hscope__nomem(err, 4096);
+            s->b.sink = out->slot_sink->slot_sink;
+            s->b.sink_ud = s->sink_state;
+        }
     }
     for (; st == HSCOPE_OK && started < threads && started < 64; started++)
         if (pthread_create(&th[started], NULL, worker, &P) != 0)
@@ -766,6 +775,20 @@ hscope__parse_parallel(hscope__reader *r, hscope__builder *out,
     pthread_mutex_unlock(&P.mu);
     for (unsigned i = 0; i < started; i++)
         pthread_join(th[i], NULL);
+    /* slot sink mode: every chunk is merged (so each slot's strings are
+     * mapped); fold the slots' states into the final one */
+    for (unsigned i = 0; i < P.nslots && st == HSCOPE_OK && out->slot_sink && out->sink; i++) {
+        slot *s = &P.slots[i];
+        if (!s->sink_state)
+            continue;
+        if ((st = map_strings(&P, s)) != HSCOPE_OK)
+            break;
+        int tm[256];
+        for (int t = 0; t < 256; t++)
+            tm[t] = t < 32 || t == HSCOPE_TYPE_OTHER || !s->b.type_names[t][0] ? t
+                                                                             : map_type(&P, s, t);
+        st = out->slot_sink->slot_merge(out->sink_ud, s->sink_state, s->smap, s->smap_n, tm, err);
+    }
     for (unsigned i = 0; i < P.nslots; i++) {
         slot *s = &P.slots[i];
         if (s->lp.b)
@@ -775,6 +798,8 @@ hscope__parse_parallel(hscope__reader *r, hscope__builder *out,
         hscope__free(P.mem, s->buf);
         hscope__free(P.mem, s->smap);
         hscope__free(P.mem, s->sitemap);
+        if (s->sink_state)
+            out->slot_sink->slot_free(s->sink_state);
     }
     hscope__free(P.mem, P.slots);
     pthread_mutex_destroy(&P.mu);

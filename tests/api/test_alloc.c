@@ -9,6 +9,7 @@
  * succeed with the same answers or fail with HSCOPE_ERR_NOMEM, leave *out
  * NULL, and leak nothing: the live count is back to zero after freeing.
  */
+#include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -16,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <zlib.h>
 
@@ -37,8 +39,23 @@ typedef struct chaos {
 
 #define HDR 16
 
+/* The parallel parser allocates from several threads: the hooks take a
+ * lock (cheap enough for these small inputs). */
+static pthread_mutex_t ch_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void *ch_malloc_locked(void *ud, size_t n);
+
 static void *
 ch_malloc(void *ud, size_t n)
+{
+    pthread_mutex_lock(&ch_lock);
+    void *p = ch_malloc_locked(ud, n);
+    pthread_mutex_unlock(&ch_lock);
+    return p;
+}
+
+static void *
+ch_malloc_locked(void *ud, size_t n)
 {
     chaos *c = ud;
     c->calls++;
@@ -57,12 +74,23 @@ ch_malloc(void *ud, size_t n)
     return p + HDR;
 }
 
+static void *ch_realloc_locked(void *ud, void *q, size_t n);
+
 static void *
 ch_realloc(void *ud, void *q, size_t n)
 {
+    pthread_mutex_lock(&ch_lock);
+    void *p = ch_realloc_locked(ud, q, n);
+    pthread_mutex_unlock(&ch_lock);
+    return p;
+}
+
+static void *
+ch_realloc_locked(void *ud, void *q, size_t n)
+{
     chaos *c = ud;
     if (!q)
-        return ch_malloc(ud, n);
+        return ch_malloc_locked(ud, n);
     c->calls++;
     if (c->fail_at && c->calls == c->fail_at) {
         c->failed++;
@@ -86,11 +114,13 @@ ch_free(void *ud, void *q)
     chaos *c = ud;
     if (!q)
         return;
+    pthread_mutex_lock(&ch_lock);
     size_t old;
     memcpy(&old, (unsigned char *)q - HDR, sizeof(old));
     c->live--;
     c->bytes -= old;
     free((unsigned char *)q - HDR);
+    pthread_mutex_unlock(&ch_lock);
 }
 
 static void
@@ -453,6 +483,71 @@ test_failure_injection_growth(void **state)
     free(d.p);
 }
 
+/* The streaming fold on the parallel parser (per-slot folds on the
+ * workers, merged at the end) and on one thread: every allocation failed
+ * in turn gives NOMEM or the unfailed rows, and never leaks. */
+static void
+fold_rows(hscope_tally_t *t, char *buf, size_t n)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (uint64_t i = 0; i < hscope_tally_row_count(t) && len + 64 < n; i++)
+        len += (size_t)snprintf(buf + len, n - len, "%s=%llu/%llu;", hscope_tally_row_key(t, i),
+                                (unsigned long long)hscope_tally_row_count_of(t, i),
+                                (unsigned long long)hscope_tally_row_memsize(t, i));
+}
+
+static void
+test_failure_injection_fold(void **state)
+{
+    (void)state;
+    text d = make_dump(300, 20);
+    char path[64];
+    snprintf(path, sizeof(path), "/tmp/hscope-test-alloc-%d.json", (int)getpid());
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(d.p, 1, d.len, f), d.len);
+    assert_int_equal(fclose(f), 0);
+    static char want[1 << 16], got[1 << 16];
+    for (int threads = 1; threads <= 3; threads += 2) {
+        chaos c;
+        hscope_allocator al = { sizeof(al), 0, ch_malloc, ch_realloc, ch_free, &c };
+        hscope_load_options o = HSCOPE_LOAD_OPTIONS_INIT;
+        o.allocator = &al;
+        o.threads = (uint32_t)threads;
+        o.max_line_bytes = 1024; /* also the chunk size: many chunks */
+        hscope_error err = HSCOPE_ERROR_INIT;
+        hscope_tally_t *t = NULL;
+        chaos_reset(&c, 0);
+        assert_int_equal(hscope_tally_file(&t, path, "file:line:class", &o, NULL, &err), HSCOPE_OK);
+        fold_rows(t, want, sizeof(want));
+        hscope_tally_free(t);
+        assert_int_equal(c.live, 0);
+        long total = c.calls, failures = 0;
+        for (long k = 1; k <= total; k++) {
+            chaos_reset(&c, k);
+            t = NULL;
+            hscope_status st = hscope_tally_file(&t, path, "file:line:class", &o, NULL, &err);
+            if (st == HSCOPE_OK) {
+                fold_rows(t, got, sizeof(got));
+                assert_string_equal(got, want);
+                hscope_tally_free(t);
+            } else {
+                assert_int_equal(st, HSCOPE_ERR_NOMEM);
+                assert_null(t);
+                failures++;
+            }
+            if (c.live != 0)
+                fail_msg("fold, %d threads: failing allocation %ld of %ld leaked %ld blocks",
+                         threads, k, total, c.live);
+        }
+        assert_true(failures > 0);
+        print_message("fold, %d thread(s): %ld allocation calls injected\n", threads, total);
+    }
+    unlink(path);
+    free(d.p);
+}
+
 /* Failures also in strict mode and on gzip input. */
 static void
 test_failure_injection_gzip(void **state)
@@ -580,6 +675,7 @@ main(void)
         cmocka_unit_test(test_failure_injection_small),
         cmocka_unit_test(test_failure_injection_growth),
         cmocka_unit_test(test_failure_injection_gzip),
+        cmocka_unit_test(test_failure_injection_fold),
         cmocka_unit_test(test_hooks_see_zlib),
         cmocka_unit_test(test_max_memory_matches_hooks),
     };
