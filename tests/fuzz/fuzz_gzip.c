@@ -182,7 +182,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (p.heap) {
                 FZ_CHECK(z.stats.bytes <= p.stats.bytes, "Z: more bytes than the dump");
                 FZ_CHECK(z.stats.lines <= p.stats.lines, "Z: more lines than the dump");
-                FZ_CHECK(z.stats.objects <= p.stats.objects, "Z: more objects than the dump");
+                /* the cut last line may parse on its own where the whole
+                 * line did not (a record followed by junk: the cut drops
+                 * the junk), so one object more is possible */
+                FZ_CHECK(z.stats.objects <= p.stats.objects + 1, "Z: more objects than the dump");
             }
         }
     }
