@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <pthread.h>
 
 #include "analysis.h"
 
@@ -346,13 +345,7 @@ dense_fold(hscope_tally_t *t, hscope_heap_t *heap, enum tkey tk, const uint32_t 
         { heap, tk, gem, subset, 0, split ? total / 2 : total, acc },
         { heap, tk, gem, subset, total / 2, total, acc + 2 * dense_n },
     };
-    pthread_t th;
-    int helper = split && pthread_create(&th, NULL, dense_run, &jobs[1]) == 0;
-    dense_run(&jobs[0]);
-    if (helper)
-        pthread_join(th, NULL);
-    else if (split)
-        dense_run(&jobs[1]);
+    hscope__run_pair(dense_run, &jobs[0], &jobs[1], split);
     if (split)
         for (size_t k = 0; k < dense_n; k++) {
             acc[2 * k] += acc[2 * (dense_n + k)];

@@ -5,6 +5,7 @@
 #include "core.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -296,4 +297,16 @@ hscope__tail_is_zero(const void *opts, uint32_t size, size_t known)
         if (((const unsigned char *)opts)[i])
             return 0;
     return 1;
+}
+
+void
+hscope__run_pair(void *(*fn)(void *), void *a, void *b, int both)
+{
+    pthread_t th;
+    int helper = both && pthread_create(&th, NULL, fn, b) == 0;
+    fn(a);
+    if (helper)
+        pthread_join(th, NULL);
+    else if (both)
+        fn(b);
 }

@@ -105,4 +105,8 @@ uint64_t hscope__now_ns(void);
 /* snprintf into a fixed buffer, always terminated. */
 void hscope__strlcpy(char *dst, const char *src, size_t n);
 
+/* Run fn(a), and fn(b) too when `both`: b on a second thread while a runs
+ * on this one (on this one after a if no thread can be started). */
+void hscope__run_pair(void *(*fn)(void *), void *a, void *b, int both);
+
 #endif

@@ -5,7 +5,6 @@
  */
 #include "model.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -124,13 +123,7 @@ run_parts(hscope_heap_t *h, unsigned char *mem, uint64_t n, unsigned threads,
     *nparts = 1;
     if (n == 0) /* mem may be NULL: nothing to do */
         return HSCOPE_OK;
-    pthread_t th;
-    int helper = two && pthread_create(&th, NULL, fn, &P[1]) == 0;
-    fn(&P[0]);
-    if (helper)
-        pthread_join(th, NULL);
-    else if (two)
-        fn(&P[1]);
+    hscope__run_pair(fn, &P[0], &P[1], two);
     *nparts = two ? 2 : 1;
     for (int i = 0; i < *nparts; i++)
         if (P[i].st != HSCOPE_OK)

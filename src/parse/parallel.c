@@ -529,6 +529,22 @@ free_slot(pool *P)
     return NULL;
 }
 
+/* Give the slot's first `len` bytes (whole lines) to the workers, as the
+ * next chunk in order. */
+static void
+hand_over(pool *P, slot *s, size_t len, int at_eof, uint64_t base)
+{
+    s->buf[len] = '\n'; /* sentinel (PAD bytes follow) */
+    s->len = len;
+    s->at_eof = at_eof;
+    s->base = base;
+    pthread_mutex_lock(&P->mu);
+    s->seq = P->next_seq++;
+    s->state = READY;
+    pthread_cond_signal(&P->work);
+    pthread_mutex_unlock(&P->mu);
+}
+
 static hscope_status
 produce(pool *P)
 {
@@ -610,17 +626,8 @@ produce(pool *P)
                  * read before it, as on one thread: parse the complete
                  * lines of this slot and merge everything first; an error
                  * there is reported instead. */
-                if (last_nl != SIZE_MAX) {
-                    s->buf[last_nl + 1] = '\n';
-                    s->len = last_nl + 1;
-                    s->at_eof = 0;
-                    s->base = base;
-                    pthread_mutex_lock(&P->mu);
-                    s->seq = P->next_seq++;
-                    s->state = READY;
-                    pthread_cond_signal(&P->work);
-                    pthread_mutex_unlock(&P->mu);
-                }
+                if (last_nl != SIZE_MAX)
+                    hand_over(P, s, last_nl + 1, 0, base);
                 hscope_status st2;
                 while (merge_seq < P->next_seq)
                     if ((st2 = merge_ready(P, &merge_seq, 1)) != HSCOPE_OK) {
@@ -694,15 +701,7 @@ produce(pool *P)
         }
         if (hand == 0)
             continue;
-        s->buf[hand] = '\n'; /* sentinel (PAD bytes follow) */
-        s->len = hand;
-        s->at_eof = eof;
-        s->base = base;
-        pthread_mutex_lock(&P->mu);
-        s->seq = P->next_seq++;
-        s->state = READY;
-        pthread_cond_signal(&P->work);
-        pthread_mutex_unlock(&P->mu);
+        hand_over(P, s, hand, eof, base);
         if ((st = merge_ready(P, &merge_seq, 0)) != HSCOPE_OK)
             goto out;
     }
