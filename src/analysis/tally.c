@@ -14,9 +14,6 @@
 
 #include "analysis.h"
 
-#define XXH_INLINE_ALL
-#include <xxhash.h>
-
 enum tkey { TK_TYPE, TK_CLASS, TK_FILE, TK_FILE_LINE, TK_SITE, TK_METHOD,
             TK_GENERATION, TK_GEM };
 
@@ -476,7 +473,7 @@ hscope__tally_run(hscope_tally_t **out, hscope_heap_t *heap, const char *key,
         if (dense) {
             gi = dense[k[0]];
         } else {
-            s = (size_t)XXH3_64bits(k, sizeof(k)) & mask;
+            s = (size_t)hscope__hash3(k[0], k[1], k[2]) & mask;
             while ((gi = table[s]) != 0 && memcmp(t->g[gi - 1].k, k, sizeof(k)) != 0)
                 s = (s + 1) & mask;
         }
@@ -501,7 +498,7 @@ hscope__tally_run(hscope_tally_t **out, hscope_heap_t *heap, const char *key,
                     goto done;
                 }
                 for (size_t j = 0; j < t->ng; j++) {
-                    size_t q = (size_t)XXH3_64bits(t->g[j].k, sizeof(k)) & (nc - 1);
+                    size_t q = (size_t)hscope__hash3(t->g[j].k[0], t->g[j].k[1], t->g[j].k[2]) & (nc - 1);
                     while (nt[q])
                         q = (q + 1) & (nc - 1);
                     nt[q] = (uint32_t)(j + 1);

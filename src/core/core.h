@@ -82,6 +82,24 @@ hscope__sat_add(uint64_t a, uint64_t b)
     return __builtin_add_overflow(a, b, &s) ? UINT64_MAX : s;
 }
 
+/* Hash of three 32-bit words for the small open-addressing tables (sites,
+ * tally groups), in registers: hashing a 12-byte array on the stack with
+ * XXH3 reads it back with 8-byte loads that straddle the 4-byte stores, a
+ * store-forwarding stall on every call (measured: the largest cost of the
+ * parser's site lookup).  Multiply-xorshift mixing (splitmix64's finaliser);
+ * the tables use the low bits. */
+static inline uint64_t
+hscope__hash3(uint32_t a, uint32_t b, uint32_t c)
+{
+    uint64_t x = (((uint64_t)a << 32) | b) * 0x9E3779B97F4A7C15ull;
+    x ^= (uint64_t)c * 0xC2B2AE3D27D4EB4Full + (x >> 31);
+    x ^= x >> 30;
+    x *= 0xBF58476D1CE4E5B9ull;
+    x ^= x >> 27;
+    x *= 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+
 /*
  * Ensure an array `*p` of `*cap` elements of `elem` bytes can hold `need`
  * elements; grows by 1.5x-2x.  Returns HSCOPE_OK or fills err.

@@ -5,9 +5,6 @@
 
 #include <string.h>
 
-#define XXH_INLINE_ALL
-#include <xxhash.h>
-
 static const char *const fixed_types[32] = {
     [HSCOPE_TYPE_OBJECT] = "OBJECT",     [HSCOPE_TYPE_CLASS] = "CLASS",
     [HSCOPE_TYPE_MODULE] = "MODULE",     [HSCOPE_TYPE_ICLASS] = "ICLASS",
@@ -120,8 +117,7 @@ hscope__builder_free(hscope__builder *b)
 static inline uint64_t
 site_hash(uint32_t f, uint32_t l, uint32_t m)
 {
-    uint32_t k[3] = { f, l, m };
-    return XXH3_64bits(k, sizeof(k));
+    return hscope__hash3(f, l, m);
 }
 
 static hscope_status
