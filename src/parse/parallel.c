@@ -80,19 +80,16 @@ note_skip(hscope__builder *b, int reason, uint64_t lineno)
 static void
 parse_chunk(pool *P, slot *s)
 {
-    uint8_t *p = s->buf, *end = s->buf + s->len;
+    const uint8_t *p = s->buf, *end = s->buf + s->len;
     hscope__builder *b = &s->b;
     s->st = HSCOPE_OK;
     while (p < end) {
-        uint8_t *nl = memchr(p, '\n', (size_t)(end - p));
-        int at_eof = 0;
-        if (!nl) { /* last line of the input, no newline */
-            nl = end;
-            *nl = '\n';
-            at_eof = 1;
-        }
+        /* end holds a '\n' sentinel (hand_over): the last line of the
+         * input may have no newline of its own */
+        const uint8_t *nl;
         uint64_t lineno = ++b->lines;
-        int rc = hscope__lp_line(&s->lp, p, nl);
+        int rc = hscope__lp_next(&s->lp, p, end, &nl);
+        int at_eof = nl == end;
         if (rc < 0) {
             s->st = s->lp.fatal ? s->lp.fatal : HSCOPE_ERR_INTERNAL;
             return;

@@ -1254,8 +1254,16 @@ hscope__lp_free(hscope__lp *lp)
     lp->tmp = NULL;
 }
 
-int
-hscope__lp_line(hscope__lp *lp, const uint8_t *s, const uint8_t *e)
+/*
+ * Parse the line at s, which ends at its first '\n'.  The scanners never
+ * step over a newline (whitespace skipping stops at it, strings reject it
+ * as a raw control byte, numbers, literals and addresses cannot contain
+ * it), so when the parse reaches a newline it is the line's end: *eol is
+ * set to it.  *eol stays NULL when the parse stopped earlier (a skipped
+ * or fatal line): the caller finds the end.
+ */
+static int
+lp_parse(hscope__lp *lp, const uint8_t *s, const uint8_t **eol)
 {
     rec r;
     memset(&r, 0, sizeof(r));
@@ -1263,17 +1271,21 @@ hscope__lp_line(hscope__lp *lp, const uint8_t *s, const uint8_t *e)
     lp->why = NULL;
     lp->fatal = HSCOPE_OK;
     s = skip_ws(s);
-    if (s >= e) {
+    if (*s == '\n') {
+        *eol = s;
         FAIL(lp, s, HSCOPE_SKIP_EMPTY, "blank line");
         return 0;
     }
     if (*s != '{') {
         /* Valid JSON that is not an object, or not JSON at all. */
         const uint8_t *v = skip_value(lp, s);
-        if (v && skip_ws(v) == e)
+        const uint8_t *w = v ? skip_ws(v) : NULL;
+        if (w && *w == '\n') {
+            *eol = w;
             FAIL(lp, s, HSCOPE_SKIP_NOT_OBJECT, "JSON value is not an object");
-        else if (v)
+        } else if (v) {
             FAIL(lp, v, HSCOPE_SKIP_BAD_JSON, "not a JSON object");
+        }
         return 0;
     }
     s = skip_ws(s + 1);
@@ -1297,13 +1309,33 @@ hscope__lp_line(hscope__lp *lp, const uint8_t *s, const uint8_t *e)
         }
     }
     const uint8_t *end = skip_ws(s + 1);
-    if (end != e) {
+    if (*end != '\n') {
         FAIL(lp, end, HSCOPE_SKIP_BAD_JSON, "extra data after the object");
         return 0;
     }
+    *eol = end;
     switch (commit(lp, &r, s)) {
     case OK: return 1;
     case SKIP: return 0;
     default: return -1;
     }
+}
+
+int
+hscope__lp_line(hscope__lp *lp, const uint8_t *s, const uint8_t *e)
+{
+    const uint8_t *eol = NULL;
+    (void)e; /* the first newline from s is e: the parse stops there */
+    return lp_parse(lp, s, &eol);
+}
+
+int
+hscope__lp_next(hscope__lp *lp, const uint8_t *s, const uint8_t *lim, const uint8_t **nl)
+{
+    const uint8_t *eol = NULL;
+    int rc = lp_parse(lp, s, &eol);
+    if (!eol)
+        eol = memchr(s, '\n', (size_t)(lim - s) + 1);
+    *nl = eol;
+    return rc;
 }

@@ -51,6 +51,15 @@ void hscope__lp_free(hscope__lp *lp);
  */
 int hscope__lp_line(hscope__lp *lp, const uint8_t *s, const uint8_t *e);
 
+/*
+ * The same for a line whose end is not known yet: the line is s up to its
+ * first '\n', which must come at or before `lim` (*lim == '\n', padded as
+ * above).  *nl is set to that newline, found by the parse itself on the
+ * common path, so the caller does not scan the line twice.
+ */
+int hscope__lp_next(hscope__lp *lp, const uint8_t *s, const uint8_t *lim,
+                    const uint8_t **nl);
+
 /* Parse the whole stream into b.  Fatal errors (I/O, memory, strict-mode
  * parse errors, cancellation) are returned; skipped lines are counted. */
 hscope_status hscope__parse_stream(hscope__reader *r, hscope__builder *b,

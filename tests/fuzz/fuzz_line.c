@@ -139,6 +139,19 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     side A, B;
     side_init(&A, keep_values, max_refs);
     side_init(&B, keep_values, max_refs);
+    /* C reads the whole input in place with hscope__lp_next(), which finds
+     * each line's end itself (as the parallel parser does): it must agree
+     * with A, which is handed lines already split at their newline */
+    side C;
+    side_init(&C, keep_values, max_refs);
+    size_t wextra = pad_after();
+    uint8_t *whole = malloc(size + 1 + wextra);
+    CHECK(whole != NULL, "harness: out of memory");
+    if (size)
+        memcpy(whole, data, size);
+    whole[size] = '\n';
+    for (size_t i = 0; i < wextra; i++)
+        whole[size + 1 + i] = pad_b[i % PAD];
 
     const uint8_t *p = data, *end = data + size;
     int fatal = 0;
@@ -154,9 +167,25 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             CHECK(fa == fb, "fail position depends on the padding");
             CHECK(A.lp.why == B.lp.why, "skip message depends on the padding");
         }
+        const uint8_t *wp = whole + (p - data), *wnl = NULL;
+        int rc = hscope__lp_next(&C.lp, wp, whole + size, &wnl);
+        CHECK(rc == ra, "hscope__lp_next and hscope__lp_line disagree");
+        if (ra >= 0)
+            CHECK(wnl == wp + n, "hscope__lp_next found another line end");
+        if (ra == 0) {
+            CHECK(C.lp.reason == A.lp.reason && C.lp.why == A.lp.why &&
+                      (size_t)(C.lp.fail_at - wp) == fa,
+                  "hscope__lp_next skipped for another reason or position");
+        }
         fatal = ra < 0;
         p += n + (nl != NULL);
     }
+    free(whole);
+    CHECK(C.b.n == A.b.n && C.b.nedges == A.b.nedges && C.b.nroot == A.b.nroot &&
+              C.b.nsites == A.b.nsites && C.b.strings.count == A.b.strings.count &&
+              C.b.root_records == A.b.root_records && C.b.shapes == A.b.shapes &&
+              C.b.free_slots == A.b.free_slots,
+          "hscope__lp_next stored other records");
 
     CHECK(A.b.n == B.b.n && A.b.nedges == B.b.nedges && A.b.nroot == B.b.nroot &&
               A.b.root_records == B.b.root_records && A.b.shapes == B.b.shapes &&
@@ -187,5 +216,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
               "value outside the arena or not terminated");
     side_free(&A);
     side_free(&B);
+    side_free(&C);
     return 0;
 }
