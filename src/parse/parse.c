@@ -891,20 +891,15 @@ fast_key(const uint8_t **sp)
     return K_UNKNOWN;
 }
 
-/* Decode one "key": value pair into r. */
-static const uint8_t *
-parse_pair(hscope__lp *lp, const uint8_t *s, rec *r)
+/* The value of a pair whose key is known, s at the value.  Inlined: with a
+ * constant key (the writer's-order fast path in lp_parse) it folds to one
+ * handler. */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline const uint8_t *
+value_of(hscope__lp *lp, const uint8_t *s, rec *r, enum key key)
 {
-    const uint8_t *k;
-    size_t n;
-    enum key key = fast_key(&s);
-    if (key != K_UNKNOWN) {
-        s = skip_ws(s);
-    } else {
-        if (!(s = read_key(lp, s, &k, &n)))
-            return NULL;
-        key = key_of(k, n);
-    }
     switch (key) {
     case K_ADDRESS:
         if (is_null(s)) {
@@ -958,6 +953,23 @@ parse_pair(hscope__lp *lp, const uint8_t *s, rec *r)
     default:
         return skip_value(lp, s);
     }
+}
+
+/* Decode one "key": value pair into r. */
+static const uint8_t *
+parse_pair(hscope__lp *lp, const uint8_t *s, rec *r)
+{
+    const uint8_t *k;
+    size_t n;
+    enum key key = fast_key(&s);
+    if (key != K_UNKNOWN) {
+        s = skip_ws(s);
+    } else {
+        if (!(s = read_key(lp, s, &k, &n)))
+            return NULL;
+        key = key_of(k, n);
+    }
+    return value_of(lp, s, r, key);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1290,9 +1302,51 @@ lp_parse(hscope__lp *lp, const uint8_t *s, const uint8_t **eol)
     }
     s = skip_ws(s + 1);
     if (*s != '}') {
+        /*
+         * The writer's order, straight-line: nearly every object record
+         * starts with "address", "type", "class" and ends with "file",
+         * "line", "method", "generation", "memsize", "flags" (Ruby 2.x-3.x
+         * write them so).  Each STEP matches its key literally and calls
+         * that key's handler directly; at the first key that differs the
+         * general loop takes over from that key, so any order, spacing or
+         * repetition still parses exactly as before.
+         */
+#define KEY_AT(lit) (memcmp(s, lit, sizeof(lit) - 1) == 0)
+#define STEP(lit, K)                                                     \
+        if (!KEY_AT(lit))                                                \
+            continue;                                                    \
+        if (!(s = value_of(lp, skip_ws(s + sizeof(lit) - 1), &r, K)))   \
+            return lp->fatal ? -1 : 0;                                   \
+        if (!(s[0] == ',' && s[1] == ' '))                               \
+            goto sep;                                                    \
+        s += 2;
+        int head = 1;
         for (;;) {
+            if (head) {
+                head = 0;
+                STEP("\"address\":", K_ADDRESS)
+                STEP("\"type\":", K_TYPE)
+                STEP("\"class\":", K_CLASS)
+            }
+            if (s[1] == 'f' && KEY_AT("\"file\":")) {
+                STEP("\"file\":", K_FILE)
+                STEP("\"line\":", K_LINE)
+                STEP("\"method\":", K_METHOD)
+                STEP("\"generation\":", K_GENERATION)
+                STEP("\"memsize\":", K_MEMSIZE)
+                STEP("\"flags\":", K_FLAGS)
+                continue;
+            }
+            if (s[1] == 'm' && KEY_AT("\"memsize\":")) {
+                STEP("\"memsize\":", K_MEMSIZE)
+                STEP("\"flags\":", K_FLAGS)
+                continue;
+            }
+#undef STEP
+#undef KEY_AT
             if (!(s = parse_pair(lp, s, &r)))
                 return lp->fatal ? -1 : 0;
+        sep:
             if (HS_LIKELY(s[0] == ',' && s[1] == ' ')) {
                 s += 2;
                 continue;
