@@ -277,6 +277,19 @@ lex_number(const uint8_t *s, int *is_int)
 static const uint8_t *
 parse_uint(hscope__lp *lp, const uint8_t *s, uint64_t *v)
 {
+    /* Fast path: 1-19 digits without a leading zero, not followed by a
+     * digit, fraction or exponent: a valid integer below 10^19 (no
+     * overflow check needed).  Everything else takes the full lexer. */
+    if (HS_LIKELY(*s >= '1' && *s <= '9')) {
+        uint64_t x = (uint64_t)(*s - '0');
+        const uint8_t *p = s + 1;
+        while (*p >= '0' && *p <= '9' && p - s < 19)
+            x = x * 10 + (uint64_t)(*p++ - '0');
+        if (!(*p >= '0' && *p <= '9') && *p != '.' && *p != 'e' && *p != 'E') {
+            *v = x;
+            return p;
+        }
+    }
     int is_int = 0;
     const uint8_t *e = lex_number(s, &is_int);
     if (!e) {

@@ -634,6 +634,26 @@ test_number_range(void **state)
     assert_int_equal(b->big_memsize.val[1], 4294967296ull);
     /* big integers in unknown or ignored keys are fine (Python accepts) */
     expect_ok(f, "{'address':'0x28', 'type':'STRING', 'capacity':1234567890123456789012}");
+    /* the decoder's short-integer path stops at 19 digits: 19 and 20
+     * digit values on both sides of it, with the value worked out by hand */
+    expect_ok(f, "{'address':'0x30', 'type':'STRING', 'memsize':9999999999999999999, "
+                 "'bytesize':10000000000000000000}");
+    assert_int_equal(b->big_memsize.len, 3);
+    assert_int_equal(b->big_memsize.id[2], 4);
+    assert_int_equal(b->big_memsize.val[2], 9999999999999999999ull);
+    assert_int_equal(b->big_size.len, 3);
+    assert_int_equal(b->big_size.val[2], 10000000000000000000ull);
+    expect_ok(f, "{'address':'0x38', 'type':'STRING', 'memsize':1000000000000000000, "
+                 "'line':7, 'generation':0}");
+    assert_int_equal(b->big_memsize.val[3], 1000000000000000000ull);
+    assert_int_equal(b->gen[5], 0);
+    /* a fraction or exponent right after 19 digits is still not an integer */
+    expect_skip(f, "{'address':'0x40', 'type':'STRING', 'memsize':1234567890123456789.0}",
+                HSCOPE_SKIP_BAD_VALUE);
+    expect_skip(f, "{'address':'0x40', 'type':'STRING', 'memsize':1234567890123456789e0}",
+                HSCOPE_SKIP_BAD_VALUE);
+    expect_skip(f, "{'address':'0x40', 'type':'STRING', 'memsize':12E3}",
+                HSCOPE_SKIP_BAD_VALUE);
 }
 
 /* "fd":-1 (closed IO) and NaN/Infinity in unknown keys are accepted. */
