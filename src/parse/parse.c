@@ -1002,6 +1002,23 @@ intern_slice(hscope__lp *lp, const slice *sl, uint32_t *id)
     return hscope__intern_add(&lp->b->strings, d, n, id, lp->err);
 }
 
+/* intern_slice with a one-entry memo: when the slice (unescaped) is the
+ * string interned last time for this field, its id without hashing. */
+static inline hscope_status
+intern_memo(hscope__lp *lp, const slice *sl, uint32_t *last, uint32_t *id)
+{
+    const hscope__intern *in = &lp->b->strings;
+    if (sl->set && !sl->esc && *last && sl->n == hscope__intern_len(in, *last) &&
+        memcmp(sl->p, hscope__intern_str(in, *last), sl->n) == 0) {
+        *id = *last;
+        return HSCOPE_OK;
+    }
+    hscope_status st = intern_slice(lp, sl, id);
+    if (st == HSCOPE_OK)
+        *last = *id;
+    return st;
+}
+
 static hscope_status
 grow_objects(hscope__builder *b, hscope_error *err)
 {
@@ -1160,8 +1177,8 @@ store_object(hscope__lp *lp, rec *r, int type)
     uint32_t detail = 0, file, method, site;
     if (det && (st = intern_slice(lp, det, &detail)) != HSCOPE_OK)
         return st;
-    if ((st = intern_slice(lp, &r->file, &file)) != HSCOPE_OK ||
-        (st = intern_slice(lp, &r->method, &method)) != HSCOPE_OK)
+    if ((st = intern_memo(lp, &r->file, &lp->last_file, &file)) != HSCOPE_OK ||
+        (st = intern_memo(lp, &r->method, &lp->last_method, &method)) != HSCOPE_OK)
         return st;
     uint32_t line = r->has_line ? (r->line > UINT32_MAX ? UINT32_MAX : (uint32_t)r->line) : 0;
     if ((st = hscope__builder_site(b, file, line, method, &site, err)) != HSCOPE_OK)

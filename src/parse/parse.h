@@ -36,6 +36,9 @@ typedef struct hscope__lp {
     int reason;              /* HSCOPE_SKIP_* */
     hscope_status fatal;     /* memory or limit failure */
     hscope_error *err;
+    /* the last file and method strings interned (ids in b->strings):
+     * consecutive records mostly repeat them */
+    uint32_t last_file, last_method;
 } hscope__lp;
 
 void hscope__lp_init(hscope__lp *lp, hscope__builder *b,
