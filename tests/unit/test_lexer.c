@@ -883,12 +883,49 @@ test_many_sites(void **state)
     assert_int_equal(f->b.nsites, 3001);
 }
 
+/* The flags value Ruby writes for old marked objects is matched whole;
+ * values that differ from it anywhere (in each 16-byte piece of the
+ * compare and in the short tail) still go through the key loop. */
+static void
+test_flags_whole_value(void **state)
+{
+    fx *f = *state;
+    hscope__builder *b = &f->b;
+    const uint16_t all = HSCOPE_FLAG_WB_PROTECTED | HSCOPE_FLAG_OLD |
+                         HSCOPE_FLAG_UNCOLLECTIBLE | HSCOPE_FLAG_MARKED;
+    expect_ok(f, "{'address':'0x10', 'type':'STRING', 'flags':{'wb_protected':true, "
+                 "'old':true, 'uncollectible':true, 'marked':true}}");
+    assert_int_equal(b->flags[0], all);
+    /* last piece differs */
+    expect_ok(f, "{'address':'0x18', 'type':'STRING', 'flags':{'wb_protected':true, "
+                 "'old':true, 'uncollectible':true, 'marked':false}}");
+    assert_int_equal(b->flags[1], all & ~HSCOPE_FLAG_MARKED);
+    /* one more flag after the usual four */
+    expect_ok(f, "{'address':'0x20', 'type':'STRING', 'flags':{'wb_protected':true, "
+                 "'old':true, 'uncollectible':true, 'marked':true, 'pinned':true}}");
+    assert_int_equal(b->flags[2], all | HSCOPE_FLAG_PINNED);
+    /* first piece differs (space after the brace) */
+    expect_ok(f, "{'address':'0x28', 'type':'STRING', 'flags':{ 'wb_protected':true, "
+                 "'old':true, 'uncollectible':true, 'marked':true}}");
+    assert_int_equal(b->flags[3], all);
+    /* a middle piece differs */
+    expect_ok(f, "{'address':'0x30', 'type':'STRING', 'flags':{'wb_protected':true, "
+                 "'old':false, 'uncollectible':true, 'marked':true}}");
+    assert_int_equal(b->flags[4], all & ~HSCOPE_FLAG_OLD);
+    /* the line ends inside the value: not a record */
+    expect_skip(f, "{'address':'0x38', 'type':'STRING', 'flags':{'wb_protected':true, "
+                   "'old':true, 'uncollectible':true, 'marked':true",
+                HSCOPE_SKIP_BAD_JSON);
+    assert_int_equal(b->n, 5);
+}
+
 int
 main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
     const struct CMUnitTest tests[] = {
         T(test_string_31),
+        T(test_flags_whole_value),
         cmocka_unit_test_setup_teardown(test_string_value_kept, setup_values, teardown),
         T(test_root),
         T(test_shape),
