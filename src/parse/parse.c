@@ -786,6 +786,19 @@ parse_refs(hscope__lp *lp, const uint8_t *s, rec *r)
 
 #define LIT(lit) (memcmp(s, lit, sizeof(lit) - 1) == 0 && (*sp = s + sizeof(lit) - 1, 1))
 
+/* The 16 bytes at p equal those at lit. */
+static inline int
+eq16(const uint8_t *p, const char *lit)
+{
+#if defined(__SSE2__)
+    __m128i a = _mm_loadu_si128((const __m128i *)(const void *)p);
+    __m128i b = _mm_loadu_si128((const __m128i *)(const void *)lit);
+    return _mm_movemask_epi8(_mm_cmpeq_epi8(a, b)) == 0xFFFF;
+#else
+    return memcmp(p, lit, 16) == 0;
+#endif
+}
+
 static const uint8_t *
 parse_flags(hscope__lp *lp, const uint8_t *s, rec *r)
 {
@@ -802,15 +815,14 @@ parse_flags(hscope__lp *lp, const uint8_t *s, rec *r)
         return NULL;
     }
     /* The value of nearly every record in a dump taken after a GC, matched
-     * whole.  16 bytes at a time: each compare reads at most 16 bytes past
-     * what the previous one found equal (so never more than the line's
-     * padding past its newline, which no literal byte equals). */
+     * whole.  16 bytes at a time, each compare only after the previous
+     * one matched, so none reads more than 16 bytes past what is known to
+     * be in the line (within its padding: no literal byte is a newline). */
     static const char all[] = "{\"wb_protected\":true, \"old\":true, "
                               "\"uncollectible\":true, \"marked\":true}";
-    size_t at = 0;
-    while (at + 16 <= sizeof(all) - 1 && memcmp(s + at, all + at, 16) == 0)
-        at += 16;
-    if (at + 16 > sizeof(all) - 1 && memcmp(s + at, all + at, sizeof(all) - 1 - at) == 0) {
+    _Static_assert(sizeof(all) - 1 == 70, "five 16-byte pieces, the last overlapping");
+    if (eq16(s, all) && eq16(s + 16, all + 16) && eq16(s + 32, all + 32) &&
+        eq16(s + 48, all + 48) && eq16(s + 54, all + 54)) {
         r->gc_flags = HSCOPE_FLAG_WB_PROTECTED | HSCOPE_FLAG_OLD |
                       HSCOPE_FLAG_UNCOLLECTIBLE | HSCOPE_FLAG_MARKED;
         return s + sizeof(all) - 1;
