@@ -35,18 +35,11 @@ note_skip(hscope__builder *b, int reason, uint64_t lineno)
     }
 }
 
-/* Handle one complete line [s, e) (e at '\n' or the EOF sentinel). */
+/* The decoder's verdict rc on line `lineno` starting at s. */
 static hscope_status
-one_line(loop *L, uint8_t *s, uint8_t *e, int at_eof)
+line_result(loop *L, int rc, const uint8_t *s, uint64_t lineno, int at_eof)
 {
     hscope__builder *b = L->b;
-    uint64_t lineno = ++b->lines;
-    if (L->o->line_fn &&
-        L->o->line_fn(L->o->line_ud, (const char *)s, (uint64_t)(e - s), lineno))
-        return hscope__fail_at(L->err, HSCOPE_ERR_CANCELLED, lineno,
-                               L->base + (uint64_t)(s - L->buf),
-                               "load cancelled by the line callback");
-    int rc = hscope__lp_line(&L->lp, s, e);
     if (rc > 0)
         return HSCOPE_OK;
     if (rc < 0)
@@ -72,6 +65,34 @@ one_line(loop *L, uint8_t *s, uint8_t *e, int at_eof)
             (unsigned long long)off, L->lp.why ? L->lp.why : "invalid record");
     note_skip(b, reason, lineno);
     return HSCOPE_OK;
+}
+
+/* Handle one complete line [s, e) (e at '\n' or the EOF sentinel). */
+static hscope_status
+one_line(loop *L, const uint8_t *s, const uint8_t *e, int at_eof)
+{
+    uint64_t lineno = ++L->b->lines;
+    if (L->o->line_fn &&
+        L->o->line_fn(L->o->line_ud, (const char *)s, (uint64_t)(e - s), lineno))
+        return hscope__fail_at(L->err, HSCOPE_ERR_CANCELLED, lineno,
+                               L->base + (uint64_t)(s - L->buf),
+                               "load cancelled by the line callback");
+    return line_result(L, hscope__lp_line(&L->lp, s, e), s, lineno, at_eof);
+}
+
+/* Handle the line at s, which ends at its first '\n' (at or before lim,
+ * itself a '\n'); *nl is set to that newline.  Without a line callback the
+ * decoder finds the end itself (one pass over the line, not two). */
+static hscope_status
+next_line(loop *L, const uint8_t *s, const uint8_t *lim, const uint8_t **nl)
+{
+    if (L->o->line_fn) {
+        const uint8_t *e = memchr(s, '\n', (size_t)(lim - s) + 1);
+        *nl = e;
+        return one_line(L, s, e, 0);
+    }
+    uint64_t lineno = ++L->b->lines;
+    return line_result(L, hscope__lp_next(&L->lp, s, lim, nl), s, lineno, 0);
 }
 
 static hscope_status
@@ -139,16 +160,30 @@ run(loop *L)
         len += got;
         L->buf[len] = '\n'; /* sentinel for the scanners */
         size_t beg = 0;
-        uint8_t *nl;
-        while ((nl = memchr(L->buf + scanned, '\n', len - scanned)) != NULL) {
-            size_t e = (size_t)(nl - L->buf);
-            if (discard) {
+        if (discard) {
+            uint8_t *nl = memchr(L->buf + scanned, '\n', len - scanned);
+            if (nl) { /* the end of the too-long line */
                 discard = 0;
                 note_skip(L->b, HSCOPE_SKIP_TOO_LONG, ++L->b->lines);
-            } else if ((st = one_line(L, L->buf + beg, nl, 0)) != HSCOPE_OK) {
-                return st;
+                beg = scanned = (size_t)(nl - L->buf) + 1;
             }
-            beg = scanned = e + 1;
+        }
+        if (!discard) {
+            /* the last newline of the data: every line before it is
+             * complete ([scanned, len) is all that can hold a new one) */
+            size_t last = len;
+            while (last > scanned && L->buf[last - 1] != '\n')
+                last--;
+            if (last > scanned) {
+                const uint8_t *lim = L->buf + last - 1;
+                const uint8_t *p = L->buf + beg, *nl;
+                while (p <= lim) {
+                    if ((st = next_line(L, p, lim, &nl)) != HSCOPE_OK)
+                        return st;
+                    p = nl + 1;
+                }
+                beg = scanned = last;
+            }
         }
         if (beg > 0) {
             memmove(L->buf, L->buf + beg, len - beg);
