@@ -1,7 +1,8 @@
 /*
- * resolve.c - measure two ways of turning reference addresses into object
- * ids on a real dump (issue #8, item 3): the library's hash index
- * (open addressing, XXH3, batched prefetching probes) against a sort-based
+ * resolve.c - measure ways of turning reference addresses into object ids
+ * on a real dump (issue #8, item 3): the hash table (open addressing,
+ * XXH3, batched prefetching probes), the run index the loader now builds
+ * for Ruby's page-by-page layout (src/index/index.c), and a sort-based
  * join (radix-sort the objects by address, radix-sort the references by
  * target address, walk both in order, scatter the ids back).
  *
@@ -10,11 +11,12 @@
  * Loads DUMP with the library, takes its address column and rebuilds the
  * reference address list from the resolved references (the dump's own
  * order), then times each method RUNS times (default 3) on one and on two
- * threads and prints the best time of each.  Both methods must give the
- * same id for every reference; the program fails if they do not.
+ * threads and prints the best time of each (index build included).  All
+ * methods must give the same id for every reference; the program fails if
+ * they do not.
  *
- * Links the internal static library for hscope__index_build/find_batch, so
- * the hash side is exactly the code the loader runs.
+ * Links the internal static library, so the index code timed is exactly
+ * the code the loader runs.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
@@ -63,19 +65,9 @@ probe_part(void *arg)
     return NULL;
 }
 
-static double
-run_hash(hscope_heap_t *h, const uint64_t *refs, size_t m, uint32_t *out, int threads)
+static void
+probe_all(const hscope_heap_t *h, const uint64_t *refs, size_t m, uint32_t *out, int threads)
 {
-    double t0 = now();
-    hscope__free(&h->mem, h->index);
-    h->index = NULL;
-    h->duplicates = 0;
-    hscope_error err;
-    hscope_error_init(&err);
-    if (hscope__index_build(h, &err) != HSCOPE_OK) {
-        fprintf(stderr, "resolve: index build failed: %s\n", err.message);
-        exit(2);
-    }
     if (threads == 1) {
         hscope__index_find_batch(h, refs, out, m);
     } else {
@@ -85,6 +77,48 @@ run_hash(hscope_heap_t *h, const uint64_t *refs, size_t m, uint32_t *out, int th
         hscope__index_find_batch(h, refs, out, m / 2);
         pthread_join(th, NULL);
     }
+}
+
+/* The hash table (what the loader falls back to), whatever h uses. */
+static double
+run_hash(hscope_heap_t *h, const uint64_t *refs, size_t m, uint32_t *out, int threads)
+{
+    hscope__run *runs = h->runs;
+    h->runs = NULL; /* lookups go to the hash table */
+    double t0 = now();
+    hscope_error err;
+    hscope_error_init(&err);
+    uint64_t dups;
+    if (hscope__index_hash_table(h, &h->mem, &h->index, &h->index_mask, &dups, &err) !=
+        HSCOPE_OK) {
+        fprintf(stderr, "resolve: index build failed: %s\n", err.message);
+        exit(2);
+    }
+    probe_all(h, refs, m, out, threads);
+    double t = now() - t0;
+    hscope__free(&h->mem, h->index);
+    h->index = NULL;
+    h->runs = runs;
+    return t;
+}
+
+/* What the loader builds (the run index when the layout allows). */
+static double
+run_loader(hscope_heap_t *h, const uint64_t *refs, size_t m, uint32_t *out, int threads,
+           int *runs_used)
+{
+    hscope__index_drop_runs(h);
+    hscope__free(&h->mem, h->index);
+    h->index = NULL;
+    double t0 = now();
+    hscope_error err;
+    hscope_error_init(&err);
+    if (hscope__index_build(h, &err) != HSCOPE_OK) {
+        fprintf(stderr, "resolve: index build failed: %s\n", err.message);
+        exit(2);
+    }
+    probe_all(h, refs, m, out, threads);
+    *runs_used = h->runs != NULL;
     return now() - t0;
 }
 
@@ -225,12 +259,20 @@ main(int argc, char **argv)
     uint32_t *oh = xmalloc(m * 4), *os = xmalloc(m * 4);
     printf("objects %zu, references %zu, key bits %u (shift %u); best of %d, interleaved\n",
            n, m, bits, shift, runs);
+    uint32_t *ol = xmalloc(m * 4);
+    int runs_used = 0;
     for (int threads = 1; threads <= 2; threads++) {
-        double bh = 1e9, bs[2] = { 1e9, 1e9 };
+        double bh = 1e9, bl = 1e9, bs[2] = { 1e9, 1e9 };
         const unsigned digits[2] = { 11, 13 };
         for (int r = 0; r < runs; r++) {
             double th = run_hash(h, refs, m, oh, threads);
             bh = th < bh ? th : bh;
+            double tl = run_loader(h, refs, m, ol, threads, &runs_used);
+            bl = tl < bl ? tl : bl;
+            if (memcmp(oh, ol, m * 4) != 0) {
+                fprintf(stderr, "resolve: the loader's index and the hash table disagree\n");
+                return 1;
+            }
             for (int d = 0; d < 2; d++) {
                 double ts = run_sort(h->addr, n, refs, m, os, lo, hi, shift, bits, digits[d],
                                      threads);
@@ -245,14 +287,21 @@ main(int argc, char **argv)
                 }
             }
         }
-        printf("%d thread%s: hash %.3f s; sort, %u-bit digits (%u passes) %.3f s = %.2fx hash; "
+        printf("%d thread%s: hash table %.3f s; %s %.3f s = %.2fx hash; "
+               "sort, %u-bit digits (%u passes) %.3f s = %.2fx hash, "
                "%u-bit digits (%u passes) %.3f s = %.2fx hash\n",
-               threads, threads > 1 ? "s" : "", bh, digits[0], (bits + digits[0] - 1) / digits[0],
-               bs[0], bs[0] / bh, digits[1], (bits + digits[1] - 1) / digits[1], bs[1],
-               bs[1] / bh);
+               threads, threads > 1 ? "s" : "", bh,
+               runs_used ? "run index" : "loader (hash: layout unsuited to runs)", bl, bl / bh,
+               digits[0], (bits + digits[0] - 1) / digits[0], bs[0], bs[0] / bh, digits[1],
+               (bits + digits[1] - 1) / digits[1], bs[1], bs[1] / bh);
     }
-    printf("transient memory: hash index %.1f MB (kept: address lookups need it), sort %.1f MB\n",
-           (double)(h->index_mask + 1) * 4 / 1e6, (double)(2 * n + 2 * m) * 8 / 1e6);
+    size_t cap = 1024;
+    while (cap < n * 2)
+        cap *= 2;
+    printf("memory: hash table %.1f MB, run index %.2f MB, sort (transient) %.1f MB\n",
+           (double)cap * 4 / 1e6, runs_used ? (double)hscope__index_bytes(h) / 1e6 : 0.0,
+           (double)(2 * n + 2 * m) * 8 / 1e6);
+    free(ol);
     free(refs);
     free(oh);
     free(os);

@@ -180,7 +180,7 @@ done:
         hscope__error_copy_out(uerr, &err);
         return st;
     }
-    h->stats.index_bytes = hscope__msize(h->index);
+    h->stats.index_bytes = hscope__index_bytes(h);
     h->stats.model_bytes = atomic_load(&h->mem.used) - h->stats.index_bytes;
     *out = h;
     return HSCOPE_OK;

@@ -159,18 +159,23 @@ classes_part(void *arg)
     part *p = arg;
     hscope_heap_t *h = p->h;
     unsigned char *out = p->mem + p->from * 8;
-    uint64_t last_a = 0;
-    uint32_t last_c = HSCOPE__CLS_HIDDEN;
+    /* a dump has few classes and most objects belong to a handful: a
+     * small direct-mapped memo of resolved classes answers most lookups */
+    uint64_t memo_a[64] = { 0 };
+    uint32_t memo_c[64];
     for (uint64_t i = p->from; i < p->to; i++) {
         uint64_t a;
         memcpy(&a, p->mem + i * 8, 8);
         uint32_t c = HSCOPE__CLS_HIDDEN;
-        if (a && a == last_a && last_c != HSCOPE__CLS_UNKNOWN) {
-            c = last_c; /* runs of objects of one class are common */
+        unsigned slot = (unsigned)((a >> 3) ^ (a >> 9)) & 63;
+        if (a && memo_a[slot] == a) {
+            c = memo_c[slot];
         } else if (a) {
             uint32_t id = hscope__index_find(h, a);
             if (id != HSCOPE_ID_NONE && is_class_type(h->type[id])) {
                 c = id;
+                memo_a[slot] = a;
+                memo_c[slot] = c;
             } else {
                 c = HSCOPE__CLS_UNKNOWN;
                 if ((p->st = part_note(p, i, a)) != HSCOPE_OK)
@@ -178,8 +183,6 @@ classes_part(void *arg)
             }
         }
         memcpy(out + (i - p->from) * 4, &c, 4);
-        last_a = a;
-        last_c = c;
     }
     return NULL;
 }
@@ -569,7 +572,7 @@ hscope__model_free(hscope_heap_t *h)
                      h->cat_start, h->cat_dangling, h->root_targets,
                      h->dang_from, h->dang_addr, h->val_id, h->val_off,
                      h->val_len, h->val_arena, h->index, h->rev_start,
-                     h->rev_src };
+                     h->rev_src, h->runs, h->rdir, h->rbits, h->rrank };
     for (size_t i = 0; i < sizeof(ptrs) / sizeof(ptrs[0]); i++)
         if (!hscope__model_is_mapped(h, ptrs[i]))
             hscope__free(m, ptrs[i]);

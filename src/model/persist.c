@@ -132,7 +132,8 @@ typedef struct part {
 } part;
 
 static size_t
-parts_of(const hscope_heap_t *h, part *ps, uint64_t *meta)
+parts_of(const hscope_heap_t *h, part *ps, uint64_t *meta, const uint32_t *index,
+         size_t index_mask)
 {
     size_t k = 0;
     const hscope__intern *in = &h->strings;
@@ -178,7 +179,7 @@ parts_of(const hscope_heap_t *h, part *ps, uint64_t *meta)
     P(S_VAL_OFF, h->val_off, 8, h->nval);
     P(S_VAL_LEN, h->val_len, 4, h->nval);
     P(S_VAL_ARENA, h->val_arena, 1, h->nval ? h->val_off[h->nval - 1] + h->val_len[h->nval - 1] + 1 : 0);
-    P(S_INDEX, h->index, 4, h->index_mask + 1);
+    P(S_INDEX, index, 4, index_mask + 1);
 #undef P
     meta[M_N] = h->n;
     meta[M_NEDGES] = h->nedges;
@@ -201,7 +202,7 @@ parts_of(const hscope_heap_t *h, part *ps, uint64_t *meta)
     meta[M_NDANG_UNIQUE] = h->ndang_unique;
     meta[M_NVAL] = h->nval;
     meta[M_VAL_ARENA] = ps[k - 2].count;
-    meta[M_INDEX_MASK] = h->index_mask;
+    meta[M_INDEX_MASK] = index_mask;
     meta[M_DUPLICATES] = h->duplicates;
     meta[M_NSKIP] = h->nskip;
     for (int r = 0; r < HSCOPE_SKIP__COUNT; r++)
@@ -223,6 +224,7 @@ hscope_heap_save(const hscope_heap_t *h, const char *path, const char *source,
     hscope_status st = HSCOPE_OK;
     FILE *f = NULL;
     char *tmp = NULL;
+    uint32_t *own_index = NULL;
     uint64_t meta[M__COUNT];
     part ps[MAX_SECTIONS];
     header hd;
@@ -238,7 +240,18 @@ hscope_heap_save(const hscope_heap_t *h, const char *path, const char *source,
     if (source && (st = hscope__source_identity(source, &hd.src_size, &hd.src_mtime_ns,
                                                 &hd.src_hash, &err)) != HSCOPE_OK)
         goto done;
-    size_t np = parts_of(h, ps, meta);
+    /* the format stores a hash table; a heap loaded with the run index
+     * builds one for the file */
+    const uint32_t *index = h->index;
+    size_t index_mask = h->index_mask;
+    if (!index) {
+        uint64_t dups;
+        if ((st = hscope__index_hash_table(h, (hscope__mem *)&h->mem, &own_index, &index_mask,
+                                           &dups, &err)) != HSCOPE_OK)
+            goto done;
+        index = own_index;
+    }
+    size_t np = parts_of(h, ps, meta, index, index_mask);
     hd.nsect = (uint32_t)np;
     uint64_t off = HEADER_SIZE;
     for (size_t i = 0; i < np; i++) {
@@ -289,6 +302,7 @@ done:
         fclose(f);
     if (tmp)
         hscope__free((hscope__mem *)&h->mem, tmp);
+    hscope__free((hscope__mem *)&h->mem, own_index);
     if (st != HSCOPE_OK)
         hscope__error_copy_out(uerr, &err);
     return st;

@@ -22,6 +22,13 @@
 
 #include "heapscope/heapscope.h"
 
+static int
+cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
 #if defined(__GNUC__)
 #define FZ_UNUSED __attribute__((unused))
 #define FZ_NORETURN __attribute__((noreturn))
@@ -671,6 +678,29 @@ fz_walk(hscope_heap_t *h, const fz_result *r, int values_loaded,
     }
     FZ_CHECK(sum_rev == nref, "sum of referrers != reference count");
     free(indeg);
+
+    /* --- addresses that are not in the dump --------------------------- */
+    /* near every object's address (the address index must say "absent"
+     * exactly when no object has it: checked against a sorted copy) */
+    if (n && n <= 4096) {
+        uint64_t *sorted = malloc((size_t)n * sizeof(uint64_t));
+        FZ_CHECK(sorted != NULL, "out of memory in the harness");
+        for (hscope_id id = 0; id < n; id++)
+            sorted[id] = hscope_heap_object_address(h, id);
+        qsort(sorted, (size_t)n, sizeof(uint64_t), cmp_u64);
+        static const int64_t near[] = { 1, -1, 8, -8, 20, 40, -40, 4096, 16384, -16384 };
+        for (hscope_id id = 0; id < n; id++)
+            for (size_t k = 0; k < sizeof(near) / sizeof(near[0]); k++) {
+                uint64_t p = sorted[id] + (uint64_t)near[k];
+                int present = bsearch(&p, sorted, (size_t)n, sizeof(uint64_t), cmp_u64) != NULL;
+                hscope_id got = HSCOPE_ID_NONE;
+                hscope_status fs = hscope_heap_find(h, p, &got);
+                FZ_CHECK(present ? fs == HSCOPE_OK && hscope_heap_object_address(h, got) == p
+                                 : fs == HSCOPE_ERR_NOT_FOUND,
+                         "find(address) wrong for an address near an object's");
+            }
+        free(sorted);
+    }
 
     /* --- dangling references and roots ------------------------------ */
     uint64_t nd = hscope_heap_dangling_count(h), from_roots = 0;

@@ -84,10 +84,10 @@ side_free(side *s)
     CHECK(atomic_load(&s->mem.used) == 0, "memory still in use after builder_free");
 }
 
-/* Parse [p, p+n) as one line with the given 16 bytes after its '\n'. */
-static int
-one(side *s, const uint8_t *p, size_t n, const uint8_t pad[PAD],
-    size_t *fail_off)
+/* A copy of [p, p+n) followed by '\n' and the padding the decoder may
+ * read, filled with `pad` repeated. */
+static uint8_t *
+padded(const uint8_t *p, size_t n, const uint8_t pad[PAD])
 {
     size_t extra = pad_after();
     uint8_t *buf = malloc(n + 1 + extra);
@@ -97,6 +97,15 @@ one(side *s, const uint8_t *p, size_t n, const uint8_t pad[PAD],
     buf[n] = '\n';
     for (size_t i = 0; i < extra; i++)
         buf[n + 1 + i] = pad[i % PAD];
+    return buf;
+}
+
+/* Parse [p, p+n) as one line with the given 16 bytes after its '\n'. */
+static int
+one(side *s, const uint8_t *p, size_t n, const uint8_t pad[PAD],
+    size_t *fail_off)
+{
+    uint8_t *buf = padded(p, n, pad);
     int rc = hscope__lp_line(&s->lp, buf, buf + n);
     *fail_off = 0;
     if (rc == 0) {
@@ -144,14 +153,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
      * with A, which is handed lines already split at their newline */
     side C;
     side_init(&C, keep_values, max_refs);
-    size_t wextra = pad_after();
-    uint8_t *whole = malloc(size + 1 + wextra);
-    CHECK(whole != NULL, "harness: out of memory");
-    if (size)
-        memcpy(whole, data, size);
-    whole[size] = '\n';
-    for (size_t i = 0; i < wextra; i++)
-        whole[size + 1 + i] = pad_b[i % PAD];
+    uint8_t *whole = padded(data, size, pad_b);
 
     const uint8_t *p = data, *end = data + size;
     int fatal = 0;
