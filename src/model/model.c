@@ -259,10 +259,28 @@ resolve_edges(hscope_heap_t *h, uint64_t *raw, uint64_t nraw, size_t *dcap,
         st = parts_error(P, np, err);
         goto out;
     }
+    /* Entries before the first dangling one stay where they are: start
+     * the compaction at the object holding it (none: nothing moves). */
     uint64_t j = 0, k = 0;
     size_t d = 0;
     int pi = 0;
-    for (uint32_t i = 0; i < h->n; i++) {
+    uint32_t i0 = h->n;
+    if (P[0].nx || (np > 1 && P[1].nx)) {
+        uint64_t first = P[0].nx ? P[0].xk[0] : P[1].xk[0];
+        uint32_t lo = 0, hi = h->n; /* the last object starting at or before it */
+        while (hi - lo > 1) {
+            uint32_t m = lo + (hi - lo) / 2;
+            if (h->edge_start[m] <= first)
+                lo = m;
+            else
+                hi = m;
+        }
+        i0 = lo;
+        j = k = h->edge_start[i0];
+    } else {
+        j = nraw;
+    }
+    for (uint32_t i = i0; i < h->n; i++) {
         uint64_t end = i + 1 < h->n ? h->edge_start[i + 1] : nraw;
         h->edge_start[i] = (uint32_t)j;
         for (; k < end; k++) {
