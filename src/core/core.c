@@ -71,45 +71,38 @@ account(hscope__mem *m, size_t add, size_t sub)
     return true;
 }
 
-void *
-hscope__malloc(hscope__mem *m, size_t n)
+/* A block of n bytes after the size header, accounted; zeroed if `zero`
+ * (the C library's calloc knows fresh pages are already zero: big tables;
+ * a caller's allocator has no calloc, so its blocks are cleared here). */
+static void *
+block(hscope__mem *m, size_t n, int zero)
 {
     size_t tot;
     if (!hscope__add_ok(n, HDR, &tot) || !account(m, n, 0))
         return NULL;
-    unsigned char *b = m->malloc_fn(m->ud, tot);
+    int libc_zero = zero && m->malloc_fn == def_malloc;
+    unsigned char *b = libc_zero ? calloc(1, tot) : m->malloc_fn(m->ud, tot);
     if (!b) {
         atomic_fetch_sub(&m->used, (uint64_t)n);
         return NULL;
     }
+    if (zero && !libc_zero)
+        memset(b + HDR, 0, n);
     memcpy(b, &n, sizeof(n));
     return b + HDR;
+}
+
+void *
+hscope__malloc(hscope__mem *m, size_t n)
+{
+    return block(m, n, 0);
 }
 
 void *
 hscope__calloc(hscope__mem *m, size_t count, size_t size)
 {
     size_t n;
-    if (!hscope__mul_ok(count, size, &n))
-        return NULL;
-    if (m->malloc_fn == def_malloc) {
-        /* the C library's calloc knows fresh pages are already zero (big
-         * tables: the address index is 34 MB for a 1 GB dump) */
-        size_t tot;
-        if (!hscope__add_ok(n, HDR, &tot) || !account(m, n, 0))
-            return NULL;
-        unsigned char *b = calloc(1, tot);
-        if (!b) {
-            atomic_fetch_sub(&m->used, (uint64_t)n);
-            return NULL;
-        }
-        memcpy(b, &n, sizeof(n));
-        return b + HDR;
-    }
-    void *p = hscope__malloc(m, n);
-    if (p)
-        memset(p, 0, n);
-    return p;
+    return hscope__mul_ok(count, size, &n) ? block(m, n, 1) : NULL;
 }
 
 size_t
