@@ -1370,14 +1370,16 @@ lp_parse(hscope__lp *lp, const uint8_t *s, const uint8_t **eol)
          * repetition still parses exactly as before.
          */
 #define KEY_AT(lit) (memcmp(s, lit, sizeof(lit) - 1) == 0)
-#define STEP(lit, K)                                                     \
-        if (!KEY_AT(lit))                                                \
-            continue;                                                    \
+#define VALUE(lit, K) /* the key lit is at s */                          \
         if (!(s = value_of(lp, skip_ws(s + sizeof(lit) - 1), &r, K)))   \
             return lp->fatal ? -1 : 0;                                   \
         if (!(s[0] == ',' && s[1] == ' '))                               \
             goto sep;                                                    \
         s += 2;
+#define STEP(lit, K)                                                     \
+        if (!KEY_AT(lit))                                                \
+            continue;                                                    \
+        VALUE(lit, K)
         int head = 1;
         for (;;) {
             if (head) {
@@ -1387,7 +1389,7 @@ lp_parse(hscope__lp *lp, const uint8_t *s, const uint8_t **eol)
                 STEP("\"class\":", K_CLASS)
             }
             if (s[1] == 'f' && KEY_AT("\"file\":")) {
-                STEP("\"file\":", K_FILE)
+                VALUE("\"file\":", K_FILE)
                 STEP("\"line\":", K_LINE)
                 STEP("\"method\":", K_METHOD)
                 STEP("\"generation\":", K_GENERATION)
@@ -1396,11 +1398,12 @@ lp_parse(hscope__lp *lp, const uint8_t *s, const uint8_t **eol)
                 continue;
             }
             if (s[1] == 'm' && KEY_AT("\"memsize\":")) {
-                STEP("\"memsize\":", K_MEMSIZE)
+                VALUE("\"memsize\":", K_MEMSIZE)
                 STEP("\"flags\":", K_FLAGS)
                 continue;
             }
 #undef STEP
+#undef VALUE
 #undef KEY_AT
             if (!(s = parse_pair(lp, s, &r)))
                 return lp->fatal ? -1 : 0;
@@ -1434,14 +1437,6 @@ lp_parse(hscope__lp *lp, const uint8_t *s, const uint8_t **eol)
 }
 
 int
-hscope__lp_line(hscope__lp *lp, const uint8_t *s, const uint8_t *e)
-{
-    const uint8_t *eol = NULL;
-    (void)e; /* the first newline from s is e: the parse stops there */
-    return lp_parse(lp, s, &eol);
-}
-
-int
 hscope__lp_next(hscope__lp *lp, const uint8_t *s, const uint8_t *lim, const uint8_t **nl)
 {
     const uint8_t *eol = NULL;
@@ -1450,4 +1445,11 @@ hscope__lp_next(hscope__lp *lp, const uint8_t *s, const uint8_t *lim, const uint
         eol = memchr(s, '\n', (size_t)(lim - s) + 1);
     *nl = eol;
     return rc;
+}
+
+int
+hscope__lp_line(hscope__lp *lp, const uint8_t *s, const uint8_t *e)
+{
+    const uint8_t *nl; /* e itself: the line's first newline */
+    return hscope__lp_next(lp, s, e, &nl);
 }
