@@ -143,6 +143,13 @@ hscope__index_drop_runs(hscope_heap_t *h)
     h->nrdir = 0;
 }
 
+/* Bitmap words of a run with slots of `stride` bytes. */
+static inline size_t
+run_words(const hscope__run *r, uint64_t stride)
+{
+    return (size_t)((r->hi - r->lo) / stride / 64) + 1;
+}
+
 static inline int
 run_cut(const uint64_t *addr, uint32_t i)
 {
@@ -212,13 +219,12 @@ runs_build(hscope_heap_t *h)
         for (uint32_t i = r->start + 1; i < r->end; i++)
             if (addr[i] - addr[i - 1] < md)
                 md = addr[i] - addr[i - 1];
-        uint64_t slots = (r->hi - r->lo) / md + 1;
-        if (slots > RUN_MAX_SLOTS || words + (slots + 63) / 64 > budget)
+        if ((r->hi - r->lo) / md >= RUN_MAX_SLOTS || words + run_words(r, md) > budget)
             continue;
         r->stride = (uint32_t)md;
         r->inv = (((uint64_t)1 << 48) + md - 1) / md;
         r->bm = (uint32_t)words;
-        words += (slots + 63) / 64;
+        words += run_words(r, md);
     }
     if (words) {
         h->rbits = hscope__calloc(&h->mem, words, sizeof(uint64_t));
@@ -233,7 +239,7 @@ runs_build(hscope_heap_t *h)
         if (!r->stride)
             continue;
         uint64_t *bits = h->rbits + r->bm, slot = 0;
-        size_t nw = (size_t)((r->hi - r->lo) / r->stride) / 64 + 1;
+        size_t nw = run_words(r, r->stride);
         bits[0] |= 1;
         for (uint32_t i = r->start + 1; i < r->end; i++) {
             uint64_t d = addr[i] - addr[i - 1];
