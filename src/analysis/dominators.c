@@ -835,7 +835,10 @@ typedef struct holder {
 } holder;
 
 struct hscope_holders {
-    hscope_domtree_t *tree;
+    /* the heap (retained) and the tree's sizes: not the tree itself, which
+     * its owner may free first (a garbage collector frees in any order) */
+    hscope_heap_t *heap;
+    uint32_t nobj, ncat;
     holder *h;
     size_t n;
 };
@@ -927,7 +930,9 @@ hscope_holders_compute(hscope_holders_t **out, hscope_domtree_t *t,
 #undef IN
     if (hs->n)
         qsort(hs->h, hs->n, sizeof(holder), cmp_holder);
-    hs->tree = t;
+    hs->heap = t->heap;
+    hs->nobj = t->n;
+    hs->ncat = t->ncat;
 done:
     if (t) {
         hscope__mem *m2 = &t->heap->mem;
@@ -954,7 +959,7 @@ hscope_holders_free(hscope_holders_t *hs)
 {
     if (!hs)
         return;
-    hscope_heap_t *h = hs->tree->heap;
+    hscope_heap_t *h = hs->heap;
     hscope__free(&h->mem, hs->h);
     hscope__free(&h->mem, hs);
     hscope__heap_release(h);
@@ -975,12 +980,11 @@ hscope_holders_get(const hscope_holders_t *hs, uint64_t i, hscope_id *holder_id,
     if (i >= hs->n)
         return HSCOPE_ERR_NOT_FOUND;
     const holder *h = &hs->h[i];
-    const hscope_domtree_t *t = hs->tree;
     if (holder_id)
-        *holder_id = h->vertex < t->n ? h->vertex : HSCOPE_ID_NONE;
+        *holder_id = h->vertex < hs->nobj ? h->vertex : HSCOPE_ID_NONE;
     if (root_category)
-        *root_category = h->vertex >= t->n && h->vertex < t->n + t->ncat
-                             ? (int32_t)(h->vertex - t->n) : -1;
+        *root_category = h->vertex >= hs->nobj && h->vertex < hs->nobj + hs->ncat
+                             ? (int32_t)(h->vertex - hs->nobj) : -1;
     if (count)
         *count = h->count;
     if (memsize)
