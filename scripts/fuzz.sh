@@ -4,7 +4,8 @@
 #
 # Usage: scripts/fuzz.sh [SECONDS] [TARGET...]
 #   SECONDS  per target, default 60
-#   TARGET   fuzz_parse, fuzz_gzip, fuzz_line, fuzz_index (default: all, in turn)
+#   TARGET   fuzz_parse, fuzz_gzip, fuzz_line, fuzz_index, fuzz_blocks (default: all,
+#            in turn)
 #
 # Environment:
 #   FUZZ_BUILD  build directory (default build-fuzz; configured if missing)
@@ -30,10 +31,10 @@ main() {
   SECS=${1:-60}
   if [ $# -gt 0 ]; then shift; fi
   if ! [[ "$SECS" =~ ^[0-9]+$ ]] || [ "$SECS" -eq 0 ]; then
-    echo "usage: scripts/fuzz.sh [SECONDS] [fuzz_parse|fuzz_gzip|fuzz_line|fuzz_index ...]" >&2
+    echo "usage: scripts/fuzz.sh [SECONDS] [fuzz_parse|fuzz_gzip|fuzz_line|fuzz_index|fuzz_blocks ...]" >&2
     exit 2
   fi
-  ALL=(fuzz_parse fuzz_gzip fuzz_line fuzz_index)
+  ALL=(fuzz_parse fuzz_gzip fuzz_line fuzz_index fuzz_blocks)
   TARGETS=("$@")
   [ ${#TARGETS[@]} -gt 0 ] || TARGETS=("${ALL[@]}")
   for t in "${TARGETS[@]}"; do

@@ -38,9 +38,12 @@ if [ ! -d build-tsan ]; then
   meson setup build-tsan -Db_sanitize=thread -Db_lundef=false \
     -Dbuildtype=debugoptimized >/dev/null
 fi
-ninja -C build-tsan tests/api/api_threads >/dev/null
+ninja -C build-tsan tests/api/api_threads tests/unit/unit_blocks >/dev/null
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
   meson test -C build-tsan --print-errorlogs --no-rebuild --suite threads
+# the parallel parser's block mode: workers read their own blocks
+TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+  meson test -C build-tsan --print-errorlogs --no-rebuild unit-blocks
 
 step "bounded fuzzing (${HEAPSCOPE_FUZZ_SECONDS:-60} s per target, clang, ASan+UBSan)"
 scripts/fuzz.sh "${HEAPSCOPE_FUZZ_SECONDS:-60}"

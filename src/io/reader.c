@@ -133,7 +133,9 @@ hscope__reader_open_fd(hscope__reader *r, hscope__mem *m, int fd, int no_gzip,
     struct stat sb;
     if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode)) {
         off_t pos = lseek(fd, 0, SEEK_CUR);
-        r->total = (uint64_t)sb.st_size - (pos > 0 ? (uint64_t)pos : 0);
+        r->origin = pos > 0 ? (uint64_t)pos : 0;
+        r->total = (uint64_t)sb.st_size > r->origin ? (uint64_t)sb.st_size - r->origin : 0;
+        r->seekable = pos >= 0;
 #ifdef POSIX_FADV_SEQUENTIAL
         posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 #endif
@@ -175,7 +177,38 @@ hscope__reader_open_memory(hscope__reader *r, hscope__mem *m, const void *data,
     r->mdata = data;
     r->mlen = len;
     r->total = len;
+    r->seekable = 1;
     return start(r, m, no_gzip, err);
+}
+
+hscope_status
+hscope__reader_pread(const hscope__reader *r, void *buf, size_t cap, uint64_t off,
+                     size_t *got, hscope_error *err)
+{
+    *got = 0;
+    if (r->fd < 0) {
+        if (off < r->mlen) {
+            uint64_t left = r->mlen - off;
+            *got = left < cap ? (size_t)left : cap;
+            memcpy(buf, r->mdata + off, *got);
+        }
+        return HSCOPE_OK;
+    }
+    while (*got < cap) {
+        uint64_t at = r->origin + off + *got;
+        if (at > (uint64_t)INT64_MAX)
+            break;
+        ssize_t n = pread(r->fd, (unsigned char *)buf + *got, cap - *got, (off_t)at);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return hscope__fail_errno(err, errno, "read failed at byte %llu",
+                                      (unsigned long long)(off + *got));
+        if (n == 0)
+            break;
+        *got += (size_t)n;
+    }
+    return HSCOPE_OK;
 }
 
 static hscope_status

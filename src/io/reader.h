@@ -29,6 +29,8 @@ typedef struct hscope__reader {
     z_stream z;
     uint64_t in_bytes;          /* raw bytes consumed from the source */
     uint64_t total;             /* raw size if known (regular file), else 0 */
+    uint64_t origin;            /* regular file: offset of its first byte */
+    int seekable;               /* regular file or memory: hscope__reader_pread works */
 } hscope__reader;
 
 hscope_status hscope__reader_open_path(hscope__reader *r, hscope__mem *m,
@@ -45,6 +47,14 @@ hscope_status hscope__reader_open_memory(hscope__reader *r, hscope__mem *m,
  */
 hscope_status hscope__reader_read(hscope__reader *r, void *buf, size_t cap,
                                   size_t *got, hscope_error *err);
+/*
+ * Read up to `cap` raw bytes at `off` bytes from the start of the input
+ * (which for a descriptor is where it stood when opened), independently of
+ * hscope__reader_read and from any thread: a positioned read(2) or a copy.
+ * Only for r->seekable inputs.  *got < cap only at the end of the input.
+ */
+hscope_status hscope__reader_pread(const hscope__reader *r, void *buf, size_t cap,
+                                   uint64_t off, size_t *got, hscope_error *err);
 void hscope__reader_close(hscope__reader *r);
 
 #endif

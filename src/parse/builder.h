@@ -88,6 +88,7 @@ typedef struct hscope__builder {
     /* counters */
     uint64_t lines, bytes, shapes, shape_memsize, free_slots, unknown_keys;
     uint64_t unknown_types, truncated, root_records;
+    uint64_t blocks;        /* parallel block mode: chunks merged (0: read in order) */
     uint64_t skipped[HSCOPE_SKIP__COUNT];
     uint64_t skip_line[HSCOPE__MAX_SKIP_EXAMPLES];
     int32_t skip_reason[HSCOPE__MAX_SKIP_EXAMPLES];

@@ -1,8 +1,8 @@
 /*
  * parallel.c - parse on all cores.
  *
- * The calling thread reads the input in chunks cut at line boundaries
- * (plain or inflated gzip: the reader is the same) into a ring of slots.
+ * Reading in order (gzip, pipes): the calling thread reads the input in
+ * chunks cut at line boundaries into a ring of slots.
  * Worker threads parse whole chunks, each into the slot's own builder.
  * The calling thread then merges the parsed slots into the final builder
  * strictly in chunk order, remapping the slot's string, site and type ids,
@@ -12,6 +12,20 @@
  *
  * Slot builders keep their interner and site table across chunks, so each
  * distinct string is remapped once per slot, not once per line.
+ *
+ * Block mode (a plain regular file, or memory): the calling thread does
+ * not read at all.  Chunk k is the lines that start in bytes
+ * [k * B, (k + 1) * B) of the input; the worker that parses it reads those
+ * bytes itself with a positioned read, plus the byte before (to tell
+ * whether a line starts at k * B) and the rest of its last line.  So the
+ * read copy is spread over the workers and lands in the cache of the core
+ * that parses it, and the calling thread only merges.  Every line belongs
+ * to exactly one chunk, so the result is the same as reading in order.
+ * A line that spans whole blocks leaves them empty.  Only a block's last
+ * line can be longer than a block, so block mode needs max_line_bytes of
+ * at least two blocks (smaller limits read in order).  The size is taken
+ * when the input is opened: bytes appended later are not read, and a file
+ * cut short while being read ends where the reads find its end.
  *
  * Line numbers are chunk-local while parsing and made global at merge
  * time; a strict-mode error in chunk k is reported after chunks < k are
@@ -24,6 +38,11 @@
 
 #define PAD 64 /* >= HSCOPE__LINE_PAD + 1 */
 #define CHUNK ((size_t)4 << 20)
+/* Block mode: B, and how much past its block a worker reads at first to
+ * find the end of its last line (more if that line is longer).  1 MiB
+ * blocks fit a core's L2 cache with the builder's columns beside them. */
+#define BLOCK ((uint64_t)1 << 20)
+#define SLACK ((size_t)16 << 10)
 #define PROGRESS_EVERY ((uint64_t)16 << 20)
 
 enum { FREE, READY, BUSY, DONE };
@@ -46,6 +65,13 @@ typedef struct slot {
     size_t sitemap_n, sitemap_cap;
     int tmap[256];
     void *sink_state;       /* slot sink mode: this slot's fold */
+    /* block mode */
+    const uint8_t *data;    /* first byte of the chunk (in buf) */
+    uint64_t blk;           /* block number */
+    uint64_t nbytes;        /* bytes of the input in this block */
+    int too_long;           /* the chunk is followed by a line > max_line */
+    uint64_t last;          /* input offset of that line */
+    int raw_error;          /* st came from reading: err as is */
 } slot;
 
 typedef struct pool {
@@ -60,6 +86,9 @@ typedef struct pool {
     pthread_cond_t work, done;
     int stop;
     uint64_t next_seq;      /* next chunk to hand out */
+    uint64_t bsize;         /* block mode: block size B; 0: reading in order */
+    uint64_t fsize;         /* block mode: input size */
+    uint64_t max_line;
 } pool;
 
 /* ------------------------------------------------------------------ */
@@ -76,13 +105,120 @@ note_skip(hscope__builder *b, int reason, uint64_t lineno)
     }
 }
 
+/*
+ * Block mode: read block s->blk's lines into the slot (see the top).  The
+ * chunk is the lines that start in [b0, b1) = [k * B, (k + 1) * B): read
+ * from the byte before b0 (a line starts at b0 if that byte is '\n') up
+ * to the first '\n' at or after b1 - 1, which ends the last line.  A last
+ * line of max_line bytes or more is not read further: it is left out of
+ * the chunk and counted as too long (s->too_long), as reading in order
+ * would.  buf[i] is input byte rd + i.
+ */
+static hscope_status
+fill_block(pool *P, slot *s)
+{
+    uint64_t k = s->blk, b0 = k * P->bsize, F = P->fsize;
+    uint64_t b1 = F - b0 > P->bsize ? b0 + P->bsize : F;
+    uint64_t rd = k ? b0 - 1 : 0;
+    size_t blen = (size_t)(b1 - rd);
+    size_t want = F - b1 > SLACK ? blen + SLACK : (size_t)(F - rd);
+    size_t len = 0, got;
+    int eof = 0;
+    hscope_status st;
+    s->len = 0;
+    s->too_long = 0;
+    s->nbytes = 0;
+    /* the bytes [0, want) */
+    if (want > s->cap) {
+        uint8_t *nb = hscope__realloc(P->mem, s->buf, want + PAD);
+        if (!nb) {
+            s->raw_error = 1;
+            return hscope__nomem(&s->err, want + PAD);
+        }
+        s->buf = nb;
+        s->cap = want;
+    }
+    s->data = s->buf; /* an empty chunk unless lines are found */
+    if ((st = hscope__reader_pread(P->r, s->buf, want, rd, &len, &s->err)) != HSCOPE_OK) {
+        s->raw_error = 1;
+        return st;
+    }
+    eof = len < want || rd + len >= F; /* a file cut short ends early */
+    if (rd + len > b0 || !k)
+        s->nbytes = (rd + len < b1 ? rd + len : b1) - b0;
+    /* the first line that starts in the block */
+    size_t start = 0, lastb = (len < blen ? len : blen);
+    if (lastb == 0)
+        return HSCOPE_OK;
+    lastb--; /* the block's last byte we have */
+    if (k) {
+        const uint8_t *nl = memchr(s->buf, '\n', lastb + 1);
+        if (!nl || nl == s->buf + blen - 1 || nl == s->buf + lastb)
+            return HSCOPE_OK; /* no line starts in the block */
+        start = (size_t)(nl - s->buf) + 1;
+    }
+    /* the last line starts after the last '\n' before lastb */
+    size_t last = lastb;
+    while (last > start && s->buf[last - 1] != '\n')
+        last--;
+    /* its end: the first '\n' at or after lastb, reading on if need be */
+    size_t from = lastb, stop;
+    for (;;) {
+        const uint8_t *e = memchr(s->buf + from, '\n', len - from);
+        if (e) {
+            stop = (size_t)(e - s->buf) + 1;
+            if ((uint64_t)(stop - 1 - last) >= P->max_line)
+                stop = last, s->too_long = 1;
+            break;
+        }
+        if (eof || (uint64_t)(len - last) >= P->max_line) {
+            /* at the end of the input without a newline, or too long */
+            stop = len;
+            if ((uint64_t)(len - last) >= P->max_line)
+                stop = last, s->too_long = 1;
+            break;
+        }
+        uint64_t nw = (uint64_t)len * 2, cap = (uint64_t)last + P->max_line;
+        if (nw > cap)
+            nw = cap;
+        if (nw > F - rd)
+            nw = F - rd;
+        if (nw > SIZE_MAX - PAD) {
+            s->raw_error = 1;
+            return hscope__nomem(&s->err, SIZE_MAX);
+        }
+        if (nw > s->cap) {
+            uint8_t *nb = hscope__realloc(P->mem, s->buf, (size_t)nw + PAD);
+            if (!nb) {
+                s->raw_error = 1;
+                return hscope__nomem(&s->err, (size_t)nw + PAD);
+            }
+            s->buf = nb;
+            s->cap = (size_t)nw;
+        }
+        if ((st = hscope__reader_pread(P->r, s->buf + len, (size_t)nw - len, rd + len, &got,
+                                       &s->err)) != HSCOPE_OK) {
+            s->raw_error = 1;
+            return st;
+        }
+        from = len;
+        len += got;
+        eof = len < nw || rd + len >= F;
+    }
+    s->data = s->buf + start;
+    s->len = stop - start;
+    s->buf[stop] = '\n'; /* sentinel (PAD bytes follow) */
+    s->base = rd + start;
+    s->last = rd + last;
+    return HSCOPE_OK;
+}
+
 /* Parse every line of the slot (same rules as stream.c's one_line). */
 static void
 parse_chunk(pool *P, slot *s)
 {
-    const uint8_t *p = s->buf, *end = s->buf + s->len;
+    const uint8_t *p = s->data, *end = s->data + s->len;
     hscope__builder *b = &s->b;
-    s->st = HSCOPE_OK;
     while (p < end) {
         /* end holds a '\n' sentinel (hand_over): the last line of the
          * input may have no newline of its own */
@@ -96,12 +232,13 @@ parse_chunk(pool *P, slot *s)
         }
         if (rc == 0) {
             int reason = s->lp.reason;
-            uint64_t off = s->base + (uint64_t)(s->lp.fail_at - s->buf);
+            uint64_t off = s->base + (uint64_t)(s->lp.fail_at - s->data);
             if (at_eof && reason == HSCOPE_SKIP_BAD_JSON) {
                 b->truncated = 1;
                 if (P->o->strict) {
                     s->st = hscope__fail_at(&s->err, HSCOPE_ERR_TRUNCATED, lineno, off,
-                        "input ends in the middle of a record (%s)", s->lp.why);
+                        "byte %llu: input ends in the middle of a record (%s)",
+                        (unsigned long long)off, s->lp.why);
                     return;
                 }
                 reason = HSCOPE_SKIP_TRUNCATED;
@@ -139,7 +276,22 @@ worker(void *arg)
             break;
         s->state = BUSY;
         pthread_mutex_unlock(&P->mu);
-        parse_chunk(P, s);
+        s->st = HSCOPE_OK;
+        if (P->bsize)
+            s->st = fill_block(P, s);
+        if (s->st == HSCOPE_OK)
+            parse_chunk(P, s);
+        if (s->st == HSCOPE_OK && s->too_long) {
+            /* the line after the chunk is too long: count it in order */
+            uint64_t lineno = ++s->b.lines;
+            if (P->o->strict) {
+                s->st = hscope__fail_at(&s->err, HSCOPE_ERR_LIMIT, lineno, s->last,
+                                        "longer than max_line_bytes");
+                s->too_long = 2; /* the error is this line's */
+            }
+            else
+                note_skip(&s->b, HSCOPE_SKIP_TOO_LONG, lineno);
+        }
         pthread_mutex_lock(&P->mu);
         s->state = DONE;
         pthread_cond_broadcast(&P->done);
@@ -404,7 +556,15 @@ merge(pool *P, slot *s)
             return hscope__fail(P->err, HSCOPE_ERR_LIMIT, "more than %llu objects (max_objects)",
                                 (unsigned long long)o->max_objects);
         /* make the chunk-local line number global */
-        if (s->err.status) {
+        if (s->raw_error) {
+            hscope__error_copy_out(P->err, &s->err);
+        } else if (s->too_long == 2) {
+            uint64_t lineno = s->err.line + line0;
+            hscope__fail_at(P->err, HSCOPE_ERR_LIMIT, lineno, s->last,
+                            "line %llu (byte %llu) is longer than max_line_bytes (%llu)",
+                            (unsigned long long)lineno, (unsigned long long)s->last,
+                            (unsigned long long)P->max_line);
+        } else if (s->err.status) {
             hscope__fail_at(P->err, s->err.status, s->err.line + line0, s->err.offset,
                             "line %llu, %s", (unsigned long long)(s->err.line + line0),
                             s->err.message);
@@ -445,6 +605,8 @@ merge(pool *P, slot *s)
     o->n += b->n;
     o->nedges += b->nedges;
 counters:
+    o->bytes += s->nbytes; /* block mode (reading in order counts as it reads) */
+    o->blocks += P->bsize != 0;
     o->streamed += b->streamed; /* slot sink mode: records folded on the worker */
     o->lines += b->lines;
     o->shapes += b->shapes;
@@ -526,20 +688,46 @@ free_slot(pool *P)
     return NULL;
 }
 
+/* A free slot, merging finished chunks while there is none. */
+static hscope_status
+take_slot(pool *P, uint64_t *merge_seq, slot **out)
+{
+    for (;;) {
+        pthread_mutex_lock(&P->mu);
+        slot *s = free_slot(P);
+        pthread_mutex_unlock(&P->mu);
+        if (s) {
+            *out = s;
+            return HSCOPE_OK;
+        }
+        hscope_status st = merge_ready(P, merge_seq, 1);
+        if (st != HSCOPE_OK)
+            return st;
+    }
+}
+
+/* Hand the slot to the workers as the next chunk in order. */
+static void
+queue(pool *P, slot *s)
+{
+    pthread_mutex_lock(&P->mu);
+    s->seq = P->next_seq++;
+    s->state = READY;
+    pthread_cond_signal(&P->work);
+    pthread_mutex_unlock(&P->mu);
+}
+
 /* Give the slot's first `len` bytes (whole lines) to the workers, as the
  * next chunk in order. */
 static void
 hand_over(pool *P, slot *s, size_t len, int at_eof, uint64_t base)
 {
     s->buf[len] = '\n'; /* sentinel (PAD bytes follow) */
+    s->data = s->buf;
     s->len = len;
     s->at_eof = at_eof;
     s->base = base;
-    pthread_mutex_lock(&P->mu);
-    s->seq = P->next_seq++;
-    s->state = READY;
-    pthread_cond_signal(&P->work);
-    pthread_mutex_unlock(&P->mu);
+    queue(P, s);
 }
 
 static hscope_status
@@ -552,16 +740,9 @@ produce(pool *P)
     int discard = 0, eof = 0;
     uint64_t max = P->o->max_line ? P->o->max_line : HSCOPE_DEFAULT_MAX_LINE_BYTES;
     while (!eof) {
-        /* get a free slot, merging finished ones while waiting */
         slot *s;
-        pthread_mutex_lock(&P->mu);
-        s = free_slot(P);
-        pthread_mutex_unlock(&P->mu);
-        if (!s) {
-            if ((st = merge_ready(P, &merge_seq, 1)) != HSCOPE_OK)
-                goto out;
-            continue;
-        }
+        if ((st = take_slot(P, &merge_seq, &s)) != HSCOPE_OK)
+            goto out;
         /* fill it: the carried partial line, then fresh input, until it
          * holds at least one complete line */
         size_t len = 0;
@@ -716,6 +897,38 @@ out:
     return st;
 }
 
+/* Block mode: hand out the blocks in order and merge them in order. */
+static hscope_status
+produce_blocks(pool *P)
+{
+    hscope_status st;
+    uint64_t merge_seq = 0, next_progress = 0, done = 0;
+    uint64_t nblocks = P->fsize / P->bsize + (P->fsize % P->bsize != 0);
+    for (uint64_t k = 0; k < nblocks;) {
+        slot *s;
+        if ((st = take_slot(P, &merge_seq, &s)) != HSCOPE_OK)
+            return st;
+        s->blk = k++;
+        s->raw_error = 0;
+        queue(P, s);
+        done = k * P->bsize < P->fsize ? k * P->bsize : P->fsize;
+        if (P->o->progress && done >= next_progress) {
+            next_progress = done + PROGRESS_EVERY;
+            if (P->o->progress(P->o->progress_ud, done, P->fsize))
+                return hscope__fail(P->err, HSCOPE_ERR_CANCELLED, "load cancelled");
+        }
+        if ((st = merge_ready(P, &merge_seq, 0)) != HSCOPE_OK)
+            return st;
+    }
+    while (merge_seq < P->next_seq)
+        if ((st = merge_ready(P, &merge_seq, 1)) != HSCOPE_OK)
+            return st;
+    /* the reader did not read: say how much was */
+    P->r->in_bytes = P->out->bytes;
+    P->r->eof = 1;
+    return HSCOPE_OK;
+}
+
 hscope_status
 hscope__parse_parallel(hscope__reader *r, hscope__builder *out,
                        const hscope__parse_opts *o, unsigned threads,
@@ -741,6 +954,15 @@ hscope__parse_parallel(hscope__reader *r, hscope__builder *out,
     pthread_cond_init(&P.done, NULL);
     uint64_t max = o->max_line ? o->max_line : HSCOPE_DEFAULT_MAX_LINE_BYTES;
     size_t cap = max < CHUNK ? (size_t)(max < 64 ? 64 : max) : CHUNK;
+    P.max_line = max < 64 ? 64 : max; /* the limit reading in order applies */
+    /* block mode: a plain input that can be read at any offset; lines
+     * shorter than two blocks, so only a block's last line can be long */
+    uint64_t bsize = o->block_bytes ? o->block_bytes : BLOCK;
+    if (r->seekable && !r->gzip && r->total && max / 2 >= bsize) {
+        P.bsize = bsize;
+        P.fsize = r->total;
+        cap = (size_t)bsize + 1 + SLACK;
+    }
     for (unsigned i = 0; i < P.nslots && st == HSCOPE_OK; i++) {
         slot *s = &P.slots[i];
         hscope_error_init(&s->err);
@@ -764,7 +986,7 @@ hscope__parse_parallel(hscope__reader *r, hscope__builder *out,
     if (st == HSCOPE_OK && started == 0)
         st = hscope__fail(err, HSCOPE_ERR_INTERNAL, "cannot start parser threads");
     if (st == HSCOPE_OK)
-        st = produce(&P);
+        st = P.bsize ? produce_blocks(&P) : produce(&P);
     pthread_mutex_lock(&P.mu);
     P.stop = 1;
     pthread_cond_broadcast(&P.work);

@@ -19,6 +19,7 @@ typedef struct hscope__parse_opts {
     void *progress_ud;
     hscope_line_fn line_fn;   /* raw line hook, may be NULL */
     void *line_ud;
+    uint64_t block_bytes;     /* parallel block size; 0: default (tests set it) */
 } hscope__parse_opts;
 
 /* Line parser: the builder it fills plus reusable scratch space, so that
@@ -70,7 +71,8 @@ hscope_status hscope__parse_stream(hscope__reader *r, hscope__builder *b,
                                    hscope_error *err);
 
 /* Parse with `threads` worker threads (>= 1) plus the calling thread,
- * which reads and merges; same result as hscope__parse_stream.  In sink
+ * which merges (and reads, unless the input is plain and seekable: then
+ * each worker reads its own blocks); same result as hscope__parse_stream.  In sink
  * mode the sink is called on the calling thread, in dump order.  Not for
  * a line hook (it needs the raw lines in order on one thread). */
 hscope_status hscope__parse_parallel(hscope__reader *r, hscope__builder *b,
