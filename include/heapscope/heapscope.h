@@ -193,6 +193,8 @@ typedef uint32_t hscope_id;
 /**
  * Load a heap dump from a file path ("-" is not special).  gzip input is
  * detected by its magic bytes.  Files larger than 4 GiB are supported.
+ * A plain file that grows while it loads may be read only up to the size
+ * it had when the load started (parallel parsing splits it by that size).
  */
 HSCOPE_API hscope_status hscope_heap_open_file(hscope_heap_t **out,
                                                const char *path,

@@ -33,6 +33,7 @@
  */
 #include <pthread.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "parse.h"
 
@@ -923,9 +924,12 @@ produce_blocks(pool *P)
     while (merge_seq < P->next_seq)
         if ((st = merge_ready(P, &merge_seq, 1)) != HSCOPE_OK)
             return st;
-    /* the reader did not read: say how much was */
+    /* the reader did not read: say how much was, and leave a descriptor
+     * where reading it in order would have (at the end) */
     P->r->in_bytes = P->out->bytes;
     P->r->eof = 1;
+    if (P->r->fd >= 0)
+        (void)lseek(P->r->fd, (off_t)(P->r->origin + P->out->bytes), SEEK_SET);
     return HSCOPE_OK;
 }
 

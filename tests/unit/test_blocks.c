@@ -15,7 +15,9 @@
  * files, and generated ones with lines from 1 byte to several blocks long,
  * empty lines, CRLF, bad lines, a last line with no newline or cut short,
  * and lines over max_line_bytes (lenient: counted as skipped; strict: the
- * same error, line and byte offset as reading in order).
+ * same error, line and byte offset as reading in order).  Also: every
+ * allocation failing in turn, a file cut short after it was opened, and
+ * the descriptor left at the end of the input as reading in order leaves it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -39,6 +41,10 @@
 /* ------------------------------------------------------------------ */
 
 enum { FROM_MEMORY, FROM_FILE };
+
+/* >= 0: the file is cut to this many bytes (after the junk) once the
+ * reader has opened it, as if another process truncated it */
+static long cut_after_open = -1;
 
 typedef struct run {
     hscope_status st;
@@ -128,6 +134,8 @@ parse(run *R, const uint8_t *data, size_t len, unsigned threads, uint64_t block,
         }
         assert_int_equal(lseek(fd, (off_t)junk, SEEK_SET), (off_t)junk);
         assert_int_equal(hscope__reader_open_fd(&r, &mem, fd, 0, &R->err), HSCOPE_OK);
+        if (cut_after_open >= 0)
+            assert_int_equal(ftruncate(fd, (off_t)junk + (off_t)cut_after_open), 0);
     } else if ((R->st = hscope__reader_open_memory(&r, &mem, data, len, 0, &R->err)) !=
                HSCOPE_OK) {
         assert_true(chaos);
@@ -143,6 +151,9 @@ parse(run *R, const uint8_t *data, size_t len, unsigned threads, uint64_t block,
         R->st = hscope__parse_parallel(&r, &b, &o, threads, &R->err);
     R->blocks = b.blocks;
     R->in_bytes = r.in_bytes;
+    if (fd >= 0 && R->st == HSCOPE_OK) /* the descriptor is left at the end */
+        assert_int_equal(lseek(fd, 0, SEEK_CUR),
+                         (off_t)junk + (cut_after_open >= 0 ? cut_after_open : (off_t)len));
     if (R->st == HSCOPE_OK)
         describe(&R->out, &b);
     hscope__reader_close(&r);
@@ -454,6 +465,43 @@ test_allocation_failures(void **state)
     free(t.p);
 }
 
+/* A file cut short after it was opened: block mode finds the end where its
+ * reads do, and the result is that of the shorter file read in order (the
+ * last line, if cut, is counted as truncated). */
+static void
+test_file_cut_while_read(void **state)
+{
+    (void)state;
+    text t = { 0 };
+    uint64_t addr = 0x7f0000001000;
+    for (int i = 0; i < 60; i++) {
+        record(&t, addr, 200 + (size_t)(i % 7) * 50);
+        put(&t, "\n", 1);
+        addr += 40;
+    }
+    size_t cuts[] = { 0, 1, 250, 999, 1000, t.len / 2, t.len - 1 };
+    for (size_t c = 0; c < sizeof(cuts) / sizeof(cuts[0]); c++) {
+        for (uint64_t block = 64; block <= 4096; block *= 8) {
+            run ref, R;
+            parse(&ref, (const uint8_t *)t.p, cuts[c], 0, 0, FROM_MEMORY, 0, 0, 0);
+            cut_after_open = (long)cuts[c];
+            parse(&R, (const uint8_t *)t.p, t.len, 2, block, FROM_FILE, 3, 0, 0);
+            cut_after_open = -1;
+            if (ref.st != R.st)
+                fail_msg("cut at %zu, block %llu: status %d, in order %d", cuts[c],
+                         (unsigned long long)block, R.st, ref.st);
+            if (ref.st == HSCOPE_OK) {
+                assert_int_equal(R.out.len, ref.out.len);
+                assert_memory_equal(R.out.p, ref.out.p, R.out.len);
+                assert_int_equal(R.in_bytes, cuts[c]);
+            }
+            free(ref.out.p);
+            free(R.out.p);
+        }
+    }
+    free(t.p);
+}
+
 int
 main(void)
 {
@@ -463,6 +511,7 @@ main(void)
         cmocka_unit_test(test_line_limit_at_the_end),
         cmocka_unit_test(test_block_mode_is_used),
         cmocka_unit_test(test_allocation_failures),
+        cmocka_unit_test(test_file_cut_while_read),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
