@@ -104,6 +104,7 @@ hash_find(const hscope_heap_t *h, uint64_t a)
  * hash table instead: lookups give the same ids either way.
  */
 #define RUN_BLOCK 14                    /* 16 KiB */
+#define RUN_BLOCK_BYTES ((uint64_t)1 << RUN_BLOCK)
 #define RUN_MAX_SLOTS 4096              /* bitmap bits per run at most */
 
 /* Bits set in x (the baseline x86-64 target has no popcnt instruction and
@@ -156,7 +157,10 @@ run_cut(const uint64_t *addr, uint32_t i)
     return addr[i] <= addr[i - 1] || ((addr[i] ^ addr[i - 1]) >> RUN_BLOCK) != 0;
 }
 
-/* 1: built; 0: the layout does not suit (hash instead); -1: out of memory. */
+/* 1: built; 0: the layout does not suit (hash instead); -1: out of memory.
+ * Two passes over the address column: one cuts it into runs (noting each
+ * run's smallest step), one builds each run's bitmap right after checking
+ * its steps, while the run's addresses are still in L1. */
 static int
 runs_build(hscope_heap_t *h)
 {
@@ -164,25 +168,37 @@ runs_build(hscope_heap_t *h)
     uint32_t n = h->n;
     if (n == 0)
         return 0;
-    size_t nr = 1, max_runs = (size_t)n / 8 + 64;
-    for (uint32_t i = 1; i < n; i++)
-        if (run_cut(addr, i) && ++nr > max_runs)
-            return 0;
-    hscope__run *runs = hscope__malloc(&h->mem, nr * sizeof(*runs));
+    /* pass 1: the runs, in dump order; `stride` holds the smallest step
+     * for now (0: a single address).  Untouched pages of the allocation
+     * for the largest allowed count cost no memory. */
+    size_t nr = 0, max_runs = (size_t)n / 8 + 64;
+    hscope__run *runs = hscope__malloc(&h->mem, max_runs * sizeof(*runs));
     if (!runs)
         return -1;
+    uint32_t s = 0;
+    uint64_t md = UINT64_MAX;
+    for (uint32_t i = 1; i <= n; i++) {
+        if (i < n && !run_cut(addr, i)) {
+            uint64_t d = addr[i] - addr[i - 1];
+            md = d < md ? d : md;
+            continue;
+        }
+        if (nr == max_runs) {
+            hscope__free(&h->mem, runs);
+            return 0;
+        }
+        runs[nr++] = (hscope__run){ .lo = addr[s], .hi = addr[i - 1], .start = s, .end = i,
+                                    .stride = md < RUN_BLOCK_BYTES ? (uint32_t)md : 0 };
+        s = i;
+        md = UINT64_MAX;
+    }
+    hscope__run *fit = hscope__realloc(&h->mem, runs, nr * sizeof(*runs));
+    if (fit)
+        runs = fit;
     h->runs = runs;
     h->nruns = (uint32_t)nr;
-    size_t k = 0;
-    uint32_t s = 0;
-    for (uint32_t i = 1; i <= n; i++) {
-        if (i < n && !run_cut(addr, i))
-            continue;
-        runs[k++] = (hscope__run){ .lo = addr[s], .hi = addr[i - 1], .start = s, .end = i };
-        s = i;
-    }
     qsort(runs, nr, sizeof(*runs), cmp_run);
-    for (k = 1; k < nr; k++)
+    for (size_t k = 1; k < nr; k++)
         if (runs[k].lo <= runs[k - 1].hi) {
             hscope__index_drop_runs(h);
             return 0;
@@ -201,64 +217,69 @@ runs_build(hscope_heap_t *h)
         hscope__index_drop_runs(h);
         return -1;
     }
-    k = 0;
+    size_t k = 0;
     for (size_t b = 0; b < h->nrdir; b++) {
         uint64_t from = h->rmin + ((uint64_t)b << shift);
         while (k < nr && runs[k].hi < from)
             k++;
         h->rdir[b] = (uint32_t)k;
     }
-    /* bitmaps, within a budget of about 2 bits an object */
+    /* pass 2: bitmaps, in address order, within a budget of about 2 bits
+     * an object (the arrays are sized for the budget) */
     size_t words = 0, budget = (size_t)n / 32 + 1024;
+    h->rbits = hscope__calloc(&h->mem, budget, sizeof(uint64_t));
+    h->rrank = hscope__malloc(&h->mem, budget * sizeof(uint32_t));
+    if (!h->rbits || !h->rrank) {
+        hscope__index_drop_runs(h);
+        return -1;
+    }
     for (k = 0; k < nr; k++) {
         hscope__run *r = &runs[k];
+        uint64_t step = r->stride;
         r->stride = 0;
-        if (r->end - r->start < 2)
-            continue;
-        uint64_t md = UINT64_MAX;
-        for (uint32_t i = r->start + 1; i < r->end; i++)
-            if (addr[i] - addr[i - 1] < md)
-                md = addr[i] - addr[i - 1];
-        if ((r->hi - r->lo) / md >= RUN_MAX_SLOTS || words + run_words(r, md) > budget)
-            continue;
-        r->stride = (uint32_t)md;
-        r->inv = (((uint64_t)1 << 48) + md - 1) / md;
-        r->bm = (uint32_t)words;
-        words += run_words(r, md);
-    }
-    if (words) {
-        h->rbits = hscope__calloc(&h->mem, words, sizeof(uint64_t));
-        h->rrank = hscope__malloc(&h->mem, words * sizeof(uint32_t));
-        if (!h->rbits || !h->rrank) {
-            hscope__index_drop_runs(h);
-            return -1;
-        }
-    }
-    for (k = 0; k < nr; k++) {
-        hscope__run *r = &runs[k];
-        if (!r->stride)
-            continue;
-        uint64_t *bits = h->rbits + r->bm, slot = 0;
-        size_t nw = run_words(r, r->stride);
+        if (!step || (r->hi - r->lo) / step >= RUN_MAX_SLOTS ||
+            words + run_words(r, step) > budget)
+            continue; /* binary search for this run */
+        uint64_t *bits = h->rbits + words, slot = 0;
+        size_t nw = run_words(r, step);
+        int even = 1;
         bits[0] |= 1;
         for (uint32_t i = r->start + 1; i < r->end; i++) {
             uint64_t d = addr[i] - addr[i - 1];
-            if (d == r->stride) {
-                slot++;
-            } else if (d % r->stride == 0) {
-                slot += d / r->stride;
-            } else { /* steps of unequal size: binary search for this run */
-                memset(bits, 0, nw * sizeof(uint64_t));
-                r->stride = 0;
-                break;
+            if (d != step) {
+                if (d % step != 0) { /* steps of unequal size */
+                    even = 0;
+                    break;
+                }
+                slot += d / step - 1;
             }
+            slot++;
             bits[slot / 64] |= (uint64_t)1 << (slot % 64);
         }
+        if (!even) {
+            memset(bits, 0, nw * sizeof(uint64_t));
+            continue;
+        }
+        r->stride = (uint32_t)step;
+        r->inv = (((uint64_t)1 << 48) + step - 1) / step;
+        r->bm = (uint32_t)words;
         uint32_t acc = 0;
-        for (size_t w = 0; r->stride && w < nw; w++) {
-            h->rrank[r->bm + w] = acc;
+        for (size_t w = 0; w < nw; w++) {
+            h->rrank[words + w] = acc;
             acc += ones(bits[w]);
         }
+        words += nw;
+    }
+    if (words == 0) {
+        hscope__free(&h->mem, h->rbits);
+        hscope__free(&h->mem, h->rrank);
+        h->rbits = NULL;
+        h->rrank = NULL;
+    } else if (words < budget) { /* give back the unused part */
+        uint64_t *b = hscope__realloc(&h->mem, h->rbits, words * sizeof(uint64_t));
+        uint32_t *r = hscope__realloc(&h->mem, h->rrank, words * sizeof(uint32_t));
+        h->rbits = b ? b : h->rbits;
+        h->rrank = r ? r : h->rrank;
     }
     return 1;
 }

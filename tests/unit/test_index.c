@@ -157,6 +157,12 @@ test_uneven_steps(void **state)
                      0x30008, 0x30010, 0x30018,
                      0x40000 };
     check(a, sizeof(a) / sizeof(a[0]), WANT_RUNS, 8);
+    /* an uneven run (steps 40, 80, then 60) whose bitmap was begun, then
+     * a bitmapped run with a gap at a slot the uneven one had set (0x30018):
+     * a left-over bit would make that gap an object */
+    uint64_t b[] = { 0x10000, 0x10028, 0x10078, 0x100b4,
+                     0x30000, 0x30008, 0x30010, 0x30020 };
+    check(b, sizeof(b) / sizeof(b[0]), WANT_RUNS, 8);
 }
 
 /* Two clusters far apart: the directory's buckets grow wide. */
