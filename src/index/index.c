@@ -205,12 +205,19 @@ runs_build(hscope_heap_t *h)
         }
     /* directory: bucket b covers [rmin + b << shift, ...) and holds the
      * first run that ends at or after the bucket's start; at most 4
-     * buckets a run */
-    uint64_t span = runs[nr - 1].hi - runs[0].lo;
-    unsigned shift = 12;
-    while (shift < 63 && (span >> shift) >= 4 * (uint64_t)nr)
+     * buckets a run.  Buckets are aligned blocks of 16 KiB or more, and a
+     * run never crosses a 16 KiB boundary (run_cut), so the runs of bucket
+     * b are exactly [rdir[b], rdir[b + 1]): mostly one. */
+    unsigned shift = RUN_BLOCK;
+    uint64_t base, span;
+    for (;;) {
+        base = runs[0].lo >> shift << shift;
+        span = runs[nr - 1].hi - base;
+        if (shift == 63 || (span >> shift) < 4 * (uint64_t)nr)
+            break;
         shift++;
-    h->rmin = runs[0].lo;
+    }
+    h->rmin = base;
     h->rshift = shift;
     h->nrdir = (size_t)(span >> shift) + 1;
     if (!(h->rdir = hscope__malloc(&h->mem, h->nrdir * sizeof(uint32_t)))) {
@@ -292,19 +299,21 @@ run_find(const hscope_heap_t *h, uint64_t a)
     uint64_t b = (a - h->rmin) >> h->rshift;
     if (b >= h->nrdir)
         return HSCOPE_ID_NONE;
-    /* the first run ending at or after a lies in [rdir[b], rdir[b + 1]] */
+    /* the bucket's runs are [rdir[b], rdir[b + 1]); a lies in the first
+     * of them that ends at or after it, if in any */
     uint32_t lo = h->rdir[b];
-    uint32_t hi = b + 1 < h->nrdir ? h->rdir[b + 1] + 1 : h->nruns;
-    if (hi > h->nruns)
-        hi = h->nruns;
-    while (lo < hi) {
-        uint32_t m = lo + (hi - lo) / 2;
-        if (h->runs[m].hi < a)
-            lo = m + 1;
-        else
-            hi = m;
+    uint32_t end = b + 1 < h->nrdir ? h->rdir[b + 1] : h->nruns;
+    if (HS_UNLIKELY(end - lo > 1)) {
+        uint32_t hi = end;
+        while (lo < hi) {
+            uint32_t m = lo + (hi - lo) / 2;
+            if (h->runs[m].hi < a)
+                lo = m + 1;
+            else
+                hi = m;
+        }
     }
-    if (lo == h->nruns)
+    if (lo == end || h->runs[lo].hi < a)
         return HSCOPE_ID_NONE;
     const hscope__run *r = &h->runs[lo];
     if (a < r->lo)
