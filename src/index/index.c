@@ -104,7 +104,6 @@ hash_find(const hscope_heap_t *h, uint64_t a)
  * hash table instead: lookups give the same ids either way.
  */
 #define RUN_BLOCK 14                    /* 16 KiB */
-#define RUN_BLOCK_BYTES ((uint64_t)1 << RUN_BLOCK)
 #define RUN_MAX_SLOTS 4096              /* bitmap bits per run at most */
 
 /* Bits set in x (the baseline x86-64 target has no popcnt instruction and
@@ -188,7 +187,7 @@ runs_build(hscope_heap_t *h)
             return 0;
         }
         runs[nr++] = (hscope__run){ .lo = addr[s], .hi = addr[i - 1], .start = s, .end = i,
-                                    .stride = md < RUN_BLOCK_BYTES ? (uint32_t)md : 0 };
+                                    .stride = md == UINT64_MAX ? 0 : (uint32_t)md };
         s = i;
         md = UINT64_MAX;
     }

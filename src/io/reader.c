@@ -134,8 +134,8 @@ hscope__reader_open_fd(hscope__reader *r, hscope__mem *m, int fd, int no_gzip,
     if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode)) {
         off_t pos = lseek(fd, 0, SEEK_CUR);
         r->origin = pos > 0 ? (uint64_t)pos : 0;
-        r->total = (uint64_t)sb.st_size > r->origin ? (uint64_t)sb.st_size - r->origin : 0;
-        r->seekable = pos >= 0;
+        if (pos >= 0 && (uint64_t)sb.st_size > r->origin)
+            r->total = (uint64_t)sb.st_size - r->origin;
 #ifdef POSIX_FADV_SEQUENTIAL
         posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 #endif
@@ -177,7 +177,6 @@ hscope__reader_open_memory(hscope__reader *r, hscope__mem *m, const void *data,
     r->mdata = data;
     r->mlen = len;
     r->total = len;
-    r->seekable = 1;
     return start(r, m, no_gzip, err);
 }
 

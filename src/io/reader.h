@@ -28,9 +28,9 @@ typedef struct hscope__reader {
     int truncated;              /* gzip stream ended before its trailer */
     z_stream z;
     uint64_t in_bytes;          /* raw bytes consumed from the source */
-    uint64_t total;             /* raw size if known (regular file), else 0 */
+    uint64_t total;             /* raw size if known (regular file, memory), else 0;
+                                   if known, hscope__reader_pread works */
     uint64_t origin;            /* regular file: offset of its first byte */
-    int seekable;               /* regular file or memory: hscope__reader_pread works */
 } hscope__reader;
 
 hscope_status hscope__reader_open_path(hscope__reader *r, hscope__mem *m,
@@ -51,7 +51,7 @@ hscope_status hscope__reader_read(hscope__reader *r, void *buf, size_t cap,
  * Read up to `cap` raw bytes at `off` bytes from the start of the input
  * (which for a descriptor is where it stood when opened), independently of
  * hscope__reader_read and from any thread: a positioned read(2) or a copy.
- * Only for r->seekable inputs.  *got < cap only at the end of the input.
+ * Only for inputs of known size (r->total != 0).  *got < cap only at the end of the input.
  */
 hscope_status hscope__reader_pread(const hscope__reader *r, void *buf, size_t cap,
                                    uint64_t off, size_t *got, hscope_error *err);

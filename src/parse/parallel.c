@@ -72,7 +72,7 @@ typedef struct slot {
     uint64_t nbytes;        /* bytes of the input in this block */
     int too_long;           /* the chunk is followed by a line > max_line */
     uint64_t last;          /* input offset of that line */
-    int raw_error;          /* st came from reading: err as is */
+    int raw_error;          /* st came from fill_block: err as is */
 } slot;
 
 typedef struct pool {
@@ -124,7 +124,6 @@ fill_block(pool *P, slot *s)
     size_t blen = (size_t)(b1 - rd);
     size_t want = F - b1 > SLACK ? blen + SLACK : (size_t)(F - rd);
     size_t len = 0, got;
-    int eof = 0;
     hscope_status st;
     s->len = 0;
     s->too_long = 0;
@@ -132,19 +131,15 @@ fill_block(pool *P, slot *s)
     /* the bytes [0, want) */
     if (want > s->cap) {
         uint8_t *nb = hscope__realloc(P->mem, s->buf, want + PAD);
-        if (!nb) {
-            s->raw_error = 1;
+        if (!nb)
             return hscope__nomem(&s->err, want + PAD);
-        }
         s->buf = nb;
         s->cap = want;
     }
     s->data = s->buf; /* an empty chunk unless lines are found */
-    if ((st = hscope__reader_pread(P->r, s->buf, want, rd, &len, &s->err)) != HSCOPE_OK) {
-        s->raw_error = 1;
+    if ((st = hscope__reader_pread(P->r, s->buf, want, rd, &len, &s->err)) != HSCOPE_OK)
         return st;
-    }
-    eof = len < want || rd + len >= F; /* a file cut short ends early */
+    int eof = len < want || rd + len >= F; /* a file cut short ends early */
     if (rd + len > b0 || !k)
         s->nbytes = (rd + len < b1 ? rd + len : b1) - b0;
     /* the first line that starts in the block */
@@ -154,7 +149,7 @@ fill_block(pool *P, slot *s)
     lastb--; /* the block's last byte we have */
     if (k) {
         const uint8_t *nl = memchr(s->buf, '\n', lastb + 1);
-        if (!nl || nl == s->buf + blen - 1 || nl == s->buf + lastb)
+        if (!nl || nl == s->buf + lastb)
             return HSCOPE_OK; /* no line starts in the block */
         start = (size_t)(nl - s->buf) + 1;
     }
@@ -184,24 +179,18 @@ fill_block(pool *P, slot *s)
             nw = cap;
         if (nw > F - rd)
             nw = F - rd;
-        if (nw > SIZE_MAX - PAD) {
-            s->raw_error = 1;
+        if (nw > SIZE_MAX - PAD)
             return hscope__nomem(&s->err, SIZE_MAX);
-        }
         if (nw > s->cap) {
             uint8_t *nb = hscope__realloc(P->mem, s->buf, (size_t)nw + PAD);
-            if (!nb) {
-                s->raw_error = 1;
+            if (!nb)
                 return hscope__nomem(&s->err, (size_t)nw + PAD);
-            }
             s->buf = nb;
             s->cap = (size_t)nw;
         }
         if ((st = hscope__reader_pread(P->r, s->buf + len, (size_t)nw - len, rd + len, &got,
-                                       &s->err)) != HSCOPE_OK) {
-            s->raw_error = 1;
+                                       &s->err)) != HSCOPE_OK)
             return st;
-        }
         from = len;
         len += got;
         eof = len < nw || rd + len >= F;
@@ -278,8 +267,8 @@ worker(void *arg)
         s->state = BUSY;
         pthread_mutex_unlock(&P->mu);
         s->st = HSCOPE_OK;
-        if (P->bsize)
-            s->st = fill_block(P, s);
+        /* a reading error is reported as it is, without a line number */
+        s->raw_error = P->bsize && (s->st = fill_block(P, s)) != HSCOPE_OK;
         if (s->st == HSCOPE_OK)
             parse_chunk(P, s);
         if (s->st == HSCOPE_OK && s->too_long) {
@@ -910,7 +899,6 @@ produce_blocks(pool *P)
         if ((st = take_slot(P, &merge_seq, &s)) != HSCOPE_OK)
             return st;
         s->blk = k++;
-        s->raw_error = 0;
         queue(P, s);
         done = k * P->bsize < P->fsize ? k * P->bsize : P->fsize;
         if (P->o->progress && done >= next_progress) {
@@ -962,7 +950,7 @@ hscope__parse_parallel(hscope__reader *r, hscope__builder *out,
     /* block mode: a plain input that can be read at any offset; lines
      * shorter than two blocks, so only a block's last line can be long */
     uint64_t bsize = o->block_bytes ? o->block_bytes : BLOCK;
-    if (r->seekable && !r->gzip && r->total && max / 2 >= bsize) {
+    if (r->total && !r->gzip && max / 2 >= bsize) {
         P.bsize = bsize;
         P.fsize = r->total;
         cap = (size_t)bsize + 1 + SLACK;

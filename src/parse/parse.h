@@ -71,7 +71,7 @@ hscope_status hscope__parse_stream(hscope__reader *r, hscope__builder *b,
                                    hscope_error *err);
 
 /* Parse with `threads` worker threads (>= 1) plus the calling thread,
- * which merges (and reads, unless the input is plain and seekable: then
+ * which merges (and reads, unless the input is plain and of known size: then
  * each worker reads its own blocks); same result as hscope__parse_stream.  In sink
  * mode the sink is called on the calling thread, in dump order.  Not for
  * a line hook (it needs the raw lines in order on one thread). */
