@@ -168,12 +168,11 @@ runs_build(hscope_heap_t *h)
     if (n == 0)
         return 0;
     /* pass 1: the runs, in dump order; `stride` holds the smallest step
-     * for now (0: a single address).  Untouched pages of the allocation
-     * for the largest allowed count cost no memory. */
-    size_t nr = 0, max_runs = (size_t)n / 8 + 64;
-    hscope__run *runs = hscope__malloc(&h->mem, max_runs * sizeof(*runs));
-    if (!runs)
-        return -1;
+     * for now (0: a single address) */
+    size_t nr = 0, cap = 0, max_runs = (size_t)n / 8 + 64;
+    hscope__run *runs = NULL;
+    hscope_error e;
+    hscope_error_init(&e);
     uint32_t s = 0;
     uint64_t md = UINT64_MAX;
     for (uint32_t i = 1; i <= n; i++) {
@@ -186,13 +185,18 @@ runs_build(hscope_heap_t *h)
             hscope__free(&h->mem, runs);
             return 0;
         }
+        if (hscope__grow(&h->mem, (void **)&runs, &cap, nr + 1, sizeof(*runs), &e) !=
+            HSCOPE_OK) {
+            hscope__free(&h->mem, runs);
+            return -1;
+        }
         runs[nr++] = (hscope__run){ .lo = addr[s], .hi = addr[i - 1], .start = s, .end = i,
                                     .stride = md == UINT64_MAX ? 0 : (uint32_t)md };
         s = i;
         md = UINT64_MAX;
     }
     hscope__run *fit = hscope__realloc(&h->mem, runs, nr * sizeof(*runs));
-    if (fit)
+    if (fit) /* give back the spare capacity */
         runs = fit;
     h->runs = runs;
     h->nruns = (uint32_t)nr;
