@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
-PKGS=(meson ninja-build pkg-config gcc clang zlib1g-dev libxxhash-dev libcmocka-dev
+PKGS=(meson ninja-build pkg-config gcc clang zlib1g-dev libisal-dev libxxhash-dev libcmocka-dev
       ruby ruby-dev python3 gzip time libclang-rt-14-dev valgrind ruby-activesupport
       librsvg2-bin postgresql abigail-tools ruby-ffi g++ make rake chromium)
 missing=()

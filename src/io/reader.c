@@ -6,6 +6,18 @@
  * stream that ends without its trailer is "truncated": the bytes inflated
  * so far are returned and the parser decides (lenient: count and warn;
  * strict: error).  Corrupt data is always an error.
+ *
+ * With ISA-L (HSCOPE_HAVE_ISAL), a gzip input that can be read again (a
+ * regular file or memory) is inflated by ISA-L instead: the same stream,
+ * the same member handling, the same errors (its codes worded as zlib's
+ * messages), about 3 times the speed.  The one difference is at a cut:
+ * ISA-L decodes a symbol only with enough input bits after it, so from a
+ * truncated stream it can stop a byte or two short of what zlib recovers.
+ * When a stream turns out truncated, zlib therefore inflates the current
+ * member again from its start, re-read, and the bytes it gets past ISA-L's
+ * are handed out before the end: the result is zlib's, byte for byte.  That
+ * costs a second inflation of one member, on a broken input only.  Pipes
+ * cannot be read again, so they always use zlib.
  */
 #define _FILE_OFFSET_BITS 64
 #define _POSIX_C_SOURCE 200809L
@@ -18,6 +30,10 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#ifdef HSCOPE_HAVE_ISAL
+#include <isa-l/igzip_lib.h>
+#endif
 
 /* read(2) that also waits on a non-blocking descriptor (Ruby's pipes and
  * sockets are O_NONBLOCK) instead of failing with EAGAIN. */
@@ -108,6 +124,16 @@ start(hscope__reader *r, hscope__mem *m, int no_gzip, hscope_error *err)
         r->z.zalloc = z_alloc;
         r->z.zfree = z_free;
         r->z.opaque = m;
+#ifdef HSCOPE_HAVE_ISAL
+        if (r->fd < 0 || r->total != 0) { /* can be read again: see above */
+            r->isal = hscope__malloc(m, sizeof(*r->isal));
+            if (!r->isal)
+                return hscope__nomem(err, sizeof(*r->isal));
+            isal_inflate_init(r->isal);
+            r->isal->crc_flag = ISAL_GZIP;
+            return HSCOPE_OK;
+        }
+#endif
         if (inflateInit2(&r->z, 15 + 32) != Z_OK)
             return hscope__fail(err, HSCOPE_ERR_NOMEM, "zlib inflateInit2 failed");
         r->zinit = 1;
@@ -251,6 +277,25 @@ read_plain(hscope__reader *r, unsigned char *buf, size_t cap, size_t *got,
     }
 }
 
+/* Raw offset of the next unread input byte. */
+static uint64_t
+raw_pos(const hscope__reader *r)
+{
+    return r->in_bytes - (r->ilen - r->ipos);
+}
+
+/* More input after a member that ended cleanly: it must be another member. */
+static hscope_status
+next_member(hscope__reader *r, hscope_error *err)
+{
+    if (r->ibuf[r->ipos] != 0x1f)
+        return hscope__fail(err, HSCOPE_ERR_GZIP,
+                            "unexpected data after gzip member at compressed byte %llu",
+                            (unsigned long long)raw_pos(r));
+    r->zend = 0;
+    return HSCOPE_OK;
+}
+
 static hscope_status
 read_gzip(hscope__reader *r, unsigned char *buf, size_t cap, size_t *got,
           hscope_error *err)
@@ -282,13 +327,9 @@ read_gzip(hscope__reader *r, unsigned char *buf, size_t cap, size_t *got,
             continue;
         }
         if (r->zend) {
-            /* Another member follows the previous one. */
-            if (r->ibuf[r->ipos] != 0x1f)
-                return hscope__fail(err, HSCOPE_ERR_GZIP,
-                    "unexpected data after gzip member at compressed byte %llu",
-                    (unsigned long long)(r->in_bytes - (r->ilen - r->ipos)));
+            if ((st = next_member(r, err)) != HSCOPE_OK)
+                return st;
             inflateReset(&r->z);
-            r->zend = 0;
         }
         r->z.next_in = r->ibuf + r->ipos;
         r->z.avail_in = (uInt)(r->ilen - r->ipos);
@@ -303,8 +344,7 @@ read_gzip(hscope__reader *r, unsigned char *buf, size_t cap, size_t *got,
         if (zr != Z_OK) {
             return hscope__fail(err, HSCOPE_ERR_GZIP,
                 "corrupt gzip data at compressed byte %llu: %s",
-                (unsigned long long)(r->in_bytes - (r->ilen - r->ipos)),
-                r->z.msg ? r->z.msg : "inflate error");
+                (unsigned long long)raw_pos(r), r->z.msg ? r->z.msg : "inflate error");
         }
     }
     *got = cap - r->z.avail_out;
@@ -313,6 +353,163 @@ read_gzip(hscope__reader *r, unsigned char *buf, size_t cap, size_t *got,
     return HSCOPE_OK;
 }
 
+#ifdef HSCOPE_HAVE_ISAL
+/* ISA-L's error codes in zlib's words (what read_gzip reports). */
+static const char *
+isal_msg(int code)
+{
+    switch (code) {
+    case ISAL_INVALID_BLOCK: return "invalid block type";
+    case ISAL_INVALID_SYMBOL: return "invalid code";
+    case ISAL_INVALID_LOOKBACK: return "invalid distance too far back";
+    case ISAL_INVALID_WRAPPER: return "incorrect header check";
+    case ISAL_UNSUPPORTED_METHOD: return "unknown compression method";
+    case ISAL_INCORRECT_CHECKSUM: return "incorrect data check";
+    default: return "inflate error";
+    }
+}
+
+/*
+ * The stream ended inside the member that starts at raw offset r->member_in,
+ * of which ISA-L gave r->member_out bytes.  Inflate that member again with
+ * zlib, from its start up to the end of the input, and keep what zlib
+ * gives past those bytes in r->tail.
+ */
+static hscope_status
+recover_tail(hscope__reader *r, hscope_error *err)
+{
+    hscope_status st = HSCOPE_OK;
+    unsigned char out[16384];
+    uint64_t off = r->member_in, skip = r->member_out;
+    size_t cap = 0;
+    memset(&r->z, 0, sizeof(r->z));
+    r->z.zalloc = z_alloc;
+    r->z.zfree = z_free;
+    r->z.opaque = r->mem;
+    if (inflateInit2(&r->z, 15 + 32) != Z_OK)
+        return hscope__fail(err, HSCOPE_ERR_NOMEM, "zlib inflateInit2 failed");
+    r->zinit = 1;
+    while (off < r->in_bytes) {
+        size_t want = HSCOPE__READER_IBUF, n;
+        if (r->in_bytes - off < want)
+            want = (size_t)(r->in_bytes - off);
+        if ((st = hscope__reader_pread(r, r->ibuf, want, off, &n, err)) != HSCOPE_OK)
+            return st;
+        if (n == 0)
+            break; /* the file shrank since: keep what there is */
+        off += n;
+        r->z.next_in = r->ibuf;
+        r->z.avail_in = (uInt)n;
+        do {
+            r->z.next_out = out;
+            r->z.avail_out = skip && skip < sizeof(out) ? (uInt)skip : (uInt)sizeof(out);
+            int zr = inflate(&r->z, Z_SYNC_FLUSH);
+            size_t k = (size_t)(r->z.next_out - out);
+            if (zr != Z_OK && zr != Z_BUF_ERROR && zr != Z_STREAM_END)
+                return hscope__fail(err, HSCOPE_ERR_GZIP,
+                                    "corrupt gzip data at the end: %s",
+                                    r->z.msg ? r->z.msg : "inflate error");
+            size_t use = skip >= k ? 0 : k - (size_t)skip;
+            skip = skip >= k ? skip - k : 0;
+            if (use) {
+                if ((st = hscope__grow(r->mem, (void **)&r->tail, &cap, r->tail_len + use,
+                                       1, err)) != HSCOPE_OK)
+                    return st;
+                memcpy(r->tail + r->tail_len, out + k - use, use);
+                r->tail_len += use;
+            }
+            if (zr == Z_STREAM_END) /* never seen: say so rather than guess */
+                return hscope__fail(err, HSCOPE_ERR_INTERNAL,
+                                    "gzip: ISA-L and zlib disagree on where member "
+                                    "at compressed byte %llu ends",
+                                    (unsigned long long)r->member_in);
+            if (k == 0 && (zr == Z_BUF_ERROR || r->z.avail_in == 0))
+                break;
+        } while (r->z.avail_in > 0 || r->z.avail_out == 0);
+    }
+    return HSCOPE_OK;
+}
+
+static hscope_status
+read_isal(hscope__reader *r, unsigned char *buf, size_t cap, size_t *got,
+          hscope_error *err)
+{
+    hscope_status st;
+    struct inflate_state *s = r->isal;
+    size_t n = 0;
+    if (r->tail_pos < r->tail_len) { /* a truncated stream's last bytes */
+        n = r->tail_len - r->tail_pos < cap ? r->tail_len - r->tail_pos : cap;
+        memcpy(buf, r->tail + r->tail_pos, n);
+        r->tail_pos += n;
+        *got = n;
+        return HSCOPE_OK;
+    }
+    if (r->truncated) {
+        *got = 0;
+        return HSCOPE_OK;
+    }
+    s->next_out = buf;
+    s->avail_out = cap > UINT32_MAX ? UINT32_MAX : (uint32_t)cap;
+    while (s->avail_out > 0) {
+        if (r->ipos == r->ilen && !r->eof) {
+            if ((st = fill_raw(r, err)) != HSCOPE_OK)
+                return st;
+        }
+        uint32_t before = s->avail_out;
+        if (r->ipos == r->ilen && r->eof) {
+            /* Input used up: flush what ISA-L still holds, then stop. */
+            if (r->zend)
+                break;
+            s->next_in = r->ibuf;
+            s->avail_in = 0;
+            int ir = isal_inflate(s);
+            r->member_out += before - s->avail_out;
+            if (ir < 0)
+                return hscope__fail(err, HSCOPE_ERR_GZIP, "corrupt gzip data at the end: %s",
+                                    isal_msg(ir));
+            if (s->block_state == ISAL_BLOCK_FINISH) {
+                r->zend = 1;
+                continue;
+            }
+            if (s->avail_out == before) {
+                /* truncated: zlib's bytes past ISA-L's, then the end */
+                if ((st = recover_tail(r, err)) != HSCOPE_OK)
+                    return st;
+                r->truncated = 1;
+                n = r->tail_len < s->avail_out ? r->tail_len : s->avail_out;
+                if (n)
+                    memcpy(s->next_out, r->tail, n);
+                r->tail_pos = n;
+                s->avail_out -= (uint32_t)n;
+                break;
+            }
+            continue;
+        }
+        if (r->zend) {
+            if ((st = next_member(r, err)) != HSCOPE_OK)
+                return st;
+            isal_inflate_reset(s);
+            s->crc_flag = ISAL_GZIP;
+            r->member_in = raw_pos(r);
+            r->member_out = 0;
+        }
+        s->next_in = r->ibuf + r->ipos;
+        s->avail_in = (uint32_t)(r->ilen - r->ipos);
+        int ir = isal_inflate(s);
+        r->ipos = r->ilen - s->avail_in;
+        r->member_out += before - s->avail_out;
+        if (ir < 0)
+            return hscope__fail(err, HSCOPE_ERR_GZIP,
+                "corrupt gzip data at compressed byte %llu: %s",
+                (unsigned long long)raw_pos(r), isal_msg(ir));
+        if (s->block_state == ISAL_BLOCK_FINISH)
+            r->zend = 1;
+    }
+    *got = cap - s->avail_out;
+    return HSCOPE_OK;
+}
+#endif
+
 hscope_status
 hscope__reader_read(hscope__reader *r, void *buf, size_t cap, size_t *got,
                     hscope_error *err)
@@ -320,6 +517,10 @@ hscope__reader_read(hscope__reader *r, void *buf, size_t cap, size_t *got,
     *got = 0;
     if (!cap)
         return HSCOPE_OK;
+#ifdef HSCOPE_HAVE_ISAL
+    if (r->isal)
+        return read_isal(r, buf, cap, got, err);
+#endif
     return r->gzip ? read_gzip(r, buf, cap, got, err)
                    : read_plain(r, buf, cap, got, err);
 }
@@ -329,6 +530,10 @@ hscope__reader_close(hscope__reader *r)
 {
     if (r->zinit)
         inflateEnd(&r->z);
+    if (r->mem) {
+        hscope__free(r->mem, r->isal);
+        hscope__free(r->mem, r->tail);
+    }
     if (r->own_fd && r->fd >= 0)
         close(r->fd);
     if (r->mem)
