@@ -425,10 +425,12 @@ static buf
 read_cut(fx *f, const buf *z, size_t cut, int fd, size_t chunk, int truncated)
 {
     hscope_error_init(&f->err);
-    if (fd >= 0) {
+    if (fd >= 0) { /* the stream after 7 other bytes: the reader starts
+                    * where the descriptor stands, and re-reads from there */
         assert_int_equal(ftruncate(fd, 0), 0);
-        assert_int_equal(pwrite(fd, z->p, cut, 0), (ssize_t)cut);
-        assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+        assert_int_equal(pwrite(fd, "garbage", 7, 0), 7);
+        assert_int_equal(pwrite(fd, z->p, cut, 7), (ssize_t)cut);
+        assert_int_equal(lseek(fd, 7, SEEK_SET), 7);
         assert_int_equal(hscope__reader_open_fd(&f->r, &f->mem, fd, 0, &f->err), HSCOPE_OK);
     } else {
         assert_int_equal(hscope__reader_open_memory(&f->r, &f->mem, z->p, cut, 0, &f->err),
