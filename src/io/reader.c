@@ -364,7 +364,7 @@ isal_msg(int code)
     case ISAL_INVALID_LOOKBACK: return "invalid distance too far back";
     case ISAL_INVALID_WRAPPER: return "incorrect header check";
     case ISAL_UNSUPPORTED_METHOD: return "unknown compression method";
-    case ISAL_INCORRECT_CHECKSUM: return "incorrect data check";
+    case ISAL_INCORRECT_CHECKSUM: return "incorrect data check (CRC-32 or length)";
     default: return "inflate error";
     }
 }
