@@ -192,7 +192,10 @@ typedef uint32_t hscope_id;
 
 /**
  * Load a heap dump from a file path ("-" is not special).  gzip input is
- * detected by its magic bytes.  Files larger than 4 GiB are supported.
+ * detected by its magic bytes.  It is inflated by ISA-L where the library
+ * was built with it, else by zlib; the result is the same.  With ISA-L, a
+ * stream cut short costs a second pass, by zlib, over its last member.
+ * Files larger than 4 GiB are supported.
  * A plain file that grows while it loads may be read only up to the size
  * it had when the load started (parallel parsing splits it by that size).
  */
