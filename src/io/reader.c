@@ -96,6 +96,20 @@ z_free(voidpf ud, voidpf p)
     hscope__free((hscope__mem *)ud, p);
 }
 
+/* A zlib inflater for gzip or zlib streams, allocating through r->mem. */
+static hscope_status
+zlib_start(hscope__reader *r, hscope_error *err)
+{
+    memset(&r->z, 0, sizeof(r->z));
+    r->z.zalloc = z_alloc;
+    r->z.zfree = z_free;
+    r->z.opaque = r->mem;
+    if (inflateInit2(&r->z, 15 + 32) != Z_OK)
+        return hscope__fail(err, HSCOPE_ERR_NOMEM, "zlib inflateInit2 failed");
+    r->zinit = 1;
+    return HSCOPE_OK;
+}
+
 static hscope_status
 start(hscope__reader *r, hscope__mem *m, int no_gzip, hscope_error *err)
 {
@@ -120,10 +134,6 @@ start(hscope__reader *r, hscope__mem *m, int no_gzip, hscope_error *err)
     }
     if (!no_gzip && r->ilen >= 2 && r->ibuf[0] == 0x1f && r->ibuf[1] == 0x8b) {
         r->gzip = 1;
-        memset(&r->z, 0, sizeof(r->z));
-        r->z.zalloc = z_alloc;
-        r->z.zfree = z_free;
-        r->z.opaque = m;
 #ifdef HSCOPE_HAVE_ISAL
         if (r->fd < 0 || r->total != 0) { /* can be read again: see above */
             r->isal = hscope__malloc(m, sizeof(*r->isal));
@@ -134,9 +144,7 @@ start(hscope__reader *r, hscope__mem *m, int no_gzip, hscope_error *err)
             return HSCOPE_OK;
         }
 #endif
-        if (inflateInit2(&r->z, 15 + 32) != Z_OK)
-            return hscope__fail(err, HSCOPE_ERR_NOMEM, "zlib inflateInit2 failed");
-        r->zinit = 1;
+        return zlib_start(r, err);
     }
     return HSCOPE_OK;
 }
@@ -382,13 +390,8 @@ recover_tail(hscope__reader *r, hscope_error *err)
     unsigned char out[16384];
     uint64_t off = r->member_in, skip = r->member_out;
     size_t cap = 0;
-    memset(&r->z, 0, sizeof(r->z));
-    r->z.zalloc = z_alloc;
-    r->z.zfree = z_free;
-    r->z.opaque = r->mem;
-    if (inflateInit2(&r->z, 15 + 32) != Z_OK)
-        return hscope__fail(err, HSCOPE_ERR_NOMEM, "zlib inflateInit2 failed");
-    r->zinit = 1;
+    if ((st = zlib_start(r, err)) != HSCOPE_OK)
+        return st;
     while (off < r->in_bytes) {
         size_t want = HSCOPE__READER_IBUF, n;
         if (r->in_bytes - off < want)
@@ -430,22 +433,25 @@ recover_tail(hscope__reader *r, hscope_error *err)
     return HSCOPE_OK;
 }
 
+/* Up to `room` unread bytes of r->tail into dst; how many. */
+static size_t
+tail_out(hscope__reader *r, unsigned char *dst, size_t room)
+{
+    size_t n = r->tail_len - r->tail_pos < room ? r->tail_len - r->tail_pos : room;
+    if (n)
+        memcpy(dst, r->tail + r->tail_pos, n);
+    r->tail_pos += n;
+    return n;
+}
+
 static hscope_status
 read_isal(hscope__reader *r, unsigned char *buf, size_t cap, size_t *got,
           hscope_error *err)
 {
     hscope_status st;
     struct inflate_state *s = r->isal;
-    size_t n = 0;
-    if (r->tail_pos < r->tail_len) { /* a truncated stream's last bytes */
-        n = r->tail_len - r->tail_pos < cap ? r->tail_len - r->tail_pos : cap;
-        memcpy(buf, r->tail + r->tail_pos, n);
-        r->tail_pos += n;
-        *got = n;
-        return HSCOPE_OK;
-    }
-    if (r->truncated) {
-        *got = 0;
+    if (r->truncated) { /* the rest of zlib's bytes, then the end */
+        *got = tail_out(r, buf, cap);
         return HSCOPE_OK;
     }
     s->next_out = buf;
@@ -476,11 +482,7 @@ read_isal(hscope__reader *r, unsigned char *buf, size_t cap, size_t *got,
                 if ((st = recover_tail(r, err)) != HSCOPE_OK)
                     return st;
                 r->truncated = 1;
-                n = r->tail_len < s->avail_out ? r->tail_len : s->avail_out;
-                if (n)
-                    memcpy(s->next_out, r->tail, n);
-                r->tail_pos = n;
-                s->avail_out -= (uint32_t)n;
+                s->avail_out -= (uint32_t)tail_out(r, s->next_out, s->avail_out);
                 break;
             }
             continue;
@@ -530,13 +532,12 @@ hscope__reader_close(hscope__reader *r)
 {
     if (r->zinit)
         inflateEnd(&r->z);
+    if (r->own_fd && r->fd >= 0)
+        close(r->fd);
     if (r->mem) {
+        hscope__free(r->mem, r->ibuf);
         hscope__free(r->mem, r->isal);
         hscope__free(r->mem, r->tail);
     }
-    if (r->own_fd && r->fd >= 0)
-        close(r->fd);
-    if (r->mem)
-        hscope__free(r->mem, r->ibuf);
     reset(r);
 }
