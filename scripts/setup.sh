@@ -6,7 +6,9 @@ cd "$(dirname "$0")/.."
 BUILD=${1:-build}
 PKGS=(meson ninja-build pkg-config gcc clang zlib1g-dev libisal-dev libxxhash-dev libcmocka-dev
       ruby ruby-dev python3 gzip time libclang-rt-14-dev valgrind ruby-activesupport
-      librsvg2-bin postgresql abigail-tools ruby-ffi g++ make rake chromium)
+      librsvg2-bin postgresql abigail-tools ruby-ffi g++ make rake chromium
+      # groff: the man page test (tests/docs) renders docs/heapscope.1
+      groff-base)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
