@@ -73,9 +73,11 @@ static const char load_opts_help[] =
     "                       and count malformed lines, reported in summary)\n"
     "  --max-line BYTES     longest accepted line (default 1 GiB; suffixes K M G)\n"
     "  --max-memory BYTES   fail instead of allocating more than this\n"
-    "  --threads N          parser threads (default: one per core; 1 = none)\n"
+    "                       (suffixes K M G)\n"
+    "  --threads N          parser threads, 1-64 (default: one per core, at\n"
+    "                       most 8; 1 for files under 32 MiB, 2 MiB gzip)\n"
     "  --no-index           ignore DUMP.hsx (see heapscope index)\n"
-    "  -v, --verbose        say whether an index was used\n"
+    "  -v, --verbose        say whether an index was used, or rebuilt\n"
     "  --no-progress        no progress bar (shown on a terminal for long loads)\n";
 
 static const char usage_summary[] =
@@ -90,7 +92,7 @@ static const char usage_summary[] =
     "  --top N       classes to list in the text output (default 20)\n";
 
 static const char usage_diff[] =
-    "usage: heapscope diff [--by KEY] [--top N] [--addresses] [--json]\n"
+    "usage: heapscope diff [--by KEY] [--top N] [--addresses] [--json] [--grew]\n"
     "                      [--address-only] [--keep-dumper] [load options] A B [C]\n"
     "\n"
     "The heapleak recipe: objects present in B, absent from A and still present\n"
@@ -102,7 +104,8 @@ static const char usage_diff[] =
     "object only if address and type agree and, when traced, generation and\n"
     "file:line agree too (without tracing: the class address).  Objects the\n"
     "dumper itself allocated are left out and counted.  Only the last dump is\n"
-    "held in memory; the others are streamed against it.\n"
+    "held in memory; the others are streamed against it.  The dumps are always\n"
+    "read themselves (--no-index and -v have no effect).\n"
     "\n"
     "  --by KEY        group by type, class, file, file:line, file:line:class\n"
     "                  (default), method, generation or gem\n"
@@ -119,7 +122,10 @@ static const char usage_show[] =
     "\n"
     "Everything about one or more objects: type, class, memsize, allocation\n"
     "site, flags, the dump record itself, what the object references and what\n"
-    "references it.  ADDR is hex as in the dump (0x7f...).\n"
+    "references it.  ADDR is hex as in the dump (0x7f...).  A saved index\n"
+    "(DUMP.hsx) keeps neither the records nor the values: with one, the record\n"
+    "is left out (--no-index shows it), and --values reads the dump itself.\n"
+    "show reads a dump on one thread (--threads has no effect).\n"
     "\n"
     "  --json        machine-readable output\n"
     "  --values      also print STRING/SYMBOL values (off by default: dumps\n"
@@ -150,8 +156,10 @@ static const char usage_dominators[] =
     "\n"
     "  --depth N        levels of the subtree to print (default 2)\n"
     "  --top N          children per node, largest retained first (default 10)\n"
+    "  --json           machine-readable output\n"
     "  --full           with --json: the immediate dominator and retained size\n"
-    "                   of every reachable object\n";
+    "                   of every reachable object\n"
+    "  --no-class-edges leave out the object -> class edges\n";
 
 static const char usage_retained[] =
     "usage: heapscope retained [--top N] [--by KEY] [--folded] [--json]\n"
@@ -160,14 +168,15 @@ static const char usage_retained[] =
     "The objects that keep the most memory alive (retained size: the memsize\n"
     "of everything they dominate), like Eclipse MAT's dominator view.\n"
     "\n"
-    "  --top N          rows (default 20)\n"
+    "  --top N          rows (default 20; 0 = all)\n"
     "  --by KEY         \"du for the heap\": retained size per class, file:line,\n"
     "                   gem... (any tally key), counting each object once under\n"
     "                   its topmost dominator of that key\n"
     "  --folded         the dominator tree as folded stacks (frame;frame bytes),\n"
     "                   for flamegraph.pl or speedscope\n"
     "  --json           {\"rows\": [{\"address\", \"type\", \"class\", \"memsize\",\n"
-    "                   \"retained\"}]}\n";
+    "                   \"retained\", \"retained_count\"}]}\n"
+    "  --no-class-edges leave out the object -> class edges\n";
 
 static const char usage_root[] =
     "usage: heapscope root [--dot|--json] [--max-paths N] [--no-class-edges]\n"
@@ -179,8 +188,12 @@ static const char usage_root[] =
     "referrers.  --dot writes a Graphviz graph like heapleak's (the given\n"
     "objects highlighted; render with dot -Tsvg).\n"
     "\n"
-    "  --json   {\"paths\": [{\"target\", \"root\", \"path\": [\"0x...\", ...]}]}\n"
-    "           (path: from the first object after the root to the target)\n";
+    "  --dot              a Graphviz graph of the paths\n"
+    "  --json             {\"paths\": [{\"target\", \"root\", \"path\": [\"0x...\",\n"
+    "                     ...]}]} (path: from the first object after the root\n"
+    "                     to the target)\n"
+    "  --max-paths N      paths per object (default 1)\n"
+    "  --no-class-edges   leave out the object -> class edges\n";
 
 static const char usage_suspects[] =
     "usage: heapscope suspects [--top N] [--json] [--no-class-edges]\n"
@@ -190,11 +203,14 @@ static const char usage_suspects[] =
     "(see heapscope diff), then rank the objects that hold the leaked objects\n"
     "(for each leaked object, the first object up its dominator chain that is\n"
     "not itself leaked) by how much leaked memory each keeps alive, with a\n"
-    "path from a GC root to each holder.\n"
+    "path from a GC root to each holder.  The dumps are always read\n"
+    "themselves (--no-index and -v have no effect).\n"
     "\n"
-    "  --top N   suspects to list (default 10)\n"
-    "  --json    {\"suspects\": [{\"address\", \"type\", \"class\", \"leaked_count\",\n"
-    "            \"leaked_memsize\", \"path\": [\"0x...\", ...]}]}, best first\n";
+    "  --top N            suspects to list (default 10)\n"
+    "  --json             {\"suspects\": [{\"address\", \"type\", \"class\",\n"
+    "                     \"leaked_count\", \"leaked_memsize\", \"path\": [\"0x...\",\n"
+    "                     ...]}]}, best first\n"
+    "  --no-class-edges   leave out the object -> class edges\n";
 
 static const char usage_redact[] =
     "usage: heapscope redact [load options] IN OUT\n"
@@ -206,7 +222,8 @@ static const char usage_redact[] =
     "and every other byte stays the same, so every heapscope answer on the\n"
     "copy equals the answer on the original.  IN may be gzip; OUT is gzip if\n"
     "its name ends in .gz.  Equal strings keep equal hashes (duplicates stay\n"
-    "visible).\n";
+    "visible).  The copy is made in one pass on one thread: --threads,\n"
+    "--no-index and -v have no effect.\n";
 
 static const char usage_index[] =
     "usage: heapscope index [--out FILE] [load options] DUMP...\n"
@@ -215,17 +232,21 @@ static const char usage_index[] =
     "later command on DUMP maps the index in milliseconds instead of parsing\n"
     "(-v says so).  An index records the dump's size, mtime and a hash of its\n"
     "ends: if the dump changes, the index is stale and rebuilt by the next\n"
-    "command; a damaged index is detected (checksums, bounds) and ignored.\n";
+    "command; a damaged index is detected (checksums, bounds), reported, and\n"
+    "rebuilt from the dump.  index always parses (--no-index has no effect).\n"
+    "\n"
+    "  --out FILE    where to save (one DUMP only; default DUMP.hsx)\n";
 
 static const char usage_tally[] =
-    "usage: heapscope tally [--by KEY] [--top N] [--sort count|memsize] [--json]\n"
-    "                       [load options] DUMP\n"
+    "usage: heapscope tally [--by KEY] [--top N] [--sort count|memsize] [--stream]\n"
+    "                       [--json] [load options] DUMP\n"
     "\n"
     "Group live objects by KEY and print count and memsize per group, largest\n"
     "first (ties by key).  KEY is one of:\n"
     "  type, class, file, file:line, file:line:class (default; bleak_house's\n"
     "  key, untraced objects under (none):0), method, generation, gem\n"
     "\n"
+    "  --by KEY      the grouping (default file:line:class)\n"
     "  --top N       rows to print (default 20; 0 = all)\n"
     "  --sort WHAT   count (default) or memsize\n"
     "  --stream      fold the dump without building the object graph: memory\n"
@@ -285,6 +306,7 @@ typedef struct common {
     int progress;
     progress pr;
     int no_index, verbose;
+    int from_index; /* set by load_dump: the model came from DUMP.hsx */
 } common;
 
 /* Parse a load option at argv[*i]; 1 if consumed, 0 if not ours, -1 bad.
@@ -334,6 +356,7 @@ load_dump(common *c, const char *path)
         if (ist == HSCOPE_OK) {
             if (c->verbose)
                 fprintf(stderr, "%s: using the index %s\n", prog, ix);
+            c->from_index = 1;
             return h;
         }
         if (ist == HSCOPE_ERR_STALE) {
@@ -1196,7 +1219,7 @@ obj_brief_text(const hscope_heap_t *h, hscope_id id)
 }
 
 static void
-show_one(hscope_heap_t *h, const want *wt, int json, jw *w, int values)
+show_one(hscope_heap_t *h, const want *wt, int json, jw *w, int values, int from_index)
 {
     hscope_id id;
     if (hscope_heap_find(h, wt->addr, &id) != HSCOPE_OK) {
@@ -1244,10 +1267,11 @@ show_one(hscope_heap_t *h, const want *wt, int json, jw *w, int values)
             jw_key(w, "value");
             if (val) jw_strn(w, val, (size_t)vlen); else jw_null(w);
         }
-        if (wt->line) {
-            jw_key(w, "record");
+        jw_key(w, "record");
+        if (wt->line)
             print_record(stdout, wt->line, values);
-        }
+        else
+            jw_null(w); /* loaded from an index */
         jw_key(w, "references"); jw_arr(w);
         for (uint64_t i = 0; i < nrefs; i++)
             obj_brief_json(w, h, refs[i]);
@@ -1280,9 +1304,12 @@ show_one(hscope_heap_t *h, const want *wt, int json, jw *w, int values)
     printf("\n");
     if (values && val)
         printf("  value:      %.*s\n", (int)(vlen > 200 ? 200 : vlen), val);
-    if (wt->line) {
+    if (wt->line || from_index) {
         printf("  record:     ");
-        print_record(stdout, wt->line, values);
+        if (wt->line)
+            print_record(stdout, wt->line, values);
+        else
+            printf("(not kept in the saved index; --no-index reads it from the dump)");
         printf("\n");
     }
     printf("references (%llu):\n", (unsigned long long)nrefs);
@@ -1353,6 +1380,9 @@ cmd_show(int argc, char **argv)
         rc = hscope_cli_usage_error(usage_show, "need a DUMP and at least one ADDR%s", "");
         goto out;
     }
+    /* values come from the parse: an index does not keep them */
+    if (values)
+        c.no_index = 1;
     c.lo.line_fn = grab_lines;
     c.lo.line_user_data = &wl;
     if (values)
@@ -1370,7 +1400,7 @@ cmd_show(int argc, char **argv)
         jw_arr(&w);
     }
     for (int i = 0; i < wl.n; i++)
-        show_one(h, &wl.w[i], json, &w, values);
+        show_one(h, &wl.w[i], json, &w, values, c.from_index);
     if (json) {
         jw_end_arr(&w);
         jw_end_obj(&w);
@@ -2067,8 +2097,11 @@ cmd_retained(int argc, char **argv)
     } else if (by) {
         rc = retained_by(t, h, by, top, json);
     } else {
-        hscope_id *ids = malloc((top ? top : 1) * sizeof(hscope_id));
-        uint64_t n = ids ? hscope_domtree_top(t, ids, top ? top : 1) : 0;
+        /* 0 = all rows, as for the other commands */
+        uint64_t nobj = hscope_heap_object_count(h);
+        uint64_t nrows = top && top < nobj ? top : nobj;
+        hscope_id *ids = malloc((nrows ? nrows : 1) * sizeof(hscope_id));
+        uint64_t n = ids ? hscope_domtree_top(t, ids, nrows) : 0;
         if (json) {
             jw w;
             jw_init(&w, stdout, 0);
@@ -2683,9 +2716,12 @@ main(int argc, char **argv)
         fputs(usage_main, stdout);
         return 0;
     }
-    if (strcmp(cmd, "-V") == 0 || strcmp(cmd, "--version") == 0) {
-        printf("heapscope %s (library %s)\n", HSCOPE_VERSION_STRING, hscope_version_string());
-        return 0;
+    /* -V/--version works anywhere before "--", like -h/--help */
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
+        if (strcmp(argv[i], "-V") == 0 || strcmp(argv[i], "--version") == 0) {
+            printf("heapscope %s (library %s)\n", HSCOPE_VERSION_STRING, hscope_version_string());
+            return 0;
+        }
     }
     if (strcmp(cmd, "summary") == 0)
         return cmd_summary(argc, argv);

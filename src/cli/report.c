@@ -61,14 +61,16 @@ static const char usage_report[] =
     "for 2 or 3 dumps, the time order otherwise).\n"
     "\n"
     "Options:\n"
-    "  --out FILE        where to write (default report.html; - for stdout)\n"
+    "  -o, --out FILE    where to write (default report.html; - for stdout)\n"
     "  --top N           rows per table (default 30)\n"
     "  --by KEY          timeline grouping: type, class (default), file,\n"
     "                    file:line, file:line:class, method, generation, gem\n"
     "  --order RULE      timeline order: auto (default), name, mtime, given\n"
     "  --no-class-edges  dominator tree without the object -> class edges\n"
     "  --no-index        parse the dump even if a fresh DUMP.hsx exists\n"
-    "  --threads N       parser threads (default: one per core)\n";
+    "  --threads N       parser threads, 1-64 (default: one per core, at most 8;\n"
+    "                    1 for files under 32 MiB, 2 MiB gzip)\n"
+    "  -v, --verbose     accepted for symmetry with the other commands; no effect\n";
 
 /* ------------------------------------------------------------------ */
 /* output helpers                                                     */

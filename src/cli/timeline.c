@@ -41,7 +41,8 @@ static const char load_opts_help[] =
     "  --strict             stop at the first malformed line (default: skip\n"
     "                       and count malformed lines)\n"
     "  --max-line BYTES     longest accepted line (default 1 GiB; suffixes K M G)\n"
-    "  --max-memory BYTES   fail instead of allocating more than this (per dump)\n"
+    "  --max-memory BYTES   fail instead of allocating more than this (per dump;\n"
+    "                       suffixes K M G)\n"
     "  --no-progress        accepted for symmetry with the other commands\n";
 
 static const char usage_timeline[] =
@@ -88,6 +89,7 @@ static const char usage_histogram[] =
     "bars, largest first.  The dump is folded without building the object\n"
     "graph.  --by also takes the other tally keys (file, file:line, gem...).\n"
     "\n"
+    "  --by KEY       type (default), class, or another tally key\n"
     "  --top N        rows (default 20; 0 = all)\n"
     "  --sort WHAT    memsize (default) or count\n"
     "  --svg FILE     also write the bars as an SVG chart\n"

@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""CLI behaviour that no other suite covers, each against an expectation
+computed here from the dump itself (Python's json module):
+
+  1. show and saved indexes: with a fresh DUMP.hsx the record is said to be
+     missing (text) or null (JSON); --no-index shows it; --values reads the
+     dump itself, so the values are there even with an index;
+  2. retained --top 0 lists every reachable object (reachability computed
+     here: ROOT references, then references and object -> class edges);
+  3. -V/--version after a command prints the version.
+
+Usage: HEAPSCOPE=/path/to/heapscope check_cli.py WORKDIR
+Needs ruby (to write a real dump of a small process).
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+CLI = os.environ["HEAPSCOPE"]
+WORK = sys.argv[1]
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+def run(*args, ok=True):
+    p = subprocess.run([CLI, *args], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=300)
+    if ok and p.returncode != 0:
+        sys.exit("heapscope %s failed (%d): %s" %
+                 (" ".join(args), p.returncode, p.stderr.decode("utf-8", "replace")))
+    return p
+
+
+def records(path):
+    for line in open(path, "rb"):
+        try:
+            r = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(r, dict):
+            yield r, line.rstrip(b"\n")
+
+
+os.makedirs(WORK, exist_ok=True)
+
+# ------------------------------------------------ 1. show and DUMP.hsx
+# A real dump of a small Ruby process (a few 10,000 objects).
+dump = os.path.join(WORK, "ruby.json")
+subprocess.run(["ruby", "-robjspace", "-e",
+                "$keep = Array.new(300) { |i| \"s#{i}\" * 3 }\n"
+                "File.open(ARGV[0], 'w') { |f| ObjectSpace.dump_all(output: f) }", dump],
+               check=True, timeout=300)
+ix = dump + ".hsx"
+if os.path.exists(ix):
+    os.unlink(ix)
+objs = {}
+strings = []
+roots = []
+for r, line in records(dump):
+    if r.get("type") == "ROOT":
+        roots += [int(a, 16) for a in r.get("references") or []]
+    elif "address" in r and r.get("type") not in ("SHAPE", "NONE"):
+        objs[int(r["address"], 16)] = (r, line)
+        if r.get("type") == "STRING" and isinstance(r.get("value"), str) and r["value"]:
+            strings.append(r)
+check(len(objs) > 1000 and strings, "the Ruby dump has objects and string values")
+target = strings[len(strings) // 2]
+addr = target["address"]
+hidden = dict(target, value="(hidden; --values shows it)")
+
+def show_json(*extra):
+    out = json.loads(run("show", "--json", *extra, dump, addr).stdout)
+    return out["objects"][0]
+
+o = show_json()
+check(o["found"] and o.get("record") == hidden,
+      "show --json without an index: the record is the dump's, value hidden")
+check("record:     {" in run("show", dump, addr).stdout.decode(),
+      "show without an index prints the record line")
+run("index", dump)
+check(os.path.exists(ix), "heapscope index wrote DUMP.hsx")
+v = run("show", "-v", dump, addr)
+check(b"using the index" in v.stderr, "show uses a fresh index (-v says so)")
+check("record:     (not kept in the saved index; --no-index reads it from the dump)"
+      in v.stdout.decode(), "show with an index says the record is not kept")
+check(show_json().get("record", "absent") is None, "show --json with an index: record is null")
+check(show_json("--no-index").get("record") == hidden, "show --no-index reads the record again")
+o = show_json("--values")
+check(o.get("value") == target["value"] and o.get("record") == target,
+      "show --values with an index present reads the dump: value and record")
+
+# ------------------------------------------------ 2. retained --top 0
+seen = set()
+stack = [a for a in roots if a in objs]
+seen.update(stack)
+while stack:
+    r = objs[stack.pop()][0]
+    out = [int(x, 16) for x in r.get("references") or []]
+    if r.get("class"):
+        out.append(int(r["class"], 16))
+    for b in out:
+        if b in objs and b not in seen:
+            seen.add(b)
+            stack.append(b)
+check(len(seen) > 20, "more reachable objects than the default --top")
+rows0 = json.loads(run("retained", "--json", "--top", "0", "--no-index", dump).stdout)["rows"]
+check(len(rows0) == len(seen) and {int(r["address"], 16) for r in rows0} == seen,
+      "retained --top 0 lists every reachable object (%d rows, %d reachable)" %
+      (len(rows0), len(seen)))
+rows5 = json.loads(run("retained", "--json", "--top", "5", dump).stdout)["rows"]
+check(rows5 == rows0[:5], "retained --top 5 is the first 5 rows of --top 0")
+
+# ------------------------------------------------ 3. --version anywhere
+want = run("--version").stdout
+check(re.match(rb"heapscope \d+\.\d+\.\d+ \(library \d+\.\d+\.\d+\)\n$", want) is not None,
+      "heapscope --version prints the versions (got %r)" % want)
+for args in (("summary", "--version"), ("tally", dump, "-V"), ("show", "-V")):
+    p = run(*args, ok=False)
+    check(p.returncode == 0 and p.stdout == want, "heapscope %s prints the version" % " ".join(args))
+
+shutil.rmtree(WORK, ignore_errors=True)
+if failures:
+    print("check_cli: %d failure(s)" % len(failures))
+    sys.exit(1)
+print("check_cli: all checks passed")
