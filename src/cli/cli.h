@@ -56,6 +56,11 @@ void hscope_cli_grouped(uint64_t v, char *buf, size_t n);
 /* The tally keys timeline/histogram/export accept. */
 int hscope_cli_valid_key(const char *by);
 
+/* When standard output is a terminal, route it through a filter that
+ * prints control bytes (C0 but '\n' and '\t', DEL, C1) as \xHH, so that
+ * strings from a dump cannot send escape sequences (tty.c). */
+void hscope_cli_guard_terminal(void);
+
 /* ------------------------------------------------------------------ */
 /* Ordering dumps in time (defined in timeline.c)                     */
 /* ------------------------------------------------------------------ */

@@ -2711,6 +2711,7 @@ main(int argc, char **argv)
         fputs(usage_main, stderr);
         return EXIT_USAGE;
     }
+    hscope_cli_guard_terminal();
     const char *cmd = argv[1];
     if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
         fputs(usage_main, stdout);

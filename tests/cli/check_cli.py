@@ -7,13 +7,17 @@ computed here from the dump itself (Python's json module):
      dump itself, so the values are there even with an index;
   2. retained --top 0 lists every reachable object (reachability computed
      here: ROOT references, then references and object -> class edges);
-  3. -V/--version after a command prints the version.
+  3. -V/--version after a command prints the version;
+  4. terminal guard: on a terminal (a pty), strings from the dump are
+     printed with their control bytes as \\xHH; through a pipe they are
+     printed as they are.
 
 Usage: HEAPSCOPE=/path/to/heapscope check_cli.py WORKDIR
 Needs ruby (to write a real dump of a small process).
 """
 import json
 import os
+import pty
 import re
 import shutil
 import subprocess
@@ -39,6 +43,29 @@ def run(*args, ok=True):
     return p
 
 
+def run_tty(*args):
+    """stdout on a pseudo-terminal; returns its bytes ('\\r\\n' -> '\\n')."""
+    master, slave = pty.openpty()
+    p = subprocess.Popen([CLI, *args], stdout=slave, stderr=subprocess.PIPE)
+    os.close(slave)
+    out = b""
+    while True:
+        try:
+            b = os.read(master, 65536)
+        except OSError:  # EIO: the child closed its end
+            break
+        if not b:
+            break
+        out += b
+    err = p.stderr.read()
+    p.wait()
+    os.close(master)
+    if p.returncode != 0:
+        sys.exit("heapscope %s on a tty failed (%d): %s" %
+                 (" ".join(args), p.returncode, err.decode("utf-8", "replace")))
+    return out.replace(b"\r\n", b"\n")
+
+
 def records(path):
     for line in open(path, "rb"):
         try:
@@ -47,6 +74,20 @@ def records(path):
             continue
         if isinstance(r, dict):
             yield r, line.rstrip(b"\n")
+
+
+def escaped(s):
+    """What the terminal guard should print for the text s."""
+    out = []
+    for ch in s:
+        c = ord(ch)
+        if (c < 0x20 and ch not in "\n\t") or c == 0x7f:
+            out.append("\\x%02x" % c)
+        elif 0x80 <= c <= 0x9f:
+            out.append("\\xc2\\x%02x" % c)
+        else:
+            out.append(ch)
+    return "".join(out)
 
 
 os.makedirs(WORK, exist_ok=True)
@@ -125,6 +166,46 @@ check(re.match(rb"heapscope \d+\.\d+\.\d+ \(library \d+\.\d+\.\d+\)\n$", want) i
 for args in (("summary", "--version"), ("tally", dump, "-V"), ("show", "-V")):
     p = run(*args, ok=False)
     check(p.returncode == 0 and p.stdout == want, "heapscope %s prints the version" % " ".join(args))
+
+# ------------------------------------------------ 4. terminal guard
+# Strings a program can put in a dump: a class name, a file name (eval's
+# file argument), a method name and a string value, with C0, DEL and C1
+# controls in them.
+evil = os.path.join(WORK, "evil.json")
+rows = [
+    {"type": "ROOT", "root": "vm", "references": ["0x1000", "0x2000", "0x3000"]},
+    {"address": "0x1000", "type": "CLASS", "class": "0x1000",
+     "name": "Evil\x1b[2J\x1b]0;pwned\x07", "references": [], "memsize": 100},
+    {"address": "0x2000", "type": "STRING", "class": "0x1000",
+     "value": "red\x1b[31mtext\x9bX\x85\r", "file": "/app/\x1b[1Afoo.rb", "line": 7,
+     "method": "m\x7fx", "generation": 3, "memsize": 40},
+    {"address": "0x3000", "type": "OBJECT", "class": "0x1000",
+     "file": "/app/caf\u00e9.rb", "line": 9, "generation": 3, "memsize": 40},
+]
+with open(evil, "w") as f:
+    for r in rows:
+        f.write(json.dumps(r) + "\n")
+cls, s = rows[1]["name"], rows[2]
+controls = re.compile(rb"[\x00-\x08\x0a-\x1f\x7f]|\xc2[\x80-\x9f]")
+
+t = run_tty("tally", "--by", "file:line:class", evil)
+check(not controls.search(t.replace(b"\n", b" ")),
+      "tally on a tty: no raw control byte (got %r)" % t)
+for key in ("%s:%d:%s" % (s["file"], s["line"], cls), "/app/caf\u00e9.rb:9:" + cls):
+    check(escaped(key).encode() in t, "tally on a tty shows %r as %r" % (key, escaped(key)))
+p = run("tally", "--by", "file:line:class", evil).stdout
+check(("%s:%d:%s" % (s["file"], s["line"], cls)).encode() in p,
+      "tally through a pipe prints the key byte for byte")
+
+t = run_tty("show", "--values", evil, "0x2000")
+check(not controls.search(t.replace(b"\n", b" ")),
+      "show --values on a tty: no raw control byte (got %r)" % t)
+for text in (s["value"], cls, s["method"], s["file"]):
+    check(escaped(text).encode() in t, "show on a tty shows %r as %r" % (text, escaped(text)))
+p = run("show", "--values", evil, "0x2000").stdout
+check(s["value"].encode() in p, "show --values through a pipe prints the value byte for byte")
+check(run_tty("tally", "--json", evil) == run("tally", "--json", evil).stdout,
+      "JSON output is the same on a tty and through a pipe")
 
 shutil.rmtree(WORK, ignore_errors=True)
 if failures:
