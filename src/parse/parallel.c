@@ -853,6 +853,11 @@ produce(pool *P)
                 break;
         }
         size_t hand = eof ? len : (last_nl == SIZE_MAX ? 0 : last_nl + 1);
+        if (eof && P->r->truncated && P->o->strict)
+            /* as on one thread: a cut gzip stream is the error, reported
+             * after the complete lines (below), not the partial last line
+             * it leaves */
+            hand = last_nl == SIZE_MAX ? 0 : last_nl + 1;
         if (eof && discard) {
             while (merge_seq < P->next_seq)
                 if ((st = merge_ready(P, &merge_seq, 1)) != HSCOPE_OK)
