@@ -155,7 +155,8 @@ static const char usage_dominators[] =
     "are part of the graph unless --no-class-edges.\n"
     "\n"
     "  --depth N        levels of the subtree to print (default 2)\n"
-    "  --top N          children per node, largest retained first (default 10)\n"
+    "  --top N          children per node, largest retained first (default 10;\n"
+    "                   0 = all)\n"
     "  --json           machine-readable output\n"
     "  --full           with --json: the immediate dominator and retained size\n"
     "                   of every reachable object\n"
@@ -219,11 +220,17 @@ static const char usage_redact[] =
     "\"value\" of STRING, SYMBOL and FLOAT records: tokens, passwords, personal\n"
     "data) is replaced by its length and an xxHash64 of its bytes, e.g.\n"
     "  \"value\":\"[redacted 22 bytes xxh64:5b1f0c...]\"\n"
-    "and every other byte stays the same, so every heapscope answer on the\n"
-    "copy equals the answer on the original.  IN may be gzip; OUT is gzip if\n"
+    "and every other byte stays the same, so heapscope's answers on the copy\n"
+    "equal those on the original (but for the dump's size).  IN may be gzip;\n"
+    "OUT is gzip if\n"
     "its name ends in .gz.  Equal strings keep equal hashes (duplicates stay\n"
-    "visible).  The copy is made in one pass on one thread: --threads,\n"
-    "--no-index and -v have no effect.\n";
+    "visible).  Length and hash are those of the text as the dump writes it\n"
+    "(JSON escapes included).  Every line is copied, whatever its length\n"
+    "(--max-line has no effect; --max-memory bounds the memory).  OUT is\n"
+    "written beside itself as OUT.tmp.XXXXXX and renamed when complete, so\n"
+    "an existing OUT is replaced only by a whole copy; OUT must not be IN\n"
+    "under any name.  One pass on one thread: --threads, --no-index and -v\n"
+    "have no effect.\n";
 
 static const char usage_index[] =
     "usage: heapscope index [--out FILE] [load options] DUMP...\n"
@@ -1719,6 +1726,8 @@ cmd_dominators(int argc, char **argv)
     }
     if (!path)
         return hscope_cli_usage_error(usage_dominators, "no DUMP given%s", "");
+    if (top == 0)
+        top = UINT64_MAX; /* 0 = all, as for the other commands */
     hscope_heap_t *h = load_dump(&c, path);
     if (!h)
         return EXIT_BAD_INPUT;
@@ -2549,22 +2558,43 @@ redact_line(void *ud, const char *line, uint64_t len, uint64_t lineno)
     (void)lineno;
     redactor *r = ud;
     const char *p = line, *end = line + len, *v;
-    static const char key[] = "\"value\":\"";
+    static const char key[] = "\"value\"";
     r->lines++;
-    while ((v = memmem(p, (size_t)(end - p), key, sizeof(key) - 1)) != NULL) {
-        const char *b = v + sizeof(key) - 1, *q = b;
+    /* "value", optional whitespace, ':', optional whitespace, '"': Ruby
+     * writes "value":"...", but any JSON spacing must be redacted too.
+     * Inside a JSON string every quote is escaped, so the key cannot
+     * match there. */
+    const char *from = p;
+    while ((v = memmem(from, (size_t)(end - from), key, sizeof(key) - 1)) != NULL) {
+        const char *q = v + sizeof(key) - 1;
+        while (q < end && (*q == ' ' || *q == '\t' || *q == '\r'))
+            q++;
+        if (q < end && *q == ':')
+            q++;
+        else {
+            from = q;
+            continue;
+        }
+        while (q < end && (*q == ' ' || *q == '\t' || *q == '\r'))
+            q++;
+        if (q >= end || *q != '"') {
+            from = q; /* not a string value */
+            continue;
+        }
+        const char *b = q + 1;
+        q = b;
         while (q < end && *q != '"')
             q += (*q == '\\' && q + 1 < end) ? 2 : 1;
         if (q >= end)
             break; /* unterminated (cut line): leave as is */
         char rep[96];
-        int n = snprintf(rep, sizeof(rep), "\"value\":\"[redacted %llu bytes xxh64:%016llx]",
+        int n = snprintf(rep, sizeof(rep), "[redacted %llu bytes xxh64:%016llx]",
                          (unsigned long long)(q - b),
                          (unsigned long long)XXH64(b, (size_t)(q - b), 0));
-        rd_write(r, p, (size_t)(v - p));
+        rd_write(r, p, (size_t)(b - p)); /* up to the opening quote */
         rd_write(r, rep, (size_t)n);
         r->values++;
-        p = q; /* the closing quote is copied with the rest */
+        p = from = q; /* the closing quote is copied with the rest */
     }
     rd_write(r, p, (size_t)(end - p));
     rd_write(r, "\n", 1);
@@ -2595,18 +2625,47 @@ cmd_redact(int argc, char **argv)
     }
     if (!in || !out)
         return hscope_cli_usage_error(usage_redact, "need IN and OUT%s", "");
-    if (strcmp(in, out) == 0)
-        return hscope_cli_usage_error(usage_redact, "OUT must differ from IN (%s)", out);
-    redactor rd = { NULL, NULL, 0, 0, 0 };
+    /* the same file under another name (./IN, a link) must not be
+     * truncated by opening OUT: compare the files, not the names */
+    struct stat si, so;
+    if (strcmp(in, out) == 0 ||
+        (stat(in, &si) == 0 && stat(out, &so) == 0 && si.st_dev == so.st_dev &&
+         si.st_ino == so.st_ino))
+        return hscope_cli_usage_error(usage_redact, "OUT is the same file as IN (%s)", out);
+    /* write a temporary file beside OUT and rename it at the end: an
+     * existing OUT is replaced only by a complete copy */
     size_t ol = strlen(out);
-    if (ol > 3 && strcmp(out + ol - 3, ".gz") == 0)
-        rd.gz = gzopen(out, "wb6");
-    else
-        rd.f = fopen(out, "wb");
-    if (!rd.gz && !rd.f) {
-        fprintf(stderr, "%s: cannot create %s: %s\n", prog, out, strerror(errno));
+    char *tmp = malloc(ol + 16);
+    if (!tmp) {
+        fprintf(stderr, "%s: out of memory\n", prog);
         return EXIT_BAD_INPUT;
     }
+    snprintf(tmp, ol + 16, "%s.tmp.XXXXXX", out);
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        fprintf(stderr, "%s: cannot create %s: %s\n", prog, tmp, strerror(errno));
+        free(tmp);
+        return EXIT_BAD_INPUT;
+    }
+    mode_t um = umask(0);
+    umask(um);
+    (void)fchmod(fd, 0666 & ~um); /* mkstemp makes 0600; OUT is for sharing */
+    redactor rd = { NULL, NULL, 0, 0, 0 };
+    if (ol > 3 && strcmp(out + ol - 3, ".gz") == 0)
+        rd.gz = gzdopen(fd, "wb6");
+    else
+        rd.f = fdopen(fd, "wb");
+    if (!rd.gz && !rd.f) {
+        fprintf(stderr, "%s: cannot create %s: %s\n", prog, out, strerror(errno));
+        close(fd);
+        unlink(tmp);
+        free(tmp);
+        return EXIT_BAD_INPUT;
+    }
+    /* every line is copied, whatever its length: a line the loader skips
+     * as too long would never reach the hook and be lost from the copy
+     * (--max-memory still bounds the memory) */
+    c.lo.max_line_bytes = UINT64_MAX;
     c.lo.line_fn = redact_line;
     c.lo.line_user_data = &rd;
     hscope_tally_options to = HSCOPE_TALLY_OPTIONS_INIT;
@@ -2619,9 +2678,17 @@ cmd_redact(int argc, char **argv)
     if (st != HSCOPE_OK || rd.failed || !closed) {
         fprintf(stderr, "%s: redact: %s\n", prog,
                 st != HSCOPE_OK ? err.message : "write error");
-        remove(out);
+        unlink(tmp);
+        free(tmp);
         return EXIT_BAD_INPUT;
     }
+    if (rename(tmp, out) != 0) {
+        fprintf(stderr, "%s: cannot create %s: %s\n", prog, out, strerror(errno));
+        unlink(tmp);
+        free(tmp);
+        return EXIT_BAD_INPUT;
+    }
+    free(tmp);
     fprintf(stderr, "%s: %s: %llu lines, %llu string values redacted\n", prog, out,
             (unsigned long long)rd.lines, (unsigned long long)rd.values);
     return 0;

@@ -10,7 +10,12 @@ computed here from the dump itself (Python's json module):
   3. -V/--version after a command prints the version;
   4. terminal guard: on a terminal (a pty), strings from the dump are
      printed with their control bytes as \\xHH; through a pipe they are
-     printed as they are.
+     printed as they are;
+  5. redact refuses OUT = IN under another name (before touching IN),
+     copies lines longer than --max-line, and leaves an existing OUT alone
+     when it fails;
+  6. dominators --top 0 lists every top-level node: their retained counts
+     add up to the reachable objects.
 
 Usage: HEAPSCOPE=/path/to/heapscope check_cli.py WORKDIR
 Needs ruby (to write a real dump of a small process).
@@ -166,6 +171,49 @@ check(re.match(rb"heapscope \d+\.\d+\.\d+ \(library \d+\.\d+\.\d+\)\n$", want) i
 for args in (("summary", "--version"), ("tally", dump, "-V"), ("show", "-V")):
     p = run(*args, ok=False)
     check(p.returncode == 0 and p.stdout == want, "heapscope %s prints the version" % " ".join(args))
+
+# ------------------------------------------------ 5. redact
+# OUT as IN under another name must be refused before IN is touched.
+src = os.path.join(WORK, "in.json")
+shutil.copyfile(dump, src)
+orig = open(src, "rb").read()
+os.symlink("in.json", os.path.join(WORK, "link.json"))
+for other in (os.path.join(WORK, ".", "in.json"), os.path.join(WORK, "link.json")):
+    p = run("redact", src, other, ok=False)
+    check(p.returncode == 2 and open(src, "rb").read() == orig,
+          "redact IN %s: refused (exit %d), IN intact" % (other, p.returncode))
+# A line longer than --max-line is still copied; values become the length
+# and xxh64 of their text as written (checked here: length; every line kept).
+lines = orig.split(b"\n")
+long_line = json.dumps({"address": "0x10", "type": "STRING", "value": "x" * 5000}).encode()
+src2 = os.path.join(WORK, "long.json")
+with open(src2, "wb") as f:
+    f.write(b"\n".join(lines[:5] + [long_line] + lines[5:]).rstrip(b"\n") + b"\n" + long_line + b"\n")
+nin = open(src2, "rb").read().count(b"\n")
+out = os.path.join(WORK, "out.json")
+run("redact", "--max-line", "1K", src2, out)
+got = open(out, "rb").read().split(b"\n")
+check(len(got) - 1 == nin, "redact copies every line, even longer than --max-line (%d of %d)" %
+      (len(got) - 1, nin))
+check(got[5].startswith(b'{"address": "0x10", "type": "STRING", "value": "[redacted 5000 bytes xxh64:'),
+      "redact replaces a value by its length (got %r)" % got[5][:90])
+# a failed run leaves an existing OUT as it was
+with open(out, "wb") as f:
+    f.write(b"keep")
+p = run("redact", os.path.join(WORK, "missing.json"), out, ok=False)
+check(p.returncode == 1 and os.path.exists(out) and open(out, "rb").read() == b"keep",
+      "a failed redact leaves the existing OUT alone")
+
+# ------------------------------------------------ 6. dominators --top 0
+# Every reachable object is retained by exactly one top-level node, so with
+# all of them listed their retained counts add up to the reachable set.
+d = json.loads(run("dominators", "--json", "--top", "0", "--depth", "0", "--no-index", dump).stdout)
+kids = [k for cat in d["top"] for k in cat["children"]]
+check(all(len(cat["children"]) == cat["children_total"] for cat in d["top"]),
+      "dominators --top 0 lists every child")
+check(sum(k["retained_count"] for k in kids) == len(seen),
+      "dominators --top 0: top-level retained counts add up to the %d reachable objects "
+      "(got %d)" % (len(seen), sum(k["retained_count"] for k in kids)))
 
 # ------------------------------------------------ 4. terminal guard
 # Strings a program can put in a dump: a class name, a file name (eval's
