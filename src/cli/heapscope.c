@@ -128,8 +128,9 @@ static const char usage_show[] =
     "show reads a dump on one thread (--threads has no effect).\n"
     "\n"
     "  --json        machine-readable output\n"
-    "  --values      also print STRING/SYMBOL values (off by default: dumps\n"
-    "                hold secrets in plain text)\n";
+    "  --values      also print STRING/SYMBOL/FLOAT values (off by default:\n"
+    "                dumps hold secrets in plain text; text output: the first\n"
+    "                200 bytes)\n";
 
 static const char usage_generations[] =
     "usage: heapscope generations [--top N] [--json] [load options] DUMP\n"
