@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 #include <sys/stat.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <zlib.h>
@@ -227,9 +228,10 @@ static const char usage_redact[] =
     "its name ends in .gz.  Equal strings keep equal hashes (duplicates stay\n"
     "visible).  Length and hash are those of the text as the dump writes it\n"
     "(JSON escapes included).  Every line is copied, whatever its length\n"
-    "(--max-line has no effect; --max-memory bounds the memory).  OUT is\n"
-    "written beside itself as OUT.tmp.XXXXXX and renamed when complete, so\n"
-    "an existing OUT is replaced only by a whole copy; OUT must not be IN\n"
+    "(--max-line has no effect; --max-memory bounds the memory).  A regular\n"
+    "OUT is written beside itself as OUT.tmp.XXXXXX and renamed when\n"
+    "complete, so an existing OUT is replaced only by a whole copy; others\n"
+    "(/dev/stdout, a pipe) are written to directly.  OUT must not be IN\n"
     "under any name.  One pass on one thread: --threads, --no-index and -v\n"
     "have no effect.\n";
 
@@ -2629,37 +2631,48 @@ cmd_redact(int argc, char **argv)
     /* the same file under another name (./IN, a link) must not be
      * truncated by opening OUT: compare the files, not the names */
     struct stat si, so;
+    int out_exists = stat(out, &so) == 0;
     if (strcmp(in, out) == 0 ||
-        (stat(in, &si) == 0 && stat(out, &so) == 0 && si.st_dev == so.st_dev &&
-         si.st_ino == so.st_ino))
+        (out_exists && stat(in, &si) == 0 && si.st_dev == so.st_dev && si.st_ino == so.st_ino))
         return hscope_cli_usage_error(usage_redact, "OUT is the same file as IN (%s)", out);
-    /* write a temporary file beside OUT and rename it at the end: an
-     * existing OUT is replaced only by a complete copy */
+    /* A regular OUT is written as a temporary file beside it and renamed
+     * at the end, so an existing OUT is replaced only by a complete copy.
+     * Anything else (/dev/stdout, a pipe) is written to directly. */
     size_t ol = strlen(out);
-    char *tmp = malloc(ol + 16);
-    if (!tmp) {
-        fprintf(stderr, "%s: out of memory\n", prog);
-        return EXIT_BAD_INPUT;
+    int gz = ol > 3 && strcmp(out + ol - 3, ".gz") == 0;
+    char *tmp = NULL;
+    int fd;
+    if (out_exists && !S_ISREG(so.st_mode)) {
+        fd = open(out, O_WRONLY);
+        if (fd < 0) {
+            fprintf(stderr, "%s: cannot open %s: %s\n", prog, out, strerror(errno));
+            return EXIT_BAD_INPUT;
+        }
+    } else {
+        if (!(tmp = malloc(ol + 16))) {
+            fprintf(stderr, "%s: out of memory\n", prog);
+            return EXIT_BAD_INPUT;
+        }
+        snprintf(tmp, ol + 16, "%s.tmp.XXXXXX", out);
+        if ((fd = mkstemp(tmp)) < 0) {
+            fprintf(stderr, "%s: cannot create %s: %s\n", prog, tmp, strerror(errno));
+            free(tmp);
+            return EXIT_BAD_INPUT;
+        }
+        mode_t um = umask(0);
+        umask(um);
+        (void)fchmod(fd, 0666 & ~um); /* mkstemp makes 0600; OUT is for sharing */
     }
-    snprintf(tmp, ol + 16, "%s.tmp.XXXXXX", out);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        fprintf(stderr, "%s: cannot create %s: %s\n", prog, tmp, strerror(errno));
-        free(tmp);
-        return EXIT_BAD_INPUT;
-    }
-    mode_t um = umask(0);
-    umask(um);
-    (void)fchmod(fd, 0666 & ~um); /* mkstemp makes 0600; OUT is for sharing */
     redactor rd = { NULL, NULL, 0, 0, 0 };
-    if (ol > 3 && strcmp(out + ol - 3, ".gz") == 0)
+    if (gz)
         rd.gz = gzdopen(fd, "wb6");
     else
         rd.f = fdopen(fd, "wb");
     if (!rd.gz && !rd.f) {
         fprintf(stderr, "%s: cannot create %s: %s\n", prog, out, strerror(errno));
         close(fd);
-        unlink(tmp);
+        if (tmp)
+            unlink(tmp);
         free(tmp);
         return EXIT_BAD_INPUT;
     }
@@ -2679,11 +2692,12 @@ cmd_redact(int argc, char **argv)
     if (st != HSCOPE_OK || rd.failed || !closed) {
         fprintf(stderr, "%s: redact: %s\n", prog,
                 st != HSCOPE_OK ? err.message : "write error");
-        unlink(tmp);
+        if (tmp)
+            unlink(tmp);
         free(tmp);
         return EXIT_BAD_INPUT;
     }
-    if (rename(tmp, out) != 0) {
+    if (tmp && rename(tmp, out) != 0) {
         fprintf(stderr, "%s: cannot create %s: %s\n", prog, out, strerror(errno));
         unlink(tmp);
         free(tmp);

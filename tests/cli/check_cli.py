@@ -197,6 +197,14 @@ check(len(got) - 1 == nin, "redact copies every line, even longer than --max-lin
       (len(got) - 1, nin))
 check(got[5].startswith(b'{"address": "0x10", "type": "STRING", "value": "[redacted 5000 bytes xxh64:'),
       "redact replaces a value by its length (got %r)" % got[5][:90])
+# OUT that is not a regular file (a pipe, through a link like /dev/stdout;
+# a private one here, so a broken binary cannot replace the system's) is
+# written to directly, not replaced by a renamed temporary file
+so = os.path.join(WORK, "stdout")
+os.symlink("/proc/self/fd/1", so)
+p = run("redact", src2, so)
+check(p.stdout.split(b"\n") == got and os.path.islink(so),
+      "redact to a link to stdout writes the same copy there, and the link stays")
 # a failed run leaves an existing OUT as it was
 with open(out, "wb") as f:
     f.write(b"keep")
