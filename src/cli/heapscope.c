@@ -2555,6 +2555,15 @@ rd_write(redactor *r, const char *p, size_t n)
         r->failed = 1;
 }
 
+/* Past JSON whitespace (the line's '\n' is not in [q, end)). */
+static const char *
+skip_blanks(const char *q, const char *end)
+{
+    while (q < end && (*q == ' ' || *q == '\t' || *q == '\r'))
+        q++;
+    return q;
+}
+
 static int32_t
 redact_line(void *ud, const char *line, uint64_t len, uint64_t lineno)
 {
@@ -2569,19 +2578,9 @@ redact_line(void *ud, const char *line, uint64_t len, uint64_t lineno)
      * match there. */
     const char *from = p;
     while ((v = memmem(from, (size_t)(end - from), key, sizeof(key) - 1)) != NULL) {
-        const char *q = v + sizeof(key) - 1;
-        while (q < end && (*q == ' ' || *q == '\t' || *q == '\r'))
-            q++;
-        if (q < end && *q == ':')
-            q++;
-        else {
-            from = q;
-            continue;
-        }
-        while (q < end && (*q == ' ' || *q == '\t' || *q == '\r'))
-            q++;
-        if (q >= end || *q != '"') {
-            from = q; /* not a string value */
+        const char *q = skip_blanks(v + sizeof(key) - 1, end);
+        if (q >= end || *q != ':' || (q = skip_blanks(q + 1, end)) >= end || *q != '"') {
+            from = v + 1; /* not the key of a string value: search on */
             continue;
         }
         const char *b = q + 1;
@@ -2663,6 +2662,7 @@ cmd_redact(int argc, char **argv)
         umask(um);
         (void)fchmod(fd, 0666 & ~um); /* mkstemp makes 0600; OUT is for sharing */
     }
+    int rc = EXIT_BAD_INPUT;
     redactor rd = { NULL, NULL, 0, 0, 0 };
     if (gz)
         rd.gz = gzdopen(fd, "wb6");
@@ -2671,10 +2671,7 @@ cmd_redact(int argc, char **argv)
     if (!rd.gz && !rd.f) {
         fprintf(stderr, "%s: cannot create %s: %s\n", prog, out, strerror(errno));
         close(fd);
-        if (tmp)
-            unlink(tmp);
-        free(tmp);
-        return EXIT_BAD_INPUT;
+        goto out;
     }
     /* every line is copied, whatever its length: a line the loader skips
      * as too long would never reach the hook and be lost from the copy
@@ -2692,21 +2689,20 @@ cmd_redact(int argc, char **argv)
     if (st != HSCOPE_OK || rd.failed || !closed) {
         fprintf(stderr, "%s: redact: %s\n", prog,
                 st != HSCOPE_OK ? err.message : "write error");
-        if (tmp)
-            unlink(tmp);
-        free(tmp);
-        return EXIT_BAD_INPUT;
+        goto out;
     }
     if (tmp && rename(tmp, out) != 0) {
         fprintf(stderr, "%s: cannot create %s: %s\n", prog, out, strerror(errno));
-        unlink(tmp);
-        free(tmp);
-        return EXIT_BAD_INPUT;
+        goto out;
     }
-    free(tmp);
     fprintf(stderr, "%s: %s: %llu lines, %llu string values redacted\n", prog, out,
             (unsigned long long)rd.lines, (unsigned long long)rd.values);
-    return 0;
+    rc = 0;
+out:
+    if (rc && tmp)
+        unlink(tmp); /* OUT itself is untouched */
+    free(tmp);
+    return rc;
 }
 
 /* ------------------------------------------------------------------ */
