@@ -852,12 +852,11 @@ produce(pool *P)
             if (last_nl != SIZE_MAX && len == s->cap)
                 break;
         }
-        size_t hand = eof ? len : (last_nl == SIZE_MAX ? 0 : last_nl + 1);
-        if (eof && P->r->truncated && P->o->strict)
-            /* as on one thread: a cut gzip stream is the error, reported
-             * after the complete lines (below), not the partial last line
-             * it leaves */
-            hand = last_nl == SIZE_MAX ? 0 : last_nl + 1;
+        /* At the end the partial last line goes too, except from a cut
+         * gzip stream in strict mode: as on one thread, the cut stream is
+         * then the error (reported below, after the complete lines). */
+        int whole = eof && !(P->r->truncated && P->o->strict);
+        size_t hand = whole ? len : (last_nl == SIZE_MAX ? 0 : last_nl + 1);
         if (eof && discard) {
             while (merge_seq < P->next_seq)
                 if ((st = merge_ready(P, &merge_seq, 1)) != HSCOPE_OK)
