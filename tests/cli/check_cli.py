@@ -8,14 +8,15 @@ computed here from the dump itself (Python's json module):
   2. retained --top 0 lists every reachable object (reachability computed
      here: ROOT references, then references and object -> class edges);
   3. -V/--version after a command prints the version;
-  4. terminal guard: on a terminal (a pty), strings from the dump are
+  4. redact refuses OUT = IN under another name (before touching IN),
+     copies lines longer than --max-line, writes an OUT that is not a
+     regular file (a link to stdout) directly, and leaves an existing OUT
+     alone when it fails;
+  5. dominators --top 0 lists every top-level node: their retained counts
+     add up to the reachable objects;
+  6. terminal guard: on a terminal (a pty), strings from the dump are
      printed with their control bytes as \\xHH; through a pipe they are
-     printed as they are;
-  5. redact refuses OUT = IN under another name (before touching IN),
-     copies lines longer than --max-line, and leaves an existing OUT alone
-     when it fails;
-  6. dominators --top 0 lists every top-level node: their retained counts
-     add up to the reachable objects.
+     printed as they are.
 
 Usage: HEAPSCOPE=/path/to/heapscope check_cli.py WORKDIR
 Needs ruby (to write a real dump of a small process).
@@ -172,7 +173,7 @@ for args in (("summary", "--version"), ("tally", dump, "-V"), ("show", "-V")):
     p = run(*args, ok=False)
     check(p.returncode == 0 and p.stdout == want, "heapscope %s prints the version" % " ".join(args))
 
-# ------------------------------------------------ 5. redact
+# ------------------------------------------------ 4. redact
 # OUT as IN under another name must be refused before IN is touched.
 src = os.path.join(WORK, "in.json")
 shutil.copyfile(dump, src)
@@ -212,7 +213,7 @@ p = run("redact", os.path.join(WORK, "missing.json"), out, ok=False)
 check(p.returncode == 1 and os.path.exists(out) and open(out, "rb").read() == b"keep",
       "a failed redact leaves the existing OUT alone")
 
-# ------------------------------------------------ 6. dominators --top 0
+# ------------------------------------------------ 5. dominators --top 0
 # Every reachable object is retained by exactly one top-level node, so with
 # all of them listed their retained counts add up to the reachable set.
 d = json.loads(run("dominators", "--json", "--top", "0", "--depth", "0", "--no-index", dump).stdout)
@@ -223,7 +224,7 @@ check(sum(k["retained_count"] for k in kids) == len(seen),
       "dominators --top 0: top-level retained counts add up to the %d reachable objects "
       "(got %d)" % (len(seen), sum(k["retained_count"] for k in kids)))
 
-# ------------------------------------------------ 4. terminal guard
+# ------------------------------------------------ 6. terminal guard
 # Strings a program can put in a dump: a class name, a file name (eval's
 # file argument), a method name and a string value, with C0, DEL and C1
 # controls in them.
