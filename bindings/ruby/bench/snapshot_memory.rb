@@ -12,6 +12,7 @@
 #   strace -f -e trace=openat,creat,memfd_create
 # to see that the snapshot opens no file for writing.
 require "heapscope"
+require_relative "record"
 
 def status(key)
   File.read("/proc/self/status")[/^#{key}:\s+(\d+) kB/, 1].to_i << 10
@@ -25,18 +26,6 @@ def mb(n) = format("%.1f MB", n / 1048576.0)
 
 heap_mb = Integer(ARGV[0] || 200)
 mode = ARGV[1] || "snapshot"
-
-# A heap of app-like objects: records with a few ivars, strings (embedded
-# and not), arrays and hashes.
-class Record
-  def initialize(i)
-    @id = i
-    @name = "record-#{i}"
-    @body = "x" * (64 + (i % 7) * 32)
-    @tags = [i % 10, "t#{i % 100}"]
-    @meta = { "k" => i } if (i % 4).zero?
-  end
-end
 
 GC.start
 base = status("VmRSS")

@@ -17,19 +17,35 @@ class TestAuto < Minitest::Test
     puts "app still running"
   RUBY
 
+  # HEAPSCOPE_FORK unset: where fork exists, the signal's dumps come from a
+  # fork (the main thread is running beside the dump's thread), and say so.
   def test_signal_dump_and_exit_tally
-    dir = Fixtures.path("auto")
+    run_app("auto", {}, Process.respond_to?(:fork))
+  end
+
+  def test_signal_dump_in_process
+    run_app("auto-nofork", { "HEAPSCOPE_FORK" => "0" }, false)
+  end
+
+  def test_signal_dump_forced_fork
+    skip "no Process.fork" unless Process.respond_to?(:fork)
+    run_app("auto-fork", { "HEAPSCOPE_FORK" => "1" }, true)
+  end
+
+  def run_app(name, env, forked)
+    dir = Fixtures.path(name)
     FileUtils.mkdir_p(dir)
-    script = Fixtures.write("auto_app.rb", SCRIPT)
+    script = Fixtures.write("#{name}_app.rb", SCRIPT)
     out, st = Fixtures.ruby("-rheapscope/auto", script,
-                            env: { "HEAPSCOPE" => "1", "HEAPSCOPE_DIR" => dir })
+                            env: { "HEAPSCOPE" => "1", "HEAPSCOPE_DIR" => dir }.merge(env))
     assert st.success?, out
     pid = st.pid
     assert_includes out, "app still running"
     [1, 2].each do |n|
       path = File.join(dir, "heapscope.#{pid}.#{n}.json.gz")
       assert File.file?(path), "no #{path}:\n#{out}"
-      assert_match(/^heapscope: wrote #{Regexp.escape(path)} \(#{File.size(path)} bytes, \d+\.\d\d s\)$/, out)
+      how = forked ? ", from a fork, process held \\d+\\.\\d{3} s" : ""
+      assert_match(/^heapscope: wrote #{Regexp.escape(path)} \(#{File.size(path)} bytes, \d+\.\d\d s#{how}\)$/, out)
       heap = Heapscope::Heap.load(path)
       assert heap.stats[:gzip]
       row = heap.tally(by: "file:line:class", top: nil).find { |r| r.key == "#{script}:1:String" }

@@ -28,6 +28,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -598,6 +599,7 @@ loader_cancel(VALUE self)
 typedef struct join_args {
     loader_state *s;
     rb_heap *target;
+    pid_t child;             /* the fork snapshot's writer, or 0 */
 } join_args;
 
 static void *
@@ -611,27 +613,40 @@ loader_join_nogvl(void *p)
     return NULL;
 }
 
+/* An interrupt (Ctrl-C, Thread#raise, Timeout) sets the cancel flag,
+ * which the loader sees at its next progress check - that is, only when
+ * data arrives.  A fork snapshot's child may never send any (stuck in a
+ * lock it inherited), so the child is killed too: its end of the pipe
+ * closes and the loader sees EOF.  kill() is async-signal-safe, and the
+ * pid cannot have been reused: the caller reaps the child only after
+ * finish returns. */
 static void
 ubf_loader(void *p)
 {
-    atomic_store(&((join_args *)p)->s->cancel, 1);
+    join_args *j = p;
+    atomic_store(&j->s->cancel, 1);
+    if (j->child > 0)
+        kill(j->child, SIGKILL);
 }
 
-/* Loader#finish(into = nil): wait for the thread (close the write end
- * first!) and return the Heap - `into`, an empty Heap made beforehand by
- * Heap._new_empty, or a new one - or raise the load's error. */
+/* Loader#finish(into = nil, child_pid = nil): wait for the thread (close
+ * the write end first!) and return the Heap - `into`, an empty Heap made
+ * beforehand by Heap._new_empty, or a new one - or raise the load's error.
+ * With child_pid (a fork snapshot's writer), an interrupt also kills that
+ * process. */
 static VALUE
 loader_finish(int argc, VALUE *argv, VALUE self)
 {
+    rb_check_arity(argc, 0, 2);
     VALUE into = argc > 0 ? argv[0] : Qnil;
-    rb_check_arity(argc, 0, 1);
+    pid_t child = argc > 1 && !NIL_P(argv[1]) ? (pid_t)NUM2INT(argv[1]) : 0;
     loader_state *s = loader_get(self);
     if (s->joined)
         rb_raise(eError, "loader already finished");
     VALUE obj = NIL_P(into) ? heap_alloc(cHeap) : into;
     if (heap_data(obj)->heap)
         rb_raise(rb_eArgError, "heap already loaded");
-    join_args j = { s, heap_data(obj) };
+    join_args j = { s, heap_data(obj), child };
     rb_thread_call_without_gvl(loader_join_nogvl, &j, ubf_loader, &j);
     if (s->st != HSCOPE_OK)
         raise_status(s->st, &s->err);

@@ -18,7 +18,11 @@
 #     ...
 #
 # Other settings: HEAPSCOPE_SIGNAL (default USR2; "none" for no handler),
-# HEAPSCOPE_EXIT=0 (no exit tally), HEAPSCOPE_TRACE=0 (no allocation tracing).
+# HEAPSCOPE_EXIT=0 (no exit tally), HEAPSCOPE_TRACE=0 (no allocation tracing),
+# HEAPSCOPE_FORK=1 / 0 (dumps and the exit tally always / never from a
+# fork; unset: from a fork when Process.fork exists and another thread than
+# the one taking the dump is running, which is always the case for the
+# signal's dumps; without Process.fork, always in-process).
 # Without HEAPSCOPE=1, requiring this file does nothing.  Heapscope::Auto.install
 # does the same from code.
 require "heapscope"
@@ -36,13 +40,15 @@ module Heapscope
       attr_reader :dir
 
       # Install the signal handler and the exit report (once per process).
+      # fork: true, false or :auto (see the top of this file).
       def install(dir: ENV.fetch("HEAPSCOPE_DIR", Dir.tmpdir), signal: ENV.fetch("HEAPSCOPE_SIGNAL", "USR2"),
                   at_exit: ENV["HEAPSCOPE_EXIT"] != "0", trace: ENV["HEAPSCOPE_TRACE"] != "0",
-                  out: $stderr)
+                  out: $stderr, fork: { "1" => true, "0" => false }.fetch(ENV["HEAPSCOPE_FORK"], :auto))
         return false if @installed
         @installed = true
         @dir = dir
         @out = out
+        @fork = fork
         ObjectSpace.trace_object_allocations_start if trace
         install_signal(signal) unless signal.nil? || signal == "" || signal == "none"
         if at_exit
@@ -60,7 +66,7 @@ module Heapscope
 
       # Print the exit tally (top 20 file:line:class) to +out+.
       def exit_report(out = @out || $stderr, top: 20)
-        heap = Heapscope.snapshot
+        heap = Heapscope.snapshot(fork: fork?)
         tally = heap.tally(by: "file:line:class", top: top)
         out.puts "heapscope: exit tally of pid #{Process.pid}: #{heap.object_count} objects, " \
                  "#{tally.group_count} distinct file:line:class sites; top #{tally.size}:"
@@ -78,21 +84,54 @@ module Heapscope
           # Trap context: no locks here; the dump runs on its own thread,
           # so the handler returns at once and the app keeps running.
           n = (@count += 1)
-          Thread.new { write_dump(n) }
+          Thread.new do
+            Thread.current.thread_variable_set(:heapscope_dump, true)
+            write_dump(n)
+          end
           previous.call(signo) if previous.respond_to?(:call)
         end
+      end
+
+      # Whether the next dump comes from a fork: the setting, or with :auto
+      # whether another thread than this one (and heapscope's own dump
+      # threads) would be held by an in-process dump.
+      def fork?
+        return false unless ForkSnapshot.available?
+        return @fork unless @fork == :auto
+        Thread.list.any? { |t| t != Thread.current && t.alive? && !t.thread_variable_get(:heapscope_dump) }
       end
 
       def write_dump(n)
         path = File.join(@dir, "heapscope.#{Process.pid}.#{n}.json.gz")
         t0 = Process.clock_gettime(Process::CLOCK_MONOTONIC)
-        @lock.synchronize { Heapscope.dump(path, gc: true, gzip: true) }
+        held = @lock.synchronize { dump_to(path, n) }
         secs = Process.clock_gettime(Process::CLOCK_MONOTONIC) - t0
-        (@out || $stderr).puts format("heapscope: wrote %s (%d bytes, %.2f s)", path, File.size(path), secs)
+        (@out || $stderr).puts format("heapscope: wrote %s (%d bytes, %.2f s%s)", path, File.size(path), secs,
+                                      held ? format(", from a fork, process held %.3f s", held) : "")
         path
       rescue StandardError => e
         (@out || $stderr).puts "heapscope: dump #{n} failed: #{e.class}: #{e.message}"
         nil
+      end
+
+      # Write the dump; returns how long a fork dump held the process, or
+      # nil.  When a fork dump chosen by :auto fails, this one and the next
+      # are written in-process.
+      def dump_to(path, n)
+        unless fork?
+          Heapscope.dump(path, gc: true, gzip: true)
+          return nil
+        end
+        begin
+          Heapscope.dump(path, gc: true, gzip: true, fork: true)
+          Heapscope.fork_stats[:held_seconds]
+        rescue ForkError => e
+          raise unless @fork == :auto
+          @fork = false
+          (@out || $stderr).puts "heapscope: dump #{n} from a fork failed (#{e.message}); dumping in-process from now on"
+          Heapscope.dump(path, gc: true, gzip: true)
+          nil
+        end
       end
     end
   end

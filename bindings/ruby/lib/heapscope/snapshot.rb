@@ -17,23 +17,32 @@ module Heapscope
     #
     # To get allocation sites (file:line) into the snapshot, trace
     # allocations first: ObjectSpace.trace_object_allocations_start.
-    def snapshot(gc: true, path: nil, **load)
+    #
+    # fork: true writes the dump in a forked child instead: the process is
+    # held only while the fork starts (see README.md, "Snapshots from a
+    # fork"); NotImplementedError where Process.fork does not exist.
+    def snapshot(gc: true, path: nil, fork: false, **load)
       load = Heap.check_opts(load)
       raise ArgumentError, "progress: is not supported by snapshot" if load[:progress]
+      return Heap.load(dump(path, gc: gc, fork: fork), **load) if path
+      return ForkSnapshot.capture(load, nil, gc: gc) if fork
       full_gc if gc
-      return Heap.load(dump(path, gc: false), **load) if path
       capture(load, nil)
     end
 
     # Write a heap dump of this process to +path+ (gzip when gzip: or the
     # name ends in .gz), atomically (a temporary name, then rename), and
-    # return the path.
-    def dump(path, gc: true, gzip: path.to_s.end_with?(".gz"))
+    # return the path.  fork: true as for snapshot: a child writes the file.
+    def dump(path, gc: true, gzip: path.to_s.end_with?(".gz"), fork: false)
       path = path.to_path if path.respond_to?(:to_path)
-      full_gc if gc
       tmp = "#{path}.#{Process.pid}.tmp"
       begin
-        gzip ? dump_gzip(tmp) : File.open(tmp, "wb") { |f| ObjectSpace.dump_all(output: f) }
+        if fork
+          ForkSnapshot.write(tmp, gzip: gzip, gc: gc)
+        else
+          full_gc if gc
+          gzip ? dump_gzip(tmp) : File.open(tmp, "wb") { |f| ObjectSpace.dump_all(output: f) }
+        end
         File.rename(tmp, path)
       ensure
         File.unlink(tmp) if File.exist?(tmp)
@@ -50,7 +59,9 @@ module Heapscope
     #
     #   leaks = Heapscope.find_leaks { handle_request }
     #   puts leaks.report
-    def find_leaks(gc: true, **load)
+    #
+    # fork: true takes the snapshots from a fork (see snapshot).
+    def find_leaks(gc: true, fork: false, **load)
       raise ArgumentError, "find_leaks needs a block" unless block_given?
       load = Heap.check_opts(load)
       # Everything kept across the runs is allocated before the first
@@ -59,8 +70,12 @@ module Heapscope
       ObjectSpace.trace_object_allocations do
         3.times do |i|
           yield
-          full_gc if gc
-          capture(load, shells[i])
+          if fork
+            ForkSnapshot.capture(load, shells[i], gc: gc)
+          else
+            full_gc if gc
+            capture(load, shells[i])
+          end
         end
       end
       # Leave out what this file allocated in between (inline caches of
