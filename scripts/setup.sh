@@ -7,6 +7,8 @@ BUILD=${1:-build}
 PKGS=(meson ninja-build pkg-config gcc clang zlib1g-dev libisal-dev libxxhash-dev libcmocka-dev
       ruby ruby-dev python3 gzip time libclang-rt-14-dev valgrind ruby-activesupport
       librsvg2-bin postgresql abigail-tools ruby-ffi g++ make rake chromium
+      # ruby-rspec: the gem's RSpec matcher (bindings/ruby/test/test_leak_apps.rb)
+      ruby-rspec
       # groff: the man page test (tests/docs) renders docs/heapscope.1
       groff-base)
 missing=()
