@@ -21,7 +21,8 @@
 #            while the pipe is full, so this is an upper bound), for fork
 #            snapshots Heapscope.fork_stats[:held_seconds] (GC, fork, loader
 #            start)
-#   gc       the full GC the snapshot starts with
+#   gc       the full GC the snapshot starts with (in-process: a full GC
+#            timed just before the snapshot, which makes the same one)
 #   gap      the largest gap of a thread that sleeps 1 ms in a loop
 #   ticks    how many times that thread woke up during the call
 #   moves    how many times the mutator changed its structure during the call
@@ -118,7 +119,10 @@ RUNS.times do
     end
     fork = mode.start_with?("fork")
     gc = !mode.end_with?("-nogc")
-    GC.start # each run starts from the same state: the GC below is the snapshot's own
+    GC.start # each run starts from the same state
+    t0 = now
+    GC.start # as long as the snapshot's own full GC will take, about
+    pre_gc = now - t0
     $gap = 0.0
     ticks0 = $ticks
     moves0 = $moves
@@ -130,18 +134,20 @@ RUNS.times do
     ticks = $ticks - ticks0
     moves = $moves - moves0
     st = fork ? Heapscope.fork_stats : nil
-    r = { call: call, held: st ? st[:held_seconds] : call, gc: st ? st[:gc_seconds] : nil,
+    r = { call: call, held: st ? st[:held_seconds] : call, gc: st ? st[:gc_seconds] : (gc ? pre_gc : 0.0),
           gap: gap, ticks: ticks, moves: moves, state: state(heap), objects: heap.object_count,
           cow: st && st[:child_private_bytes] }
     results[mode] << r
-    printf("%-15s call %6.3f s  held %6.3f s  gc %s  gap %6.1f ms  ticks %5d  moves %8d  %-10s  %d objects%s\n",
-           mode, r[:call], r[:held], r[:gc] ? format("%6.3f s", r[:gc]) : "   -    ", gap * 1000, ticks, moves,
+    printf("%-15s call %6.3f s  held %6.3f s  gc %6.3f s  gap %6.1f ms  ticks %5d  moves %8d  %-10s  %d objects%s\n",
+           mode, r[:call], r[:held], r[:gc], gap * 1000, ticks, moves,
            r[:state], r[:objects], r[:cow] ? format("  cow %.1f MB", r[:cow] / 1048576.0) : "")
     heap = nil
   end
 end
 $stop = true
 [mutator, ticker].each(&:join)
+
+def median(v) = v.sort[v.size / 2]
 
 puts
 puts "best / median of #{RUNS}:"
@@ -156,8 +162,16 @@ results.each do |mode, rs|
     next
   end
   cow = rs.map { |r| r[:cow] }.compact.sort
-  printf("%-15s call %s s  held %s s  gap %.1f / %.1f ms  consistent %d of %d%s\n",
-         mode, pick.(:call), pick.(:held), gaps.first, gaps[gaps.size / 2],
+  printf("%-15s call %s s  held %s s  gc %s s  gap %.1f / %.1f ms  consistent %d of %d%s\n",
+         mode, pick.(:call), pick.(:held), pick.(:gc), gaps.first, gaps[gaps.size / 2],
          rs.count { |r| r[:state] == "consistent" }, rs.size,
          cow.empty? ? "" : format("  cow %.1f / %.1f MB", cow.first / 1048576.0, cow[cow.size / 2] / 1048576.0))
+end
+%w[fork fork-nogc].each do |f|
+  base = f == "fork" ? "inprocess" : "inprocess-nogc"
+  next unless results.key?(f) && results.key?(base)
+  held = results[f].map { |r| r[:held] }
+  calls = results[base].map { |r| r[:call] }
+  printf("%s held / %s call: best %.1f %%, median %.1f %%\n", f, base,
+         100 * held.min / calls.min, 100 * median(held) / median(calls))
 end

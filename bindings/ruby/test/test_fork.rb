@@ -166,6 +166,29 @@ class TestFork < Minitest::Test
     assert_no_children
   end
 
+  # Another part of the program reaps every child (a waitpid(-1) loop):
+  # the snapshot goes by the child's report.
+  def test_child_reaped_elsewhere
+    script = Fixtures.write("reaper.rb", <<~'RUBY')
+      require "heapscope"
+      reaper = Thread.new do
+        loop do
+          Process.wait(-1)
+        rescue Errno::ECHILD
+          sleep 0.001
+        end
+      end
+      3.times do |i|
+        Heapscope.snapshot(fork: true)
+        Heapscope.dump(File.join(ARGV[0], "reaped.#{i}.json"), fork: true)
+      end
+      puts Dir.children(ARGV[0]).grep(/reaped/).size
+    RUBY
+    out, st = Fixtures.ruby(script, Fixtures::DIR)
+    assert st.success?, out
+    assert_equal "3\n", out
+  end
+
   # The loader gives up (a limit): its error, not the child's EPIPE.
   def test_load_error_wins
     assert_raises(Heapscope::LimitError) { Heapscope.snapshot(fork: true, max_objects: 100) }

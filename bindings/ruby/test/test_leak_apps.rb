@@ -119,7 +119,7 @@ class TestLeakApps < Minitest::Test
     assert_match(/^4 examples, 1 failure$/, out)
     assert_match(%r{^rspec \./spec/app_spec\.rb:13 # App does not keep sessions$}, out)
     assert_match(/expected the block not to leak memory, but it leaked 2 objects /, out)
-    assert_match(/^\s+\(allowed: 1 objects in 1 sites\)$/, out) # the spec's "bob"
+    assert_match(/^\s+\(allowed: 1 object in 1 site\)$/, out) # the spec's "bob"
     check_leak_report(out, dir)
   end
 

@@ -125,6 +125,7 @@ class TestLeakAssertions < Minitest::Test
     assert_equal 2 * N, r.allowed.sum(&:count)
     refute check.(class: [Leaky, /\AStr/, "Array"]).leaked?
     assert_match(/^\(allowed: #{2 * N} objects in 2 sites\)$/, r.message)
+    assert_match(/\Aleaked 1 object \(/, check.(file: __FILE__, gem: "fake").message)
   end
 
   def test_bad_options

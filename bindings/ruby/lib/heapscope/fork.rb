@@ -78,7 +78,7 @@ module Heapscope
 
       # Write the dump to +tmp+ (gzip: through Zlib) in the child.
       def write(tmp, gzip:, gc:)
-        with_child(gc, -> { dump_file(tmp, gzip) }, nil) { nil }
+        with_child(gc, -> { Heapscope._write_dump(tmp, gzip) }, nil) { nil }
         tmp
       end
 
@@ -123,7 +123,7 @@ module Heapscope
           parent_closes&.close
           stats[:held_seconds] = now - stats[:started]
           result, error = parent_part(pid, stats) { |*a| yield(*a) }
-          status = Process.wait2(pid)[1]
+          status = wait(pid)
           pid = nil # reaped
           check_child(stats[:pid], status, status_r.read.to_s, error, stats)
           stats[:seconds] = now - stats[:started]
@@ -142,6 +142,14 @@ module Heapscope
         [yield(pid, stats), nil]
       rescue Heapscope::Error => e
         [nil, e]
+      end
+
+      # The child's Process::Status, or nil if another part of the program
+      # reaped it first (a waitpid(-1) loop): then its report decides.
+      def wait(pid)
+        Process.wait2(pid)[1]
+      rescue Errno::ECHILD
+        nil
       end
 
       # After an interrupt or an error: the child is not wanted any more.
@@ -209,24 +217,6 @@ module Heapscope
         end
       end
 
-      def dump_file(tmp, gzip)
-        return File.open(tmp, "wb") { |f| ObjectSpace.dump_all(output: f) } unless gzip
-        # dump_all writes to an IO only; the GzipWriter gets the dump through
-        # a pipe and a thread (threads work in the child as anywhere).
-        require "zlib"
-        Zlib::GzipWriter.open(tmp) do |gz|
-          r, w = IO.pipe
-          copier = Thread.new { IO.copy_stream(r, gz) }
-          begin
-            ObjectSpace.dump_all(output: w)
-          ensure
-            w.close
-          end
-          copier.value
-          r.close
-        end
-      end
-
       # Bytes the fork has cost so far: pages written by the child or the
       # parent since the fork are private to the child (Linux; nil
       # elsewhere).
@@ -237,7 +227,7 @@ module Heapscope
       end
 
       def check_child(pid, status, report, load_error, stats)
-        if status.success? && report.start_with?("ok ")
+        if (status.nil? || status.success?) && report.start_with?("ok ")
           _, dump_s, dirty, threads = report.split
           stats.update(child_dump_seconds: Float(dump_s), threads: Integer(threads),
                        child_private_bytes: Integer(dirty).negative? ? nil : Integer(dirty))
@@ -246,15 +236,17 @@ module Heapscope
         end
         # The parent's load failed first and the child got EPIPE: the load's
         # error is the one to report.
-        raise load_error if load_error && status.exitstatus == EPIPE
-        why = if status.signaled?
+        raise load_error if load_error && (status.nil? || status.exitstatus == EPIPE)
+        why = if status.nil?
+                report.empty? ? "ended, reaped by someone else, without a report" : "failed: #{report}"
+              elsif status.signaled?
                 "was killed by SIG#{Signal.signame(status.termsig) || status.termsig}"
               elsif !report.empty?
                 "failed: #{report}"
               else
                 "exited with status #{status.exitstatus}"
               end
-        raise ForkError.new("heapscope: the snapshot's child process #{pid} #{why}",
+        raise ForkError.new("the snapshot's child process #{pid} #{why}",
                             pid: pid, child_status: status, child_error: report.empty? ? nil : report)
       end
     end

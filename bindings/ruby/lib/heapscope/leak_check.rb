@@ -57,7 +57,7 @@ module Heapscope
       def message(top: 10)
         return "no leaks beyond #{@check.limits}" unless leaked?
         n = @offenders.sum(&:count)
-        out = +"leaked #{Format.grouped(n)} objects (#{Format.bytes(@offenders.sum(&:memsize))}), " \
+        out = +"leaked #{LeakCheck.objects(n)} (#{Format.bytes(@offenders.sum(&:memsize))}), " \
                "more than #{@check.limits}: "
         out << if @runs
                  "allocated by the block's run #{@runs - 1} of #{@runs}, still alive after the last\n"
@@ -68,7 +68,8 @@ module Heapscope
         @offenders.first(top).each { |s| out << format("%12d %12d  %s\n", s.count, s.memsize, s.key) }
         out << "  ... #{@offenders.size - top} more sites\n" if @offenders.size > top
         unless @allowed.empty?
-          out << "(allowed: #{Format.grouped(@allowed.sum(&:count))} objects in #{@allowed.size} sites)\n"
+          out << "(allowed: #{LeakCheck.objects(@allowed.sum(&:count))} in #{@allowed.size} " \
+                 "site#{'s' unless @allowed.size == 1})\n"
         end
         out << path_text(@offenders.first)
       end
@@ -76,7 +77,7 @@ module Heapscope
       alias to_s message
 
       def inspect
-        "#<Heapscope::LeakCheck::Result #{leaked? ? "leaked #{@offenders.sum(&:count)} objects" : 'no leaks'}>"
+        "#<Heapscope::LeakCheck::Result #{leaked? ? "leaked #{LeakCheck.objects(@offenders.sum(&:count))}" : 'no leaks'}>"
       end
 
       private
@@ -103,6 +104,11 @@ module Heapscope
     end
 
     attr_reader :objects, :bytes, :per, :allow, :warmup, :fork
+
+    # "1 object", "1,234 objects".
+    def self.objects(n)
+      "#{Format.grouped(n)} object#{'s' unless n == 1}"
+    end
 
     # objects:, bytes:  how many leaked objects / bytes pass (both nil:
     #                   objects: 0; one nil: no limit on it)
@@ -134,7 +140,7 @@ module Heapscope
     # "0 objects in total", "10 objects or 4096 bytes per file:line:class".
     def limits
       parts = []
-      parts << "#{Format.grouped(@objects)} objects" if @objects
+      parts << LeakCheck.objects(@objects) if @objects
       parts << "#{Format.grouped(@bytes)} bytes" if @bytes
       "#{parts.join(' or ')} #{@per == :total ? 'in total' : "per #{@per == :site ? 'file:line:class' : @per}"}"
     end

@@ -55,7 +55,7 @@ module Heapscope
 
       def failure_message
         "expected the block to leak more than #{@check.limits}, but it did not " \
-          "(#{@result.count} objects counted)"
+          "(#{Heapscope::LeakCheck.objects(@result.count)} counted)"
       end
 
       def failure_message_when_negated

@@ -41,7 +41,7 @@ module Heapscope
           ForkSnapshot.write(tmp, gzip: gzip, gc: gc)
         else
           full_gc if gc
-          gzip ? dump_gzip(tmp) : File.open(tmp, "wb") { |f| ObjectSpace.dump_all(output: f) }
+          _write_dump(tmp, gzip)
         end
         File.rename(tmp, path)
       ensure
@@ -81,6 +81,11 @@ module Heapscope
       # Leave out what this file allocated in between (inline caches of
       # the snapshot code), as the library leaves out objspace.rb's.
       Diff._compute(shells[0], shells[1], shells[2], false, false)._exclude_files([OWN_DIR])
+    end
+
+    # dump_all into the file +tmp+, gzip or plain (also in a fork's child).
+    def _write_dump(tmp, gzip) # :nodoc:
+      gzip ? dump_gzip(tmp) : File.open(tmp, "wb") { |f| ObjectSpace.dump_all(output: f) }
     end
 
     private
