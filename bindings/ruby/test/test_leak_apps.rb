@@ -37,7 +37,7 @@ class TestLeakApps < Minitest::Test
 
     class AppTest < Minitest::Test
       def test_render_is_clean
-        50.times { assert_no_leaks { App.render(100) } }
+        Integer(ENV.fetch("CLEAN_RUNS")).times { assert_no_leaks { App.render(100) } }
       end
 
       def test_report_frees_its_garbage
@@ -55,8 +55,8 @@ class TestLeakApps < Minitest::Test
     require_relative "../lib/app"
 
     RSpec.describe App do
-      it "renders without leaking, 10 times over" do
-        10.times { expect { App.render(100) }.not_to leak_memory }
+      it "renders without leaking, again and again" do
+        Integer(ENV.fetch("CLEAN_RUNS")).times { expect { App.render(100) }.not_to leak_memory }
       end
 
       it "frees the report's garbage" do
@@ -89,38 +89,48 @@ class TestLeakApps < Minitest::Test
     !home.empty? && so&.start_with?(home) ? [] : Fixtures.lib_flags
   end
 
-  def run_in(dir, *cmd)
-    out = IO.popen(cmd, chdir: dir, err: %i[child out], &:read)
+  # How many times the clean block runs: 50 in the minitest app, 10 in the
+  # RSpec one (the same check, and each run costs three snapshots);
+  # HEAPSCOPE_CLEAN_RUNS=N for both.
+  def clean_runs(default)
+    Integer(ENV.fetch("HEAPSCOPE_CLEAN_RUNS", default))
+  end
+
+  def run_in(dir, runs, *cmd)
+    out = IO.popen({ "CLEAN_RUNS" => runs.to_s }, cmd, chdir: dir, err: %i[child out], &:read)
     [out, $?]
   end
 
   def test_minitest_app
     dir = app_dir
     t = Process.clock_gettime(Process::CLOCK_MONOTONIC)
-    out, st = run_in(dir, RbConfig.ruby, *gem_flags, "test/app_test.rb")
+    runs = clean_runs(50)
+    out, st = run_in(dir, runs, RbConfig.ruby, *gem_flags, "test/app_test.rb")
     secs = Process.clock_gettime(Process::CLOCK_MONOTONIC) - t
     assert_equal 1, st.exitstatus, out
-    assert_match(/^3 runs, 52 assertions, 1 failures, 0 errors, 0 skips$/, out)
+    assert_match(/^3 runs, #{runs + 2} assertions, 1 failures, 0 errors, 0 skips$/, out)
     assert_match(/^AppTest#test_login_leaks \[test\/app_test\.rb:15\]:\nleaked 3 objects /, out)
     assert_match(%r{^\s+1 +\d+  test/app_test\.rb:15:String$}, out) # "bob"
     check_leak_report(out, dir)
-    warn format("\n   minitest app: 50 clean runs + 2 tests in %.1f s", secs) if ENV["HEAPSCOPE_TEST_TIMES"]
+    warn format("\n   minitest app: %d clean runs + 2 tests in %.1f s", runs, secs) if ENV["HEAPSCOPE_TEST_TIMES"]
   end
 
-  # (10 clean runs here, 50 in the minitest app: the same check, and each
-  # costs three snapshots.)
   def test_rspec_app
     rspec = ENV.fetch("PATH", "").split(File::PATH_SEPARATOR).map { |d| File.join(d, "rspec") }
                 .find { |f| File.executable?(f) }
     skip "rspec not installed (Debian: ruby-rspec)" unless rspec
     dir = app_dir
-    out, st = run_in(dir, rspec, *gem_flags.flat_map { |f| ["-I", f.delete_prefix("-I")] }, "spec/app_spec.rb")
+    t = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+    runs = clean_runs(10)
+    out, st = run_in(dir, runs, rspec, *gem_flags.flat_map { |f| ["-I", f.delete_prefix("-I")] }, "spec/app_spec.rb")
+    secs = Process.clock_gettime(Process::CLOCK_MONOTONIC) - t
     assert_equal 1, st.exitstatus, out
     assert_match(/^4 examples, 1 failure$/, out)
     assert_match(%r{^rspec \./spec/app_spec\.rb:13 # App does not keep sessions$}, out)
     assert_match(/expected the block not to leak memory, but it leaked 2 objects /, out)
     assert_match(/^\s+\(allowed: 1 object in 1 site\)$/, out) # the spec's "bob"
     check_leak_report(out, dir)
+    warn format("\n   rspec app: %d clean runs + 3 examples in %.1f s", runs, secs) if ENV["HEAPSCOPE_TEST_TIMES"]
   end
 
   # The failure names the planted allocation (a Hash and its token String,
