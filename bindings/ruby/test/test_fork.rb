@@ -214,7 +214,7 @@ class TestFork < Minitest::Test
     dir = ARGV[0]
     touch = ->(what) { File.write(File.join(dir, "#{what}.#{Process.pid}"), "") }
     # A Ruby 3.1+ fork hook, the way ActiveSupport 7, connection_pool and
-    # ddtrace install theirs.
+    # sqlite3 install theirs.
     hook = Module.new do
       define_method(:_fork) do
         pid = super()
