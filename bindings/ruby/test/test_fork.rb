@@ -153,6 +153,13 @@ class TestFork < Minitest::Test
     big = Array.new(400_000) { |i| "to make the dump take a while #{i}" }
     assert_raises(Timeout::Error) { Timeout.timeout(0.05) { Heapscope.snapshot(fork: true, gc: false) } }
     assert_no_children
+    # Interrupts at other moments: before, during and after the fork.
+    20.times do |i|
+      Timeout.timeout(0.0015 * i) { Heapscope.snapshot(fork: true, gc: false) }
+    rescue Timeout::Error
+      nil
+    end
+    assert_no_children
     assert_operator Heapscope.snapshot(fork: true).object_count, :>, big.size
   end
 

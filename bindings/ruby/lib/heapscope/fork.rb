@@ -111,26 +111,34 @@ module Heapscope
         stats = { started: now }
         status_r, status_w = IO.pipe
         stats[:gc_seconds] = gc ? full_gc : 0.0
-        pid = without_gc do
-          roots = thread_roots
-          pid = fork_method.call
-          child(status_r, status_w, work, roots) if pid.zero?
-          pid
-        end
-        stats[:pid] = pid
-        begin
-          status_w.close
-          parent_closes&.close
-          stats[:held_seconds] = now - stats[:started]
-          result, error = parent_part(pid, stats) { |*a| yield(*a) }
-          status = wait(pid)
-          pid = nil # reaped
-          check_child(stats[:pid], status, status_r.read.to_s, error, stats)
-          stats[:seconds] = now - stats[:started]
-          result
-        ensure
-          reap(pid) if pid
-          Thread.current[:heapscope_fork_stats] = stats.reject { |k, _| k == :started }
+        # From the fork until the ensure that reaps the child is entered,
+        # Thread#raise, Timeout and Ctrl-C wait (a child nobody reaps would
+        # be left behind); the child inherits the mask and cannot be
+        # interrupted half-way either.
+        Thread.handle_interrupt(Object => :never) do
+          pid = without_gc do
+            roots = thread_roots
+            pid = fork_method.call
+            child(status_r, status_w, work, roots) if pid.zero?
+            pid
+          end
+          stats[:pid] = pid
+          begin
+            Thread.handle_interrupt(Object => :immediate) do
+              status_w.close
+              parent_closes&.close
+              stats[:held_seconds] = now - stats[:started]
+              result, error = parent_part(pid, stats) { |*a| yield(*a) }
+              status = wait(pid)
+              pid = nil # reaped
+              check_child(stats[:pid], status, status_r.read.to_s, error, stats)
+              stats[:seconds] = now - stats[:started]
+              result
+            end
+          ensure
+            reap(pid) if pid
+            Thread.current[:heapscope_fork_stats] = stats.reject { |k, _| k == :started }
+          end
         end
       ensure
         [status_r, status_w].each { |io| io.close if io && !io.closed? }
