@@ -32,11 +32,30 @@ class TestAuto < Minitest::Test
     run_app("auto-fork", { "HEAPSCOPE_FORK" => "1" }, true)
   end
 
-  def run_app(name, env, forked)
+  # A fork dump that the default rule chose fails (dump_all raises in the
+  # child): that dump and the next are written in-process, and it says so.
+  def test_signal_dump_fork_fails
+    skip "no Process.fork" unless Process.respond_to?(:fork)
+    prelude = Fixtures.write("auto_prelude.rb", <<~'RUBY')
+      require "objspace"
+      PARENT = Process.pid
+      ObjectSpace.singleton_class.prepend(Module.new do
+        def dump_all(**kw)
+          raise "boom in the child" unless Process.pid == PARENT
+          super
+        end
+      end)
+    RUBY
+    out = run_app("auto-fallback", {}, false, prelude: prelude)
+    failed = /^heapscope: dump 1 from a fork failed \(the snapshot's child process \d+ failed: RuntimeError: boom in the child\); dumping in-process from now on$/
+    assert_equal 1, out.scan(failed).size, out
+  end
+
+  def run_app(name, env, forked, prelude: nil)
     dir = Fixtures.path(name)
     FileUtils.mkdir_p(dir)
     script = Fixtures.write("#{name}_app.rb", SCRIPT)
-    out, st = Fixtures.ruby("-rheapscope/auto", script,
+    out, st = Fixtures.ruby(*(prelude ? ["-r#{prelude}"] : []), "-rheapscope/auto", script,
                             env: { "HEAPSCOPE" => "1", "HEAPSCOPE_DIR" => dir }.merge(env))
     assert st.success?, out
     pid = st.pid
@@ -57,6 +76,7 @@ class TestAuto < Minitest::Test
     assert_match(/^      2000 +\d+  #{Regexp.escape(script)}:1:String$/, out)
     table = out[/top 20:\n(.*)/m, 1].lines.drop(1)
     assert_equal 20, table.count { |l| l.match?(/^ *\d+ +\d+  /) }
+    out
   end
 
   def test_off_without_env
