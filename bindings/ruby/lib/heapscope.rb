@@ -11,7 +11,11 @@
 #   diff.suspects                                  # what holds it
 #
 #   Heapscope.snapshot                             # this process, no temp file
+#   Heapscope.snapshot(fork: true)                 # written by a fork: one moment, a short stall
 #   Heapscope.find_leaks { run_the_suspect_code }  # 3 runs, 3 snapshots, a Diff
+#
+#   require "heapscope/minitest"                   # assert_no_leaks { ... }
+#   require "heapscope/rspec"                      # expect { ... }.not_to leak_memory
 #
 # See README.md.
 require_relative "heapscope/version"
