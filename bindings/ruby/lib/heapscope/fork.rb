@@ -20,6 +20,11 @@ module Heapscope
     end
   end
 
+  # In a fork snapshot, what another thread's stack referenced when the
+  # process forked: the Thread first, then the objects (see README.md).
+  class ThreadRoots < Array
+  end
+
   # Snapshots written by a forked child (Heapscope.snapshot(fork: true),
   # Heapscope.dump(path, fork: true)).  Internal; see README.md, "Snapshots
   # from a fork".
@@ -36,11 +41,6 @@ module Heapscope
   # thread exists), and freeing runs finalizers and dfree functions - an
   # IO's would flush the parent's buffered writes a second time.  Turning
   # the GC off before the fork also finishes any sweep still pending.
-  # In a fork snapshot, what another thread's stack referenced when the
-  # process forked: the Thread first, then the objects (see README.md).
-  class ThreadRoots < Array
-  end
-
   module ForkSnapshot # :nodoc:
     # exit! codes of the child.
     OK = 0
