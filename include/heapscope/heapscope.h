@@ -420,6 +420,16 @@ HSCOPE_API uint64_t hscope_heap_object_class_address(const hscope_heap_t *heap, 
 HSCOPE_API const char *hscope_heap_object_class_label(const hscope_heap_t *heap, hscope_id id);
 
 /**
+ * The name an object goes by in every output (since 0.2): a CLASS or
+ * MODULE is labelled by its own name (else "<anonymous>"), every other
+ * object by its class label (hscope_heap_object_class_label()).  So the
+ * class Object is "Object", not "Class", and PostsController is
+ * "PostsController".  Grouping keys (tally "class") keep the class label.
+ * Borrowed; NULL for an id out of range.
+ */
+HSCOPE_API const char *hscope_heap_object_label(const hscope_heap_t *heap, hscope_id id);
+
+/**
  * Outgoing references of an object, in dump order, with duplicates; only
  * those that resolve to an object of the dump (see
  * hscope_heap_dangling_count()).  *targets is borrowed.
@@ -545,13 +555,24 @@ typedef struct hscope_tally hscope_tally_t;
 #define HSCOPE_SORT_COUNT   0
 #define HSCOPE_SORT_MEMSIZE 1
 
+/**
+ * hscope_tally_options.flags: leave out the dumper's own objects, by the
+ * rule hscope_diff_compute() uses (allocated by ObjectSpace.dump_all,
+ * i.e. method dump_all or file objspace.rb, or by the heapscope gem's
+ * snapshot code, lib/heapscope/snapshot.rb and lib/heapscope/auto.rb);
+ * hscope_tally_excluded() counts them.  Since 0.2.
+ */
+#define HSCOPE_TALLY_SKIP_DUMPER 0x1u
+
 typedef struct hscope_tally_options {
     uint32_t size;      /* sizeof(hscope_tally_options) */
     uint32_t sort;      /* HSCOPE_SORT_*; ties by key, ascending */
     uint64_t top;       /* keep the first N rows; 0: all */
+    uint32_t flags;     /* HSCOPE_TALLY_* (since 0.2) */
+    uint32_t reserved;  /* zero */
 } hscope_tally_options;
 
-#define HSCOPE_TALLY_OPTIONS_INIT { sizeof(hscope_tally_options), 0, 0 }
+#define HSCOPE_TALLY_OPTIONS_INIT { sizeof(hscope_tally_options), 0, 0, 0, 0 }
 HSCOPE_API void hscope_tally_options_init(hscope_tally_options *opts);
 
 /**
@@ -605,6 +626,21 @@ HSCOPE_API void hscope_tally_totals(const hscope_tally_t *tally,
 HSCOPE_API const char *hscope_tally_row_key(const hscope_tally_t *tally, uint64_t i);
 HSCOPE_API uint64_t hscope_tally_row_count_of(const hscope_tally_t *tally, uint64_t i);
 HSCOPE_API uint64_t hscope_tally_row_memsize(const hscope_tally_t *tally, uint64_t i);
+/** Objects left out as the dumper's own (HSCOPE_TALLY_SKIP_DUMPER); they
+ * are in no row and not in the totals.  Since 0.2. */
+HSCOPE_API uint64_t hscope_tally_excluded(const hscope_tally_t *tally);
+/**
+ * The load statistics of the dump a tally was made from (since 0.2): for
+ * hscope_tally_file() those of the pass over the file (lines, objects,
+ * skipped lines, truncated; no model or index figures), else the heap's
+ * (hscope_heap_stats()).  So a front end can say that a streamed dump was
+ * damaged.  Fields beyond stats->size are not written.
+ */
+HSCOPE_API hscope_status hscope_tally_stats(const hscope_tally_t *tally,
+                                            hscope_load_stats *stats);
+/** Lines skipped for `reason` (HSCOPE_SKIP_*) in the tally's dump, as
+ * hscope_heap_skipped() (since 0.2). */
+HSCOPE_API uint64_t hscope_tally_skipped(const hscope_tally_t *tally, int32_t reason);
 
 /* ------------------------------------------------------------------------ */
 /* Diff: objects born between snapshots and still alive                     */
@@ -617,8 +653,13 @@ HSCOPE_API uint64_t hscope_tally_row_memsize(const hscope_tally_t *tally, uint64
  * only if address and type agree and, when the dumps traced allocations,
  * generation and allocation file:line agree too; without generations the
  * class address must agree.  An address reused by a new object is not a
- * survivor.  Objects that the dumper itself allocated (allocation site in
- * objspace.rb, method dump_all/dump) are left out and counted.
+ * survivor.  Objects that the dumper itself allocated (method dump_all,
+ * file objspace.rb, or the heapscope gem's lib/heapscope/snapshot.rb and
+ * lib/heapscope/auto.rb; before 0.2 also any method named "dump") are left
+ * out and counted.  The dumps are checked as a series
+ * (hscope_series_check()): the HSCOPE_DIFF_WARN_DIFFERENT_PROCESS,
+ * _REPEATED and _BACKWARDS warnings say when they cannot be one process's
+ * dumps in time order.
  */
 typedef struct hscope_diff hscope_diff_t;
 
@@ -627,6 +668,13 @@ typedef struct hscope_diff hscope_diff_t;
 #define HSCOPE_DIFF_WARN_PARTIAL      0x2u /* a dump has no ROOT records (since:) */
 #define HSCOPE_DIFF_WARN_COMPACTION   0x4u /* pinned flags: objects may have moved */
 #define HSCOPE_DIFF_WARN_SKIPPED      0x8u /* a dump had skipped lines */
+/* Series checks on consecutive dumps (since 0.2; hscope_series_check()): */
+#define HSCOPE_DIFF_WARN_DIFFERENT_PROCESS 0x10u /* they share < 5% of their
+                                                    objects: not one process */
+#define HSCOPE_DIFF_WARN_REPEATED     0x20u /* the same file, or identical
+                                               content, twice */
+#define HSCOPE_DIFF_WARN_BACKWARDS    0x40u /* newest generation (GC count)
+                                               or file mtime goes down */
 
 /** Compare addresses only (classic heapleak; reused addresses count). */
 #define HSCOPE_DIFF_ADDRESS_ONLY 0x1u
@@ -705,6 +753,69 @@ HSCOPE_API hscope_status hscope_tally_row_objects(const hscope_tally_t *tally,
                                                   uint64_t i,
                                                   const hscope_id **ids,
                                                   uint64_t *count);
+
+/* ------------------------------------------------------------------------ */
+/* Series checks: can these dumps be one process's, in time order?           */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * A compact summary of one dump for hscope_series_check() (since 0.2):
+ * its object count, a hash of its content (every object's address, type
+ * and generation), its newest generation (the GC count of its latest
+ * traced allocation), the identity and mtime of its file, and a sample of
+ * at most 4096 objects (address and type) chosen by a hash of the address,
+ * so that two dumps sample the same addresses.  About 64 KB.
+ */
+typedef struct hscope_fingerprint hscope_fingerprint_t;
+
+/**
+ * The fingerprint of a loaded heap (one pass over its columns).  `path`
+ * (may be NULL) is the file it was read from: its identity (device, inode)
+ * and mtime join the checks.  Free with hscope_fingerprint_free().
+ */
+HSCOPE_API hscope_status hscope_heap_fingerprint(hscope_fingerprint_t **out,
+                                                 const hscope_heap_t *heap,
+                                                 const char *path,
+                                                 hscope_error *err);
+
+/**
+ * The fingerprint of the dump a hscope_tally_file() tally folded (made
+ * during the same pass, at no extra read), with its file's identity;
+ * borrowed, valid until hscope_tally_free().  NULL for other tallies.
+ */
+HSCOPE_API const hscope_fingerprint_t *hscope_tally_fingerprint(const hscope_tally_t *tally);
+
+/** A copy of a fingerprint, e.g. to keep a tally's after freeing the
+ * tally (a timeline over many dumps).  Free with hscope_fingerprint_free(). */
+HSCOPE_API hscope_status hscope_fingerprint_copy(hscope_fingerprint_t **out,
+                                                 const hscope_fingerprint_t *fp,
+                                                 hscope_error *err);
+
+HSCOPE_API void hscope_fingerprint_free(hscope_fingerprint_t *fp);
+
+/**
+ * Check dumps that are meant to be one process's, in time order
+ * (fps[0] the oldest), pair by pair (i-1, i), and return the warnings as
+ * HSCOPE_DIFF_WARN_* bits (0: none):
+ *  - HSCOPE_DIFF_WARN_REPEATED: the same file (device and inode), or the
+ *    same content (object count and the hash of every object's address,
+ *    type and generation);
+ *  - HSCOPE_DIFF_WARN_DIFFERENT_PROCESS: otherwise, fewer than 5% of the
+ *    smaller dump's (sampled) objects have an object of the same address
+ *    and type in the other dump: with address space randomisation two
+ *    processes share none (measured: 0.0%), while consecutive dumps of one
+ *    process share 47-99.9% (heavy churn, GC.compact, a fork's child);
+ *  - HSCOPE_DIFF_WARN_BACKWARDS: the newest generation goes down (both
+ *    dumps traced allocations), or the later dump's file is older (mtime,
+ *    both files).
+ * `names` (may be NULL; entries may be NULL) name the dumps in the text,
+ * which gets one line per finding ("" when none), cut to fit `text_size`
+ * bytes (text may be NULL).  NULL entries in `fps` are skipped.
+ */
+HSCOPE_API uint32_t hscope_series_check(const hscope_fingerprint_t *const *fps,
+                                        const char *const *names,
+                                        uint64_t count, char *text,
+                                        uint64_t text_size);
 
 /* ------------------------------------------------------------------------ */
 /* Dominator tree and retained sizes                                         */

@@ -6,17 +6,89 @@
 
 #include "../model/model.h"
 
+/* The group-by over the whole heap (subset NULL) or over subset[0..nsub)
+ * (ascending ids; nsub may be 0, an empty tally, with subset non-NULL).
+ * A NULL subset never means "all" by accident: callers with a possibly
+ * empty id list pass HSCOPE__NO_IDS rather than a NULL array. */
 hscope_status hscope__tally_run(hscope_tally_t **out, hscope_heap_t *heap,
                                 const char *key,
                                 const hscope_tally_options *opts,
                                 const uint32_t *subset, size_t nsub,
                                 int members, hscope_error *err);
+extern const uint32_t hscope__no_ids[1];
+#define HSCOPE__NO_IDS hscope__no_ids
+/* The id list of a subset: ids, or HSCOPE__NO_IDS when it is empty (ids
+ * may then be NULL). */
+static inline const uint32_t *
+hscope__ids_or_none(const uint32_t *ids, size_t n)
+{
+    return n && ids ? ids : HSCOPE__NO_IDS;
+}
 
 /* Tally keys (order of the enum in tally.c). */
 enum { HSCOPE__TK_TYPE, HSCOPE__TK_CLASS, HSCOPE__TK_FILE, HSCOPE__TK_FILE_LINE,
        HSCOPE__TK_SITE, HSCOPE__TK_METHOD, HSCOPE__TK_GENERATION, HSCOPE__TK_GEM };
 int hscope__tally_key(const char *key);
+/* origin.c: the gem of an allocation file (a pointer into `file` or a
+ * static label, and its length), and whether an allocation site is the
+ * dumper's own (ObjectSpace.dump_all, the heapscope gem's snapshot code). */
 void hscope__gem_of(const char *file, const char **gem, size_t *len);
+int hscope__is_dumper(const char *file, const char *method);
+
+/* Fingerprints for the series checks (series.c). */
+typedef struct hscope__fp_item {
+    uint64_t addr;
+    uint32_t type;     /* HSCOPE_TYPE_* below 32, else HSCOPE_TYPE_OTHER */
+} hscope__fp_item;
+
+struct hscope_fingerprint {
+    hscope__mem own;            /* the allocator hooks it was made with */
+    uint64_t objects, content;  /* count; sum of a hash per object */
+    uint32_t max_gen;           /* newest generation, when traced */
+    int traced, sorted, has_file;
+    uint64_t limit;             /* sampled: objects whose address hash <= limit */
+    hscope__fp_item *items;
+    size_t n;
+    uint64_t dev, ino, mtime_ns;
+};
+
+/* splitmix64's finaliser of the address: the sampling hash. */
+static inline uint64_t
+hscope__fp_hash(uint64_t addr)
+{
+    uint64_t x = addr * 0x9E3779B97F4A7C15ull;
+    x ^= x >> 30;
+    x *= 0xBF58476D1CE4E5B9ull;
+    x ^= x >> 27;
+    x *= 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+
+void hscope__fp_sample(hscope_fingerprint_t *fp, uint64_t addr, uint64_t h, int type);
+
+/* One object of the dump (type: the builder's code; gen HSCOPE__GEN_NONE
+ * when untraced).  The per-object cost: two hashes and a compare. */
+static inline void
+hscope__fp_add(hscope_fingerprint_t *fp, uint64_t addr, int type, uint32_t gen)
+{
+    uint64_t h = hscope__fp_hash(addr);
+    int ty = type < 32 ? type : HSCOPE_TYPE_OTHER;
+    fp->objects++;
+    fp->content += hscope__fp_hash(h ^ ((uint64_t)gen << 8) ^ (uint64_t)ty);
+    if (gen != HSCOPE__GEN_NONE && (!fp->traced || gen > fp->max_gen)) {
+        fp->traced = 1;
+        fp->max_gen = gen;
+    }
+    if (HS_UNLIKELY(h <= fp->limit))
+        hscope__fp_sample(fp, addr, h, ty);
+}
+
+hscope_status hscope__fp_new(hscope_fingerprint_t **out, const hscope__mem *like,
+                             hscope_error *err);
+void hscope__fp_add_heap(hscope_fingerprint_t *fp, const hscope_heap_t *h);
+void hscope__fp_merge(hscope_fingerprint_t *dst, const hscope_fingerprint_t *src);
+/* Sort the sample and note the file's identity and mtime (path may be NULL). */
+void hscope__fp_finish(hscope_fingerprint_t *fp, const char *path);
 
 /* Standalone tallies: rows added by text, then sorted. */
 hscope_status hscope__tally_new(hscope_tally_t **out, const hscope_allocator *a,
@@ -25,6 +97,9 @@ hscope_status hscope__tally_add(hscope_tally_t *t, const char *key, size_t len,
                                 uint64_t count, uint64_t memsize,
                                 hscope_error *err);
 void hscope__tally_finish(hscope_tally_t *t, uint32_t sort, uint64_t top);
+void hscope__tally_set_source(hscope_tally_t *t, const hscope_load_stats *stats,
+                              const uint64_t skipped[HSCOPE_SKIP__COUNT],
+                              hscope_fingerprint_t *fp, uint64_t excluded);
 
 /* A diff base: a loaded heap, or a dump path streamed with `load`. */
 typedef struct hscope__diff_base {
@@ -34,6 +109,7 @@ typedef struct hscope__diff_base {
 } hscope__diff_base;
 
 hscope_status hscope__diff_run(hscope_diff_t **out, hscope_heap_t *target,
+                               const char *target_path,
                                const hscope__diff_base *ba,
                                const hscope__diff_base *bb,
                                const char *const names[3],

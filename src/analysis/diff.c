@@ -12,6 +12,7 @@
  * does, the class address agrees.  A record with a generation and one
  * without are different objects.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -27,7 +28,7 @@ struct hscope_diff {
     uint64_t memsize, excluded, reused, untraced;
     uint64_t snap[3];
     uint32_t warn;
-    char text[768];
+    char text[2048];
 };
 
 /* Maps string ids of one interner to the target's (MISSING if absent). */
@@ -84,6 +85,7 @@ typedef struct pass {
     const char (*base_types)[24];
     int address_only, count_reuse;
     uint64_t reused, objects, traced, pinned;
+    hscope_fingerprint_t *fp;   /* the base's, for the series checks */
 } pass;
 
 static uint64_t
@@ -172,6 +174,7 @@ static hscope_status
 pass_heap(pass *p, const hscope_heap_t *b, hscope_error *err)
 {
     p->base_types = (const char (*)[24])b->type_names;
+    hscope__fp_add_heap(p->fp, b);
     for (uint32_t i = 0; i < b->n; i++) {
         uint32_t s = b->site[i];
         uint64_t cls = b->cls[i] == HSCOPE__CLS_HIDDEN ? 0 : class_address(b, i);
@@ -188,42 +191,63 @@ sink(void *ud, hscope__builder *b, const hscope__objrec *o, hscope_error *err)
 {
     pass *p = ud;
     p->base_types = (const char (*)[24])b->type_names;
+    hscope__fp_add(p->fp, o->addr, o->type, o->gen);
     return enqueue(p, &b->strings, o->addr, o->type, o->gen, o->file, o->line,
                    o->class_addr, o->flags, err);
 }
 
-/* Dumper's own allocations: site in objspace.rb, or method dump_all/dump. */
-static int
-is_dumper(const hscope_heap_t *h, uint32_t id)
+/* Per site of the target: 1 if it is the dumper's (origin.c's rule). */
+static hscope_status
+dumper_sites(const hscope_heap_t *h, uint8_t **out, hscope_error *err)
 {
-    uint32_t s = h->site[id];
-    const char *m = hscope__intern_str(&h->strings, h->site_method[s]);
-    if (m && (strcmp(m, "dump_all") == 0 || strcmp(m, "dump") == 0))
-        return 1;
-    const char *f = hscope__intern_str(&h->strings, h->site_file[s]);
-    if (!f)
-        return 0;
-    const char *slash = strrchr(f, '/');
-    const char *base = slash ? slash + 1 : f;
-    return strcmp(base, "objspace.rb") == 0;
+    uint8_t *d = hscope__calloc((hscope__mem *)&h->mem, h->nsites ? h->nsites : 1, 1);
+    if (!d)
+        return hscope__nomem(err, h->nsites);
+    for (size_t s = 1; s < h->nsites; s++)
+        d[s] = (uint8_t)hscope__is_dumper(hscope__intern_str(&h->strings, h->site_file[s]),
+                                          hscope__intern_str(&h->strings, h->site_method[s]));
+    *out = d;
+    return HSCOPE_OK;
 }
 
 typedef struct snapinfo {
     const char *name;
     uint64_t objects, traced, pinned, roots, skipped;
+    uint64_t skip[HSCOPE_SKIP__COUNT];
+    int truncated;
 } snapinfo;
 
+/* "12 unreadable lines (bad_json 11, truncated 1)" into buf. */
 static void
-add_warning(hscope_diff_t *d, uint32_t bit, const char *fmt, const char *a,
-            unsigned long long x, unsigned long long y)
+skipped_text(const snapinfo *s, char *buf, size_t n)
+{
+    size_t len = (size_t)snprintf(buf, n, "%llu unreadable line%s (",
+                                  (unsigned long long)s->skipped, s->skipped == 1 ? "" : "s");
+    const char *sep = "";
+    for (int r = 0; r < HSCOPE_SKIP__COUNT && len < n; r++) {
+        if (!s->skip[r])
+            continue;
+        len += (size_t)snprintf(buf + len, n - len, "%s%s %llu", sep, hscope_skip_reason_name(r),
+                                (unsigned long long)s->skip[r]);
+        sep = ", ";
+    }
+    if (len < n)
+        snprintf(buf + len, n - len, ")%s", s->truncated ? ", and it is truncated" : "");
+}
+
+static void HS_PRINTF(3, 4)
+add_warning(hscope_diff_t *d, uint32_t bit, const char *fmt, ...)
 {
     size_t len = strlen(d->text);
+    d->warn |= bit; /* the bit even when the text is full */
     if (len + 2 >= sizeof(d->text))
         return;
-    d->warn |= bit;
-    snprintf(d->text + len, sizeof(d->text) - len, "%s", len ? "\n" : "");
-    len = strlen(d->text);
-    snprintf(d->text + len, sizeof(d->text) - len, fmt, a, x, y);
+    if (len)
+        d->text[len++] = '\n';
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(d->text + len, sizeof(d->text) - len, fmt, ap);
+    va_end(ap);
 }
 
 static void
@@ -234,25 +258,26 @@ warnings(hscope_diff_t *d, const snapinfo *s, int ns)
             add_warning(d, HSCOPE_DIFF_WARN_NO_TRACING,
                 "%s has no allocation info (trace_object_allocations was off): "
                 "identity falls back to address, type and class, so an address "
-                "reused by a similar object can pass for a survivor%.0llu%.0llu",
-                s[i].name, 0, 0);
+                "reused by a similar object can pass for a survivor", s[i].name);
         if (s[i].roots == 0)
             add_warning(d, HSCOPE_DIFF_WARN_PARTIAL,
                 "%s has no ROOT records (a since: partial dump?): objects missing "
-                "from it may still be alive%.0llu%.0llu", s[i].name, 0, 0);
+                "from it may still be alive", s[i].name);
         if (s[i].pinned)
             add_warning(d, HSCOPE_DIFF_WARN_COMPACTION,
                 "%s has %llu pinned objects, a sign of GC compaction: objects "
-                "that moved look like new ones%.0llu", s[i].name, s[i].pinned, 0);
-        if (s[i].skipped)
+                "that moved look like new ones", s[i].name, (unsigned long long)s[i].pinned);
+        if (s[i].skipped) {
+            char why[256];
+            skipped_text(&s[i], why, sizeof(why));
             add_warning(d, HSCOPE_DIFF_WARN_SKIPPED,
-                "%s had %llu unreadable lines: objects on them are not "
-                "compared%.0llu", s[i].name, s[i].skipped, 0);
+                "%s had %s: objects on them are not compared", s[i].name, why);
+        }
     }
     if (d->untraced && !(d->warn & HSCOPE_DIFF_WARN_NO_TRACING))
         add_warning(d, HSCOPE_DIFF_WARN_NO_TRACING,
-            "%s%llu leaked objects have no allocation info; they are matched "
-            "by address, type and class only%.0llu", "", d->untraced, 0);
+            "%llu leaked objects have no allocation info; they are matched "
+            "by address, type and class only", (unsigned long long)d->untraced);
 }
 
 HSCOPE_API void
@@ -283,14 +308,23 @@ read_opts(const hscope_diff_options *in, hscope_diff_options *o, hscope_error *e
 
 typedef hscope__diff_base base;
 
+/* Roots and damage of a loaded dump. */
+static void
+snap_heap(snapinfo *si, const hscope_heap_t *h)
+{
+    si->roots = h->stats.root_records;
+    si->skipped = h->stats.skipped_lines;
+    si->truncated = h->stats.truncated != 0;
+    memcpy(si->skip, h->skipped, sizeof(si->skip));
+}
+
 static hscope_status
 run_pass(pass *p, const base *b, snapinfo *si, hscope_error *err)
 {
     hscope_status st;
     if (b->heap) {
         st = pass_heap(p, b->heap, err);
-        si->roots = b->heap->stats.root_records;
-        si->skipped = b->heap->stats.skipped_lines;
+        snap_heap(si, b->heap);
     } else {
         hscope__mem mem;
         hscope__builder bl;
@@ -320,6 +354,8 @@ run_pass(pass *p, const base *b, snapinfo *si, hscope_error *err)
             sk += bl.skipped[r];
         si->roots = bl.root_records;
         si->skipped = sk;
+        si->truncated = bl.truncated != 0;
+        memcpy(si->skip, bl.skipped, sizeof(si->skip));
         hscope__builder_free(&bl);
     }
     si->objects = p->objects;
@@ -328,16 +364,32 @@ run_pass(pass *p, const base *b, snapinfo *si, hscope_error *err)
     return st;
 }
 
+/* The series checks over the fingerprints of the dumps, in order. */
+static void
+series(hscope_diff_t *d, hscope_fingerprint_t *const fps[3], const snapinfo *si, int ns)
+{
+    const char *names[3];
+    for (int i = 0; i < ns; i++)
+        names[i] = si[i].name;
+    char text[sizeof(d->text)];
+    uint32_t w = hscope_series_check((const hscope_fingerprint_t *const *)fps, names,
+                                     (uint64_t)ns, text, sizeof(text));
+    if (w)
+        add_warning(d, w, "%s", text);
+}
+
 hscope_status
-hscope__diff_run(hscope_diff_t **out, hscope_heap_t *target, const base *ba,
-                 const base *bb, const char *const names[3],
+hscope__diff_run(hscope_diff_t **out, hscope_heap_t *target, const char *target_path,
+                 const base *ba, const base *bb, const char *const names[3],
                  const hscope_diff_options *uopts, hscope_error *err)
 {
     hscope_diff_options o;
     hscope_status st;
     uint64_t *in_a = NULL, *in_b = NULL;
+    uint8_t *dsite = NULL;
     hscope_diff_t *d = NULL;
     hscope__mem *m = &target->mem;
+    hscope_fingerprint_t *fps[3] = { NULL, NULL, NULL };
     pass p;
     memset(&p, 0, sizeof(p));
     if ((st = read_opts(uopts, &o, err)) != HSCOPE_OK)
@@ -366,10 +418,14 @@ hscope__diff_run(hscope_diff_t **out, hscope_heap_t *target, const base *ba,
         p.files.to = &target->strings;
         p.address_only = (o.flags & HSCOPE_DIFF_ADDRESS_ONLY) != 0;
         si[ns].name = names[ns];
+        if ((st = hscope__fp_new(&fps[ns], m, err)) != HSCOPE_OK)
+            goto fail;
+        p.fp = fps[ns];
         st = run_pass(&p, bases[k], &si[ns], err);
         hscope__free(m, p.files.m);
         if (st != HSCOPE_OK)
             goto fail;
+        hscope__fp_finish(fps[ns], bases[k]->heap ? NULL : bases[k]->path);
         if (k == 0)
             d->reused = p.reused;
         d->snap[ns++] = p.objects;
@@ -377,8 +433,12 @@ hscope__diff_run(hscope_diff_t **out, hscope_heap_t *target, const base *ba,
     /* the target itself */
     si[ns].name = names[ns];
     si[ns].objects = target->n;
-    si[ns].roots = target->stats.root_records;
-    si[ns].skipped = target->stats.skipped_lines;
+    snap_heap(&si[ns], target);
+    if ((st = hscope__fp_new(&fps[ns], m, err)) != HSCOPE_OK ||
+        (!(o.flags & HSCOPE_DIFF_KEEP_DUMPER) && (st = dumper_sites(target, &dsite, err)) != HSCOPE_OK))
+        goto fail;
+    hscope__fp_add_heap(fps[ns], target);
+    hscope__fp_finish(fps[ns], target_path);
     for (uint32_t i = 0; i < target->n; i++) {
         si[ns].traced += target->gen[i] != HSCOPE__GEN_NONE;
         si[ns].pinned += (target->flags[i] & HSCOPE_FLAG_PINNED) != 0;
@@ -390,7 +450,7 @@ hscope__diff_run(hscope_diff_t **out, hscope_heap_t *target, const base *ba,
         uint64_t bit = (uint64_t)1 << (i % 64);
         if ((in_a[i / 64] & bit) || (in_b && !(in_b[i / 64] & bit)))
             continue;
-        if (!(o.flags & HSCOPE_DIFF_KEEP_DUMPER) && is_dumper(target, i)) {
+        if (dsite && dsite[target->site[i]]) {
             d->excluded++;
             continue;
         }
@@ -402,13 +462,20 @@ hscope__diff_run(hscope_diff_t **out, hscope_heap_t *target, const base *ba,
         d->untraced += target->gen[i] == HSCOPE__GEN_NONE;
     }
     warnings(d, si, ns);
+    series(d, fps, si, ns);
     hscope__free(m, in_a);
     hscope__free(m, in_b);
+    hscope__free(m, dsite);
+    for (int i = 0; i < 3; i++)
+        hscope_fingerprint_free(fps[i]);
     *out = d;
     return HSCOPE_OK;
 fail:
     hscope__free(m, in_a);
     hscope__free(m, in_b);
+    hscope__free(m, dsite);
+    for (int i = 0; i < 3; i++)
+        hscope_fingerprint_free(fps[i]);
     if (d && !d->heap)
         hscope__free(m, d); /* failed before it held the target */
     else
@@ -430,8 +497,8 @@ hscope_diff_compute(hscope_diff_t **out, hscope_heap_t *a, hscope_heap_t *b,
         *out = NULL;
         base ba = { a, NULL, NULL }, bb = { b, NULL, NULL };
         static const char *const n3[3] = { "snapshot A", "snapshot B", "snapshot C" };
-        st = c ? hscope__diff_run(out, c, &ba, &bb, n3, opts, &err)
-               : hscope__diff_run(out, b, &ba, NULL, n3, opts, &err);
+        st = c ? hscope__diff_run(out, c, NULL, &ba, &bb, n3, opts, &err)
+               : hscope__diff_run(out, b, NULL, &ba, NULL, n3, opts, &err);
     }
     if (st != HSCOPE_OK)
         hscope__error_copy_out(uerr, &err);
@@ -512,5 +579,7 @@ hscope_diff_tally(hscope_tally_t **out, const hscope_diff_t *d, const char *key,
             *out = NULL;
         return HSCOPE_ERR_INVALID_ARG;
     }
-    return hscope__tally_run(out, d->heap, key, opts, d->ids, d->n, 1, err);
+    /* d->ids is NULL when nothing leaked: zero objects, not "all" */
+    return hscope__tally_run(out, d->heap, key, opts, hscope__ids_or_none(d->ids, d->n),
+                             d->n, 1, err);
 }

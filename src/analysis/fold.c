@@ -40,6 +40,11 @@ typedef struct fold {
     uint32_t *cls_table;
     size_t cmask;
     const uint64_t *seq;          /* a worker slot's fold: its chunk number */
+    hscope_fingerprint_t *fp;     /* the dump's, made in the same pass */
+    int skip_dumper;              /* HSCOPE_TALLY_SKIP_DUMPER */
+    uint8_t *dsite;               /* per builder site: 0 not judged, 1 no, 2 dumper */
+    size_t dcap;
+    uint64_t excluded;
 } fold;
 
 static size_t
@@ -187,12 +192,41 @@ find_class(const fold *f, uint64_t addr, uint32_t *detail)
     return 0;
 }
 
+/* 1 if the record's site is the dumper's (judged once per site). */
+static hscope_status
+dumper_site(fold *f, const hscope__builder *b, uint32_t site, int *out, hscope_error *err)
+{
+    if (site >= f->dcap) {
+        size_t old = f->dcap;
+        hscope_status st = hscope__grow(f->mem, (void **)&f->dsite, &f->dcap, (size_t)site + 1,
+                                        1, err);
+        if (st != HSCOPE_OK)
+            return st;
+        memset(f->dsite + old, 0, f->dcap - old);
+    }
+    if (!f->dsite[site])
+        f->dsite[site] = site && hscope__is_dumper(
+            hscope__intern_str(&b->strings, b->site_file[site]),
+            hscope__intern_str(&b->strings, b->site_method[site])) ? 2 : 1;
+    *out = f->dsite[site] == 2;
+    return HSCOPE_OK;
+}
+
 static hscope_status
 sink(void *ud, hscope__builder *b, const hscope__objrec *o, hscope_error *err)
 {
-    (void)b;
     fold *f = ud;
     hscope_status st;
+    hscope__fp_add(f->fp, o->addr, o->type, o->gen);
+    if (f->skip_dumper) {
+        int d;
+        if ((st = dumper_site(f, b, o->site, &d, err)) != HSCOPE_OK)
+            return st;
+        if (d) {
+            f->excluded++;
+            return HSCOPE_OK;
+        }
+    }
     if (o->type == HSCOPE_TYPE_CLASS || o->type == HSCOPE_TYPE_MODULE ||
         o->type == HSCOPE_TYPE_ICLASS)
         if ((st = add_class(f, o->addr, o->detail, f->seq ? *f->seq : 0, err)) != HSCOPE_OK)
@@ -220,15 +254,20 @@ sink(void *ud, hscope__builder *b, const hscope__objrec *o, hscope_error *err)
 static void fold_free(fold *f);
 
 static hscope_status
-fold_init(fold *f, hscope__mem *mem, int tk)
+fold_init(fold *f, hscope__mem *mem, int tk, int skip_dumper)
 {
+    hscope_error e;
+    hscope_error_init(&e);
     memset(f, 0, sizeof(*f));
     f->mem = mem;
     f->tk = tk;
+    f->skip_dumper = skip_dumper;
     f->table = hscope__calloc(mem, 1024, sizeof(uint32_t));
     f->cls_table = hscope__calloc(mem, 1024, sizeof(uint32_t));
     f->mask = f->cmask = 1023;
-    return f->table && f->cls_table ? HSCOPE_OK : HSCOPE_ERR_NOMEM;
+    if (!f->table || !f->cls_table || hscope__fp_new(&f->fp, mem, &e) != HSCOPE_OK)
+        return HSCOPE_ERR_NOMEM;
+    return HSCOPE_OK;
 }
 
 static void *
@@ -238,7 +277,7 @@ slot_new(void *ud, const uint64_t *seq)
     fold *f = hscope__malloc(top->mem, sizeof(*f));
     if (!f)
         return NULL;
-    if (fold_init(f, top->mem, top->tk) != HSCOPE_OK) {
+    if (fold_init(f, top->mem, top->tk, top->skip_dumper) != HSCOPE_OK) {
         fold_free(f);
         hscope__free(top->mem, f);
         return NULL;
@@ -271,6 +310,8 @@ slot_merge(void *ud, void *slot_ud, const uint32_t *smap, size_t nsmap, const in
     fold *top = ud;
     const fold *f = slot_ud;
     hscope_status st;
+    hscope__fp_merge(top->fp, f->fp);
+    top->excluded += f->excluded;
     for (size_t i = 0; i < f->ncls; i++)
         if ((st = add_class(top, f->cls_addr[i], remap(smap, nsmap, f->cls_detail[i]),
                             f->cls_seq[i], err)) != HSCOPE_OK)
@@ -417,9 +458,37 @@ static void
 fold_free(fold *f)
 {
     void *p[] = { f->keys, f->count, f->memsize, f->table, f->cls_addr,
-                  f->cls_detail, f->cls_seq, f->cls_table };
+                  f->cls_detail, f->cls_seq, f->cls_table, f->dsite };
     for (size_t i = 0; i < sizeof(p) / sizeof(p[0]); i++)
         hscope__free(f->mem, p[i]);
+    hscope_fingerprint_free(f->fp);
+    f->fp = NULL;
+}
+
+/* What the pass saw, for hscope_tally_stats(); the fingerprint moves to
+ * the tally. */
+static void
+source_stats(hscope_tally_t *t, const hscope__builder *b, fold *f, uint64_t in_bytes,
+             int gz, uint64_t ns)
+{
+    hscope_load_stats s;
+    hscope_load_stats_init(&s);
+    s.gzip = (uint32_t)gz;
+    s.input_bytes = in_bytes;
+    s.bytes = b->bytes;
+    s.lines = b->lines;
+    s.objects = b->streamed;
+    s.root_records = b->root_records;
+    s.shapes = b->shapes;
+    s.free_slots = b->free_slots;
+    s.unknown_keys = b->unknown_keys;
+    s.unknown_types = b->unknown_types;
+    s.truncated = b->truncated;
+    s.load_ns = ns;
+    for (int r = 0; r < HSCOPE_SKIP__COUNT; r++)
+        s.skipped_lines += b->skipped[r];
+    hscope__tally_set_source(t, &s, b->skipped, f->fp, f->excluded);
+    f->fp = NULL;
 }
 
 HSCOPE_API hscope_status
@@ -458,13 +527,17 @@ hscope_tally_file(hscope_tally_t **out, const char *path, const char *key,
         }
         memcpy(&o, uopts, uopts->size < sizeof(o) ? uopts->size : sizeof(o));
     }
+    if (o.flags & ~(uint32_t)HSCOPE_TALLY_SKIP_DUMPER) {
+        st = hscope__fail(&err, HSCOPE_ERR_UNSUPPORTED, "unknown tally flags 0x%x", o.flags);
+        goto done;
+    }
     if ((f.tk = hscope__tally_key(key)) < 0) {
         st = hscope__fail(&err, HSCOPE_ERR_UNSUPPORTED, "unknown tally key \"%s\"", key);
         goto done;
     }
     hscope__mem_init(&mem, lo ? lo->allocator : NULL, lo ? lo->max_memory : 0);
     int tk = f.tk;
-    if (fold_init(&f, &mem, tk) != HSCOPE_OK) {
+    if (fold_init(&f, &mem, tk, (o.flags & HSCOPE_TALLY_SKIP_DUMPER) != 0) != HSCOPE_OK) {
         st = hscope__nomem(&err, 4096);
         goto done;
     }
@@ -483,15 +556,19 @@ hscope_tally_file(hscope_tally_t **out, const char *path, const char *key,
         .line_fn = lo ? lo->line_fn : NULL,
         .line_ud = lo ? lo->line_user_data : NULL,
     };
+    uint64_t in_bytes = 0, t0 = hscope__now_ns();
+    int gz = 0;
     if ((st = hscope__parse_path(path, lo && (lo->flags & HSCOPE_LOAD_NO_GZIP),
                                  lo ? lo->threads : 0, &b,
-                                 &po, NULL, NULL, &err)) != HSCOPE_OK)
+                                 &po, &in_bytes, &gz, &err)) != HSCOPE_OK)
         goto done;
     if ((st = hscope__tally_new(&t, lo ? lo->allocator : NULL, &err)) != HSCOPE_OK)
         goto done;
     if ((st = render_all(&f, &b, t, &err)) != HSCOPE_OK)
         goto done;
     hscope__tally_finish(t, o.sort, o.top);
+    hscope__fp_finish(f.fp, path);
+    source_stats(t, &b, &f, in_bytes, gz, hscope__now_ns() - t0);
 done:
     if (have_b)
         hscope__builder_free(&b);

@@ -42,7 +42,15 @@ struct hscope_tally {
     size_t nrows;      /* after top */
     char *arena;
     size_t alen, acap;
+    uint64_t excluded;     /* the dumper's objects left out */
+    /* a tally folded from a stream: the pass's load statistics and the
+     * dump's fingerprint (a heap's tally asks its heap) */
+    hscope_load_stats stats;
+    uint64_t skipped[HSCOPE_SKIP__COUNT];
+    hscope_fingerprint_t *fp;
 };
+
+const uint32_t hscope__no_ids[1] = { 0 };
 
 HSCOPE_API void
 hscope_tally_options_init(hscope_tally_options *o)
@@ -51,31 +59,6 @@ hscope_tally_options_init(hscope_tally_options *o)
         return;
     memset(o, 0, sizeof(*o));
     o->size = sizeof(*o);
-}
-
-/* Gem of a file path: NAME-VERSION after a "/gems/" path component, else
- * the directory part, else the path itself. */
-static void
-gem_of(const char *f, const char **out, size_t *n)
-{
-    const char *p = f, *hit = NULL;
-    while ((p = strstr(p, "/gems/")) != NULL) {
-        hit = p + 6;
-        p += 6;
-    }
-    if (hit) {
-        const char *e = strchr(hit, '/');
-        if (e && e > hit) {
-            *out = hit;
-            *n = (size_t)(e - hit);
-            return;
-        }
-    }
-    const char *slash = strrchr(f, '/');
-    *out = f;
-    *n = slash ? (size_t)(slash - f) : strlen(f);
-    if (slash == f)
-        *n = 1;
 }
 
 static void
@@ -196,7 +179,7 @@ gem_table(hscope_heap_t *h, hscope__intern *names, uint32_t **out,
             continue;
         const char *g;
         size_t gn;
-        gem_of(hscope__intern_str(&h->strings, f), &g, &gn);
+        hscope__gem_of(hscope__intern_str(&h->strings, f), &g, &gn);
         hscope_status st = hscope__intern_add(names, g, gn, &gem[f], err);
         if (st != HSCOPE_OK) {
             hscope__free(&h->mem, gem);
@@ -367,6 +350,48 @@ dense_fold(hscope_tally_t *t, hscope_heap_t *heap, enum tkey tk, const uint32_t 
 }
 
 /*
+ * The objects of a subset (or of the whole heap: *subset NULL) that the
+ * dumper did not allocate, into a new list (*kept, also *subset); the
+ * others counted in *excluded.  Sites are judged once each.  Nothing
+ * changes when no site is the dumper's.
+ */
+static hscope_status
+without_dumper(hscope_heap_t *h, const uint32_t **subset, size_t *nsub, uint32_t **kept,
+               uint64_t *excluded, hscope_error *err)
+{
+    uint8_t *dsite = hscope__calloc(&h->mem, h->nsites ? h->nsites : 1, 1);
+    if (!dsite)
+        return hscope__nomem(err, h->nsites);
+    int any = 0;
+    for (size_t s = 1; s < h->nsites; s++) {
+        dsite[s] = (uint8_t)hscope__is_dumper(hscope__intern_str(&h->strings, h->site_file[s]),
+                                              hscope__intern_str(&h->strings, h->site_method[s]));
+        any |= dsite[s];
+    }
+    size_t total = *subset ? *nsub : h->n;
+    if (any) {
+        uint32_t *ids = hscope__malloc(&h->mem, (total + 1) * sizeof(uint32_t));
+        if (!ids) {
+            hscope__free(&h->mem, dsite);
+            return hscope__nomem(err, total * sizeof(uint32_t));
+        }
+        size_t k = 0;
+        for (size_t x = 0; x < total; x++) {
+            uint32_t i = *subset ? (*subset)[x] : (uint32_t)x;
+            if (dsite[h->site[i]])
+                (*excluded)++;
+            else
+                ids[k++] = i;
+        }
+        *kept = ids;
+        *subset = ids;
+        *nsub = k;
+    }
+    hscope__free(&h->mem, dsite);
+    return HSCOPE_OK;
+}
+
+/*
  * The group-by itself, over all objects of the heap or over a subset
  * (ascending ids); with `members`, each row also lists its objects.
  */
@@ -379,7 +404,7 @@ hscope__tally_run(hscope_tally_t **out, hscope_heap_t *heap, const char *key,
     hscope_error_init(&err);
     hscope_status st = HSCOPE_OK;
     hscope_tally_t *t = NULL;
-    uint32_t *table = NULL, *gem = NULL, *gidx = NULL, *dense = NULL;
+    uint32_t *table = NULL, *gem = NULL, *gidx = NULL, *dense = NULL, *kept = NULL;
     hscope__intern gems = { 0 };
     int have_gems = 0;
     hscope_tally_options o;
@@ -400,6 +425,10 @@ hscope__tally_run(hscope_tally_t **out, hscope_heap_t *heap, const char *key,
             goto done;
         }
         memcpy(&o, uopts, uopts->size < sizeof(o) ? uopts->size : sizeof(o));
+    }
+    if (o.flags & ~(uint32_t)HSCOPE_TALLY_SKIP_DUMPER) {
+        st = hscope__fail(&err, HSCOPE_ERR_UNSUPPORTED, "unknown tally flags 0x%x", o.flags);
+        goto done;
     }
     size_t ki;
     for (ki = 0; ki < sizeof(keys) / sizeof(keys[0]); ki++)
@@ -425,6 +454,9 @@ hscope__tally_run(hscope_tally_t **out, hscope_heap_t *heap, const char *key,
     t->heap = heap;
     t->mem = &heap->mem;
     hscope__heap_retain(heap);
+    if ((o.flags & HSCOPE_TALLY_SKIP_DUMPER) &&
+        (st = without_dumper(heap, &subset, &nsub, &kept, &t->excluded, &err)) != HSCOPE_OK)
+        goto done;
     if (tk == TK_GEM) {
         if ((st = hscope__intern_init(&gems, &heap->mem, &err)) != HSCOPE_OK)
             goto done;
@@ -536,6 +568,8 @@ done:
     hscope__free(heap ? &heap->mem : NULL, table);
     if (gem)
         hscope__free(&heap->mem, gem);
+    if (kept)
+        hscope__free(&heap->mem, kept);
     if (have_gems)
         hscope__intern_free(&gems);
     if (st != HSCOPE_OK) {
@@ -574,8 +608,7 @@ hscope_tally_subset(hscope_tally_t **out, hscope_heap_t *heap, const char *key,
             return HSCOPE_ERR_INVALID_ARG;
         }
     }
-    static const uint32_t none = 0;
-    return hscope__tally_run(out, heap, key, opts, count ? ids : &none,
+    return hscope__tally_run(out, heap, key, opts, hscope__ids_or_none(ids, (size_t)count),
                              (size_t)count, 1, err);
 }
 
@@ -605,8 +638,51 @@ hscope_tally_free(hscope_tally_t *t)
     hscope__free(m, t->members);
     hscope__free(m, t->g);
     hscope__free(m, t->arena);
+    hscope_fingerprint_free(t->fp);
     hscope__free(m, t);
     hscope__heap_release(h);
+}
+
+HSCOPE_API uint64_t
+hscope_tally_excluded(const hscope_tally_t *t)
+{
+    return t ? t->excluded : 0;
+}
+
+HSCOPE_API hscope_status
+hscope_tally_stats(const hscope_tally_t *t, hscope_load_stats *stats)
+{
+    if (!t || !stats || stats->size < 2 * sizeof(uint32_t))
+        return HSCOPE_ERR_INVALID_ARG;
+    hscope__stats_copy_out(stats, t->heap ? &t->heap->stats : &t->stats);
+    return HSCOPE_OK;
+}
+
+HSCOPE_API uint64_t
+hscope_tally_skipped(const hscope_tally_t *t, int32_t reason)
+{
+    if (!t || reason < 0 || reason >= HSCOPE_SKIP__COUNT)
+        return 0;
+    return t->heap ? hscope_heap_skipped(t->heap, reason) : t->skipped[reason];
+}
+
+HSCOPE_API const hscope_fingerprint_t *
+hscope_tally_fingerprint(const hscope_tally_t *t)
+{
+    return t ? t->fp : NULL;
+}
+
+/* A streamed tally's dump: statistics of the pass, skip counts, the
+ * fingerprint (taken over) and the dumper's objects left out. */
+void
+hscope__tally_set_source(hscope_tally_t *t, const hscope_load_stats *stats,
+                         const uint64_t skipped[HSCOPE_SKIP__COUNT],
+                         hscope_fingerprint_t *fp, uint64_t excluded)
+{
+    t->stats = *stats;
+    memcpy(t->skipped, skipped, sizeof(t->skipped));
+    t->fp = fp;
+    t->excluded = excluded;
 }
 
 HSCOPE_API uint64_t
@@ -702,13 +778,6 @@ hscope__tally_finish(hscope_tally_t *t, uint32_t sort, uint64_t top)
         qsort(t->g, t->ng, sizeof(group),
               sort == HSCOPE_SORT_MEMSIZE ? cmp_memsize : cmp_count);
     t->nrows = top && top < t->ng ? (size_t)top : t->ng;
-}
-
-/* Gem of a file path (shared with the fold). */
-void
-hscope__gem_of(const char *f, const char **out, size_t *n)
-{
-    gem_of(f, out, n);
 }
 
 /* Key name -> enum, or -1. */

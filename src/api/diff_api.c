@@ -30,7 +30,7 @@ hscope_diff_files(hscope_diff_t **out, const char *path_a, const char *path_b,
     const char *names[3] = { path_a, path_b, path_c ? path_c : "" };
     if (!path_c)
         names[1] = path_b;
-    st = hscope__diff_run(out, target, &ba, path_c ? &bb : NULL, names, opts, &err);
+    st = hscope__diff_run(out, target, tpath, &ba, path_c ? &bb : NULL, names, opts, &err);
 done:
     hscope_heap_free(target); /* the diff holds its own reference */
     if (st != HSCOPE_OK)

@@ -310,10 +310,7 @@ hscope_heap_stats(const hscope_heap_t *h, hscope_load_stats *s)
 {
     if (!h || !s || s->size < 2 * sizeof(uint32_t))
         return HSCOPE_ERR_INVALID_ARG;
-    uint32_t n = s->size < sizeof(*s) ? s->size : (uint32_t)sizeof(*s);
-    uint32_t keep = s->size;
-    memcpy(s, &h->stats, n);
-    s->size = keep;
+    hscope__stats_copy_out(s, &h->stats);
     return HSCOPE_OK;
 }
 
@@ -476,6 +473,13 @@ hscope_heap_object_class_label(const hscope_heap_t *h, hscope_id id)
 {
     CHECK_ID(h, id, NULL);
     return hscope__intern_str(&h->strings, hscope__label(h, id));
+}
+
+HSCOPE_API const char *
+hscope_heap_object_label(const hscope_heap_t *h, hscope_id id)
+{
+    CHECK_ID(h, id, NULL);
+    return hscope__intern_str(&h->strings, hscope__object_label(h, id));
 }
 
 HSCOPE_API hscope_status

@@ -252,6 +252,14 @@ hscope__now_ns(void)
 }
 
 void
+hscope__stats_copy_out(hscope_load_stats *dst, const hscope_load_stats *src)
+{
+    uint32_t keep = dst->size;
+    memcpy(dst, src, keep < sizeof(*dst) ? keep : sizeof(*dst));
+    dst->size = keep;
+}
+
+void
 hscope__strlcpy(char *dst, const char *src, size_t n)
 {
     if (!n)

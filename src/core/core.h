@@ -117,6 +117,10 @@ hscope_status hscope__read_load_options(const hscope_load_options *in,
  * newer caller's fields this library does not know must be unused). */
 int hscope__tail_is_zero(const void *opts, uint32_t size, size_t known);
 
+/* Copy load statistics into a caller's struct: its first dst->size bytes,
+ * keeping dst->size (a smaller, older struct gets the fields it knows). */
+void hscope__stats_copy_out(hscope_load_stats *dst, const hscope_load_stats *src);
+
 /* Monotonic clock in nanoseconds. */
 uint64_t hscope__now_ns(void);
 

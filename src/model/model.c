@@ -453,6 +453,15 @@ hscope__label(const hscope_heap_t *h, uint32_t id)
     return h->detail[c] ? h->detail[c] : h->lbl_anon;
 }
 
+uint32_t
+hscope__object_label(const hscope_heap_t *h, uint32_t id)
+{
+    int t = h->type[id];
+    if (t == HSCOPE_TYPE_CLASS || t == HSCOPE_TYPE_MODULE)
+        return h->detail[id] ? h->detail[id] : h->lbl_anon;
+    return hscope__label(h, id);
+}
+
 static void
 take_columns(hscope_heap_t *h, hscope__builder *b)
 {

@@ -161,6 +161,9 @@ hscope_status hscope__reverse_build(hscope_heap_t *h, hscope_error *err);
 
 /* Class label string id of an object (DESIGN.md rule). */
 uint32_t hscope__label(const hscope_heap_t *h, uint32_t id);
+/* Display label of an object: a CLASS/MODULE's own name (else
+ * "<anonymous>"), any other object's class label. */
+uint32_t hscope__object_label(const hscope_heap_t *h, uint32_t id);
 
 void hscope__heap_retain(hscope_heap_t *h);
 void hscope__heap_release(hscope_heap_t *h);
