@@ -11,6 +11,7 @@
  * what the code leaks.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include <heapscope/heapscope.h>
 
@@ -36,9 +37,14 @@ main(int argc, char **argv)
            (unsigned long long)hscope_diff_memsize(diff));
 
     /* Say plainly when the dumps cannot support an exact answer (no
-     * allocation tracing, partial dumps, compaction). */
-    if (hscope_diff_warnings(diff))
-        printf("warning: %s\n", hscope_diff_warning_text(diff));
+     * allocation tracing, partial dumps, compaction), and when the dumps
+     * cannot be one process's series (repeated, other processes, out of
+     * order). */
+    for (const char *w = hscope_diff_warning_text(diff); *w;) { /* one line each */
+        size_t len = strcspn(w, "\n");
+        printf("warning: %.*s\n", (int)len, w);
+        w += len + (w[len] == '\n');
+    }
 
     /* Group the leaked objects; rows of a diff tally list their members. */
     hscope_tally_options opts = HSCOPE_TALLY_OPTIONS_INIT;

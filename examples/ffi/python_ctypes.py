@@ -46,10 +46,14 @@ class Error(Structure):
 
 
 class TallyOptions(Structure):
-    """hscope_tally_options: size-versioned, zero means default."""
+    """hscope_tally_options: size-versioned, zero means default.  Transcribed
+    whole (flags and reserved came in 0.2): hscope_tally_options_init()
+    writes the library's full struct."""
     _fields_ = [('size', c_uint32),
                 ('sort', c_uint32),
-                ('top', c_uint64)]
+                ('top', c_uint64),
+                ('flags', c_uint32),
+                ('reserved', c_uint32)]
 
 
 # Opaque handles: distinct pointer types, so ctypes refuses to mix them up.
@@ -245,8 +249,8 @@ def diff_dumps(lib, paths, key, top):
                  ' '.join(str(c.hscope_diff_snapshot_objects(diff, i))
                           for i in range(len(paths)))))
         warning = text(c.hscope_diff_warning_text(diff))
-        if warning:
-            print('warning: %s' % warning)
+        for line in warning.split('\n') if warning else []:
+            print('warning: %s' % line)
         print_rows(lib, tally)
     finally:
         c.hscope_tally_free(tally)

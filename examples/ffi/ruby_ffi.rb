@@ -66,10 +66,14 @@ module HScope
   end
 
   # hscope_tally_options: size-versioned, zero means default.
+  # Transcribed whole (flags and reserved came in 0.2):
+  # hscope_tally_options_init() writes the library's full struct.
   class TallyOptions < FFI::Struct
     layout :size, :uint32,
            :sort, :uint32,
-           :top, :uint64
+           :top, :uint64,
+           :flags, :uint32,
+           :reserved, :uint32
   end
 
   def self.load(path)
@@ -215,7 +219,7 @@ module HScope
          "#{hscope_diff_excluded(diff)} dumper objects left out, " \
          "#{hscope_diff_reused_addresses(diff)} reused addresses; snapshots #{snaps.join(' ')}"
     warning = text(hscope_diff_warning_text(diff))
-    puts "warning: #{warning}" unless warning.empty?
+    warning.each_line { |line| puts "warning: #{line.chomp}" }
     print_rows(tally)
   end
 end

@@ -32,8 +32,9 @@ end
 puts "leaked: #{diff.count} objects, #{diff.memsize} bytes"
 
 # Say plainly when the dumps cannot support an exact answer (no allocation
-# tracing, partial dumps, compaction).
-puts "warning: #{diff.warnings.join("\n")}" unless diff.warnings.empty?
+# tracing, partial dumps, compaction), and when the dumps cannot be one
+# process's series (repeated, other processes, out of order).
+diff.warnings.each { |w| puts "warning: #{w}" }
 
 # Group the leaked objects; each group knows its members' addresses (in C).
 diff.groups(by: "file:line:class", top: 10).each do |g|

@@ -53,6 +53,25 @@ void hscope_cli_human_bytes(double b, char *buf, size_t n);
 /* 12,345 */
 void hscope_cli_grouped(uint64_t v, char *buf, size_t n);
 
+/* An address argument: hex with 0x (0x7f2a...), surrounding whitespace
+ * allowed; 0, or -1 when it is anything else (a decimal number, no 0x). */
+int hscope_cli_parse_address(const char *s, uint64_t *out);
+/* The usage error for an argument that is not an address; returns 2. */
+int hscope_cli_bad_address(const char *usage, const char *arg);
+
+/* Each line of a warning text as "heapscope: warning: LINE" on stderr. */
+void hscope_cli_warn_text(const char *text);
+/* "heapscope: warning: PATH: N of M lines skipped (reason count, ...); the
+ * dump is truncated" on stderr, once, when a dump was damaged or partly
+ * skipped (from its load statistics, whether parsed, streamed or opened
+ * from a saved index); nothing otherwise. */
+void hscope_cli_warn_damage(const char *path, const hscope_load_stats *s,
+                            const uint64_t skipped[HSCOPE_SKIP__COUNT]);
+void hscope_cli_warn_heap_damage(const char *path, const hscope_heap_t *h);
+void hscope_cli_warn_tally_damage(const char *path, const hscope_tally_t *t);
+/* "left out: N objects allocated by the dumper itself" (nothing for 0). */
+void hscope_cli_dumper_note(FILE *f, uint64_t n);
+
 /* The tally keys timeline/histogram/export accept. */
 int hscope_cli_valid_key(const char *by);
 

@@ -572,6 +572,7 @@ hscope_cli_export(int argc, char **argv)
             rc = HSCOPE_CLI_EXIT_BAD_INPUT;
             break;
         }
+        hscope_cli_warn_heap_damage(d[k].path, h);
         hscope_load_stats s = HSCOPE_LOAD_STATS_INIT;
         hscope_heap_stats(h, &s);
         uint64_t id = first_id + k;

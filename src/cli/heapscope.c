@@ -106,29 +106,40 @@ static const char usage_diff[] =
     "file:line agree too (without tracing: the class address).  Objects the\n"
     "dumper itself allocated are left out and counted.  Only the last dump is\n"
     "held in memory; the others are streamed against it.  The dumps are always\n"
-    "read themselves (--no-index and -v have no effect).\n"
+    "read themselves (--no-index and -v have no effect).  Warnings go to stderr\n"
+    "(and into the JSON): damaged dumps, no allocation tracing, and dumps that\n"
+    "cannot be one process's series (the same dump twice, dumps of different\n"
+    "processes, an order that runs backwards).\n"
     "\n"
     "  --by KEY        group by type, class, file, file:line, file:line:class\n"
     "                  (default), method, generation or gem\n"
     "  --top N         groups to print (default 20; 0 = all)\n"
     "  --addresses     list every leaked address per group (text: 3 samples)\n"
-    "  --json          {\"leaked\": {\"count\", \"memsize\", \"groups\": [...]}, ...}\n"
+    "  --json          {\"leaked\": {\"count\", \"memsize\", \"groups\": [...]},\n"
+    "                  \"warnings\", ...}\n"
     "  --grew          instead: per group, the count in each dump and the\n"
     "                  deltas, largest growth first (dumps streamed in parallel)\n"
     "  --address-only  classic heapleak: compare addresses only\n"
-    "  --keep-dumper   keep objects allocated by ObjectSpace.dump_all itself\n";
+    "  --keep-dumper   keep the objects the dumper itself allocated\n"
+    "                  (ObjectSpace.dump_all's, the heapscope gem's snapshot code's)\n";
 
 static const char usage_show[] =
-    "usage: heapscope show [--json] [--values] [load options] DUMP ADDR...\n"
+    "usage: heapscope show [--json] [--values] [--top N] [load options] DUMP ADDR...\n"
     "\n"
     "Everything about one or more objects: type, class, memsize, allocation\n"
     "site, flags, the dump record itself, what the object references and what\n"
-    "references it.  ADDR is hex as in the dump (0x7f...).  A saved index\n"
-    "(DUMP.hsx) keeps neither the records nor the values: with one, the record\n"
-    "is left out (--no-index shows it), and --values reads the dump itself.\n"
-    "show reads a dump on one thread (--threads has no effect).\n"
+    "references it.  ADDR is hex with 0x, as in the dump (0x7f...); spaces\n"
+    "around it are ignored.  An ADDR that is not an object of the dump is\n"
+    "reported on stderr, after the others, and the exit status is 1.  A saved\n"
+    "index (DUMP.hsx) keeps neither the records nor the values: with one, the\n"
+    "record is left out (--no-index shows it), and --values reads the dump\n"
+    "itself.  show reads a dump on one thread (--threads has no effect).\n"
     "\n"
-    "  --json        machine-readable output\n"
+    "  --json        machine-readable output (complete: every reference and\n"
+    "                referrer, the whole record)\n"
+    "  --top N       references and referrers to list in the text output\n"
+    "                (default 20; 0 = all); a record longer than 2000 bytes is\n"
+    "                cut, with the number of bytes left out\n"
     "  --values      also print STRING/SYMBOL/FLOAT values (off by default:\n"
     "                dumps hold secrets in plain text; text output: the first\n"
     "                200 bytes)\n";
@@ -152,9 +163,10 @@ static const char usage_dominators[] =
     "The dominator tree: X dominates Y when every path from the GC roots to Y\n"
     "passes through X; X's retained size is what would be freed without X.\n"
     "Without ADDR, prints the top of the tree (below each ROOT category);\n"
-    "with ADDR, the dominator chain from a root down to the object and the\n"
-    "subtree below it.  Objects keep their class alive: object -> class edges\n"
-    "are part of the graph unless --no-class-edges.\n"
+    "with ADDR (hex with 0x, as in the dump), the dominator chain from a root\n"
+    "down to the object and the subtree below it; an ADDR that is not an\n"
+    "object of the dump exits 1.  Objects keep their class alive: object ->\n"
+    "class edges are part of the graph unless --no-class-edges.\n"
     "\n"
     "  --depth N        levels of the subtree to print (default 2)\n"
     "  --top N          children per node, largest retained first (default 10;\n"
@@ -189,7 +201,9 @@ static const char usage_root[] =
     "category) to each ADDR, through the objects that reference it.  With\n"
     "--max-paths N, up to N paths per object, one through each of its\n"
     "referrers.  --dot writes a Graphviz graph like heapleak's (the given\n"
-    "objects highlighted; render with dot -Tsvg).\n"
+    "objects highlighted; render with dot -Tsvg).  ADDR is hex with 0x, as in\n"
+    "the dump; an ADDR that is not an object of the dump is reported on\n"
+    "stderr, after the paths of the others, and the exit status is 1.\n"
     "\n"
     "  --dot              a Graphviz graph of the paths\n"
     "  --json             {\"paths\": [{\"target\", \"root\", \"path\": [\"0x...\",\n"
@@ -207,10 +221,12 @@ static const char usage_suspects[] =
     "(for each leaked object, the first object up its dominator chain that is\n"
     "not itself leaked) by how much leaked memory each keeps alive, with a\n"
     "path from a GC root to each holder.  The dumps are always read\n"
-    "themselves (--no-index and -v have no effect).\n"
+    "themselves (--no-index and -v have no effect).  Warnings go to stderr (and\n"
+    "into the JSON), as for diff.\n"
     "\n"
     "  --top N            suspects to list (default 10)\n"
-    "  --json             {\"suspects\": [{\"address\", \"type\", \"class\",\n"
+    "  --json             {\"leaked_count\", \"leaked_memsize\", \"warnings\",\n"
+    "                     \"suspects\": [{\"address\", \"type\", \"class\",\n"
     "                     \"leaked_count\", \"leaked_memsize\", \"path\": [\"0x...\",\n"
     "                     ...]}]}, best first\n"
     "  --no-class-edges   leave out the object -> class edges\n";
@@ -249,7 +265,7 @@ static const char usage_index[] =
 
 static const char usage_tally[] =
     "usage: heapscope tally [--by KEY] [--top N] [--sort count|memsize] [--stream]\n"
-    "                       [--json] [load options] DUMP\n"
+    "                       [--keep-dumper] [--json] [load options] DUMP\n"
     "\n"
     "Group live objects by KEY and print count and memsize per group, largest\n"
     "first (ties by key).  KEY is one of:\n"
@@ -261,7 +277,17 @@ static const char usage_tally[] =
     "  --sort WHAT   count (default) or memsize\n"
     "  --stream      fold the dump without building the object graph: memory\n"
     "                bounded by the number of groups (same results)\n"
-    "  --json        {\"by\": KEY, \"rows\": [{\"key\", \"count\", \"memsize\"}, ...]}\n";
+    "  --keep-dumper keep the objects the dumper itself allocated (default: left\n"
+    "                out and counted: ObjectSpace.dump_all's, the heapscope gem's\n"
+    "                snapshot code's)\n"
+    "  --json        {\"by\": KEY, \"groups\", \"excluded_dumper_objects\",\n"
+    "                \"rows\": [{\"key\", \"count\", \"memsize\"}, ...]}\n"
+    "\n"
+    "--by gem: the gem of each object's allocation file: NAME-VERSION for\n"
+    "gems (RubyGems, bundler, Debian's rubygems-integration), NAME below\n"
+    "vendor_ruby or site_ruby, (stdlib) for Ruby's own library directories,\n"
+    "(ruby) for <internal:...> files, (app) for every other file, (none)\n"
+    "without allocation info.\n";
 
 /* ------------------------------------------------------------------ */
 /* helpers                                                            */
@@ -367,6 +393,7 @@ load_dump(common *c, const char *path)
             if (c->verbose)
                 fprintf(stderr, "%s: using the index %s\n", prog, ix);
             c->from_index = 1;
+            hscope_cli_warn_heap_damage(path, h); /* the index keeps the counts */
             return h;
         }
         if (ist == HSCOPE_ERR_STALE) {
@@ -391,17 +418,7 @@ load_dump(common *c, const char *path)
         fprintf(stderr, "%s: %s: %s\n", prog, path, err.message);
         return NULL;
     }
-    hscope_load_stats s = HSCOPE_LOAD_STATS_INIT;
-    hscope_heap_stats(h, &s);
-    if (s.skipped_lines && s.skipped_lines * 2 > s.lines)
-        fprintf(stderr,
-                "%s: warning: %s: most lines could not be read (%llu of %llu "
-                "skipped); is this really a heap dump?\n",
-                prog, path, (unsigned long long)s.skipped_lines,
-                (unsigned long long)s.lines);
-    if (s.truncated)
-        fprintf(stderr, "%s: warning: %s: the dump is truncated (it ends in the "
-                        "middle of a record or gzip stream)\n", prog, path);
+    hscope_cli_warn_heap_damage(path, h);
     if (have_ix) {
         hscope_error e2 = HSCOPE_ERROR_INIT;
         if (hscope_heap_save(h, ix, path, &e2) != HSCOPE_OK)
@@ -701,6 +718,7 @@ cmd_tally(int argc, char **argv)
     common c = { HSCOPE_LOAD_OPTIONS_INIT, 1, { 0, 0, NULL }, 0, 0 };
     hscope_tally_options to = HSCOPE_TALLY_OPTIONS_INIT;
     to.top = 20;
+    to.flags = HSCOPE_TALLY_SKIP_DUMPER;
     int json = 0, stream = 0;
     const char *by = "file:line:class", *path = NULL;
     for (int i = 2; i < argc; i++) {
@@ -711,6 +729,8 @@ cmd_tally(int argc, char **argv)
             continue;
         if (strcmp(argv[i], "--json") == 0) {
             json = 1;
+        } else if (strcmp(argv[i], "--keep-dumper") == 0) {
+            to.flags &= ~HSCOPE_TALLY_SKIP_DUMPER;
         } else if (strcmp(argv[i], "--stream") == 0) {
             stream = 1;
         } else if (strcmp(argv[i], "--by") == 0) {
@@ -748,6 +768,8 @@ cmd_tally(int argc, char **argv)
     hscope_status st;
     if (stream) {
         st = hscope_tally_file(&t, path, by, &c.lo, &to, &err);
+        if (st == HSCOPE_OK)
+            hscope_cli_warn_tally_damage(path, t);
     } else {
         if (!(h = load_dump(&c, path)))
             return EXIT_BAD_INPUT;
@@ -764,6 +786,7 @@ cmd_tally(int argc, char **argv)
         jw_obj(&w);
         jw_key(&w, "by"); jw_str(&w, by);
         jw_key(&w, "groups"); jw_u64(&w, hscope_tally_group_count(t));
+        jw_key(&w, "excluded_dumper_objects"); jw_u64(&w, hscope_tally_excluded(t));
         jw_key(&w, "rows");
         jw_arr(&w);
         for (uint64_t i = 0; i < hscope_tally_row_count(t); i++) {
@@ -782,6 +805,9 @@ cmd_tally(int argc, char **argv)
         char title[64];
         snprintf(title, sizeof(title), "by %s", by);
         print_table(t, title, n, m);
+        if (hscope_tally_excluded(t))
+            printf("\n");
+        hscope_cli_dumper_note(stdout, hscope_tally_excluded(t));
     }
     hscope_tally_free(t);
     hscope_heap_free(h);
@@ -839,16 +865,7 @@ diff_json(hscope_diff_t *d, hscope_tally_t *t, const char *by, char **paths,
     jw_end_obj(&w);
     jw_key(&w, "excluded_dumper_objects"); jw_u64(&w, hscope_diff_excluded(d));
     jw_key(&w, "reused_addresses"); jw_u64(&w, hscope_diff_reused_addresses(d));
-    jw_key(&w, "warnings");
-    jw_arr(&w);
-    const char *wt = hscope_diff_warning_text(d);
-    while (*wt) {
-        const char *nl = strchr(wt, '\n');
-        size_t n = nl ? (size_t)(nl - wt) : strlen(wt);
-        jw_strn(&w, wt, n);
-        wt += n + (nl != NULL);
-    }
-    jw_end_arr(&w);
+    jw_key(&w, "warnings"); jw_lines(&w, hscope_diff_warning_text(d));
     jw_end_obj(&w);
     jw_done(&w);
 }
@@ -872,13 +889,8 @@ diff_text(hscope_diff_t *d, hscope_tally_t *t, const char *by, char **paths,
     if (hscope_diff_excluded(d))
         printf("left out: %llu objects allocated by the dumper itself\n",
                (unsigned long long)hscope_diff_excluded(d));
-    const char *wt = hscope_diff_warning_text(d);
-    while (*wt) {
-        const char *nl = strchr(wt, '\n');
-        int n = nl ? (int)(nl - wt) : (int)strlen(wt);
-        printf("warning: %.*s\n", n, wt);
-        wt += n + (nl != NULL);
-    }
+    if (!hscope_tally_row_count(t))
+        return;
     printf("\n%-50s %10s %10s  %s\n", by, "count", "memsize", "addresses");
     for (uint64_t i = 0; i < hscope_tally_row_count(t); i++) {
         const hscope_id *ids;
@@ -901,6 +913,7 @@ diff_text(hscope_diff_t *d, hscope_tally_t *t, const char *by, char **paths,
 
 typedef struct foldjob {
     const char *path, *by;
+    uint32_t tflags;
     const hscope_load_options *lo;
     hscope_tally_t *t;
     hscope_error err;
@@ -912,6 +925,7 @@ fold_thread(void *arg)
 {
     foldjob *j = arg;
     hscope_tally_options to = HSCOPE_TALLY_OPTIONS_INIT;
+    to.flags = j->tflags;
     hscope_error_init(&j->err);
     j->st = hscope_tally_file(&j->t, j->path, j->by, j->lo, &to, &j->err);
     return NULL;
@@ -941,7 +955,7 @@ cmp_key(const void *a, const void *b)
 /* Per group: count in each dump and the deltas (heapy's "grew" view). */
 static int
 diff_grew(char **paths, int np, const char *by, uint64_t top, int json,
-          const hscope_load_options *lo)
+          const hscope_load_options *lo, uint32_t tflags)
 {
     foldjob jobs[3];
     pthread_t th[3];
@@ -950,7 +964,7 @@ diff_grew(char **paths, int np, const char *by, uint64_t top, int json,
     if (!quiet.threads)
         quiet.threads = 1; /* the three dumps are folded at once */
     for (int i = 0; i < np; i++) {
-        jobs[i] = (foldjob){ paths[i], by, &quiet, NULL, HSCOPE_ERROR_INIT, 0 };
+        jobs[i] = (foldjob){ paths[i], by, tflags, &quiet, NULL, HSCOPE_ERROR_INIT, 0 };
         if (pthread_create(&th[i], NULL, fold_thread, &jobs[i]) != 0)
             fold_thread(&jobs[i]), th[i] = 0;
     }
@@ -963,6 +977,16 @@ diff_grew(char **paths, int np, const char *by, uint64_t top, int json,
             fprintf(stderr, "%s: %s: %s\n", prog, paths[i], jobs[i].err.message);
             rc = EXIT_BAD_INPUT;
         }
+    char wtext[2048] = "";
+    if (!rc) {
+        const hscope_fingerprint_t *fps[3];
+        for (int i = 0; i < np; i++) {
+            hscope_cli_warn_tally_damage(paths[i], jobs[i].t);
+            fps[i] = hscope_tally_fingerprint(jobs[i].t);
+        }
+        hscope_series_check(fps, (const char *const *)paths, (uint64_t)np, wtext, sizeof(wtext));
+        hscope_cli_warn_text(wtext);
+    }
     size_t cap = 0, n = 0;
     growrow *rows = NULL;
     for (int i = 0; i < np && !rc; i++) {
@@ -1008,6 +1032,7 @@ diff_grew(char **paths, int np, const char *by, uint64_t top, int json,
             for (int i = 0; i < np; i++) jw_str(&w, paths[i]);
             jw_end_arr(&w);
             jw_key(&w, "by"); jw_str(&w, by);
+            jw_key(&w, "warnings"); jw_lines(&w, wtext);
             jw_key(&w, "grew"); jw_arr(&w);
             for (size_t i = 0; i < shown; i++) {
                 jw_obj(&w);
@@ -1100,7 +1125,8 @@ cmd_diff(int argc, char **argv)
     if (!hscope_cli_valid_key(by))
         return hscope_cli_usage_error(usage_diff, "unknown --by key '%s'", by);
     if (grew)
-        return diff_grew(paths, np, by, to.top, json, &c.lo);
+        return diff_grew(paths, np, by, to.top, json, &c.lo,
+                         (dopt.flags & HSCOPE_DIFF_KEEP_DUMPER) ? 0 : HSCOPE_TALLY_SKIP_DUMPER);
     if (c.progress && isatty(2)) {
         c.pr.t0 = now_s();
         c.lo.progress = progress_cb;
@@ -1122,6 +1148,9 @@ cmd_diff(int argc, char **argv)
         hscope_diff_free(d);
         return EXIT_BAD_INPUT;
     }
+    /* warnings on stderr (and in the JSON): the dumps cannot support an
+     * exact answer, or do not look like one process's series */
+    hscope_cli_warn_text(hscope_diff_warning_text(d));
     if (json)
         diff_json(d, t, by, paths, np, all_addr);
     else
@@ -1212,7 +1241,7 @@ obj_brief_json(jw *w, const hscope_heap_t *h, hscope_id id)
     jw_obj(w);
     jw_key(w, "address"); jw_addr(w, hscope_heap_object_address(h, id));
     jw_key(w, "type"); jw_str(w, hscope_heap_type_name(h, hscope_heap_object_type(h, id)));
-    jw_key(w, "class"); jw_str(w, hscope_heap_object_class_label(h, id));
+    jw_key(w, "class"); jw_str(w, hscope_heap_object_label(h, id));
     jw_key(w, "memsize"); jw_u64(w, hscope_heap_object_memsize(h, id));
     jw_end_obj(w);
 }
@@ -1225,11 +1254,60 @@ obj_brief_text(const hscope_heap_t *h, hscope_id id)
     printf("  0x%-14llx %-8s %-36s %10s\n",
            (unsigned long long)hscope_heap_object_address(h, id),
            hscope_heap_type_name(h, hscope_heap_object_type(h, id)),
-           hscope_heap_object_class_label(h, id), m);
+           hscope_heap_object_label(h, id), m);
 }
 
+/* Text output: a record longer than this is cut (show --json: whole). */
+#define SHOW_RECORD_MAX 2000
+
+/* The record (values hidden unless asked), cut after SHOW_RECORD_MAX
+ * bytes at a character boundary, with the number of bytes cut. */
 static void
-show_one(hscope_heap_t *h, const want *wt, int json, jw *w, int values, int from_index)
+print_record_cut(const char *line, int values)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    if (!m) {
+        print_record(stdout, line, values);
+        return;
+    }
+    print_record(m, line, values);
+    if (fclose(m) != 0 || !buf) {
+        free(buf);
+        print_record(stdout, line, values);
+        return;
+    }
+    size_t keep = len;
+    if (len > SHOW_RECORD_MAX) {
+        keep = SHOW_RECORD_MAX;
+        while (keep > 0 && ((unsigned char)buf[keep] & 0xC0) == 0x80)
+            keep--; /* not inside a UTF-8 sequence */
+    }
+    fwrite(buf, 1, keep, stdout);
+    if (keep < len) {
+        char n[32];
+        hscope_cli_grouped((uint64_t)(len - keep), n, sizeof(n));
+        printf(" ... (%s more bytes cut; show --json prints the whole record)", n);
+    }
+    free(buf);
+}
+
+/* A list of references or referrers: the first `top` (0: all). */
+static void
+print_brief_list(const hscope_heap_t *h, const hscope_id *ids, uint64_t n, uint64_t top)
+{
+    uint64_t shown = top && top < n ? top : n;
+    for (uint64_t i = 0; i < shown; i++)
+        obj_brief_text(h, ids[i]);
+    if (shown < n)
+        printf("  ... %llu more (--top 0 lists all)\n", (unsigned long long)(n - shown));
+}
+
+/* Returns 0, or -1 when the address is not an object of the dump. */
+static int
+show_one(hscope_heap_t *h, const want *wt, int json, jw *w, int values, int from_index,
+         uint64_t top)
 {
     hscope_id id;
     if (hscope_heap_find(h, wt->addr, &id) != HSCOPE_OK) {
@@ -1238,10 +1316,8 @@ show_one(hscope_heap_t *h, const want *wt, int json, jw *w, int values, int from
             jw_key(w, "address"); jw_addr(w, wt->addr);
             jw_key(w, "found"); jw_bool(w, 0);
             jw_end_obj(w);
-        } else {
-            printf("0x%llx: not an object of this dump\n\n", (unsigned long long)wt->addr);
         }
-        return;
+        return -1;
     }
     const hscope_id *refs, *srcs = NULL;
     uint64_t nrefs, nsrc = 0;
@@ -1260,7 +1336,7 @@ show_one(hscope_heap_t *h, const want *wt, int json, jw *w, int values, int from
         jw_key(w, "address"); jw_addr(w, wt->addr);
         jw_key(w, "found"); jw_bool(w, 1);
         jw_key(w, "type"); jw_str(w, hscope_heap_type_name(h, hscope_heap_object_type(h, id)));
-        jw_key(w, "class"); jw_str(w, hscope_heap_object_class_label(h, id));
+        jw_key(w, "class"); jw_str(w, hscope_heap_object_label(h, id));
         uint64_t ca = hscope_heap_object_class_address(h, id);
         jw_key(w, "class_address");
         if (ca) jw_addr(w, ca); else jw_null(w);
@@ -1291,13 +1367,13 @@ show_one(hscope_heap_t *h, const want *wt, int json, jw *w, int values, int from
             obj_brief_json(w, h, srcs[i]);
         jw_end_arr(w);
         jw_end_obj(w);
-        return;
+        return 0;
     }
     char m[32];
     hscope_cli_human_bytes((double)hscope_heap_object_memsize(h, id), m, sizeof(m));
     printf("0x%llx  %s  %s  memsize %s", (unsigned long long)wt->addr,
            hscope_heap_type_name(h, hscope_heap_object_type(h, id)),
-           hscope_heap_object_class_label(h, id), m);
+           hscope_heap_object_label(h, id), m);
     if (hscope_heap_object_size(h, id))
         printf("  size %llu", (unsigned long long)hscope_heap_object_size(h, id));
     printf("\n");
@@ -1317,31 +1393,16 @@ show_one(hscope_heap_t *h, const want *wt, int json, jw *w, int values, int from
     if (wt->line || from_index) {
         printf("  record:     ");
         if (wt->line)
-            print_record(stdout, wt->line, values);
+            print_record_cut(wt->line, values);
         else
             printf("(not kept in the saved index; --no-index reads it from the dump)");
         printf("\n");
     }
     printf("references (%llu):\n", (unsigned long long)nrefs);
-    for (uint64_t i = 0; i < nrefs; i++)
-        obj_brief_text(h, refs[i]);
+    print_brief_list(h, refs, nrefs, top);
     printf("referenced by (%llu):\n", (unsigned long long)nsrc);
-    for (uint64_t i = 0; i < nsrc; i++)
-        obj_brief_text(h, srcs[i]);
+    print_brief_list(h, srcs, nsrc, top);
     printf("\n");
-}
-
-static int
-parse_addr_arg(const char *s, uint64_t *out)
-{
-    char *end;
-    errno = 0;
-    if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
-        s += 2;
-    unsigned long long v = strtoull(s, &end, 16);
-    if (errno || end == s || *end)
-        return -1;
-    *out = v;
     return 0;
 }
 
@@ -1352,6 +1413,7 @@ cmd_show(int argc, char **argv)
         return 0;
     common c = { HSCOPE_LOAD_OPTIONS_INIT, 1, { 0, 0, NULL }, 0, 0 };
     int json = 0, values = 0;
+    uint64_t top = 20;
     const char *path = NULL;
     wantlist wl = { calloc((size_t)argc, sizeof(want)), 0 };
     if (!wl.w)
@@ -1369,6 +1431,11 @@ cmd_show(int argc, char **argv)
             json = 1;
         } else if (strcmp(argv[i], "--values") == 0) {
             values = 1;
+        } else if (strcmp(argv[i], "--top") == 0) {
+            if (i + 1 >= argc || hscope_cli_parse_size(argv[++i], &top) != 0) {
+                rc = hscope_cli_usage_error(usage_show, "--top needs a number%s", "");
+                goto out;
+            }
         } else if (argv[i][0] == '-' && argv[i][1]) {
             rc = hscope_cli_usage_error(usage_show, "unknown option '%s'", argv[i]);
             goto out;
@@ -1376,8 +1443,8 @@ cmd_show(int argc, char **argv)
             path = argv[i];
         } else {
             want *w = &wl.w[wl.n];
-            if (parse_addr_arg(argv[i], &w->addr) != 0) {
-                rc = hscope_cli_usage_error(usage_show, "'%s' is not a hex address", argv[i]);
+            if (hscope_cli_parse_address(argv[i], &w->addr) != 0) {
+                rc = hscope_cli_bad_address(usage_show, argv[i]);
                 goto out;
             }
             snprintf(w->prefix, sizeof(w->prefix), "{\"address\":\"0x%llx\"",
@@ -1409,13 +1476,24 @@ cmd_show(int argc, char **argv)
         jw_key(&w, "objects");
         jw_arr(&w);
     }
+    int missing = 0;
     for (int i = 0; i < wl.n; i++)
-        show_one(h, &wl.w[i], json, &w, values, c.from_index);
+        missing |= show_one(h, &wl.w[i], json, &w, values, c.from_index, top) != 0;
     if (json) {
         jw_end_arr(&w);
         jw_end_obj(&w);
         jw_done(&w);
     }
+    /* what was found is printed; then what was not, as root does */
+    fflush(stdout);
+    for (int i = 0; i < wl.n; i++) {
+        hscope_id id;
+        if (hscope_heap_find(h, wl.w[i].addr, &id) != HSCOPE_OK)
+            fprintf(stderr, "%s: 0x%llx is not an object of %s\n", prog,
+                    (unsigned long long)wl.w[i].addr, path);
+    }
+    if (missing)
+        rc = EXIT_BAD_INPUT;
     hscope_heap_free(h);
 out:
     for (int i = 0; i < wl.n; i++)
@@ -1584,13 +1662,8 @@ domtree_for(hscope_heap_t *h, int no_class_edges)
 static const char *
 obj_label(const hscope_heap_t *h, hscope_id id, char *buf, size_t n)
 {
-    const char *d = hscope_heap_object_detail(h, id);
-    int32_t ty = hscope_heap_object_type(h, id);
-    if (d && (ty == HSCOPE_TYPE_CLASS || ty == HSCOPE_TYPE_MODULE))
-        snprintf(buf, n, "%s %s", hscope_heap_type_name(h, ty), d);
-    else
-        snprintf(buf, n, "%s %s", hscope_heap_type_name(h, ty),
-                 hscope_heap_object_class_label(h, id));
+    snprintf(buf, n, "%s %s", hscope_heap_type_name(h, hscope_heap_object_type(h, id)),
+             hscope_heap_object_label(h, id));
     return buf;
 }
 
@@ -1655,7 +1728,7 @@ dom_json_node(jw *w, hscope_domtree_t *t, hscope_id id, int depth, int maxdepth,
     jw_obj(w);
     jw_key(w, "address"); jw_addr(w, hscope_heap_object_address(h, id));
     jw_key(w, "type"); jw_str(w, hscope_heap_type_name(h, hscope_heap_object_type(h, id)));
-    jw_key(w, "class"); jw_str(w, hscope_heap_object_class_label(h, id));
+    jw_key(w, "class"); jw_str(w, hscope_heap_object_label(h, id));
     jw_key(w, "memsize"); jw_u64(w, hscope_heap_object_memsize(h, id));
     jw_key(w, "retained"); jw_u64(w, hscope_domtree_retained(t, id));
     jw_key(w, "retained_count"); jw_u64(w, hscope_domtree_retained_count(t, id));
@@ -1721,8 +1794,8 @@ cmd_dominators(int argc, char **argv)
         else if (!path)
             path = argv[i];
         else if (!have_addr) {
-            if (parse_addr_arg(argv[i], &addr) != 0)
-                return hscope_cli_usage_error(usage_dominators, "'%s' is not a hex address", argv[i]);
+            if (hscope_cli_parse_address(argv[i], &addr) != 0)
+                return hscope_cli_bad_address(usage_dominators, argv[i]);
             have_addr = 1;
         } else
             return hscope_cli_usage_error(usage_dominators, "one ADDR at most ('%s' is extra)", argv[i]);
@@ -2123,7 +2196,7 @@ cmd_retained(int argc, char **argv)
                 jw_obj(&w);
                 jw_key(&w, "address"); jw_addr(&w, hscope_heap_object_address(h, ids[i]));
                 jw_key(&w, "type"); jw_str(&w, hscope_heap_type_name(h, hscope_heap_object_type(h, ids[i])));
-                jw_key(&w, "class"); jw_str(&w, hscope_heap_object_class_label(h, ids[i]));
+                jw_key(&w, "class"); jw_str(&w, hscope_heap_object_label(h, ids[i]));
                 jw_key(&w, "memsize"); jw_u64(&w, hscope_heap_object_memsize(h, ids[i]));
                 jw_key(&w, "retained"); jw_u64(&w, hscope_domtree_retained(t, ids[i]));
                 jw_key(&w, "retained_count"); jw_u64(&w, hscope_domtree_retained_count(t, ids[i]));
@@ -2239,9 +2312,9 @@ cmd_root(int argc, char **argv)
             return hscope_cli_usage_error(usage_root, "unknown option '%s'", argv[i]);
         } else if (!path)
             path = argv[i];
-        else if (parse_addr_arg(argv[i], &addrs[na++]) != 0) {
+        else if (hscope_cli_parse_address(argv[i], &addrs[na++]) != 0) {
             free(addrs);
-            return hscope_cli_usage_error(usage_root, "'%s' is not a hex address", argv[i]);
+            return hscope_cli_bad_address(usage_root, argv[i]);
         }
     }
     if (!path || !na) {
@@ -2449,20 +2522,21 @@ cmd_suspects(int argc, char **argv)
     uint64_t nh = hscope_holders_count(hs), shown = top && top < nh ? top : nh;
     jw w;
     jw_init(&w, stdout, 0);
+    hscope_cli_warn_text(hscope_diff_warning_text(d));
     if (json) {
         jw_obj(&w);
         jw_key(&w, "leaked_count"); jw_u64(&w, hscope_diff_count(d));
         jw_key(&w, "leaked_memsize"); jw_u64(&w, hscope_diff_memsize(d));
+        jw_key(&w, "excluded_dumper_objects"); jw_u64(&w, hscope_diff_excluded(d));
+        jw_key(&w, "warnings"); jw_lines(&w, hscope_diff_warning_text(d));
         jw_key(&w, "suspects"); jw_arr(&w);
     } else {
         char a[32], b[32];
         hscope_cli_grouped(hscope_diff_count(d), a, sizeof(a));
         hscope_cli_human_bytes((double)(hscope_diff_memsize(d)), b, sizeof(b));
         printf("leaked: %s objects, %s (new in B since A, still alive in C)\n", a, b);
-        const char *wt = hscope_diff_warning_text(d);
-        if (*wt)
-            printf("warning: %s\n", wt);
-        printf("\nwhat holds them, most leaked memory first:\n");
+        if (nh)
+            printf("\nwhat holds them, most leaked memory first:\n");
     }
     for (uint64_t i = 0; i < shown; i++) {
         hscope_id hid;
@@ -2478,7 +2552,7 @@ cmd_suspects(int argc, char **argv)
             if (hid != HSCOPE_ID_NONE) {
                 jw_key(&w, "address"); jw_addr(&w, hscope_heap_object_address(h, hid));
                 jw_key(&w, "type"); jw_str(&w, hscope_heap_type_name(h, hscope_heap_object_type(h, hid)));
-                jw_key(&w, "class"); jw_str(&w, hscope_heap_object_class_label(h, hid));
+                jw_key(&w, "class"); jw_str(&w, hscope_heap_object_label(h, hid));
                 jw_key(&w, "file"); jw_str(&w, hscope_heap_object_file(h, hid));
                 jw_key(&w, "line"); jw_u64(&w, hscope_heap_object_line(h, hid));
                 jw_key(&w, "retained"); jw_u64(&w, hscope_domtree_retained(t, hid));
@@ -2684,6 +2758,8 @@ cmd_redact(int argc, char **argv)
     hscope_error err = HSCOPE_ERROR_INIT;
     /* a streaming fold reads every line through the hook with bounded memory */
     hscope_status st = hscope_tally_file(&t, in, "type", &c.lo, &to, &err);
+    if (st == HSCOPE_OK)
+        hscope_cli_warn_tally_damage(in, t); /* damaged lines are still copied, redacted as text */
     hscope_tally_free(t);
     int closed = rd.gz ? gzclose(rd.gz) == Z_OK : fclose(rd.f) == 0;
     if (st != HSCOPE_OK || rd.failed || !closed) {

@@ -173,3 +173,16 @@ jw_done(jw *w)
 {
     fputc('\n', w->f);
 }
+
+void
+jw_lines(jw *w, const char *text)
+{
+    jw_arr(w);
+    while (text && *text) {
+        const char *nl = strchr(text, '\n');
+        size_t n = nl ? (size_t)(nl - text) : strlen(text);
+        jw_strn(w, text, n);
+        text += n + (nl != NULL);
+    }
+    jw_end_arr(w);
+}

@@ -29,6 +29,7 @@ void jw_f64(jw *w, double v, int decimals);
 void jw_bool(jw *w, int v);
 void jw_null(jw *w);
 void jw_addr(jw *w, uint64_t a); /* "0x..." */
+void jw_lines(jw *w, const char *text); /* ["line", ...] of a text, [] for ""/NULL */
 void jw_done(jw *w);         /* final newline */
 
 #endif

@@ -46,8 +46,8 @@ static const char *prog = "heapscope";
 
 static const char usage_report[] =
     "usage: heapscope report [--out FILE] [--top N] [--by KEY] [--order RULE]\n"
-    "                        [--no-class-edges] [--no-index] [load options]\n"
-    "                        DUMP [DUMP...]\n"
+    "                        [--no-class-edges] [--no-index] [--keep-dumper]\n"
+    "                        [load options] DUMP [DUMP...]\n"
     "\n"
     "Write one self-contained HTML page (no external assets; opens from disk in\n"
     "any browser) about the dumps:\n"
@@ -58,7 +58,9 @@ static const char usage_report[] =
     "             and the leak suspects with their paths from the roots\n"
     "  2+ dumps   also the timeline plot and the growth ranking\n"
     "The single-dump sections describe the last dump (the command-line order\n"
-    "for 2 or 3 dumps, the time order otherwise).\n"
+    "for 2 or 3 dumps, the time order otherwise).  Warnings (damaged dumps;\n"
+    "dumps that cannot be one process's series: repeated, of different\n"
+    "processes, out of order) go to stderr and onto the page.\n"
     "\n"
     "Options:\n"
     "  -o, --out FILE    where to write (default report.html; - for stdout)\n"
@@ -68,6 +70,9 @@ static const char usage_report[] =
     "  --order RULE      timeline order: auto (default), name, mtime, given\n"
     "  --no-class-edges  dominator tree without the object -> class edges\n"
     "  --no-index        parse the dump even if a fresh DUMP.hsx exists\n"
+    "  --keep-dumper     keep the objects the dumper itself allocated in the\n"
+    "                    histograms, allocation sites, diff and timeline\n"
+    "                    (default: left out and counted)\n"
     "  --threads N       parser threads, 1-64 (default: one per core, at most 8;\n"
     "                    1 for files under 32 MiB, 2 MiB gzip)\n"
     "  -v, --verbose     accepted for symmetry with the other commands; no effect\n";
@@ -231,13 +236,8 @@ lines_writer(FILE *f, const void *c)
 static const char *
 obj_label(const hscope_heap_t *h, hscope_id id, char *buf, size_t n)
 {
-    const char *d = hscope_heap_object_detail(h, id);
-    int32_t ty = hscope_heap_object_type(h, id);
-    if (d && (ty == HSCOPE_TYPE_CLASS || ty == HSCOPE_TYPE_MODULE))
-        snprintf(buf, n, "%s %s", hscope_heap_type_name(h, ty), d);
-    else
-        snprintf(buf, n, "%s %s", hscope_heap_type_name(h, ty),
-                 hscope_heap_object_class_label(h, id));
+    snprintf(buf, n, "%s %s", hscope_heap_type_name(h, hscope_heap_object_type(h, id)),
+             hscope_heap_object_label(h, id));
     return buf;
 }
 
@@ -251,6 +251,34 @@ obj_site(const hscope_heap_t *h, hscope_id id, char *buf, size_t n)
     }
     snprintf(buf, n, "%s:%u", file, hscope_heap_object_line(h, id));
     return buf;
+}
+
+/* Each line of a warning text as a visible warning of the page. */
+static void
+warn_block(FILE *f, const char *text)
+{
+    while (text && *text) {
+        const char *nl = strchr(text, '\n');
+        size_t n = nl ? (size_t)(nl - text) : strlen(text);
+        char *line = strndup(text, n);
+        if (line) {
+            fputs("<p class=\"warn\">Warning: ", f);
+            esc(f, line);
+            fputs("</p>\n", f);
+            free(line);
+        }
+        text += n + (nl != NULL);
+    }
+}
+
+/* The dumper's objects a section's tallies left out, said on the page. */
+static void
+dumper_note(FILE *f, uint64_t n)
+{
+    if (n)
+        fprintf(f, "<p class=\"muted\">Left out: %llu object%s allocated by the dumper "
+                   "itself (<code>--keep-dumper</code> keeps them).</p>\n",
+                (unsigned long long)n, n == 1 ? "" : "s");
 }
 
 /* ------------------------------------------------------------------ */
@@ -469,11 +497,12 @@ sec_summary(FILE *f, hscope_heap_t *h, hscope_domtree_t *t, const char *path)
 
 static int
 tally_of(hscope_tally_t **out, hscope_heap_t *h, const char *key, uint32_t sort,
-         uint64_t top)
+         uint64_t top, uint32_t flags)
 {
     hscope_tally_options o = HSCOPE_TALLY_OPTIONS_INIT;
     o.sort = sort;
     o.top = top;
+    o.flags = flags;
     hscope_error err = HSCOPE_ERROR_INIT;
     if (hscope_tally_compute(out, h, key, &o, &err) != HSCOPE_OK) {
         fprintf(stderr, "%s: report: tally by %s: %s\n", prog, key, err.message);
@@ -501,15 +530,16 @@ bars_from_tally(FILE *f, hscope_tally_t *t, const char *title, const char *sub)
 }
 
 static int
-sec_histograms(FILE *f, hscope_heap_t *h, uint64_t top)
+sec_histograms(FILE *f, hscope_heap_t *h, uint64_t top, uint32_t tflags)
 {
     hscope_tally_t *ty = NULL, *cl = NULL;
-    if (tally_of(&ty, h, "type", HSCOPE_SORT_MEMSIZE, 0) != 0 ||
-        tally_of(&cl, h, "class", HSCOPE_SORT_MEMSIZE, top < 25 ? top : 25) != 0) {
+    if (tally_of(&ty, h, "type", HSCOPE_SORT_MEMSIZE, 0, tflags) != 0 ||
+        tally_of(&cl, h, "class", HSCOPE_SORT_MEMSIZE, top < 25 ? top : 25, tflags) != 0) {
         hscope_tally_free(ty);
         return -1;
     }
     fputs("<section id=\"histograms\"><h2>What is on the heap</h2>\n", f);
+    dumper_note(f, hscope_tally_excluded(ty));
     char sub[160];
     snprintf(sub, sizeof(sub), "all %llu types, largest memsize first",
              (unsigned long long)hscope_tally_group_count(ty));
@@ -547,10 +577,10 @@ tally_table(FILE *f, hscope_tally_t *t, const char *keyname, const char *id)
 }
 
 static int
-sec_sites(FILE *f, hscope_heap_t *h, uint64_t top)
+sec_sites(FILE *f, hscope_heap_t *h, uint64_t top, uint32_t tflags)
 {
     hscope_tally_t *t = NULL;
-    if (tally_of(&t, h, "file:line:class", HSCOPE_SORT_MEMSIZE, top) != 0)
+    if (tally_of(&t, h, "file:line:class", HSCOPE_SORT_MEMSIZE, top, tflags) != 0)
         return -1;
     fprintf(f, "<section id=\"sites\"><h2>Where it was allocated</h2>\n"
                "<p class=\"muted\">Live objects by allocation site <code>file:line:class</code> "
@@ -558,6 +588,7 @@ sec_sites(FILE *f, hscope_heap_t *h, uint64_t top)
                "allocation tracing show as <code>(none):0</code>.</p>\n",
             (unsigned long long)hscope_tally_row_count(t),
             (unsigned long long)hscope_tally_group_count(t));
+    dumper_note(f, hscope_tally_excluded(t));
     tally_table(f, t, "file:line:class", "sites-table");
     fputs("</section>\n", f);
     hscope_tally_free(t);
@@ -828,12 +859,7 @@ sec_diff(FILE *f, hscope_diff_t *d, char **paths, int np, uint64_t top)
     card_count(f, NULL, "reused addresses", hscope_diff_reused_addresses(d));
     card_count(f, NULL, "dumper's own objects (left out)", hscope_diff_excluded(d));
     fputs("</div>\n", f);
-    const char *wt = hscope_diff_warning_text(d);
-    if (wt && *wt) {
-        fputs("<p class=\"warn\">Warning: ", f);
-        esc(f, wt);
-        fputs("</p>\n", f);
-    }
+    warn_block(f, hscope_diff_warning_text(d));
     fprintf(f, "<h3>Leaked objects by allocation site (top %llu of %llu)</h3>\n",
             (unsigned long long)hscope_tally_row_count(t),
             (unsigned long long)hscope_tally_group_count(t));
@@ -959,6 +985,7 @@ typedef struct fold_ctx {
     hscope_tally_t **t;
     hscope_error *err;
     hscope_status *st;
+    uint32_t tflags;    /* HSCOPE_TALLY_SKIP_DUMPER unless --keep-dumper */
     pthread_mutex_t mu;
     size_t next;
 } fold_ctx;
@@ -968,6 +995,7 @@ fold_worker(void *arg)
 {
     fold_ctx *c = arg;
     hscope_tally_options to = HSCOPE_TALLY_OPTIONS_INIT;
+    to.flags = c->tflags;
     for (;;) {
         pthread_mutex_lock(&c->mu);
         size_t i = c->next++;
@@ -1048,13 +1076,17 @@ grp_stats(tl_grp *g, size_t n)
     g->score = g->slope * g->r2;
 }
 
+/* With check_series: the damage of each dump and the series checks, on
+ * stderr and on the page (a 2-3 dump report says them with its diff). */
 static int
 sec_timeline(FILE *f, hscope_cli_dump *dumps, size_t nd, const hscope_cli_order *ord,
-             const char *by, const hscope_load_options *lo, uint64_t top)
+             const char *by, const hscope_load_options *lo, uint64_t top, uint32_t tflags,
+             int check_series)
 {
     int rc = -1;
     fold_ctx c;
     memset(&c, 0, sizeof(c));
+    c.tflags = tflags;
     c.dumps = dumps;
     c.nd = nd;
     c.by = by;
@@ -1096,6 +1128,27 @@ sec_timeline(FILE *f, hscope_cli_dump *dumps, size_t nd, const hscope_cli_order 
             fprintf(stderr, "%s: report: %s: %s\n", prog, dumps[i].path, c.err[i].message);
             goto out;
         }
+    char wtext[4096] = "";
+    uint64_t excluded = 0;
+    {
+        const hscope_fingerprint_t **fps = calloc(nd, sizeof(*fps));
+        const char **paths = calloc(nd, sizeof(*paths));
+        for (size_t i = 0; i < nd; i++) {
+            excluded += hscope_tally_excluded(c.t[i]);
+            if (check_series)
+                hscope_cli_warn_tally_damage(dumps[i].path, c.t[i]);
+            if (fps && paths) {
+                fps[i] = hscope_tally_fingerprint(c.t[i]);
+                paths[i] = dumps[i].path;
+            }
+        }
+        if (check_series && fps && paths) {
+            hscope_series_check(fps, paths, nd, wtext, sizeof(wtext));
+            hscope_cli_warn_text(wtext);
+        }
+        free(fps);
+        free(paths);
+    }
     /* merge the per-dump tallies by key */
     for (size_t i = 0; i < nd; i++)
         nr += hscope_tally_row_count(c.t[i]);
@@ -1167,6 +1220,8 @@ sec_timeline(FILE *f, hscope_cli_dump *dumps, size_t nd, const hscope_cli_order 
             fputs("</tr>\n", f);
         }
         fputs("</tbody></table></details>\n", f);
+        warn_block(f, wtext);
+        dumper_note(f, excluded);
         embed_svg(f, lines_writer, &ch);
         size_t shown = top && top < ng ? (size_t)top : ng;
         fprintf(f, "<h3>Growth ranking (top %zu of %zu groups by %s)</h3>\n", shown, ng, by);
@@ -1244,6 +1299,7 @@ hscope_cli_report(int argc, char **argv)
     const char *out = "report.html", *by = "class", *order = NULL;
     uint64_t top = 30;
     int nce = 0, no_index = 0, np = 0;
+    uint32_t tflags = HSCOPE_TALLY_SKIP_DUMPER;
     char **paths = calloc((size_t)argc, sizeof(char *));
     if (!paths)
         return EXIT_BAD_INPUT;
@@ -1310,6 +1366,10 @@ hscope_cli_report(int argc, char **argv)
                 no_index = 1;
                 continue;
             }
+            if (strcmp(a, "--keep-dumper") == 0) {
+                tflags = 0;
+                continue;
+            }
             if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0)
                 continue;
             if (a[0] == '-' && a[1]) {
@@ -1359,16 +1419,22 @@ hscope_cli_report(int argc, char **argv)
         if (!no_index)
             dlo.flags |= HSCOPE_LOAD_USE_INDEX;
         hscope_diff_options dopt = HSCOPE_DIFF_OPTIONS_INIT;
+        if (!tflags)
+            dopt.flags |= HSCOPE_DIFF_KEEP_DUMPER;
         if (hscope_diff_files(&d, paths[0], paths[1], np == 3 ? paths[2] : NULL, &dlo, &dopt,
                               &err) != HSCOPE_OK) {
             fprintf(stderr, "%s: report: diff: %s\n", prog, err.message);
             goto out;
         }
         h = hscope_heap_ref(hscope_diff_heap(d));
+        /* damage of every dump and the series checks, said once */
+        hscope_cli_warn_text(hscope_diff_warning_text(d));
     } else {
         h = load_main(main_path, &lo, no_index);
         if (!h)
             goto out;
+        if (np == 1) /* more dumps: the timeline's folds say it */
+            hscope_cli_warn_heap_damage(main_path, h);
     }
     hscope_dom_options dop = HSCOPE_DOM_OPTIONS_INIT;
     if (nce)
@@ -1407,9 +1473,9 @@ hscope_cli_report(int argc, char **argv)
         if (sec_diff(f, d, paths, np, top) != 0 || sec_suspects(f, d, t, nce, top) != 0)
             goto out;
     }
-    if (np >= 2 && sec_timeline(f, dumps, (size_t)np, &ord, by, &lo, top) != 0)
+    if (np >= 2 && sec_timeline(f, dumps, (size_t)np, &ord, by, &lo, top, tflags, np > 3) != 0)
         goto out;
-    if (sec_histograms(f, h, top) != 0 || sec_sites(f, h, top) != 0)
+    if (sec_histograms(f, h, top, tflags) != 0 || sec_sites(f, h, top, tflags) != 0)
         goto out;
     sec_retainers(f, h, t, top);
     sec_domtree(f, h, t);

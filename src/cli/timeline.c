@@ -48,8 +48,8 @@ static const char load_opts_help[] =
 static const char usage_timeline[] =
     "usage: heapscope timeline [--by KEY] [--metric memsize|count] [--top N]\n"
     "                          [--svg FILE] [--csv | --json] [--threads N]\n"
-    "                          [--order auto|name|mtime|given] [load options]\n"
-    "                          DUMP...\n"
+    "                          [--order auto|name|mtime|given] [--keep-dumper]\n"
+    "                          [load options] DUMP...\n"
     "\n"
     "What grows over time.  Each dump is folded into totals per group without\n"
     "building the object graph (memory bounded by the number of groups; dumps\n"
@@ -67,8 +67,11 @@ static const char usage_timeline[] =
     "  --svg FILE      also write an SVG plot of the first groups (at most 12)\n"
     "  --csv           CSV, one row per group and dump:\n"
     "                  rank,key,step,dump,time,count,memsize,growing\n"
-    "  --json          {\"order\", \"dumps\", \"groups\": [{\"key\", \"series\",\n"
-    "                  \"slope_per_step\", \"slope_per_hour\", \"r2\", \"growing\"}]}\n"
+    "  --json          {\"order\", \"dumps\", \"warnings\", \"excluded_dumper_objects\",\n"
+    "                  \"groups\": [{\"key\", \"series\", \"slope_per_step\",\n"
+    "                  \"slope_per_hour\", \"r2\", \"growing\"}]}\n"
+    "  --keep-dumper   keep the objects the dumper itself allocated (default: left\n"
+    "                  out of every dump and counted)\n"
     "  --threads N     dumps folded at once (default: the number of cores)\n"
     "  --order HOW     auto (default), name, mtime or given\n"
     "\n"
@@ -79,11 +82,15 @@ static const char usage_timeline[] =
     "             (step_03.json -> 3, heapscope.PID.N.json.gz -> N)\n"
     "  mtime      the files' modification times\n"
     "  given      the order on the command line\n"
-    "Slopes per hour are given when times are known (date-time, epoch, mtime).\n";
+    "Slopes per hour are given when times are known (date-time, epoch, mtime).\n"
+    "Consecutive dumps are checked as a series (stderr, JSON \"warnings\"): the\n"
+    "same dump twice, dumps of different processes (< 5% of objects shared) and\n"
+    "an order that runs backwards (newest generation or mtime going down).\n";
 
 static const char usage_histogram[] =
     "usage: heapscope histogram [--by type|class] [--top N] [--sort memsize|count]\n"
-    "                           [--svg FILE] [--json] [load options] DUMP\n"
+    "                           [--svg FILE] [--json] [--keep-dumper] [load options]\n"
+    "                           DUMP\n"
     "\n"
     "Memsize and object count per type (default) or class of one dump, as\n"
     "bars, largest first.  The dump is folded without building the object\n"
@@ -94,7 +101,10 @@ static const char usage_histogram[] =
     "  --sort WHAT    memsize (default) or count\n"
     "  --svg FILE     also write the bars as an SVG chart\n"
     "  --json         {\"dump\", \"by\", \"total_count\", \"total_memsize\",\n"
-    "                 \"rows\": [{\"key\", \"count\", \"memsize\"}]}\n";
+    "                 \"excluded_dumper_objects\", \"rows\": [{\"key\", \"count\",\n"
+    "                 \"memsize\"}]}\n"
+    "  --keep-dumper  keep the objects the dumper itself allocated (default: left\n"
+    "                 out and counted)\n";
 
 /* ------------------------------------------------------------------ */
 /* shared helpers                                                     */
@@ -222,6 +232,103 @@ hscope_cli_basename(const char *path)
 {
     const char *s = strrchr(path, '/');
     return s && s[1] ? s + 1 : path;
+}
+
+int
+hscope_cli_parse_address(const char *s, uint64_t *out)
+{
+    while (isspace((unsigned char)*s))
+        s++;
+    if (s[0] != '0' || (s[1] != 'x' && s[1] != 'X') || !isxdigit((unsigned char)s[2]))
+        return -1;
+    s += 2;
+    uint64_t v = 0;
+    int digits = 0;
+    for (; isxdigit((unsigned char)*s); s++, digits++) {
+        if (digits == 16)
+            return -1;
+        int c = (unsigned char)*s;
+        v = v << 4 | (uint64_t)(c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10);
+    }
+    while (isspace((unsigned char)*s))
+        s++;
+    if (*s)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int
+hscope_cli_bad_address(const char *usage, const char *arg)
+{
+    return hscope_cli_usage_error(usage, "'%s' is not an address: addresses are hex with "
+                                         "0x, as in the dump (0x7f2a3c4d5e60)", arg);
+}
+
+void
+hscope_cli_warn_text(const char *text)
+{
+    while (text && *text) {
+        const char *nl = strchr(text, '\n');
+        int n = nl ? (int)(nl - text) : (int)strlen(text);
+        fprintf(stderr, "%s: warning: %.*s\n", prog, n, text);
+        text += n + (nl != NULL);
+    }
+}
+
+void
+hscope_cli_warn_damage(const char *path, const hscope_load_stats *s,
+                       const uint64_t skipped[HSCOPE_SKIP__COUNT])
+{
+    if (!s->skipped_lines && !s->truncated)
+        return;
+    char why[256] = "";
+    size_t len = 0;
+    for (int r = 0; r < HSCOPE_SKIP__COUNT && len < sizeof(why); r++)
+        if (skipped[r])
+            len += (size_t)snprintf(why + len, sizeof(why) - len, "%s%s %llu", len ? ", " : "",
+                                    hscope_skip_reason_name(r), (unsigned long long)skipped[r]);
+    fprintf(stderr, "%s: warning: %s: ", prog, path);
+    if (s->skipped_lines)
+        fprintf(stderr, "%llu of %llu lines skipped (%s)%s", (unsigned long long)s->skipped_lines,
+                (unsigned long long)s->lines, why, s->truncated ? "; " : "");
+    if (s->truncated)
+        fputs("the dump is truncated (it ends in the middle of a record or gzip stream)", stderr);
+    if (s->skipped_lines * 2 > s->lines)
+        fputs("; most lines could not be read: is this really a heap dump?", stderr);
+    fputs("\n", stderr);
+}
+
+void
+hscope_cli_warn_tally_damage(const char *path, const hscope_tally_t *t)
+{
+    hscope_load_stats s = HSCOPE_LOAD_STATS_INIT;
+    uint64_t sk[HSCOPE_SKIP__COUNT];
+    if (hscope_tally_stats(t, &s) != HSCOPE_OK)
+        return;
+    for (int r = 0; r < HSCOPE_SKIP__COUNT; r++)
+        sk[r] = hscope_tally_skipped(t, r);
+    hscope_cli_warn_damage(path, &s, sk);
+}
+
+void
+hscope_cli_warn_heap_damage(const char *path, const hscope_heap_t *h)
+{
+    hscope_load_stats s = HSCOPE_LOAD_STATS_INIT;
+    uint64_t sk[HSCOPE_SKIP__COUNT];
+    if (hscope_heap_stats(h, &s) != HSCOPE_OK)
+        return;
+    for (int r = 0; r < HSCOPE_SKIP__COUNT; r++)
+        sk[r] = hscope_heap_skipped(h, r);
+    hscope_cli_warn_damage(path, &s, sk);
+}
+
+void
+hscope_cli_dumper_note(FILE *f, uint64_t n)
+{
+    if (n)
+        fprintf(f, "left out: %llu object%s allocated by the dumper itself (--keep-dumper "
+                   "keeps them)\n", (unsigned long long)n, n == 1 ? "" : "s");
 }
 
 /* ------------------------------------------------------------------ */
@@ -597,6 +704,14 @@ typedef struct tl_ctx {
     int nomem;
     hscope_status *st;        /* per dump */
     hscope_error *err;        /* per dump */
+    uint32_t tally_flags;     /* HSCOPE_TALLY_SKIP_DUMPER unless --keep-dumper */
+    /* per dump, kept from its tally: for the series checks, the damage
+     * warnings and the dumper's objects left out */
+    hscope_fingerprint_t **fp;
+    hscope_load_stats *stats;
+    uint64_t (*skipped)[HSCOPE_SKIP__COUNT];
+    uint64_t *excluded;
+    char warnings[4096];
     /* groups: array + open-addressing index of positions (+1) */
     tl_group *g;
     size_t ng, gcap;
@@ -676,6 +791,7 @@ tl_worker(void *arg)
 {
     tl_ctx *c = arg;
     hscope_tally_options to = HSCOPE_TALLY_OPTIONS_INIT;
+    to.flags = c->tally_flags;
     for (;;) {
         pthread_mutex_lock(&c->mu);
         if (c->stop || c->next >= c->nd) {
@@ -692,6 +808,16 @@ tl_worker(void *arg)
         pthread_mutex_lock(&c->mu);
         c->st[i] = st;
         c->err[i] = err;
+        if (st == HSCOPE_OK) {
+            /* what the checks need outlives the tally (a few KB) */
+            c->stats[i].size = sizeof(c->stats[i]);
+            hscope_tally_stats(t, &c->stats[i]);
+            for (int r = 0; r < HSCOPE_SKIP__COUNT; r++)
+                c->skipped[i][r] = hscope_tally_skipped(t, r);
+            c->excluded[i] = hscope_tally_excluded(t);
+            if (hscope_fingerprint_copy(&c->fp[i], hscope_tally_fingerprint(t), &err) != HSCOPE_OK)
+                c->nomem = 1;
+        }
         if (st != HSCOPE_OK) {
             c->stop = 1;
         } else {
@@ -911,6 +1037,10 @@ tl_text(const tl_ctx *c, const hscope_cli_order *ord, int memsize, size_t shown)
             iso_time(d[i].time, tb, sizeof(tb));
         printf("  %3zu  %s%s%s\n", i + 1, d[i].path, *tb ? "  " : "", tb);
     }
+    uint64_t excluded = 0;
+    for (size_t i = 0; i < n; i++)
+        excluded += c->excluded[i];
+    hscope_cli_dumper_note(stdout, excluded);
     size_t growing = 0;
     for (size_t i = 0; i < c->ng; i++)
         growing += (size_t)c->g[i].growing;
@@ -989,6 +1119,12 @@ tl_json(const tl_ctx *c, const hscope_cli_order *ord, int memsize, size_t shown)
     jw_arr(&w);
     for (size_t i = 0; i < n; i++)
         jw_str(&w, d[i].path);
+    jw_end_arr(&w);
+    jw_key(&w, "warnings"); jw_lines(&w, c->warnings);
+    jw_key(&w, "excluded_dumper_objects");
+    jw_arr(&w);
+    for (size_t i = 0; i < n; i++)
+        jw_u64(&w, c->excluded[i]);
     jw_end_arr(&w);
     jw_key(&w, "times");
     if (ord->times_known) {
@@ -1197,7 +1333,7 @@ hscope_cli_timeline(int argc, char **argv)
         return 0;
     hscope_load_options lo = HSCOPE_LOAD_OPTIONS_INIT;
     const char *by = "type", *svg = NULL, *order = "auto";
-    int memsize = 1, json = 0, csv = 0;
+    int memsize = 1, json = 0, csv = 0, keep_dumper = 0;
     uint64_t top = 20, threads = 0;
     char **paths = calloc((size_t)argc, sizeof(char *));
     size_t np = 0;
@@ -1225,6 +1361,8 @@ hscope_cli_timeline(int argc, char **argv)
             json = 1;
         } else if (strcmp(a, "--csv") == 0) {
             csv = 1;
+        } else if (strcmp(a, "--keep-dumper") == 0) {
+            keep_dumper = 1;
         } else if (strcmp(a, "--by") == 0) {
             if (i + 1 >= argc)
                 rc = hscope_cli_usage_error(usage_timeline, "--by needs a KEY%s", "");
@@ -1290,7 +1428,13 @@ hscope_cli_timeline(int argc, char **argv)
            *hs = calloc(np, sizeof(double));
     tl_ctx c;
     memset(&c, 0, sizeof(c));
-    if (!d || !sts || !errs || !xs || !ys || !hs) {
+    c.fp = calloc(np, sizeof(*c.fp));
+    c.stats = calloc(np, sizeof(*c.stats));
+    c.skipped = calloc(np, sizeof(*c.skipped));
+    c.excluded = calloc(np, sizeof(*c.excluded));
+    c.tally_flags = keep_dumper ? 0 : HSCOPE_TALLY_SKIP_DUMPER;
+    if (!d || !sts || !errs || !xs || !ys || !hs || !c.fp || !c.stats || !c.skipped ||
+        !c.excluded) {
         fprintf(stderr, "%s: out of memory\n", prog);
         rc = HSCOPE_CLI_EXIT_BAD_INPUT;
         goto out;
@@ -1342,6 +1486,17 @@ hscope_cli_timeline(int argc, char **argv)
     }
     if (rc)
         goto out;
+    /* said once per dump, in time order: damage, then the series checks */
+    const char **names = calloc(np, sizeof(char *));
+    for (size_t i = 0; i < np; i++) {
+        hscope_cli_warn_damage(d[i].path, &c.stats[i], c.skipped[i]);
+        if (names)
+            names[i] = d[i].path;
+    }
+    hscope_series_check((const hscope_fingerprint_t *const *)c.fp, names, np, c.warnings,
+                        sizeof(c.warnings));
+    free(names);
+    hscope_cli_warn_text(c.warnings);
 
     for (size_t i = 0; i < c.ng; i++)
         group_stats(&c.g[i], d, np, memsize, ord.times_known, xs, ys, hs);
@@ -1365,6 +1520,12 @@ out:
         free(c.g[i].count);
         free(c.g[i].memsize);
     }
+    for (size_t i = 0; c.fp && i < np; i++)
+        hscope_fingerprint_free(c.fp[i]);
+    free(c.fp);
+    free(c.stats);
+    free(c.skipped);
+    free(c.excluded);
     free(c.g);
     free(c.idx);
     free(d);
@@ -1390,6 +1551,7 @@ hscope_cli_histogram(int argc, char **argv)
     hscope_tally_options to = HSCOPE_TALLY_OPTIONS_INIT;
     to.top = 20;
     to.sort = HSCOPE_SORT_MEMSIZE;
+    to.flags = HSCOPE_TALLY_SKIP_DUMPER;
     const char *by = "type", *svg = NULL, *path = NULL;
     int json = 0;
     for (int i = 2; i < argc; i++) {
@@ -1401,6 +1563,8 @@ hscope_cli_histogram(int argc, char **argv)
             continue;
         if (strcmp(a, "--json") == 0) {
             json = 1;
+        } else if (strcmp(a, "--keep-dumper") == 0) {
+            to.flags &= ~HSCOPE_TALLY_SKIP_DUMPER;
         } else if (strcmp(a, "--by") == 0) {
             if (i + 1 >= argc)
                 return hscope_cli_usage_error(usage_histogram, "--by needs a KEY%s", "");
@@ -1443,6 +1607,7 @@ hscope_cli_histogram(int argc, char **argv)
         fprintf(stderr, "%s: %s: %s\n", prog, path, err.message);
         return HSCOPE_CLI_EXIT_BAD_INPUT;
     }
+    hscope_cli_warn_tally_damage(path, t);
     uint64_t tn = 0, tm = 0;
     hscope_tally_totals(t, &tn, &tm);
     uint64_t rows = hscope_tally_row_count(t);
@@ -1457,6 +1622,7 @@ hscope_cli_histogram(int argc, char **argv)
         jw_key(&w, "total_count"); jw_u64(&w, tn);
         jw_key(&w, "total_memsize"); jw_u64(&w, tm);
         jw_key(&w, "group_count"); jw_u64(&w, hscope_tally_group_count(t));
+        jw_key(&w, "excluded_dumper_objects"); jw_u64(&w, hscope_tally_excluded(t));
         jw_key(&w, "rows");
         jw_arr(&w);
         for (uint64_t i = 0; i < rows; i++) {
@@ -1509,6 +1675,7 @@ hscope_cli_histogram(int argc, char **argv)
         if (hscope_tally_group_count(t) > rows)
             printf("  ... %llu more (--top 0 shows all)\n",
                    (unsigned long long)(hscope_tally_group_count(t) - rows));
+        hscope_cli_dumper_note(stdout, hscope_tally_excluded(t));
     }
     if (svg) {
         hscope_svg_bar *bars = calloc(rows ? rows : 1, sizeof(hscope_svg_bar));

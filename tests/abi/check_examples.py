@@ -27,7 +27,7 @@ All three consumers print the same format:
   [columns: ... equal to the tally]            (FFI examples, KEY = type)
   [diff PATHS by KEY: N leaked objects, M bytes in G groups; E dumper
    objects left out, R reused addresses; snapshots S1 S2 [S3]]
-  [warning: ...]
+  [warning: ...]                                  (one line per warning)
   [rows, blank]
 """
 import argparse
@@ -116,16 +116,16 @@ def parse(out):
                             'rows': rows}
         elif d:
             i += 1
-            warning = None
-            if i < len(lines) and lines[i].startswith('warning: '):
-                warning = lines[i][len('warning: '):]
+            warnings = []
+            while i < len(lines) and lines[i].startswith('warning: '):
+                warnings.append(lines[i][len('warning: '):])
                 i += 1
             rows, i = rows_from(i)
             res['diff'] = {'by': d.group(2), 'count': int(d.group(3)),
                            'memsize': int(d.group(4)), 'groups': int(d.group(5)),
                            'excluded': int(d.group(6)), 'reused': int(d.group(7)),
                            'snapshots': [int(x) for x in d.group(8).split()],
-                           'warning': warning, 'rows': rows}
+                           'warnings': warnings, 'rows': rows}
         elif line.startswith('columns: '):
             res['columns'] = line
             i += 1
@@ -142,7 +142,9 @@ def expect(cond, msg, problems):
 
 
 def compare_tally(cli, dump, key, top, got, problems):
-    want = cli_json(cli, ['tally', '--by', key, '--top', str(top), dump])
+    # the examples tally every object (the library's default); the CLI
+    # leaves the dumper's own out unless --keep-dumper
+    want = cli_json(cli, ['tally', '--keep-dumper', '--by', key, '--top', str(top), dump])
     summ = cli_json(cli, ['summary', dump])
     expect(got is not None, 'no tally printed', problems)
     if got is None:
@@ -169,10 +171,14 @@ def compare_diff(cli, dumps, key, top, got, problems):
     pairs = [('count', lk['count']), ('memsize', lk['memsize']),
              ('groups', lk['group_count']), ('excluded', want['excluded_dumper_objects']),
              ('reused', want['reused_addresses']), ('snapshots', want['objects']),
-             ('rows', lk['groups']), ('by', key)]
+             ('rows', lk['groups']), ('by', key), ('warnings', want['warnings'])]
     for name, w in pairs:
         expect(got[name] == w, 'diff %s: got %r, `heapscope diff --json` says %r'
                % (name, got[name], w), problems)
+    # nothing leaked means no group and no row, whatever the CLI says
+    expect(got['count'] > 0 or (got['groups'] == 0 and got['rows'] == []),
+           'diff of %d leaked objects printed %d groups, %d rows'
+           % (got['count'], got['groups'], len(got['rows'])), problems)
 
 
 def check_case(name, tool, env, cli, args, dumps, key, diff_key, top, need_columns):
@@ -204,6 +210,7 @@ def check_case(name, tool, env, cli, args, dumps, key, diff_key, top, need_colum
     if res['diff']:
         extra = '; diff %d leaked in %d groups' % (res['diff']['count'], res['diff']['groups'])
     print('ok: %s: tally %d rows%s' % (label, len(t['rows']), extra))
+    return res
 
 
 def check_error(tool, env):
@@ -308,6 +315,13 @@ def main():
             check_case(name, tool, env2, a.cli,
                        ['--by', 'class', '--diff-by', 'file:line:class', '--top', '5'],
                        dumps[:2], 'class', 'file:line:class', 5, False)
+            # the same dump three times: nothing leaked, no group, and the
+            # warnings say the dump was repeated
+            res = check_case(name, tool, env2, a.cli, ['--top', '0'], [dumps[2]] * 3, 'type',
+                             'class', 0, False)
+            if not any('same file' in w for w in res['diff']['warnings']):
+                raise Failure('%s on one dump three times: no "same file" warning: %r'
+                              % (name, res['diff']['warnings']))
             check_error(tool, env2)
     except Failure as e:
         print('FAIL: %s' % e)

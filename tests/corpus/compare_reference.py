@@ -23,7 +23,8 @@ def run_json(cmd):
 def main():
     hs, ref, dump = sys.argv[1:4]
     ours = run_json([hs, 'summary', '--json', '--no-progress', dump])
-    tally = run_json([hs, 'tally', '--json', '--no-progress', '--by', 'file:line:class',
+    # --keep-dumper: the reference counts every object, the dumper's too
+    tally = run_json([hs, 'tally', '--json', '--no-progress', '--keep-dumper', '--by', 'file:line:class',
                       '--top', '0', dump])
     theirs = run_json([sys.executable, ref, 'stats', dump, '--dangling', '--top', '100000000'])
     diffs = []

@@ -45,8 +45,9 @@ def psql(exe, db, sql, variables=None):
 
 
 def timeline(exe, dumps, by, metric):
-    r = subprocess.run([exe, 'timeline', '--json', '--top', '0', '--by', by, '--metric', metric]
-                       + dumps, capture_output=True, text=True, check=True)
+    # --keep-dumper: the exported tables hold every object, the dumper's too
+    r = subprocess.run([exe, 'timeline', '--json', '--top', '0', '--keep-dumper', '--by', by,
+                        '--metric', metric] + dumps, capture_output=True, text=True, check=True)
     return json.loads(r.stdout)
 
 

@@ -54,7 +54,8 @@ def run(args, rc=0, text=True):
 
 
 def tl_json(args):
-    r = run(['timeline', '--json', '--top', '0'] + args)
+    # --keep-dumper: truth.json and reference.py count every object
+    r = run(['timeline', '--json', '--top', '0', '--keep-dumper'] + args)
     if r.returncode != 0:
         return None
     return json.loads(r.stdout)
@@ -185,7 +186,8 @@ def main():
     j1 = run(['timeline', '--json', '--top', '0', '--threads', '1', '--by', 'class'] + dumps).stdout
     j3 = run(['timeline', '--json', '--top', '0', '--threads', '3', '--by', 'class'] + dumps).stdout
     check(j1 == j3, '--threads 1 and --threads 3 give identical JSON')
-    csvout = run(['timeline', '--csv', '--top', '0', '--by', 'type', '--metric', 'count'] + dumps).stdout
+    csvout = run(['timeline', '--csv', '--top', '0', '--keep-dumper', '--by', 'type', '--metric',
+                  'count'] + dumps).stdout
     rows = list(csv.DictReader(io.StringIO(csvout)))
     check(list(rows[0].keys()) == ['rank', 'key', 'step', 'dump', 'time', 'count', 'memsize', 'growing'],
           'CSV header')
@@ -204,7 +206,8 @@ def main():
           'text: the first row is %s, marked growing' % G['type'])
     check('order name-time' in txt.stdout, 'text: says which order was used')
     top3 = tl_json(['--by', 'class'] + dumps)  # --top 0 given by tl_json; now explicit top
-    t3 = json.loads(run(['timeline', '--json', '--top', '3', '--by', 'class'] + dumps).stdout)
+    t3 = json.loads(run(['timeline', '--json', '--top', '3', '--keep-dumper', '--by', 'class']
+                        + dumps).stdout)
     check(len(t3['groups']) == 3 and t3['group_count'] == top3['group_count']
           and t3['groups'] == top3['groups'][:3], '--top 3: the first three groups, group_count total')
 
@@ -350,9 +353,15 @@ def main():
     check([(r['key'], r['count'], r['memsize']) for r in h['rows']]
           == [(r['key'], r['count'], r['memsize']) for r in t['rows']],
           'histogram --by class = tally --by class --sort memsize (%d rows)' % len(h['rows']))
-    check(h['total_count'] == truth['snapshots'][-1]['objects']
-          and h['total_memsize'] == sum(truth['snapshots'][-1]['memsize_by_type'].values()),
-          'histogram totals = truth (%d objects)' % h['total_count'])
+    hk = json.loads(run(['histogram', '--json', '--top', '0', '--keep-dumper', '--by', 'class',
+                         dumps[-1]]).stdout)
+    check(hk['total_count'] == truth['snapshots'][-1]['objects']
+          and hk['total_memsize'] == sum(truth['snapshots'][-1]['memsize_by_type'].values())
+          and hk['excluded_dumper_objects'] == 0,
+          'histogram --keep-dumper totals = truth (%d objects)' % hk['total_count'])
+    check(h['excluded_dumper_objects'] > 0
+          and h['total_count'] + h['excluded_dumper_objects'] == hk['total_count'],
+          'histogram leaves the dumper\'s %d objects out of its totals' % h['excluded_dumper_objects'])
     h = json.loads(run(['histogram', '--json', '--sort', 'count', '--top', '5', dumps[-1]]).stdout)
     counts = [r['count'] for r in h['rows']]
     check(len(counts) == 5 and counts == sorted(counts, reverse=True) and h['rows'][0]['key'] == 'STRING',

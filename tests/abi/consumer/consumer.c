@@ -93,8 +93,11 @@ diff_dumps(char **paths, int n, const char *key, uint64_t top)
     for (int i = 0; i < n; i++)
         printf(" %llu", (unsigned long long)hscope_diff_snapshot_objects(diff, (uint32_t)i));
     printf("\n");
-    if (hscope_diff_warning_text(diff)[0])
-        printf("warning: %s\n", hscope_diff_warning_text(diff));
+    for (const char *w = hscope_diff_warning_text(diff); *w;) { /* one line each */
+        size_t len = strcspn(w, "\n");
+        printf("warning: %.*s\n", (int)len, w);
+        w += len + (w[len] == '\n');
+    }
     print_rows(tally);
     hscope_tally_free(tally);
     hscope_diff_free(diff);
