@@ -800,7 +800,9 @@ heap_address(VALUE self, VALUE id)
 }
 
 /* Heap#_info(id) -> [address, type, class_label, detail, memsize, size,
- *                    generation, file, line, method, flags, class_address] */
+ *                    generation, file, line, method, flags, class_address,
+ *                    label] (label: hscope_heap_object_label, the name an
+ *                    object goes by in every output) */
 static VALUE
 heap_info(VALUE self, VALUE vid)
 {
@@ -808,7 +810,7 @@ heap_info(VALUE self, VALUE vid)
     hscope_id id = id_arg(h, vid);
     int64_t gen = hscope_heap_object_generation(h, id);
     uint32_t line = hscope_heap_object_line(h, id);
-    VALUE v[12] = {
+    VALUE v[13] = {
         ULL2NUM(hscope_heap_object_address(h, id)),
         rb_str_new_cstr(hscope_heap_type_name(h, hscope_heap_object_type(h, id))),
         cstr_or_nil(hscope_heap_object_class_label(h, id)),
@@ -821,8 +823,9 @@ heap_info(VALUE self, VALUE vid)
         cstr_or_nil(hscope_heap_object_method(h, id)),
         UINT2NUM(hscope_heap_object_flags(h, id)),
         ULL2NUM(hscope_heap_object_class_address(h, id)),
+        cstr_or_nil(hscope_heap_object_label(h, id)),
     };
-    return rb_ary_new_from_values(12, v);
+    return rb_ary_new_from_values(13, v);
 }
 
 static VALUE
@@ -1122,9 +1125,9 @@ top_arg(VALUE top)
     return (uint64_t)t;
 }
 
-/* Heap#_tally(key, top, sort) -> Native::Tally */
+/* Heap#_tally(key, top, sort, keep_dumper) -> Native::Tally */
 static VALUE
-heap_tally(VALUE self, VALUE key, VALUE top, VALUE sort)
+heap_tally(VALUE self, VALUE key, VALUE top, VALUE sort, VALUE keep_dumper)
 {
     analysis_args a;
     memset(&a, 0, sizeof(a));
@@ -1134,6 +1137,8 @@ heap_tally(VALUE self, VALUE key, VALUE top, VALUE sort)
     hscope_tally_options_init(&a.topts);
     a.topts.top = top_arg(top);
     a.topts.sort = sort_arg(sort);
+    if (!RTEST(keep_dumper))
+        a.topts.flags |= HSCOPE_TALLY_SKIP_DUMPER;
     VALUE obj = handle_new(cTally, &tally_type, free_tally, self, a.heap);
     a.out = DATA_PTR(obj);
     a.what = AN_TALLY;
@@ -1203,6 +1208,13 @@ static VALUE
 tally_group_count(VALUE self)
 {
     return ULL2NUM(hscope_tally_group_count(handle_get(self, &tally_type)->ptr));
+}
+
+/* Native::Tally#excluded: the dumper's objects left out */
+static VALUE
+tally_excluded(VALUE self)
+{
+    return ULL2NUM(hscope_tally_excluded(handle_get(self, &tally_type)->ptr));
 }
 
 static VALUE
@@ -1742,7 +1754,7 @@ Init_heapscope(void)
     rb_define_method(cHeap, "_value", heap_value, 1);
     rb_define_method(cHeap, "_column", heap_column, 1);
     rb_define_method(cHeap, "_type_name", heap_type_name, 1);
-    rb_define_method(cHeap, "_tally", heap_tally, 3);
+    rb_define_method(cHeap, "_tally", heap_tally, 4);
     rb_define_method(cHeap, "_dominators", heap_dominators, 1);
     rb_define_method(cHeap, "_paths", heap_paths, 1);
 
@@ -1757,6 +1769,7 @@ Init_heapscope(void)
     rb_define_method(cTally, "rows", tally_rows, 0);
     rb_define_method(cTally, "group_count", tally_group_count, 0);
     rb_define_method(cTally, "totals", tally_totals, 0);
+    rb_define_method(cTally, "excluded", tally_excluded, 0);
     rb_define_method(cTally, "_row_addresses", tally_row_addresses, 2);
 
     cDiff = rb_define_class_under(mHeapscope, "Diff", rb_cObject);

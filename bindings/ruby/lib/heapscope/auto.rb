@@ -67,7 +67,8 @@ module Heapscope
       # Print the exit tally (top 20 file:line:class) to +out+.
       def exit_report(out = @out || $stderr, top: 20)
         heap = Heapscope.snapshot(fork: fork?)
-        tally = heap.tally(by: "file:line:class", top: top)
+        # without the snapshot's own objects (they are not the app's)
+        tally = heap.tally(by: "file:line:class", top: top, keep_dumper: false)
         out.puts "heapscope: exit tally of pid #{Process.pid}: #{heap.object_count} objects, " \
                  "#{tally.group_count} distinct file:line:class sites; top #{tally.size}:"
         out.print tally.to_s

@@ -5,15 +5,19 @@ module Heapscope
   # from A and still present in C (with two snapshots: new in B).  Made by
   # Heapscope.diff; its objects belong to #heap (C, or B).
   class Diff
-    WARNINGS = { 0x1 => :no_tracing, 0x2 => :partial, 0x4 => :compaction, 0x8 => :skipped }.freeze
+    WARNINGS = { 0x1 => :no_tracing, 0x2 => :partial, 0x4 => :compaction, 0x8 => :skipped,
+                 0x10 => :different_process, 0x20 => :repeated, 0x40 => :backwards }.freeze
 
     # Human explanations of why the answer may be inexact (no allocation
-    # tracing, partial dumps, compaction, skipped lines); [] when none.
+    # tracing, partial dumps, compaction, skipped lines) or meaningless
+    # (the dumps are not one process's in time order: the same dump twice,
+    # dumps of different processes, reverse order); [] when none.
     def warnings
       (warning_text || "").split("\n")
     end
 
-    # The same as Symbols (:no_tracing, :partial, :compaction, :skipped).
+    # The same as Symbols (:no_tracing, :partial, :compaction, :skipped,
+    # :different_process, :repeated, :backwards).
     def warning_flags
       WARNINGS.select { |bit, _| warning_bits & bit != 0 }.values
     end
@@ -49,9 +53,9 @@ module Heapscope
                            retained: nil, leaked_count: count, leaked_memsize: memsize,
                            root: root || "(several roots)", path: [])
         end
-        addr, type, klass, _d, _m, _s, _g, file, line = h._info(id)
+        addr, type, _k, _d, _m, _s, _g, file, line, _me, _f, _c, name = h._info(id)
         proot, chain = paths._path(id)
-        Suspect.new(address: addr, type: type, class_name: klass, label: h.label(id),
+        Suspect.new(address: addr, type: type, class_name: name, label: "#{type} #{name}",
                     file: file, line: line, retained: tree._retained(id)&.first,
                     leaked_count: count, leaked_memsize: memsize,
                     root: chain ? (proot || "(roots)") : nil,
@@ -139,9 +143,9 @@ module Heapscope
 
     def retained_row(id)
       h = heap
-      addr, type, klass, _d, memsize, _s, _g, file, line = h._info(id)
+      addr, type, _k, _d, memsize, _s, _g, file, line, _me, _f, _c, name = h._info(id)
       bytes, count = _retained(id)
-      Retained.new(address: addr, type: type, class_name: klass, label: h.label(id),
+      Retained.new(address: addr, type: type, class_name: name, label: "#{type} #{name}",
                    memsize: memsize, retained: bytes, retained_count: count,
                    file: file, line: line)
     end

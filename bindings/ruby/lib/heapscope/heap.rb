@@ -128,13 +128,17 @@ module Heapscope
     # Group live objects by +by+ ("type", "class", "file", "file:line",
     # "file:line:class", "method", "generation" or "gem") and return the
     # first +top+ groups (nil: all), by :count or :memsize, as a Tally (an
-    # Array of Row).
-    def tally(by: "file:line:class", top: 20, sort: :count)
-      native = _tally(by.to_s, top, sort)
+    # Array of Row).  keep_dumper: false leaves out the objects the dumper
+    # allocated (ObjectSpace.dump_all's, Heapscope.snapshot's: the rule of
+    # the diff), counted in Tally#excluded_dumper_objects; the default
+    # counts every object, as the library does.
+    def tally(by: "file:line:class", top: 20, sort: :count, keep_dumper: true)
+      native = _tally(by.to_s, top, sort, keep_dumper)
       rows = native.rows.map { |k, c, m| Row.new(k, c, m) }
       count, memsize = native.totals
       Tally.new(rows, by: by.to_s, group_count: native.group_count,
-                      total_count: count, total_memsize: memsize)
+                      total_count: count, total_memsize: memsize,
+                      excluded_dumper_objects: native.excluded)
     end
 
     # The dominator tree (computed once per class_edges: setting, then
@@ -222,8 +226,8 @@ module Heapscope
     end
 
     def object_info(id) # :nodoc:
-      addr, type, klass, detail, memsize, size, gen, file, line, meth, flags, caddr = _info(id)
-      ObjectInfo.new(address: addr, type: type, class_name: klass, detail: detail,
+      addr, type, _klass, detail, memsize, size, gen, file, line, meth, flags, caddr, label = _info(id)
+      ObjectInfo.new(address: addr, type: type, class_name: label, detail: detail,
                      memsize: memsize, size: size, generation: gen, file: file,
                      line: line, method: meth,
                      flags: FLAG_NAMES.select { |bit, _| flags & bit != 0 }.values,
@@ -231,10 +235,17 @@ module Heapscope
                      references: _refs(id).map { |i| _address(i) })
     end
 
-    # "TYPE Class" as the CLI labels objects.
+    # The name an object goes by (the library's rule, as in every CLI
+    # output): a class or module by its own name, any other object by its
+    # class.
+    def object_label(id) # :nodoc:
+      _info(id)[12]
+    end
+
+    # "TYPE label" as the CLI prints objects ("CLASS PostsController").
     def label(id) # :nodoc:
-      _a, type, klass, detail = _info(id)
-      (type == "CLASS" || type == "MODULE") && detail ? "#{type} #{detail}" : "#{type} #{klass}"
+      info = _info(id)
+      "#{info[1]} #{info[12]}"
     end
 
     def shortest_paths(class_edges) # :nodoc:

@@ -44,13 +44,19 @@ module Heapscope
     end
   end
 
-  # Turn 0x7f..., "0x7f..." or "7f..." into an Integer address.
+  # Turn an Integer or a String "0x7f..." (hex with 0x, as the dump writes
+  # it; spaces around it are fine) into an Integer address.  A String
+  # without 0x (a decimal number, bare hex digits) is an ArgumentError:
+  # "4096" is not read as 0x4096.
   def self.address(value)
     case value
     when Integer then value
     when String
       s = value.strip
-      s = "0x#{s}" unless s.match?(/\A0x/i)
+      unless s.match?(/\A0x\h{1,16}\z/i)
+        raise ArgumentError, "not an address: #{value.inspect} (addresses are hex with 0x, " \
+                             "as in the dump: 0x7f2a3c4d5e60)"
+      end
       Integer(s)
     else
       raise ArgumentError, "not an address: #{value.inspect}"
@@ -115,13 +121,16 @@ module Heapscope
     attr_reader :group_count
     # Objects and memsize over all groups (before top:).
     attr_reader :total_count, :total_memsize
+    # Objects left out as the dumper's own (Heap#tally keep_dumper: false).
+    attr_reader :excluded_dumper_objects
 
-    def initialize(rows, by:, group_count:, total_count:, total_memsize:)
+    def initialize(rows, by:, group_count:, total_count:, total_memsize:, excluded_dumper_objects: 0)
       super(rows)
       @by = by
       @group_count = group_count
       @total_count = total_count
       @total_memsize = total_memsize
+      @excluded_dumper_objects = excluded_dumper_objects
     end
 
     # The rows as a text table (the format of examples/c/bleak_tally.c).
@@ -163,7 +172,9 @@ module Heapscope
   end
 
   # An object that keeps memory alive (Heap#retained, DominatorTree#top).
-  # +label+ is "TYPE Class" as the CLI prints it (the name for a class).
+  # +class_name+ is the object's label (a class or module: its own name;
+  # as "class" in `heapscope retained --json`); +label+ is "TYPE name" as
+  # the CLI prints it.
   Retained = Struct.new(:address, :type, :class_name, :label, :memsize, :retained,
                         :retained_count, :file, :line, keyword_init: true) do
     def to_s
@@ -196,8 +207,9 @@ module Heapscope
   # What keeps leaked objects alive (Diff#suspects): the holder's address
   # (nil when a root category holds them directly), type and class, how
   # many leaked objects and bytes it holds, and a path from a GC root.
-  # +class_name+ is the class label (as in `heapscope suspects --json`);
-  # +label+ is "TYPE Class" as the text report prints it.
+  # +class_name+ is the holder's label (a class or module: its own name; as
+  # in `heapscope suspects --json`); +label+ is "TYPE name" as the text
+  # report prints it.
   Suspect = Struct.new(:address, :type, :class_name, :label, :file, :line, :retained,
                        :leaked_count, :leaked_memsize, :root, :path, keyword_init: true) do
     def to_s
