@@ -563,6 +563,12 @@ typedef struct hscope_tally hscope_tally_t;
  * hscope_tally_excluded() counts them.  Since 0.2.
  */
 #define HSCOPE_TALLY_SKIP_DUMPER 0x1u
+/**
+ * hscope_tally_options.flags, hscope_tally_file() only: also make the
+ * dump's fingerprint in the same pass (hscope_tally_fingerprint(), for
+ * hscope_series_check(); two multiplies per object).  Since 0.2.
+ */
+#define HSCOPE_TALLY_FINGERPRINT 0x2u
 
 typedef struct hscope_tally_options {
     uint32_t size;      /* sizeof(hscope_tally_options) */
@@ -779,9 +785,10 @@ HSCOPE_API hscope_status hscope_heap_fingerprint(hscope_fingerprint_t **out,
                                                  hscope_error *err);
 
 /**
- * The fingerprint of the dump a hscope_tally_file() tally folded (made
- * during the same pass, at no extra read), with its file's identity;
- * borrowed, valid until hscope_tally_free().  NULL for other tallies.
+ * The fingerprint of the dump a hscope_tally_file() tally folded with
+ * HSCOPE_TALLY_FINGERPRINT (made during the same pass, at no extra read),
+ * with its file's identity; borrowed, valid until hscope_tally_free().
+ * NULL for other tallies.
  */
 HSCOPE_API const hscope_fingerprint_t *hscope_tally_fingerprint(const hscope_tally_t *tally);
 

@@ -44,41 +44,44 @@ typedef struct hscope__fp_item {
 struct hscope_fingerprint {
     hscope__mem own;            /* the allocator hooks it was made with */
     uint64_t objects, content;  /* count; sum of a hash per object */
-    uint32_t max_gen;           /* newest generation, when traced */
-    int traced, sorted, has_file;
+    uint32_t newest;            /* newest generation + 1; 0: nothing traced
+                                   (HSCOPE__GEN_NONE + 1 wraps to 0) */
+    int sorted, has_file;
     uint64_t limit;             /* sampled: objects whose address hash <= limit */
     hscope__fp_item *items;
     size_t n;
     uint64_t dev, ino, mtime_ns;
 };
 
-/* splitmix64's finaliser of the address: the sampling hash. */
+/* The sampling hash of an address: a multiplicative (Fibonacci) hash,
+ * whose high bits, the ones the sample's threshold looks at, depend on
+ * every bit of the address; one multiply on the streaming paths. */
 static inline uint64_t
 hscope__fp_hash(uint64_t addr)
 {
-    uint64_t x = addr * 0x9E3779B97F4A7C15ull;
-    x ^= x >> 30;
-    x *= 0xBF58476D1CE4E5B9ull;
-    x ^= x >> 27;
-    x *= 0x94D049BB133111EBull;
-    return x ^ (x >> 31);
+    return addr * 0x9E3779B97F4A7C15ull;
 }
 
 void hscope__fp_sample(hscope_fingerprint_t *fp, uint64_t addr, uint64_t h, int type);
 
 /* One object of the dump (type: the builder's code; gen HSCOPE__GEN_NONE
- * when untraced).  The per-object cost: two hashes and a compare. */
+ * when untraced).  On the streaming paths for every record, so kept to two
+ * multiplies: the content hash sums the address hash mixed with the
+ * generation and type (two dumps of equal count and content sum are "the
+ * same"), and the sample is rarely touched (1 object in 2^k once full). */
 static inline void
 hscope__fp_add(hscope_fingerprint_t *fp, uint64_t addr, int type, uint32_t gen)
 {
     uint64_t h = hscope__fp_hash(addr);
     int ty = type < 32 ? type : HSCOPE_TYPE_OTHER;
+    uint32_t g1 = gen + 1;
     fp->objects++;
-    fp->content += hscope__fp_hash(h ^ ((uint64_t)gen << 8) ^ (uint64_t)ty);
-    if (gen != HSCOPE__GEN_NONE && (!fp->traced || gen > fp->max_gen)) {
-        fp->traced = 1;
-        fp->max_gen = gen;
-    }
+    uint64_t x = h ^ ((uint64_t)g1 << 8 | (uint64_t)ty);
+    x ^= x >> 31; /* not linear in the address: a sum of such cannot be */
+    x *= 0xBF58476D1CE4E5B9ull; /* kept by moving objects around */
+    fp->content += x ^ (x >> 29);
+    if (g1 > fp->newest)
+        fp->newest = g1;
     if (HS_UNLIKELY(h <= fp->limit))
         hscope__fp_sample(fp, addr, h, ty);
 }

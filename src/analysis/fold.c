@@ -40,7 +40,8 @@ typedef struct fold {
     uint32_t *cls_table;
     size_t cmask;
     const uint64_t *seq;          /* a worker slot's fold: its chunk number */
-    hscope_fingerprint_t *fp;     /* the dump's, made in the same pass */
+    hscope_fingerprint_t *fp;     /* the dump's, made in the same pass; NULL
+                                     unless HSCOPE_TALLY_FINGERPRINT */
     int skip_dumper;              /* HSCOPE_TALLY_SKIP_DUMPER */
     uint8_t *dsite;               /* per builder site: 0 not judged, 1 no, 2 dumper */
     size_t dcap;
@@ -192,9 +193,10 @@ find_class(const fold *f, uint64_t addr, uint32_t *detail)
     return 0;
 }
 
-/* 1 if the record's site is the dumper's (judged once per site). */
+/* Judge a site the first time it is seen: dsite[site] = 1 (not the
+ * dumper's) or 2 (the dumper's). */
 static hscope_status
-dumper_site(fold *f, const hscope__builder *b, uint32_t site, int *out, hscope_error *err)
+judge_site(fold *f, const hscope__builder *b, uint32_t site, hscope_error *err)
 {
     if (site >= f->dcap) {
         size_t old = f->dcap;
@@ -204,11 +206,9 @@ dumper_site(fold *f, const hscope__builder *b, uint32_t site, int *out, hscope_e
             return st;
         memset(f->dsite + old, 0, f->dcap - old);
     }
-    if (!f->dsite[site])
-        f->dsite[site] = site && hscope__is_dumper(
-            hscope__intern_str(&b->strings, b->site_file[site]),
-            hscope__intern_str(&b->strings, b->site_method[site])) ? 2 : 1;
-    *out = f->dsite[site] == 2;
+    f->dsite[site] = site && hscope__is_dumper(
+        hscope__intern_str(&b->strings, b->site_file[site]),
+        hscope__intern_str(&b->strings, b->site_method[site])) ? 2 : 1;
     return HSCOPE_OK;
 }
 
@@ -217,12 +217,13 @@ sink(void *ud, hscope__builder *b, const hscope__objrec *o, hscope_error *err)
 {
     fold *f = ud;
     hscope_status st;
-    hscope__fp_add(f->fp, o->addr, o->type, o->gen);
+    if (f->fp)
+        hscope__fp_add(f->fp, o->addr, o->type, o->gen);
     if (f->skip_dumper) {
-        int d;
-        if ((st = dumper_site(f, b, o->site, &d, err)) != HSCOPE_OK)
+        if (HS_UNLIKELY(o->site >= f->dcap || !f->dsite[o->site]) &&
+            (st = judge_site(f, b, o->site, err)) != HSCOPE_OK)
             return st;
-        if (d) {
+        if (f->dsite[o->site] == 2) {
             f->excluded++;
             return HSCOPE_OK;
         }
@@ -254,18 +255,19 @@ sink(void *ud, hscope__builder *b, const hscope__objrec *o, hscope_error *err)
 static void fold_free(fold *f);
 
 static hscope_status
-fold_init(fold *f, hscope__mem *mem, int tk, int skip_dumper)
+fold_init(fold *f, hscope__mem *mem, int tk, uint32_t flags)
 {
     hscope_error e;
     hscope_error_init(&e);
     memset(f, 0, sizeof(*f));
     f->mem = mem;
     f->tk = tk;
-    f->skip_dumper = skip_dumper;
+    f->skip_dumper = (flags & HSCOPE_TALLY_SKIP_DUMPER) != 0;
     f->table = hscope__calloc(mem, 1024, sizeof(uint32_t));
     f->cls_table = hscope__calloc(mem, 1024, sizeof(uint32_t));
     f->mask = f->cmask = 1023;
-    if (!f->table || !f->cls_table || hscope__fp_new(&f->fp, mem, &e) != HSCOPE_OK)
+    if (!f->table || !f->cls_table ||
+        ((flags & HSCOPE_TALLY_FINGERPRINT) && hscope__fp_new(&f->fp, mem, &e) != HSCOPE_OK))
         return HSCOPE_ERR_NOMEM;
     return HSCOPE_OK;
 }
@@ -277,7 +279,9 @@ slot_new(void *ud, const uint64_t *seq)
     fold *f = hscope__malloc(top->mem, sizeof(*f));
     if (!f)
         return NULL;
-    if (fold_init(f, top->mem, top->tk, top->skip_dumper) != HSCOPE_OK) {
+    uint32_t flags = (top->skip_dumper ? HSCOPE_TALLY_SKIP_DUMPER : 0) |
+                     (top->fp ? HSCOPE_TALLY_FINGERPRINT : 0);
+    if (fold_init(f, top->mem, top->tk, flags) != HSCOPE_OK) {
         fold_free(f);
         hscope__free(top->mem, f);
         return NULL;
@@ -310,7 +314,8 @@ slot_merge(void *ud, void *slot_ud, const uint32_t *smap, size_t nsmap, const in
     fold *top = ud;
     const fold *f = slot_ud;
     hscope_status st;
-    hscope__fp_merge(top->fp, f->fp);
+    if (top->fp)
+        hscope__fp_merge(top->fp, f->fp);
     top->excluded += f->excluded;
     for (size_t i = 0; i < f->ncls; i++)
         if ((st = add_class(top, f->cls_addr[i], remap(smap, nsmap, f->cls_detail[i]),
@@ -527,7 +532,7 @@ hscope_tally_file(hscope_tally_t **out, const char *path, const char *key,
         }
         memcpy(&o, uopts, uopts->size < sizeof(o) ? uopts->size : sizeof(o));
     }
-    if (o.flags & ~(uint32_t)HSCOPE_TALLY_SKIP_DUMPER) {
+    if (o.flags & ~(uint32_t)(HSCOPE_TALLY_SKIP_DUMPER | HSCOPE_TALLY_FINGERPRINT)) {
         st = hscope__fail(&err, HSCOPE_ERR_UNSUPPORTED, "unknown tally flags 0x%x", o.flags);
         goto done;
     }
@@ -537,7 +542,7 @@ hscope_tally_file(hscope_tally_t **out, const char *path, const char *key,
     }
     hscope__mem_init(&mem, lo ? lo->allocator : NULL, lo ? lo->max_memory : 0);
     int tk = f.tk;
-    if (fold_init(&f, &mem, tk, (o.flags & HSCOPE_TALLY_SKIP_DUMPER) != 0) != HSCOPE_OK) {
+    if (fold_init(&f, &mem, tk, o.flags) != HSCOPE_OK) {
         st = hscope__nomem(&err, 4096);
         goto done;
     }
@@ -567,7 +572,8 @@ hscope_tally_file(hscope_tally_t **out, const char *path, const char *key,
     if ((st = render_all(&f, &b, t, &err)) != HSCOPE_OK)
         goto done;
     hscope__tally_finish(t, o.sort, o.top);
-    hscope__fp_finish(f.fp, path);
+    if (f.fp)
+        hscope__fp_finish(f.fp, path);
     source_stats(t, &b, &f, in_bytes, gz, hscope__now_ns() - t0);
 done:
     if (have_b)

@@ -84,10 +84,8 @@ hscope__fp_merge(hscope_fingerprint_t *dst, const hscope_fingerprint_t *src)
 {
     dst->objects += src->objects;
     dst->content += src->content;
-    if (src->traced && (!dst->traced || src->max_gen > dst->max_gen)) {
-        dst->traced = 1;
-        dst->max_gen = src->max_gen;
-    }
+    if (src->newest > dst->newest)
+        dst->newest = src->newest;
     if (src->limit < dst->limit)
         thin(dst, src->limit);
     for (size_t i = 0; i < src->n; i++) {
@@ -263,9 +261,9 @@ check_pair(const hscope_fingerprint_t *a, const hscope_fingerprint_t *b, const c
     }
     if (w) {
         /* the generations and times of two processes say nothing of order */
-    } else if (a->traced && b->traced && b->max_gen < a->max_gen) {
+    } else if (a->newest && b->newest && b->newest < a->newest) {
         line(t, "%s comes after %s, but its newest object is older (generation %u, "
-                "before %u): the dumps are out of order", nb, na, b->max_gen, a->max_gen);
+                "before %u): the dumps are out of order", nb, na, b->newest - 1, a->newest - 1);
         w |= HSCOPE_DIFF_WARN_BACKWARDS;
     } else if (a->has_file && b->has_file && b->mtime_ns < a->mtime_ns) {
         line(t, "%s comes after %s, but it was written %.0f s earlier (file mtime): the "

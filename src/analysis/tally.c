@@ -426,7 +426,7 @@ hscope__tally_run(hscope_tally_t **out, hscope_heap_t *heap, const char *key,
         }
         memcpy(&o, uopts, uopts->size < sizeof(o) ? uopts->size : sizeof(o));
     }
-    if (o.flags & ~(uint32_t)HSCOPE_TALLY_SKIP_DUMPER) {
+    if (o.flags & ~(uint32_t)(HSCOPE_TALLY_SKIP_DUMPER | HSCOPE_TALLY_FINGERPRINT)) {
         st = hscope__fail(&err, HSCOPE_ERR_UNSUPPORTED, "unknown tally flags 0x%x", o.flags);
         goto done;
     }

@@ -925,7 +925,7 @@ fold_thread(void *arg)
 {
     foldjob *j = arg;
     hscope_tally_options to = HSCOPE_TALLY_OPTIONS_INIT;
-    to.flags = j->tflags;
+    to.flags = j->tflags | HSCOPE_TALLY_FINGERPRINT; /* for the series checks */
     hscope_error_init(&j->err);
     j->st = hscope_tally_file(&j->t, j->path, j->by, j->lo, &to, &j->err);
     return NULL;

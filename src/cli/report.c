@@ -985,7 +985,8 @@ typedef struct fold_ctx {
     hscope_tally_t **t;
     hscope_error *err;
     hscope_status *st;
-    uint32_t tflags;    /* HSCOPE_TALLY_SKIP_DUMPER unless --keep-dumper */
+    uint32_t tflags;    /* HSCOPE_TALLY_SKIP_DUMPER unless --keep-dumper,
+                           HSCOPE_TALLY_FINGERPRINT for the series checks */
     pthread_mutex_t mu;
     size_t next;
 } fold_ctx;
@@ -1086,7 +1087,7 @@ sec_timeline(FILE *f, hscope_cli_dump *dumps, size_t nd, const hscope_cli_order 
     int rc = -1;
     fold_ctx c;
     memset(&c, 0, sizeof(c));
-    c.tflags = tflags;
+    c.tflags = tflags | (check_series ? HSCOPE_TALLY_FINGERPRINT : 0);
     c.dumps = dumps;
     c.nd = nd;
     c.by = by;

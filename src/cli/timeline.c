@@ -791,7 +791,7 @@ tl_worker(void *arg)
 {
     tl_ctx *c = arg;
     hscope_tally_options to = HSCOPE_TALLY_OPTIONS_INIT;
-    to.flags = c->tally_flags;
+    to.flags = c->tally_flags | HSCOPE_TALLY_FINGERPRINT; /* for the series checks */
     for (;;) {
         pthread_mutex_lock(&c->mu);
         if (c->stop || c->next >= c->nd) {

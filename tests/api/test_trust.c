@@ -280,10 +280,15 @@ test_series_files(void **state)
     assert_int_equal(hscope_diff_warnings(d) & SERIES, HSCOPE_DIFF_WARN_REPEATED);
     assert_non_null(strstr(hscope_diff_warning_text(d), "are the same file"));
     hscope_diff_free(d);
-    /* streamed tallies carry the same fingerprints */
+    /* streamed tallies carry the same fingerprints, when asked */
     hscope_tally_t *t[2] = { NULL, NULL };
+    hscope_tally_options fo = HSCOPE_TALLY_OPTIONS_INIT;
+    assert_int_equal(hscope_tally_file(&t[0], p[0], "type", NULL, &fo, &err), HSCOPE_OK);
+    assert_null(hscope_tally_fingerprint(t[0]));
+    hscope_tally_free(t[0]);
+    fo.flags = HSCOPE_TALLY_FINGERPRINT;
     for (int i = 0; i < 2; i++)
-        assert_int_equal(hscope_tally_file(&t[i], p[i], "type", NULL, NULL, &err), HSCOPE_OK);
+        assert_int_equal(hscope_tally_file(&t[i], p[i], "type", NULL, &fo, &err), HSCOPE_OK);
     const hscope_fingerprint_t *fps[3] = { hscope_tally_fingerprint(t[0]),
                                            hscope_tally_fingerprint(t[1]), NULL };
     assert_non_null(fps[0]);
@@ -328,10 +333,12 @@ test_series_sampled(void **state)
     for (uint32_t threads = 1; threads <= 4; threads += 3) {
         hscope_load_options lo = HSCOPE_LOAD_OPTIONS_INIT;
         lo.threads = threads;
+        hscope_tally_options fo = HSCOPE_TALLY_OPTIONS_INIT;
+        fo.flags = HSCOPE_TALLY_FINGERPRINT;
         hscope_tally_t *t[3];
         hscope_error err = HSCOPE_ERROR_INIT;
         for (int i = 0; i < 3; i++)
-            assert_int_equal(hscope_tally_file(&t[i], p[i], "type", &lo, NULL, &err), HSCOPE_OK);
+            assert_int_equal(hscope_tally_file(&t[i], p[i], "type", &lo, &fo, &err), HSCOPE_OK);
         const hscope_fingerprint_t *fps[3];
         for (int i = 0; i < 3; i++)
             fps[i] = hscope_tally_fingerprint(t[i]);
