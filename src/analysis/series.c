@@ -3,8 +3,9 @@
  * be one process's, in time order?  (docs/heapscope.1, "SERIES CHECKS")
  *
  * A fingerprint is made in the pass that reads a dump anyway (a load, a
- * streamed diff base, a streamed tally): per object one 64-bit hash of the
- * address, a second one folded into a content hash, and a compare.  The
+ * streamed diff base, a streamed tally): per object a multiplicative hash
+ * of the address, one mix of it with the generation and type added to a
+ * content hash, and a compare.  The
  * sample keeps the objects whose address hash is at most `limit`; when it
  * holds FP_CAP objects, `limit` halves and the sample is thinned, so a
  * sample is always "every object whose hash is <= limit" (a distinct-
@@ -240,9 +241,14 @@ static uint32_t
 check_pair(const hscope_fingerprint_t *a, const hscope_fingerprint_t *b, const char *na,
            const char *nb, textbuf *t)
 {
-    if (a == b || (a->has_file && b->has_file && a->dev == b->dev && a->ino == b->ino)) {
+    if (a->has_file && b->has_file && a->dev == b->dev && a->ino == b->ino) {
         line(t, "%s and %s are the same file: one dump given twice, so nothing can "
                 "have changed between them", na, nb);
+        return HSCOPE_DIFF_WARN_REPEATED;
+    }
+    if (a == b) {
+        line(t, "%s and %s are the same dump given twice: nothing can have changed "
+                "between them", na, nb);
         return HSCOPE_DIFF_WARN_REPEATED;
     }
     if (a->objects == b->objects && a->content == b->content && a->objects) {

@@ -297,6 +297,17 @@ test_series_files(void **state)
     assert_int_equal(hscope_series_check(fps, names, 2, text, sizeof(text)),
                      HSCOPE_DIFF_WARN_BACKWARDS);
     assert_non_null(strstr(text, "second comes after first"));
+    /* one fingerprint twice, without a file: the same dump */
+    hscope_heap_t *hx = load(d2);
+    hscope_fingerprint_t *fx = NULL;
+    assert_int_equal(hscope_heap_fingerprint(&fx, hx, NULL, &err), HSCOPE_OK);
+    const hscope_fingerprint_t *twice[2] = { fx, fx };
+    assert_int_equal(hscope_series_check(twice, NULL, 2, text, sizeof(text)),
+                     HSCOPE_DIFF_WARN_REPEATED);
+    assert_string_equal(text, "dump 1 and dump 2 are the same dump given twice: nothing can "
+                              "have changed between them");
+    hscope_fingerprint_free(fx);
+    hscope_heap_free(hx);
     /* NULL entries are skipped; a copy outlives its tally */
     hscope_fingerprint_t *copy = NULL;
     assert_int_equal(hscope_fingerprint_copy(&copy, fps[1], &err), HSCOPE_OK);
