@@ -158,9 +158,9 @@ hscope__gem_of(const char *f, const char **out, size_t *n)
  * The dumper's own allocations, left out of diffs, tallies and timelines
  * unless asked for: objects allocated by ObjectSpace.dump_all (method
  * dump_all, or any method of objspace.rb, Ruby's ext/objspace/lib), and by
- * the heapscope gem's snapshot code (lib/heapscope/snapshot.rb and
- * lib/heapscope/auto.rb: Heapscope.snapshot, Heapscope.dump, the
- * heapscope/auto signal handler).  Not a bare method name "dump":
+ * the heapscope gem's snapshot code (lib/heapscope/snapshot.rb,
+ * lib/heapscope/fork.rb and lib/heapscope/auto.rb: Heapscope.snapshot,
+ * Heapscope.dump, fork snapshots, the heapscope/auto signal handler).  Not a bare method name "dump":
  * Marshal.dump, JSON.dump and the application's own dump methods allocate
  * real data.
  */
@@ -175,7 +175,8 @@ hscope__is_dumper(const char *file, const char *method)
     const char *base = slash ? slash + 1 : file;
     if (strcmp(base, "objspace.rb") == 0)
         return 1;
-    static const char *const own[] = { "/heapscope/snapshot.rb", "/heapscope/auto.rb" };
+    static const char *const own[] = { "/heapscope/snapshot.rb", "/heapscope/fork.rb",
+                                       "/heapscope/auto.rb" };
     size_t fl = strlen(file);
     for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++) {
         size_t ol = strlen(own[i]);

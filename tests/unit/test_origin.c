@@ -94,6 +94,7 @@ static const struct {
     { "/gems/heapscope-0.1.0/lib/heapscope/snapshot.rb", "capture", 1 },
     { "/gems/heapscope-0.1.0/lib/heapscope/snapshot.rb", "dump", 1 },
     { "/src/heapscope/bindings/ruby/lib/heapscope/auto.rb", "write_dump", 1 },
+    { "/var/lib/gems/3.1.0/gems/libheapscope-0.2.0/lib/heapscope/fork.rb", "thread_roots", 1 },
     { "/app/lib/serializer.rb", "dump", 0 },  /* Marshal.dump, JSON.dump... */
     { "/app/lib/heapscope.rb", "snapshot", 0 },
     { "/app/lib/my_objspace.rb", "dump_all_users", 0 },
