@@ -959,6 +959,74 @@ HSCOPE_API hscope_status hscope_holders_get(const hscope_holders_t *holders,
                                             int32_t *root_category,
                                             uint64_t *count, uint64_t *memsize);
 
+/* ------------------------------------------------------------------------ */
+/* Reports: every result written as text, JSON, CSV, DOT, SVG or HTML        */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * Output sink of every writer: called with consecutive pieces of the
+ * output (not NUL-terminated; `len` may be large).  Return 0 to go on; any
+ * other value stops the writer, which then returns HSCOPE_ERR_IO.  Called
+ * on the writer's thread only.
+ */
+typedef int32_t (*hscope_write_fn)(void *user_data, const char *data, uint64_t len);
+
+/** Output formats.  Fixed values; 0 in hscope_report_options means text. */
+#define HSCOPE_FORMAT_TEXT   1  /* tables for people (UTF-8) */
+#define HSCOPE_FORMAT_JSON   2  /* one document, schema in docs/JSON.md */
+#define HSCOPE_FORMAT_CSV    3  /* RFC 4180, header line, LF line ends */
+#define HSCOPE_FORMAT_DOT    4  /* Graphviz */
+#define HSCOPE_FORMAT_SVG    5  /* a self-contained SVG document */
+#define HSCOPE_FORMAT_FOLDED 6  /* flame-graph folded stacks */
+#define HSCOPE_FORMAT_HTML   7  /* a self-contained HTML page */
+#define HSCOPE_FORMAT_JSONL  8  /* one JSON document per line */
+
+/** Report flags (hscope_report_options.flags).  Fixed values. */
+#define HSCOPE_REPORT_ADDRESSES 0x1u /* list every member's address */
+#define HSCOPE_REPORT_PRETTY    0x2u /* JSON indented by two spaces */
+#define HSCOPE_REPORT_VALUES    0x4u /* string values (never without it) */
+#define HSCOPE_REPORT_ASCII     0x8u /* text: ASCII only ("..." not U+2026) */
+
+/** `top` value meaning every row. */
+#define HSCOPE_TOP_ALL UINT64_MAX
+
+/**
+ * How to write a result.  Zero in every field means the default.
+ */
+typedef struct hscope_report_options {
+    uint32_t size;        /* sizeof(hscope_report_options) */
+    int32_t format;       /* HSCOPE_FORMAT_*; 0: text */
+    uint32_t flags;       /* HSCOPE_REPORT_* */
+    uint32_t width;       /* text: columns per line; 0: 100 (at least 40) */
+    uint64_t top;         /* rows where the writer chooses them (children,
+                             retainers, holders, references, timeline
+                             groups); 0: 20; HSCOPE_TOP_ALL: all.  Rows of a
+                             tally are those the tally kept. */
+    uint32_t depth;       /* dominator tree levels; 0: 3 */
+    uint32_t max_paths;   /* root paths per object; 0: 1 */
+    const char *const *dump_names; /* names of the dumps, in the result's
+                                      order (paths as given), or NULL */
+    uint64_t dump_name_count;
+} hscope_report_options;
+
+#define HSCOPE_REPORT_OPTIONS_INIT { sizeof(hscope_report_options), 0, 0, 0, 0, 0, 0, NULL, 0 }
+HSCOPE_API void hscope_report_options_init(hscope_report_options *opts);
+
+/** The key a tally groups by ("file:line:class", ...), or NULL when the
+ * tally was not made by key. Borrowed; valid until the tally is freed. */
+HSCOPE_API const char *hscope_tally_by(const hscope_tally_t *tally);
+
+/**
+ * Write a tally: text (a table), JSON (kind "tally"), CSV (key, count,
+ * memsize).  Rows are those the tally kept (its `top`); rows of a subset
+ * or diff tally list their members' addresses with HSCOPE_REPORT_ADDRESSES.
+ */
+HSCOPE_API hscope_status hscope_tally_write(const hscope_tally_t *tally,
+                                            const hscope_report_options *opts,
+                                            hscope_write_fn write,
+                                            void *user_data,
+                                            hscope_error *err);
+
 #ifdef __cplusplus
 }
 #endif

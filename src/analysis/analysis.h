@@ -103,6 +103,10 @@ void hscope__tally_finish(hscope_tally_t *t, uint32_t sort, uint64_t top);
 void hscope__tally_set_source(hscope_tally_t *t, const hscope_load_stats *stats,
                               const uint64_t skipped[HSCOPE_SKIP__COUNT],
                               hscope_fingerprint_t *fp, uint64_t excluded);
+/* Record the key a standalone tally was made by (a known key name). */
+void hscope__tally_set_by(hscope_tally_t *t, const char *key);
+/* The heap a tally was computed on, or NULL (folded from a stream). */
+const hscope_heap_t *hscope__tally_heap(const hscope_tally_t *t);
 
 /* A diff base: a loaded heap, or a dump path streamed with `load`. */
 typedef struct hscope__diff_base {

@@ -569,6 +569,7 @@ hscope_tally_file(hscope_tally_t **out, const char *path, const char *key,
         goto done;
     if ((st = hscope__tally_new(&t, lo ? lo->allocator : NULL, &err)) != HSCOPE_OK)
         goto done;
+    hscope__tally_set_by(t, key);
     if ((st = render_all(&f, &b, t, &err)) != HSCOPE_OK)
         goto done;
     hscope__tally_finish(t, o.sort, o.top);

@@ -48,6 +48,7 @@ struct hscope_tally {
     hscope_load_stats stats;
     uint64_t skipped[HSCOPE_SKIP__COUNT];
     hscope_fingerprint_t *fp;
+    const char *by;    /* key name (static), or NULL */
 };
 
 const uint32_t hscope__no_ids[1] = { 0 };
@@ -453,6 +454,7 @@ hscope__tally_run(hscope_tally_t **out, hscope_heap_t *heap, const char *key,
     }
     t->heap = heap;
     t->mem = &heap->mem;
+    t->by = keys[ki].name;
     hscope__heap_retain(heap);
     if ((o.flags & HSCOPE_TALLY_SKIP_DUMPER) &&
         (st = without_dumper(heap, &subset, &nsub, &kept, &t->excluded, &err)) != HSCOPE_OK)
@@ -788,4 +790,24 @@ hscope__tally_key(const char *key)
         if (strcmp(keys[ki].name, key) == 0)
             return (int)keys[ki].k;
     return -1;
+}
+
+void
+hscope__tally_set_by(hscope_tally_t *t, const char *key)
+{
+    for (size_t ki = 0; ki < sizeof(keys) / sizeof(keys[0]); ki++)
+        if (strcmp(keys[ki].name, key) == 0)
+            t->by = keys[ki].name;
+}
+
+HSCOPE_API const char *
+hscope_tally_by(const hscope_tally_t *t)
+{
+    return t ? t->by : NULL;
+}
+
+const hscope_heap_t *
+hscope__tally_heap(const hscope_tally_t *t)
+{
+    return t ? t->heap : NULL;
 }

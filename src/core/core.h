@@ -127,6 +127,13 @@ uint64_t hscope__now_ns(void);
 /* snprintf into a fixed buffer, always terminated. */
 void hscope__strlcpy(char *dst, const char *src, size_t n);
 
+/* Length (1-4) of the valid UTF-8 sequence at s[0..avail) and its code
+ * point in *cp; 0 if the bytes are not valid UTF-8 (overlong, surrogate,
+ * above U+10FFFF, cut short).  The library's only UTF-8 decoder. */
+int hscope__utf8_seq(const unsigned char *s, size_t avail, uint32_t *cp);
+/* Display columns of s[0..len): one per code point, one per invalid byte. */
+size_t hscope__utf8_columns(const char *s, size_t len);
+
 /* Run fn(a), and fn(b) too when `both`: b on a second thread while a runs
  * on this one (on this one after a if no thread can be started). */
 void hscope__run_pair(void *(*fn)(void *), void *a, void *b, int both);

@@ -1,0 +1,235 @@
+/*
+ * jsonw.c - streaming JSON writer on hscope__out (no allocation).
+ */
+#include <string.h>
+
+#include "heapscope/version.h"
+#include "writer.h"
+
+void
+hscope__json_init(hscope__json *w, hscope__out *o, int pretty)
+{
+    memset(w, 0, sizeof(*w));
+    w->o = o;
+    w->pretty = pretty;
+}
+
+static void
+sep(hscope__json *w)
+{
+    if (w->depth > 0) {
+        if (!w->first[w->depth])
+            hscope__out_putc(w->o, ',');
+        w->first[w->depth] = 0;
+        if (w->pretty) {
+            hscope__out_putc(w->o, '\n');
+            hscope__out_fill(w->o, ' ', 2 * (size_t)w->depth);
+        }
+    }
+}
+
+static void
+value_start(hscope__json *w)
+{
+    if (w->after_key)
+        w->after_key = 0;
+    else
+        sep(w);
+}
+
+static void
+open_(hscope__json *w, int c)
+{
+    value_start(w);
+    hscope__out_putc(w->o, c);
+    if (w->depth < 63)
+        w->depth++;
+    w->first[w->depth] = 1;
+}
+
+static void
+close_(hscope__json *w, int c)
+{
+    int empty = w->first[w->depth];
+    if (w->depth > 0)
+        w->depth--;
+    if (w->pretty && !empty) {
+        hscope__out_putc(w->o, '\n');
+        hscope__out_fill(w->o, ' ', 2 * (size_t)w->depth);
+    }
+    hscope__out_putc(w->o, c);
+}
+
+void hscope__json_obj(hscope__json *w) { open_(w, '{'); }
+void hscope__json_end_obj(hscope__json *w) { close_(w, '}'); }
+void hscope__json_arr(hscope__json *w) { open_(w, '['); }
+void hscope__json_end_arr(hscope__json *w) { close_(w, ']'); }
+
+static void
+put_u(hscope__out *o, uint32_t cp)
+{
+    hscope__out_printf(o, "\\u%04x", (unsigned)cp);
+}
+
+static void
+put_escaped(hscope__json *w, const char *s, size_t n)
+{
+    hscope__out *o = w->o;
+    const unsigned char *p = (const unsigned char *)s;
+    hscope__out_putc(o, '"');
+    for (size_t i = 0; i < n;) {
+        unsigned char c = p[i];
+        const char *e = NULL;
+        switch (c) {
+        case '"': e = "\\\""; break;
+        case '\\': e = "\\\\"; break;
+        case '\n': e = "\\n"; break;
+        case '\r': e = "\\r"; break;
+        case '\t': e = "\\t"; break;
+        case '\b': e = "\\b"; break;
+        case '\f': e = "\\f"; break;
+        default: break;
+        }
+        if (e) {
+            hscope__out_puts(o, e);
+            i++;
+        } else if (c < 0x20 || c == 0x7f) {
+            put_u(o, c);
+            i++;
+        } else if (!w->script_safe) {
+            hscope__out_putc(o, c);
+            i++;
+        } else {
+            uint32_t cp;
+            int l = hscope__utf8_seq(p + i, n - i, &cp);
+            if (!l) {
+                hscope__out_puts(o, "\\ufffd");
+                i++;
+            } else if (cp == '<' || cp == '>' || cp == '&' || cp == '\'' ||
+                       cp == 0x2028 || cp == 0x2029) {
+                put_u(o, cp);
+                i += (size_t)l;
+            } else {
+                hscope__out_write(o, p + i, (size_t)l);
+                i += (size_t)l;
+            }
+        }
+    }
+    hscope__out_putc(o, '"');
+}
+
+void
+hscope__json_key(hscope__json *w, const char *k)
+{
+    sep(w);
+    put_escaped(w, k, strlen(k));
+    hscope__out_puts(w->o, w->pretty ? ": " : ":");
+    w->after_key = 1;
+}
+
+void
+hscope__json_strn(hscope__json *w, const char *s, size_t n)
+{
+    value_start(w);
+    put_escaped(w, s, n);
+}
+
+void
+hscope__json_str(hscope__json *w, const char *s)
+{
+    if (!s) {
+        hscope__json_null(w);
+        return;
+    }
+    hscope__json_strn(w, s, strlen(s));
+}
+
+void
+hscope__json_u64(hscope__json *w, uint64_t v)
+{
+    value_start(w);
+    hscope__out_printf(w->o, "%llu", (unsigned long long)v);
+}
+
+void
+hscope__json_i64(hscope__json *w, int64_t v)
+{
+    value_start(w);
+    hscope__out_printf(w->o, "%lld", (long long)v);
+}
+
+void
+hscope__json_f64(hscope__json *w, double v, int decimals)
+{
+    value_start(w);
+    if (v != v || v > 1e300 || v < -1e300)
+        hscope__out_puts(w->o, "null");
+    else
+        hscope__out_printf(w->o, "%.*f", decimals, v);
+}
+
+void
+hscope__json_bool(hscope__json *w, int v)
+{
+    value_start(w);
+    hscope__out_puts(w->o, v ? "true" : "false");
+}
+
+void
+hscope__json_null(hscope__json *w)
+{
+    value_start(w);
+    hscope__out_puts(w->o, "null");
+}
+
+void
+hscope__json_addr(hscope__json *w, uint64_t a)
+{
+    value_start(w);
+    hscope__out_printf(w->o, "\"0x%llx\"", (unsigned long long)a);
+}
+
+void
+hscope__json_raw(hscope__json *w, const char *s, size_t n)
+{
+    value_start(w);
+    hscope__out_write(w->o, s, n);
+}
+
+void
+hscope__json_done(hscope__json *w)
+{
+    hscope__out_putc(w->o, '\n');
+}
+
+void
+hscope__json_kstr(hscope__json *w, const char *k, const char *s)
+{
+    hscope__json_key(w, k);
+    hscope__json_str(w, s);
+}
+
+void
+hscope__json_ku64(hscope__json *w, const char *k, uint64_t v)
+{
+    hscope__json_key(w, k);
+    hscope__json_u64(w, v);
+}
+
+void
+hscope__json_kcm(hscope__json *w, const char *k, uint64_t count, uint64_t memsize)
+{
+    hscope__json_key(w, k);
+    hscope__json_obj(w);
+    hscope__json_ku64(w, "count", count);
+    hscope__json_ku64(w, "memsize", memsize);
+    hscope__json_end_obj(w);
+}
+
+void
+hscope__json_begin_doc(hscope__json *w, const char *kind)
+{
+    hscope__json_obj(w);
+    hscope__json_kstr(w, "kind", kind);
+    hscope__json_kstr(w, "heapscope_version", HSCOPE_VERSION_STRING);
+}

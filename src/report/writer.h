@@ -1,0 +1,228 @@
+/*
+ * writer.h - the report layer's building blocks: buffered output to a
+ * caller's write function, a streaming JSON writer, text tables and number
+ * formats.  Every writer of the library (text, JSON, CSV, DOT, SVG, HTML)
+ * is built on these, so that the CLI, the Ruby gem and FFI callers get
+ * the same bytes.
+ *
+ * Layering: report may use everything below it (core ... analysis) and
+ * the public accessors; nothing below it includes this header.
+ */
+#ifndef HSCOPE_REPORT_WRITER_H
+#define HSCOPE_REPORT_WRITER_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../analysis/analysis.h"
+
+/* ------------------------------------------------------------------ */
+/* Buffered output                                                     */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Output to a hscope_write_fn through a fixed buffer.  Errors are sticky:
+ * after the first failed write nothing more is written and
+ * hscope__out_finish() returns HSCOPE_ERR_IO (first error wins), so writers
+ * need not check every call.
+ */
+typedef struct hscope__out {
+    hscope_write_fn write;
+    void *user_data;
+    hscope_error *err;
+    hscope_status status;
+    size_t len;
+    uint64_t total;          /* bytes passed to write so far */
+    char buf[8192];
+} hscope__out;
+
+void hscope__out_init(hscope__out *o, hscope_write_fn write, void *user_data,
+                      hscope_error *err);
+void hscope__out_write(hscope__out *o, const void *p, size_t n);
+void hscope__out_puts(hscope__out *o, const char *s);
+void hscope__out_putc(hscope__out *o, int c);
+void hscope__out_printf(hscope__out *o, const char *fmt, ...) HS_PRINTF(2, 3);
+void hscope__out_vprintf(hscope__out *o, const char *fmt, va_list ap);
+/* n copies of byte c. */
+void hscope__out_fill(hscope__out *o, int c, size_t n);
+/* Flush; HSCOPE_OK or the first error. */
+hscope_status hscope__out_finish(hscope__out *o);
+
+/* A write function that appends to a growable buffer (for writers that
+ * embed another writer's output, e.g. an SVG chart in the HTML report). */
+typedef struct hscope__membuf {
+    hscope__mem *mem;
+    char *data;
+    size_t len, cap;
+    int failed;
+} hscope__membuf;
+int32_t hscope__membuf_write(void *user_data, const char *data, uint64_t len);
+void hscope__membuf_free(hscope__membuf *b);
+
+/* ------------------------------------------------------------------ */
+/* Options                                                             */
+/* ------------------------------------------------------------------ */
+
+/* A caller's report options, checked and completed with the defaults. */
+typedef struct hscope__ropts {
+    int32_t format;          /* HSCOPE_FORMAT_*, never 0 */
+    uint32_t flags;
+    uint32_t width;
+    uint64_t top;            /* UINT64_MAX: all */
+    uint32_t depth;
+    uint32_t max_paths;
+    const char *const *dump_names;
+    uint64_t dump_name_count;
+} hscope__ropts;
+
+/* Check a caller's options (NULL: defaults) against the formats a writer
+ * supports (bit 1 << format). */
+hscope_status hscope__ropts_read(const hscope_report_options *in,
+                                 uint32_t formats, hscope__ropts *out,
+                                 hscope_error *err);
+#define HSCOPE__FMT(f) (1u << (f))
+
+/* Name of dump i (as given in the options), or NULL. */
+const char *hscope__ropts_dump_name(const hscope__ropts *o, uint64_t i);
+
+/* ------------------------------------------------------------------ */
+/* JSON                                                                */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Streaming JSON writer.  Strings are escaped for '"', '\\' and control
+ * bytes; other bytes pass through unchanged (dumps hold non-UTF-8 file
+ * names; readers that decode with surrogateescape see the dump's bytes).
+ * With `script_safe`, the output may sit inside an HTML <script>: '<', '>',
+ * '&', '\'' and U+2028/2029 are \u-escaped and invalid UTF-8 becomes
+ * \ufffd.
+ */
+typedef struct hscope__json {
+    hscope__out *o;
+    int depth;
+    int pretty;
+    int script_safe;
+    int after_key;
+    unsigned char first[64];  /* per level: no element written yet */
+} hscope__json;
+
+void hscope__json_init(hscope__json *w, hscope__out *o, int pretty);
+void hscope__json_obj(hscope__json *w);
+void hscope__json_end_obj(hscope__json *w);
+void hscope__json_arr(hscope__json *w);
+void hscope__json_end_arr(hscope__json *w);
+void hscope__json_key(hscope__json *w, const char *k);
+void hscope__json_str(hscope__json *w, const char *s);        /* NULL: null */
+void hscope__json_strn(hscope__json *w, const char *s, size_t n);
+void hscope__json_u64(hscope__json *w, uint64_t v);
+void hscope__json_i64(hscope__json *w, int64_t v);
+void hscope__json_f64(hscope__json *w, double v, int decimals); /* NaN: null */
+void hscope__json_bool(hscope__json *w, int v);
+void hscope__json_null(hscope__json *w);
+void hscope__json_addr(hscope__json *w, uint64_t a);          /* "0x..." */
+/* A raw, already valid JSON value (e.g. a record from the dump). */
+void hscope__json_raw(hscope__json *w, const char *s, size_t n);
+void hscope__json_done(hscope__json *w);                      /* newline */
+
+/* Shorthands: key + value. */
+void hscope__json_kstr(hscope__json *w, const char *k, const char *s);
+void hscope__json_ku64(hscope__json *w, const char *k, uint64_t v);
+/* "key": {"count": n, "memsize": m} */
+void hscope__json_kcm(hscope__json *w, const char *k, uint64_t count,
+                      uint64_t memsize);
+
+/* The head every JSON document starts with: {"kind": kind,
+ * "heapscope_version": "..." (the object stays open). */
+void hscope__json_begin_doc(hscope__json *w, const char *kind);
+
+/* ------------------------------------------------------------------ */
+/* Text                                                                */
+/* ------------------------------------------------------------------ */
+
+/* 12,345 */
+void hscope__fmt_count(uint64_t v, char *buf, size_t n);
+/* "1.5 MB" (binary units, 1 KB = 1024 B); negative values with '-'. */
+void hscope__fmt_bytes(double b, char *buf, size_t n);
+/* "1 object", "2 objects" ("%s %s" of the grouped count and the word). */
+void hscope__fmt_plural(uint64_t v, const char *one, const char *many,
+                        char *buf, size_t n);
+
+/*
+ * Text tables.  Every table has one key column (left-aligned, first) and
+ * numeric columns of fixed width (right-aligned).  The key column is as
+ * wide as the widest key (at least its title), but the whole line never
+ * exceeds the writer's width: a longer key is cut in the middle with a
+ * marker ("…", or "..." in ASCII mode), keeping its head and its end —
+ * the end holds the file name, line and class of a file:line:class key.
+ */
+#define HSCOPE__TABLE_MAX_COLS 12
+
+typedef struct hscope__table {
+    hscope__out *o;
+    const char *key_title;
+    size_t key_width;        /* display columns of the key column */
+    int ncols;
+    const char *titles[HSCOPE__TABLE_MAX_COLS];
+    int widths[HSCOPE__TABLE_MAX_COLS];
+    size_t width;            /* the whole line, in columns */
+    int ascii;
+    int indent;              /* spaces before every row (header: 0) */
+} hscope__table;
+
+/* Start a table: `keys[0..nkeys)` are the keys of the rows to come, used
+ * only to size the key column (NULL: the title's width, cut to fit). */
+void hscope__table_init(hscope__table *t, hscope__out *o,
+                        const hscope__ropts *ro, const char *key_title,
+                        const char *const *keys, size_t nkeys);
+/* Sizing from a function (key of row i), for results with accessors. */
+void hscope__table_init_fn(hscope__table *t, hscope__out *o,
+                           const hscope__ropts *ro, const char *key_title,
+                           const char *(*key_of)(const void *ctx, uint64_t i),
+                           const void *ctx, uint64_t nkeys);
+/* Add a numeric column (before the header is written). */
+void hscope__table_col(hscope__table *t, const char *title, int width);
+void hscope__table_header(hscope__table *t);
+/* One row: the key, then ncols cells, already formatted. */
+void hscope__table_row(hscope__table *t, const char *key,
+                       const char *const *cells);
+/* Write `s` cut in the middle to at most `cols` display columns, padded
+ * with spaces to exactly `cols` when pad. */
+void hscope__text_fit(hscope__out *o, const char *s, size_t cols, int pad,
+                      int ascii);
+
+/* ------------------------------------------------------------------ */
+/* Shared pieces (common.c)                                            */
+/* ------------------------------------------------------------------ */
+
+/* One CSV field (RFC 4180): quoted when needed, invalid UTF-8 replaced by
+ * U+FFFD; NULL writes an empty, unquoted field (NULL for COPY). */
+void hscope__csv_field(hscope__out *o, const char *s);
+
+/* "dumps": [{"path": name 0 or null, "objects": N}] for a result of one
+ * heap (h may be NULL: `objects` is used). */
+void hscope__json_dumps_of_heap(hscope__json *w, const hscope__ropts *ro,
+                                const hscope_heap_t *h, uint64_t objects);
+/* One {"code", "message"} element of a "warnings" array. */
+void hscope__json_warning(hscope__json *w, const char *code, const char *fmt,
+                          ...) HS_PRINTF(3, 4);
+/* "warnings": [...] of what loading the heap skipped or found cut. */
+void hscope__json_heap_warnings(hscope__json *w, const hscope_heap_t *h);
+
+/* ------------------------------------------------------------------ */
+/* Writers (one w_<result>.c each)                                     */
+/* ------------------------------------------------------------------ */
+
+/* Tally rows as a text table titled `title`; percentages of the totals
+ * when either is non-zero; with `samples`, up to that many member
+ * addresses under each row (tallies with members). */
+void hscope__tally_text(const hscope_tally_t *t, const hscope__ropts *ro,
+                        hscope__out *o, const char *title, uint64_t total_count,
+                        uint64_t total_mem, uint64_t samples);
+/* "group_count": N, "groups": [{"key", "count", "memsize"[, "addresses"]}] */
+void hscope__json_groups_of_tally(hscope__json *w, const hscope_tally_t *t,
+                                  int addresses);
+hscope_status hscope__tally_write(const hscope_tally_t *t, const hscope__ropts *ro,
+                                  hscope__out *o);
+
+#endif
