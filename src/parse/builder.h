@@ -28,6 +28,15 @@ typedef struct hscope__objrec {
     uint32_t detail, file, line, method, site, gen; /* gen: GEN_NONE if absent */
     uint16_t flags;
     uint8_t type, has_class;
+    /* Only from the line parser of a builder with sink_details set (the
+     * waste analysis), else zero: the STRING/SYMBOL value decoded (valid
+     * during the call), "capacity" and "slot_size" when the record has
+     * them as plain integers, and the offset of the record's line in the
+     * (uncompressed) input. */
+    uint8_t has_value, has_capacity;
+    uint32_t slot_size;
+    uint64_t value_len, capacity, offset;
+    const char *value;
 } hscope__objrec;
 
 typedef hscope_status (*hscope__sink_fn)(void *ud, struct hscope__builder *b,
@@ -98,6 +107,8 @@ typedef struct hscope__builder {
     /* sink mode: objects go to sink() instead of the columns */
     hscope__sink_fn sink;
     void *sink_ud;
+    int sink_details;       /* fill the objrec's value, capacity, slot size
+                               and line offset (see hscope__objrec) */
     uint64_t streamed;      /* objects handed to the sink */
     /* optional, for the parallel parser: a sink whose records may be taken
      * in any order, run on the workers (see hscope__slot_sink) */
@@ -113,7 +124,10 @@ typedef struct hscope__builder {
  * builder's string ids; after the last chunk, slot_merge folds a slot's
  * state into the final sink's (ud), given the maps from the slot's string
  * ids (smap, nsmap entries) and type codes (tmap, 256 entries) to the final
- * builder's; slot_free releases a slot's state.
+ * builder's; slot_free releases a slot's state.  chunk_done (may be NULL)
+ * is called on the merging thread after each chunk a slot parsed, in dump
+ * order, with the slot's string map as it stands: a sink can leave work
+ * that needs the dump's order, or one thread, to it.
  */
 typedef struct hscope__slot_sink {
     void *(*slot_new)(void *ud, const uint64_t *seq);
@@ -121,6 +135,8 @@ typedef struct hscope__slot_sink {
     hscope_status (*slot_merge)(void *ud, void *slot_ud, const uint32_t *smap,
                                 size_t nsmap, const int *tmap, hscope_error *err);
     void (*slot_free)(void *slot_ud);
+    hscope_status (*chunk_done)(void *ud, void *slot_ud, const uint32_t *smap,
+                                size_t nsmap, hscope_error *err);
 } hscope__slot_sink;
 
 hscope_status hscope__builder_init(hscope__builder *b, hscope__mem *m,

@@ -209,6 +209,7 @@ parse_chunk(pool *P, slot *s)
 {
     const uint8_t *p = s->data, *end = s->data + s->len;
     hscope__builder *b = &s->b;
+    hscope__lp_at(&s->lp, s->data, s->base);
     while (p < end) {
         /* end holds a '\n' sentinel (hand_over): the last line of the
          * input may have no newline of its own */
@@ -566,6 +567,10 @@ merge(pool *P, slot *s)
     if (o->sink) {
         /* roots are kept in sink mode too, as on one thread */
         if ((st = absorb(P, s)) != HSCOPE_OK || (st = merge_roots(P, s)) != HSCOPE_OK)
+            return st;
+        if (o->slot_sink && o->slot_sink->chunk_done && s->sink_state &&
+            (st = o->slot_sink->chunk_done(o->sink_ud, s->sink_state, s->smap, s->smap_n,
+                                           P->err)) != HSCOPE_OK)
             return st;
         goto counters;
     }
@@ -968,6 +973,7 @@ hscope__parse_parallel(hscope__reader *r, hscope__builder *out,
             st = hscope__nomem(err, cap + PAD);
         else if ((st = hscope__builder_init(&s->b, P.mem, out->keep_values, 0, err)) == HSCOPE_OK)
             hscope__lp_init(&s->lp, &s->b, o, &s->err);
+        s->b.sink_details = out->sink_details;
         if (st == HSCOPE_OK && out->sink && out->slot_sink) {
             /* the fold runs on the workers, one state per slot */
             if (!(s->sink_state = out->slot_sink->slot_new(out->sink_ud, &s->seq)))

@@ -31,7 +31,7 @@ enum key {
     K_SHARED, K_FSTRING, K_BROKEN, K_CHILLED, K_SINGLETON, K_BYTESIZE,
     K_LENGTH, K_SIZE, K_VALUE, K_MEMSIZE, K_REFERENCES, K_FILE, K_LINE,
     K_METHOD, K_GENERATION, K_FLAGS, K_NAME, K_REAL_CLASS_NAME, K_IMEMO_TYPE,
-    K_STRUCT, K_NODE_TYPE, K_ROOT
+    K_STRUCT, K_NODE_TYPE, K_ROOT, K_CAPACITY, K_SLOT_SIZE
 };
 
 typedef struct slice {
@@ -44,8 +44,9 @@ typedef struct slice {
 typedef struct rec {
     slice type, name, real_name, imemo, strct, node, file, method, root,
         value;
-    uint64_t addr, class_addr, line, gen, memsize, size;
-    uint8_t has_addr, has_class, has_line, has_gen, has_refs;
+    uint64_t addr, class_addr, line, gen, memsize, size, capacity, slot_size;
+    uint8_t has_addr, has_class, has_line, has_gen, has_refs, has_capacity,
+        has_slot_size;
     uint16_t top_flags, gc_flags;
     uint32_t unknown_keys;
 } rec;
@@ -560,13 +561,15 @@ key_of(const uint8_t *k, size_t n)
     case 8:
         if (KEQ("embedded")) return K_EMBEDDED;
         if (KEQ("bytesize")) return K_BYTESIZE;
-        if (KEQ("shape_id") || KEQ("capacity") || KEQ("encoding"))
+        if (KEQ("capacity")) return K_CAPACITY;
+        if (KEQ("shape_id") || KEQ("encoding"))
             return K_IGNORED;
         break;
     case 9:
         if (KEQ("singleton")) return K_SINGLETON;
         if (KEQ("node_type")) return K_NODE_TYPE;
-        if (KEQ("slot_size") || KEQ("coderange") || KEQ("called_id") ||
+        if (KEQ("slot_size")) return K_SLOT_SIZE;
+        if (KEQ("coderange") || KEQ("called_id") ||
             KEQ("parent_id") || KEQ("edge_name") || KEQ("shareable") ||
             KEQ("object_id"))
             return K_IGNORED;
@@ -703,6 +706,30 @@ opt_uint(hscope__lp *lp, const uint8_t *s, uint64_t *v, uint8_t *has)
         return NULL;
     FAIL(lp, s, HSCOPE_SKIP_BAD_VALUE, "expected an integer");
     return NULL;
+}
+
+/*
+ * A key the loader does not store but the waste analysis reads (capacity,
+ * slot_size): validated exactly as an ignored key is (any JSON value
+ * passes, so loads are unchanged), and kept when it is a plain
+ * non-negative integer below 2^64.
+ */
+static const uint8_t *
+soft_uint(hscope__lp *lp, const uint8_t *s, uint64_t *v, uint8_t *has)
+{
+    const uint8_t *e = skip_value(lp, s);
+    *has = 0;
+    if (!e || *s < '0' || *s > '9' || (*s == '0' && e - s > 1))
+        return e;
+    uint64_t x = 0;
+    for (const uint8_t *p = s; p < e; p++) {
+        if (*p < '0' || *p > '9' || x > (UINT64_MAX - 9) / 10)
+            return e; /* a fraction, an exponent or too many digits */
+        x = x * 10 + (uint64_t)(*p - '0');
+    }
+    *v = x;
+    *has = 1;
+    return e;
 }
 
 /* Boolean top-level flag: true sets, false/null clears. */
@@ -896,7 +923,8 @@ fast_key(const uint8_t **sp)
     case 't': if (LIT("\"type\":")) return K_TYPE; break;
     case 'c':
         if (LIT("\"class\":")) return K_CLASS;
-        if (LIT("\"capacity\":") || LIT("\"coderange\":")) return K_IGNORED;
+        if (LIT("\"capacity\":")) return K_CAPACITY;
+        if (LIT("\"coderange\":")) return K_IGNORED;
         break;
     case 'e':
         if (LIT("\"embedded\":")) return K_EMBEDDED;
@@ -922,7 +950,8 @@ fast_key(const uint8_t **sp)
     case 'r': if (LIT("\"references\":")) return K_REFERENCES; break;
     case 's':
         if (LIT("\"size\":")) return K_SIZE;
-        if (LIT("\"shape_id\":") || LIT("\"slot_size\":")) return K_IGNORED;
+        if (LIT("\"shape_id\":")) return K_IGNORED;
+        if (LIT("\"slot_size\":")) return K_SLOT_SIZE;
         if (LIT("\"shared\":")) return K_SHARED;
         break;
     case 'i': if (LIT("\"imemo_type\":")) return K_IMEMO_TYPE; break;
@@ -982,6 +1011,8 @@ value_of(hscope__lp *lp, const uint8_t *s, rec *r, enum key key)
     case K_STRUCT: return opt_string(lp, s, &r->strct);
     case K_NODE_TYPE: return opt_string(lp, s, &r->node);
     case K_ROOT: return opt_string(lp, s, &r->root);
+    case K_CAPACITY: return soft_uint(lp, s, &r->capacity, &r->has_capacity);
+    case K_SLOT_SIZE: return soft_uint(lp, s, &r->slot_size, &r->has_slot_size);
     case K_VALUE:
         if (*s == '"')
             return lex_string(lp, s + 1, &r->value);
@@ -1181,6 +1212,26 @@ store_root(hscope__lp *lp, const rec *r)
     return HSCOPE_OK;
 }
 
+/* The extras of a sink record (hscope__objrec, sink_details). */
+static hscope_status
+sink_details(hscope__lp *lp, const rec *r, hscope__objrec *o)
+{
+    if (r->value.set) {
+        const char *d;
+        size_t n = decode(lp, &r->value, &d);
+        if (n == SIZE_MAX)
+            return lp->err->status;
+        o->value = d;
+        o->value_len = n;
+        o->has_value = 1;
+    }
+    o->has_capacity = r->has_capacity;
+    o->capacity = r->capacity;
+    o->slot_size = r->has_slot_size && r->slot_size <= UINT32_MAX ? (uint32_t)r->slot_size : 0;
+    o->offset = lp->base + (uint64_t)(lp->line - lp->buf0);
+    return HSCOPE_OK;
+}
+
 static hscope_status
 store_object(hscope__lp *lp, rec *r, int type)
 {
@@ -1225,6 +1276,8 @@ store_object(hscope__lp *lp, rec *r, int type)
             .flags = (uint16_t)(r->top_flags | r->gc_flags),
             .type = (uint8_t)type, .has_class = r->has_class,
         };
+        if (b->sink_details && (st = sink_details(lp, r, &o)) != HSCOPE_OK)
+            return st;
         b->streamed++;
         return b->sink(b->sink_ud, b, &o, err);
     }
@@ -1337,6 +1390,7 @@ lp_parse(hscope__lp *lp, const uint8_t *s, const uint8_t **eol)
 {
     rec r;
     memset(&r, 0, sizeof(r));
+    lp->line = s;
     lp->nrefs = 0;
     lp->why = NULL;
     lp->fatal = HSCOPE_OK;

@@ -40,10 +40,23 @@ typedef struct hscope__lp {
     /* the last file and method strings interned (ids in b->strings):
      * consecutive records mostly repeat them */
     uint32_t last_file, last_method;
+    /* where the current line starts, and the input offset of buf0 (set by
+     * the line loops), for hscope__objrec.offset */
+    const uint8_t *line;
+    const uint8_t *buf0;
+    uint64_t base;
 } hscope__lp;
 
 void hscope__lp_init(hscope__lp *lp, hscope__builder *b,
                      const hscope__parse_opts *o, hscope_error *err);
+/* The lines to come are in a buffer whose first byte, buf0, is at input
+ * offset `base` (for hscope__objrec.offset). */
+static inline void
+hscope__lp_at(hscope__lp *lp, const uint8_t *buf0, uint64_t base)
+{
+    lp->buf0 = buf0;
+    lp->base = base;
+}
 void hscope__lp_free(hscope__lp *lp);
 
 /*
