@@ -960,6 +960,234 @@ HSCOPE_API hscope_status hscope_holders_get(const hscope_holders_t *holders,
                                             uint64_t *count, uint64_t *memsize);
 
 /* ------------------------------------------------------------------------ */
+/* Waste: duplicate strings, empty collections, oversized buffers            */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * What a heap could shrink by (since 0.2), grouped by the place to change:
+ * the allocation site (file:line) or the gem of the objects.
+ *
+ *  - Duplicate strings: STRING objects with the same value (the dump's
+ *    `value`, compared byte for byte).  Keeping one copy of each value
+ *    would free the others: the saving is the memsize of all copies but
+ *    one, the largest (so at least that much).  Strings sharing another's
+ *    buffer (`shared`), strings the dump gives no value for (non-ASCII,
+ *    binary; empty strings from Ruby 3.2 on) and values whose length is
+ *    not their `bytesize` (a cut or rewritten dump) are not compared:
+ *    they are counted apart.
+ *  - Empty collections: ARRAY of length 0, HASH of size 0, STRING of
+ *    bytesize 0 (not shared).  The saving is their whole memsize (lazy
+ *    allocation, or one shared frozen instance).
+ *  - Oversized buffers: a STRING whose `capacity` is at least `ratio`
+ *    times its bytesize; an ARRAY (not embedded, not shared) whose buffer
+ *    (memsize beyond its slot: `slot_size`, else 40 bytes) holds at least
+ *    `ratio` times its length in 8-byte references; a HASH whose table
+ *    (likewise) takes at least `ratio` times 64 bytes per entry.  The
+ *    saving is the buffer beyond the content (beyond 64 bytes per entry
+ *    for a HASH), and must be at least `min_slack` bytes per object.
+ *
+ * Every object counts in one finding at most: empty first, then
+ * oversized, then duplicate.  The objects the dumper allocated (the rule
+ * of HSCOPE_TALLY_SKIP_DUMPER) are left out and counted unless
+ * HSCOPE_WASTE_KEEP_DUMPER.  The result owns copies of everything it
+ * reports (keys, values): it holds no reference to a heap.
+ */
+typedef struct hscope_waste hscope_waste_t;
+
+/** Finding kinds (hscope_waste_row.kind).  Fixed values. */
+#define HSCOPE_WASTE_DUPLICATE 1
+#define HSCOPE_WASTE_EMPTY     2
+#define HSCOPE_WASTE_OVERSIZED 3
+
+/** Grouping (hscope_waste_options.by).  Fixed values. */
+#define HSCOPE_WASTE_BY_SITE 0  /* "file:line" ("(none):0" untraced) */
+#define HSCOPE_WASTE_BY_GEM  1  /* the tally's "gem" key */
+
+/** hscope_waste_options.flags: keep the dumper's own objects. */
+#define HSCOPE_WASTE_KEEP_DUMPER 0x1u
+
+/** Warnings (hscope_waste_totals.warnings).  Fixed values. */
+#define HSCOPE_WASTE_WARN_SKIPPED    0x1u  /* the dump had skipped lines or
+                                              was cut short */
+#define HSCOPE_WASTE_WARN_NO_TRACING 0x2u  /* no finding has an allocation
+                                              site (no allocation tracing) */
+#define HSCOPE_WASTE_WARN_NO_VALUES  0x4u  /* strings but no values (a heap
+                                              loaded without HSCOPE_LOAD_VALUES,
+                                              a redacted dump): duplicates
+                                              could not be searched */
+#define HSCOPE_WASTE_WARN_COLLISIONS 0x8u  /* values of equal hash and length
+                                              but different bytes: not grouped */
+#define HSCOPE_WASTE_WARN_CHANGED    0x10u /* the dump file changed between the
+                                              two reads of hscope_waste_file() */
+
+typedef struct hscope_waste_options {
+    uint32_t size;          /* sizeof(hscope_waste_options) */
+    uint32_t flags;         /* HSCOPE_WASTE_KEEP_DUMPER */
+    uint32_t by;            /* HSCOPE_WASTE_BY_*; 0: file:line */
+    uint32_t ratio;         /* oversized from ratio x the content; 0: 4 */
+    uint64_t min_slack;     /* bytes an oversized buffer wastes at least;
+                               0: 256 */
+} hscope_waste_options;
+
+#define HSCOPE_WASTE_OPTIONS_INIT { sizeof(hscope_waste_options), 0, 0, 0, 0 }
+/** Function twin of HSCOPE_WASTE_OPTIONS_INIT. */
+HSCOPE_API void hscope_waste_options_init(hscope_waste_options *opts);
+
+/**
+ * Waste of a dump file, streamed: the analysis reads the dump once
+ * (parsing on the load options' threads, without building the model),
+ * hashing every string value (XXH3), and keeps per distinct value its
+ * hash, length, count and where its first copy is, plus one copy of the
+ * bytes of each value seen twice, against which later copies are
+ * compared.  The first copy of each repeated value is then read back
+ * from its line and compared too: a positioned read of a plain file, a
+ * second inflation of a gzip one.  Memory: about 40 bytes per distinct
+ * string value and the bytes of the repeated ones, never every value.
+ * `path` must be a regular file (it is read twice): a pipe gives
+ * HSCOPE_ERR_UNSUPPORTED.  Load options apply as for a load (the
+ * allocator, max_memory, strict, max_line_bytes, threads, progress);
+ * HSCOPE_LOAD_VALUES is implied.
+ */
+HSCOPE_API hscope_status hscope_waste_file(hscope_waste_t **out,
+                                           const char *path,
+                                           const hscope_load_options *load,
+                                           const hscope_waste_options *opts,
+                                           hscope_error *err);
+
+/**
+ * Waste of a loaded heap.  Duplicates need the values: load with
+ * HSCOPE_LOAD_VALUES (otherwise HSCOPE_WASTE_WARN_NO_VALUES and no
+ * duplicates).  The model keeps no `capacity` nor `slot_size`: a string's
+ * capacity is taken as its memsize less a 40-byte slot and a 1-byte
+ * terminator, and buffers of arrays and hashes as memsize less 40 bytes,
+ * which is what Ruby up to 3.1 writes for ASCII and UTF-8 strings; for
+ * other dumps hscope_waste_file() is exact.  The heap is only read
+ * (any number of analyses may run on it at once).
+ */
+HSCOPE_API hscope_status hscope_waste_compute(hscope_waste_t **out,
+                                              const hscope_heap_t *heap,
+                                              const hscope_waste_options *opts,
+                                              hscope_error *err);
+
+HSCOPE_API void hscope_waste_free(hscope_waste_t *waste);
+
+/** Totals of a waste analysis.  Caller-owned; set `size` first (fields
+ * beyond it are not written). */
+typedef struct hscope_waste_totals {
+    uint32_t size;              /* sizeof(hscope_waste_totals) */
+    uint32_t warnings;          /* HSCOPE_WASTE_WARN_* */
+    uint64_t objects;           /* objects considered (dumper's left out) */
+    uint64_t memsize;           /* their memsize: the heap */
+    uint64_t count;             /* objects of every finding */
+    uint64_t saving;            /* bytes recoverable, all findings */
+    uint64_t duplicate_count;   /* copies that would go */
+    uint64_t duplicate_saving;
+    uint64_t duplicate_values;  /* distinct values with 2+ copies */
+    uint64_t duplicate_copies;  /* all their copies */
+    uint64_t empty_count;       /* empty objects */
+    uint64_t empty_saving;
+    uint64_t oversized_count;   /* oversized objects */
+    uint64_t oversized_saving;
+    uint64_t shared_count;      /* not compared: share another's buffer */
+    uint64_t shared_memsize;
+    uint64_t no_value_count;    /* not compared: the dump has no value */
+    uint64_t no_value_memsize;
+    uint64_t truncated_count;   /* not compared: value length is not bytesize */
+    uint64_t truncated_memsize;
+    uint64_t collision_count;   /* copies not grouped (WARN_COLLISIONS) */
+    uint64_t excluded;          /* the dumper's objects left out */
+    uint64_t untraced;          /* objects of findings without a site */
+    uint64_t group_count;       /* rows (places to change) */
+    uint64_t dump_objects;      /* objects of the dump, all of them */
+} hscope_waste_totals;
+
+#define HSCOPE_WASTE_TOTALS_INIT { sizeof(hscope_waste_totals), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
+/** Function twin of HSCOPE_WASTE_TOTALS_INIT. */
+HSCOPE_API void hscope_waste_totals_init(hscope_waste_totals *totals);
+
+HSCOPE_API hscope_status hscope_waste_totals_get(const hscope_waste_t *waste,
+                                                 hscope_waste_totals *totals);
+
+/**
+ * One place to change: a finding kind at a site (or gem), with what
+ * fixing it saves.  Strings are borrowed, valid until hscope_waste_free().
+ */
+typedef struct hscope_waste_row {
+    uint32_t size;          /* sizeof(hscope_waste_row), set by the caller */
+    int32_t kind;           /* HSCOPE_WASTE_DUPLICATE, _EMPTY, _OVERSIZED */
+    int32_t type;           /* HSCOPE_TYPE_STRING, _ARRAY or _HASH */
+    uint32_t reserved;
+    const char *key;        /* "file:line" or the gem */
+    const char *fix;        /* a suggested fix, one English sentence */
+    uint64_t count;         /* objects: copies that would go, empty or
+                               oversized objects */
+    uint64_t saving;        /* bytes recoverable */
+    uint64_t memsize;       /* memsize of the objects (all copies) */
+    uint64_t copies;        /* duplicate: copies made here (one may stay) */
+    uint64_t frozen;        /* duplicate: copies that are frozen */
+    uint64_t fstring;       /* duplicate: copies that are fstrings */
+    uint64_t values;        /* duplicate: distinct values; see
+                               hscope_waste_row_value() */
+    uint64_t buffer;        /* oversized: buffer bytes */
+    uint64_t used;          /* oversized: bytes of content */
+} hscope_waste_row;
+
+/** Rows, biggest saving first (ties by key, then kind and type). */
+HSCOPE_API uint64_t hscope_waste_row_count(const hscope_waste_t *waste);
+/** Row i into *row (fields beyond row->size are not written);
+ * HSCOPE_ERR_NOT_FOUND when i is out of range. */
+HSCOPE_API hscope_status hscope_waste_row_get(const hscope_waste_t *waste,
+                                              uint64_t i,
+                                              hscope_waste_row *row);
+/**
+ * Value j of duplicate row i (its values by saving here, largest first;
+ * j < row.values): *value is an index for hscope_waste_value_get(), and
+ * *copies and *saving what the row's site holds of it.
+ */
+HSCOPE_API hscope_status hscope_waste_row_value(const hscope_waste_t *waste,
+                                                uint64_t i, uint64_t j,
+                                                uint64_t *value,
+                                                uint64_t *copies,
+                                                uint64_t *saving);
+
+/** A duplicated value.  `data` is the value's bytes (not NUL-terminated,
+ * may hold NUL); front ends print it only when asked (HSCOPE_REPORT_VALUES). */
+typedef struct hscope_waste_value {
+    uint32_t size;          /* sizeof(hscope_waste_value) */
+    uint32_t reserved;
+    uint64_t hash;          /* XXH3-64 of the bytes */
+    uint64_t length;        /* bytes */
+    const char *data;       /* borrowed */
+    uint64_t copies;        /* objects holding it */
+    uint64_t memsize;       /* their memsize */
+    uint64_t saving;        /* memsize of all copies but the largest */
+    uint64_t frozen;        /* copies that are frozen */
+    uint64_t fstring;       /* copies that are fstrings */
+    uint64_t sites;         /* distinct sites (or gems) of the copies */
+} hscope_waste_value;
+
+/** Duplicated values, biggest saving first (ties by copies, then hash). */
+HSCOPE_API uint64_t hscope_waste_value_count(const hscope_waste_t *waste);
+HSCOPE_API hscope_status hscope_waste_value_get(const hscope_waste_t *waste,
+                                                uint64_t i,
+                                                hscope_waste_value *value);
+/** Site j of value i (most copies first, j < value.sites): key, copies
+ * made there and the saving attributed to it (the largest copy is kept
+ * at the site holding it). */
+HSCOPE_API hscope_status hscope_waste_value_site(const hscope_waste_t *waste,
+                                                 uint64_t i, uint64_t j,
+                                                 const char **key,
+                                                 uint64_t *copies,
+                                                 uint64_t *saving);
+
+/** The load statistics of the dump (as hscope_tally_stats()). */
+HSCOPE_API hscope_status hscope_waste_stats(const hscope_waste_t *waste,
+                                            hscope_load_stats *stats);
+/** Lines skipped for `reason` (HSCOPE_SKIP_*) in the dump. */
+HSCOPE_API uint64_t hscope_waste_skipped(const hscope_waste_t *waste,
+                                         int32_t reason);
+
+/* ------------------------------------------------------------------------ */
 /* Reports: every result written as text, JSON, CSV, DOT, SVG or HTML        */
 /* ------------------------------------------------------------------------ */
 
@@ -1022,6 +1250,20 @@ HSCOPE_API const char *hscope_tally_by(const hscope_tally_t *tally);
  * or diff tally list their members' addresses with HSCOPE_REPORT_ADDRESSES.
  */
 HSCOPE_API hscope_status hscope_tally_write(const hscope_tally_t *tally,
+                                            const hscope_report_options *opts,
+                                            hscope_write_fn write,
+                                            void *user_data,
+                                            hscope_error *err);
+
+/**
+ * Write a waste analysis: text (the totals, the places to change with
+ * their fixes, the duplicated values) or JSON (kind "waste", docs/JSON.md).
+ * `top` rows of each list (0: 20).  A value is shown as its length and
+ * the first 8 hex digits of its hash (JSON: "length" and all 16), so two
+ * reports can be compared; the value itself only with
+ * HSCOPE_REPORT_VALUES.
+ */
+HSCOPE_API hscope_status hscope_waste_write(const hscope_waste_t *waste,
                                             const hscope_report_options *opts,
                                             hscope_write_fn write,
                                             void *user_data,

@@ -224,5 +224,7 @@ void hscope__json_groups_of_tally(hscope__json *w, const hscope_tally_t *t,
                                   int addresses);
 hscope_status hscope__tally_write(const hscope_tally_t *t, const hscope__ropts *ro,
                                   hscope__out *o);
+/* A waste analysis: text or JSON (w_waste.c). */
+void hscope__waste_write(const hscope_waste_t *w, const hscope__ropts *ro, hscope__out *o);
 
 #endif
