@@ -26,6 +26,7 @@
 int hscope_cli_timeline(int argc, char **argv);
 int hscope_cli_histogram(int argc, char **argv);
 int hscope_cli_export(int argc, char **argv);
+int hscope_cli_waste(int argc, char **argv);   /* cmd_waste.c */
 
 /* ------------------------------------------------------------------ */
 /* Shared helpers (defined in timeline.c)                             */
