@@ -23,5 +23,6 @@ require_relative "heapscope/heapscope" # the C extension
 require_relative "heapscope/rows"
 require_relative "heapscope/heap"
 require_relative "heapscope/diff"
+require_relative "heapscope/waste"
 require_relative "heapscope/snapshot"
 require_relative "heapscope/fork"
