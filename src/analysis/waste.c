@@ -753,7 +753,8 @@ hscope__wacc_pending(hscope__wacc *a, size_t *n, hscope_error *err)
         a->pend[a->np++] = (hscope__wpend){ e->first, (uint32_t)i };
         e->first = HSCOPE__WNO_REF;
     }
-    qsort(a->pend, a->np, sizeof(*a->pend), cmp_pend);
+    if (a->np > 1)
+        qsort(a->pend, a->np, sizeof(*a->pend), cmp_pend);
     *n = a->np;
     return HSCOPE_OK;
 }

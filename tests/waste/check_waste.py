@@ -402,9 +402,13 @@ def main():
     gz = json.loads(run("waste", "--json", "--top", "0", "--values", dump + ".gz").out)
     gz["dumps"] = doc["dumps"]
     check(gz == doc, "waste of the gzip copy: another answer")
-    heap = ctypes_heap_waste(dump)
-    heap["dumps"] = doc["dumps"]
-    check(heap == doc, "hscope_waste_compute on the loaded heap: another answer")
+    if os.environ.get("HEAPSCOPE_SANITIZED") == "1":
+        print("note: a sanitizer build: the loaded-heap variant (ctypes) is checked by the "
+              "normal build only (api-waste checks it here)")
+    else:
+        heap = ctypes_heap_waste(dump)
+        heap["dumps"] = doc["dumps"]
+        check(heap == doc, "hscope_waste_compute on the loaded heap: another answer")
 
     # 4. by gem
     gdoc = jrun("waste", "--by", "gem", "--top", "0", dump)
