@@ -199,7 +199,7 @@ def bench_file(path, plain_bytes, kind, args):
     retained = [hs, "retained", "--json", "--top", "1", "--no-progress", "--no-index", path]
     fold = [hs, "tally", "--stream", "--json", "--by", "file:line:class", "--no-progress", "--no-index", path]
     ixsummary = [hs, "summary", "--json", "--no-progress", path]  # uses path.hsx, made below
-    waste = [hs, "waste", "--json", "--top", "0", "--no-progress", path]
+    waste = [hs, "waste", "--json", "--no-progress", path]
     d = os.path.dirname(path)
     diff = None
     if kind == "plain" and all(os.path.exists(os.path.join(d, "heap_%d.json" % i)) for i in (1, 2)):

@@ -395,9 +395,10 @@ vk_val(const vkey *k)
     return k->val;
 }
 
+/* 32 bytes: glibc's qsort moves elements of up to 32 bytes directly */
 typedef struct vord {
-    uint64_t saving, copies, hash, len;
-    uint32_t idx;
+    uint64_t saving, copies, hash;
+    uint32_t len, idx;
 } vord;
 
 static int
@@ -431,8 +432,8 @@ sort_values(build *B)
         return hscope__nomem(B->err, n * 64);
     }
     for (size_t i = 0; i < n; i++)
-        o[i] = (vord){ w->vals[i].saving, w->vals[i].copies, w->vals[i].hash, w->vals[i].len,
-                       (uint32_t)i };
+        o[i] = (vord){ w->vals[i].saving, w->vals[i].copies, w->vals[i].hash,
+                       (uint32_t)w->vals[i].len, (uint32_t)i };
     qsort(o, n, sizeof(vord), cmp_vord);
     for (size_t i = 0; i < n; i++) {
         pos[o[i].idx] = (uint32_t)i;

@@ -19,6 +19,7 @@
 #include "analysis.h"
 
 #define WINDOW ((size_t)1 << 20)
+#define POS_READ ((size_t)1 << 10)
 #define PAD 64 /* >= HSCOPE__LINE_PAD + 1 */
 
 typedef struct wscan {
@@ -139,17 +140,19 @@ typedef struct fetch {
     size_t cap, len;          /* buf holds input bytes [base, base + len) */
     uint64_t base;
     uint64_t max_line;
-    int eof;
 } fetch;
 
-/* Append input bytes at buf[len]; *got == 0 at the end of the input. */
+/* Append up to `want` input bytes at buf[len] (growing buf if need be);
+ * *got == 0 at the end of the input. */
 static hscope_status
-more(fetch *F, size_t *got, hscope_error *err)
+more(fetch *F, size_t want, size_t *got, hscope_error *err)
 {
     hscope_status st;
     *got = 0;
-    if (F->len == F->cap) {
-        size_t nc = F->cap * 2;
+    if (F->cap - F->len < want) {
+        size_t nc = F->cap;
+        while (nc - F->len < want)
+            nc *= 2;
         uint8_t *nb = hscope__realloc(F->mem, F->buf, nc + PAD);
         if (!nb)
             return hscope__nomem(err, nc + PAD);
@@ -158,20 +161,25 @@ more(fetch *F, size_t *got, hscope_error *err)
         F->cap = nc;
     }
     if (F->positioned)
-        st = hscope__reader_pread(F->r, F->buf + F->len, F->cap - F->len, F->base + F->len, got,
-                                  err);
+        st = hscope__reader_pread(F->r, F->buf + F->len, want, F->base + F->len, got, err);
     else
-        st = hscope__reader_read(F->r, F->buf + F->len, F->cap - F->len, got, err);
+        st = hscope__reader_read(F->r, F->buf + F->len, want, got, err);
     if (st != HSCOPE_OK)
         return st;
     F->len += *got;
-    F->eof = *got == 0;
     return HSCOPE_OK;
 }
 
-/* The line at input offset `off` (offsets come in ascending order):
+/*
+ * The line at input offset `off` (offsets come in ascending order):
  * [*s, *e) with *e a '\n' followed by readable padding; *s NULL when the
- * input has no such line (it changed, or the line is too long). */
+ * input has no such line (it changed, or the line is too long).
+ *
+ * A plain file is read line by line with positioned reads, 1 KiB first
+ * and doubling while the line is longer: the lines read back are
+ * kilobytes apart, so a window would copy the whole dump again.  A
+ * stream (gzip) is read on, what comes before each line dropped.
+ */
 static hscope_status
 fetch_line(fetch *F, uint64_t off, const uint8_t **s, const uint8_t **e, hscope_error *err)
 {
@@ -180,16 +188,14 @@ fetch_line(fetch *F, uint64_t off, const uint8_t **s, const uint8_t **e, hscope_
     *s = NULL;
     if (off < F->base)
         return HSCOPE_OK;
-    while (off > F->base + F->len) {
-        /* skip to off: jump (pread) or read and drop (a stream) */
-        if (F->positioned) {
-            F->base = off;
-            F->len = 0;
-            break;
-        }
+    if (F->positioned) {
+        F->base = off;
+        F->len = 0;
+    }
+    while (off > F->base + F->len) { /* a stream: read and drop up to off */
         F->base += F->len;
         F->len = 0;
-        if ((st = more(F, &got, err)) != HSCOPE_OK)
+        if ((st = more(F, F->cap, &got, err)) != HSCOPE_OK)
             return st;
         if (!got)
             return HSCOPE_OK;
@@ -212,7 +218,11 @@ fetch_line(fetch *F, uint64_t off, const uint8_t **s, const uint8_t **e, hscope_
             scan -= from;
             from = 0;
         }
-        if ((st = more(F, &got, err)) != HSCOPE_OK)
+        /* a stream fills the buffer (doubled when the line fills it) */
+        size_t want = F->len < F->cap ? F->cap - F->len : F->cap;
+        if (F->positioned)
+            want = F->len - from > POS_READ ? F->len - from : POS_READ;
+        if ((st = more(F, want, &got, err)) != HSCOPE_OK)
             return st;
         if (!got) {
             if (F->len == from)
