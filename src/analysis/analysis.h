@@ -186,6 +186,8 @@ hscope_status hscope__wacc_new(hscope__wacc **out, hscope__mem *mem,
                                hscope__wresolve_fn resolve, void *resolve_ud,
                                hscope_error *err);
 void hscope__wacc_free(hscope__wacc *a);
+/* Room for about n distinct values from the start (a hint). */
+hscope_status hscope__wacc_reserve(hscope__wacc *a, uint64_t n, hscope_error *err);
 /* Objects left out (the dumper's) and warnings found by the caller. */
 void hscope__wacc_note(hscope__wacc *a, uint64_t excluded, uint32_t warnings);
 /* A source of objects, owned by the accumulator.  hscope__wsrc_add runs

@@ -111,7 +111,7 @@ vfind(hscope__wacc *a, uint64_t hash, uint32_t len, hscope__wvent **out, int *ad
     e->hash = hash;
     e->len = len;
     e->first = HSCOPE__WNO_REF;
-    e->ring = HSCOPE__WNO_REF;
+    e->at = HSCOPE__WNO_REF;
     a->t[s] = tag << 32 | (uint64_t)++a->nv;
     *out = e;
     *added = 1;
@@ -120,8 +120,9 @@ vfind(hscope__wacc *a, uint64_t hash, uint32_t len, hscope__wvent **out, int *ad
 
 /* Prefetch what taking a string of this hash will read, one step at a
  * time (each step's data should be cached by the previous one): 0 its
- * table slot, 1 the entry it points at, 2 the site counts its last copy
- * went to. */
+ * table slot, 1 the entry it points at, 2 the bytes it is compared with
+ * (the first copy in the ring, or the representative) and the site
+ * counts its last copy went to. */
 static inline void
 prefetch_value(const hscope__wacc *a, uint64_t hash, int step)
 {
@@ -136,10 +137,33 @@ prefetch_value(const hscope__wacc *a, uint64_t hash, int step)
     if (!x || x >> 32 != tag_of(hash))
         return;
     const hscope__wvent *e = &a->v[(uint32_t)x - 1];
-    if (step == 1)
+    if (step == 1) {
         __builtin_prefetch(e);
-    else if (e->gsi && e->gsi <= a->ngs)
+        return;
+    }
+    if (e->gsi && e->gsi <= a->ngs)
         __builtin_prefetch(&a->gs[e->gsi - 1]);
+    if (e->at == HSCOPE__WNO_REF)
+        return;
+    if (e->grp && e->at < a->alen)
+        __builtin_prefetch(a->arena + e->at);
+    else if (!e->grp && a->ring)
+        __builtin_prefetch(a->ring + e->at % HSCOPE__WRING);
+}
+
+/* Room for n distinct values without growing the table (a guess from the
+ * input's size: growing rehashes every entry, a random write each). */
+hscope_status
+hscope__wacc_reserve(hscope__wacc *a, uint64_t n, hscope_error *err)
+{
+    if (n > ((uint64_t)1 << 26))
+        n = (uint64_t)1 << 26;
+    while (a->t ? (a->mask + 1) < 2 * n : n > 2048) {
+        hscope_status st = grow_values(a, err);
+        if (st != HSCOPE_OK)
+            return st;
+    }
+    return HSCOPE_OK;
 }
 
 /* The (group, file, line) counts, added empty. */
@@ -536,10 +560,12 @@ new_group(hscope__wacc *a, size_t ei, const char *b, size_t n, hscope_error *err
     memset(g, 0, sizeof(*g));
     g->hash = a->v[ei].hash;
     g->len = a->v[ei].len;
+    a->v[ei].at = HSCOPE__WNO_REF;
     if (b) {
         if ((st = copy_bytes(a, b, n, &g->rep, err)) != HSCOPE_OK)
             return st;
         g->has_rep = 1;
+        a->v[ei].at = g->rep;
     }
     a->v[ei].grp = (uint32_t)++a->ng;
     return HSCOPE_OK;
@@ -594,8 +620,8 @@ first_copy(hscope__wacc *a, size_t ei, const char *b2, size_t n2, hscope_error *
     hscope__wvent *e = &a->v[ei];
     hscope__wobj f;
     hscope_status st;
-    int have = ring_get(a, e->ring, e->len, &f);
-    e->ring = HSCOPE__WNO_REF;
+    int have = ring_get(a, e->at, e->len, &f);
+    e->at = HSCOPE__WNO_REF;
     if (!have && a->resolve && e->first != HSCOPE__WNO_REF) {
         memset(&f, 0, sizeof(f));
         if ((st = a->resolve(a->rud, e->first, &f, err)) != HSCOPE_OK)
@@ -629,7 +655,7 @@ take(hscope__wacc *a, const hscope__wrec *r, const char *bytes, hscope_error *er
     if (added) {
         e->first = r->ref;
         e->count = 1;
-        e->ring = ring_put(a, r, bytes);
+        e->at = ring_put(a, r, bytes);
         return HSCOPE_OK;
     }
     if (!e->grp)
@@ -655,8 +681,9 @@ remap(const uint32_t *smap, size_t n, uint32_t id)
 
 /*
  * The stash, in order.  The value table is far larger than the caches,
- * so every lookup waits for memory: what the strings 12, 6 and 2 ahead
- * will need is prefetched, one step each, so that the waits overlap.
+ * so every lookup waits for memory: what the strings 24, 12 and 4 ahead
+ * will need is prefetched, one step each, so that the waits overlap
+ * (memory latency on the shared benchmark VMs: 150-400 ns).
  */
 hscope_status
 hscope__wsrc_flush(hscope__wsrc *s, const uint32_t *smap, size_t nsmap, hscope_error *err)
@@ -664,12 +691,12 @@ hscope__wsrc_flush(hscope__wsrc *s, const uint32_t *smap, size_t nsmap, hscope_e
     hscope__wacc *a = s->a;
     hscope_status st = HSCOPE_OK;
     for (size_t i = 0; i < s->nrec && st == HSCOPE_OK; i++) {
+        if (i + 24 < s->nrec)
+            prefetch_value(a, s->rec[i + 24].hash, 0);
         if (i + 12 < s->nrec)
-            prefetch_value(a, s->rec[i + 12].hash, 0);
-        if (i + 6 < s->nrec)
-            prefetch_value(a, s->rec[i + 6].hash, 1);
-        if (i + 2 < s->nrec)
-            prefetch_value(a, s->rec[i + 2].hash, 2);
+            prefetch_value(a, s->rec[i + 12].hash, 1);
+        if (i + 4 < s->nrec)
+            prefetch_value(a, s->rec[i + 4].hash, 2);
         hscope__wrec r = s->rec[i];
         r.file = remap(smap, nsmap, r.file);
         if (!r.file)

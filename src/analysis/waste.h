@@ -17,7 +17,9 @@
 typedef struct hscope__wvent {
     uint64_t hash;
     uint64_t first;   /* ref of the first copy; HSCOPE__WNO_REF once counted */
-    uint64_t ring;    /* ring position of its bytes; HSCOPE__WNO_REF: none */
+    uint64_t at;      /* seen once: the ring position of the first copy;
+                         in a group: where its representative's bytes are
+                         in the arena; HSCOPE__WNO_REF: none */
     uint32_t len;
     uint32_t count;   /* copies seen, the first included (saturates) */
     uint32_t grp;     /* its group + 1 once seen twice; 0: none */

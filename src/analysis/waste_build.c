@@ -35,6 +35,7 @@ typedef struct build {
     size_t kcmask, nkc;
     uint32_t *rank;           /* key id -> rank of its text */
     uint32_t *gval;           /* group -> value index + 1 */
+    uint32_t *fkey;           /* the key of each empty / oversized entry */
     vkey *vk;
     size_t nvk, vkcap;
     uint32_t *vkt;            /* (value, key) -> vk + 1 (by gem: pairs merge) */
@@ -311,11 +312,11 @@ attribute_savings(build *B)
 /* ordering                                                            */
 /* ------------------------------------------------------------------ */
 
-/* A sort key: ascending (k1, k2, k3); idx, a vk index, breaks no tie
- * that matters (k3 is unique within a bucket). */
+/* A sort key: ascending (k1, k2, k3), then idx (a vk index: k3 is
+ * unique within a bucket but for hash collisions). */
 typedef struct skey {
-    uint64_t k1, k2;
-    uint32_t k3, idx;
+    uint64_t k1, k2, k3;
+    uint32_t idx, pad;
 } skey;
 
 static int
@@ -331,12 +332,13 @@ cmp_skey(const void *x, const void *y)
     return (a->idx > b->idx) - (a->idx < b->idx);
 }
 
-/* a row's values: by saving there, then copies, then value order */
+/* a row's values: by saving there, then copies, then hash (vk's values
+ * are not in their final order yet: see finish_rows) */
 static void
 key_in_row(const build *B, uint32_t i, skey *k)
 {
     const vkey *v = &B->vk[i];
-    *k = (skey){ ~v->saving, ~v->copies, v->val, i };
+    *k = (skey){ ~v->saving, ~v->copies, B->w->vals[v->val].hash, i, 0 };
 }
 
 /* a value's sites: by copies, then saving, then key text */
@@ -344,14 +346,15 @@ static void
 key_in_value(const build *B, uint32_t i, skey *k)
 {
     const vkey *v = &B->vk[i];
-    *k = (skey){ ~v->copies, ~v->saving, B->rank[v->key], i };
+    *k = (skey){ ~v->copies, ~v->saving, B->rank[v->key], i, 0 };
 }
 
 /* The indexes of vk grouped by a field (counting sort: bucket b holds
  * out[first[b] .. first[b + 1])), each bucket then sorted by its keys. */
 static hscope_status
 bucket(build *B, size_t nb, uint32_t (*of)(const vkey *),
-       void (*mk)(const build *, uint32_t, skey *), uint32_t **out, size_t **first)
+       void (*mk)(const build *, uint32_t, skey *), uint32_t **out, size_t **first,
+       hscope_error *err)
 {
     hscope__mem *m = &B->w->mem;
     size_t n = B->nvk ? B->nvk : 1;
@@ -362,7 +365,7 @@ bucket(build *B, size_t nb, uint32_t (*of)(const vkey *),
         hscope__free(m, f);
         hscope__free(m, x);
         hscope__free(m, k);
-        return hscope__nomem(B->err, n * 28 + nb * 8);
+        return hscope__nomem(err, n * 36 + nb * 8);
     }
     for (size_t i = 0; i < B->nvk; i++)
         f[of(&B->vk[i]) + 2]++;
@@ -416,9 +419,11 @@ cmp_vord(const void *x, const void *y)
     return (a->idx > b->idx) - (a->idx < b->idx);
 }
 
-/* Values biggest saving first; vk's value indexes follow. */
+/* The values' order, biggest saving first: *nv the values in it, *pos
+ * the new index of each (the caller moves to it: this runs beside the
+ * rows' half of finish_rows, which reads the values as they are). */
 static hscope_status
-sort_values(build *B)
+sort_values(build *B, hscope__wval **nvals, uint32_t **posp, hscope_error *err)
 {
     hscope_waste_t *w = B->w;
     size_t n = w->nvals;
@@ -429,7 +434,7 @@ sort_values(build *B)
         hscope__free(&w->mem, o);
         hscope__free(&w->mem, pos);
         hscope__free(&w->mem, nv);
-        return hscope__nomem(B->err, n * 64);
+        return hscope__nomem(err, n * 64);
     }
     for (size_t i = 0; i < n; i++)
         o[i] = (vord){ w->vals[i].saving, w->vals[i].copies, w->vals[i].hash,
@@ -439,12 +444,9 @@ sort_values(build *B)
         pos[o[i].idx] = (uint32_t)i;
         nv[i] = w->vals[o[i].idx];
     }
-    for (size_t i = 0; i < B->nvk; i++)
-        B->vk[i].val = pos[B->vk[i].val];
-    hscope__free(&w->mem, w->vals);
-    w->vals = nv;
     hscope__free(&w->mem, o);
-    hscope__free(&w->mem, pos);
+    *nvals = nv;
+    *posp = pos;
     return HSCOPE_OK;
 }
 
@@ -496,17 +498,15 @@ add_row(hscope__wrow *d, const hscope__wrow *s)
 
 /* The empty and oversized rows, merged by (key, kind, type) (there are
  * few: one per site at most per kind and type). */
-static hscope_status
+static void
 finding_rows(build *B, trow *t, size_t *n)
 {
     const hscope__wftab *f = &B->a->f;
-    hscope_status st;
     for (size_t i = 0; i < f->n; i++) {
         const hscope__wfent *e = &f->f[i];
         hscope__wrow *r = &t[i].r;
         memset(&t[i], 0, sizeof(t[i]));
-        if ((st = key_of(B, e->file, e->line, &r->key)) != HSCOPE_OK)
-            return st;
+        r->key = B->fkey[i];
         r->kind = e->kind;
         r->type = e->type;
         r->count = e->count;
@@ -524,7 +524,6 @@ finding_rows(build *B, trow *t, size_t *n)
             t[m++] = t[i];
     }
     *n = m;
-    return HSCOPE_OK;
 }
 
 /* The duplicate rows: the pairs summed per key. */
@@ -550,9 +549,10 @@ duplicate_rows(build *B, trow *t, size_t *n, trow *by_key)
             t[(*n)++] = by_key[key];
 }
 
-/* The rows, sorted, and the row -> values, value -> sites lists. */
+/* The rows, sorted, and each duplicate row's values (vrefs, with the
+ * values' indexes before sort_values). */
 static hscope_status
-finish_rows(build *B)
+rows_and_their_values(build *B, hscope_error *err)
 {
     hscope_waste_t *w = B->w;
     hscope__mem *m = &w->mem;
@@ -564,17 +564,18 @@ finish_rows(build *B)
     size_t *first = NULL;
     hscope_status st = HSCOPE_OK;
     if (!t || !by_key || !row_of_key) {
-        st = hscope__nomem(B->err, (B->a->f.n + nk) * sizeof(trow) * 2);
+        st = hscope__nomem(err, (B->a->f.n + nk) * sizeof(trow) * 2);
         goto out;
     }
-    if ((st = finding_rows(B, t, &n)) != HSCOPE_OK)
-        goto out;
+    finding_rows(B, t, &n);
     duplicate_rows(B, t, &n, by_key);
     for (size_t i = 0; i < n; i++)
         t[i].rank = B->rank[t[i].r.key];
     qsort(t, n, sizeof(trow), cmp_saving);
-    if (!(w->rows = hscope__malloc(m, (n ? n : 1) * sizeof(hscope__wrow)))) {
-        st = hscope__nomem(B->err, n * sizeof(hscope__wrow));
+    w->rows = hscope__malloc(m, (n ? n : 1) * sizeof(hscope__wrow));
+    w->vrefs = hscope__malloc(m, (B->nvk ? B->nvk : 1) * sizeof(hscope__wref));
+    if (!w->rows || !w->vrefs) {
+        st = hscope__nomem(err, n * sizeof(hscope__wrow) + B->nvk * sizeof(hscope__wref));
         goto out;
     }
     for (size_t i = 0; i < n; i++) {
@@ -583,13 +584,7 @@ finish_rows(build *B)
             row_of_key[t[i].r.key] = i;
     }
     w->nrows = n;
-    w->vrefs = hscope__malloc(m, (B->nvk ? B->nvk : 1) * sizeof(hscope__wref));
-    w->srefs = hscope__malloc(m, (B->nvk ? B->nvk : 1) * sizeof(hscope__wref));
-    if (!w->vrefs || !w->srefs) {
-        st = hscope__nomem(B->err, B->nvk * 2 * sizeof(hscope__wref));
-        goto out;
-    }
-    if ((st = bucket(B, nk, vk_key, key_in_row, &x, &first)) != HSCOPE_OK)
+    if ((st = bucket(B, nk, vk_key, key_in_row, &x, &first, err)) != HSCOPE_OK)
         goto out;
     for (size_t key = 0; key < nk; key++)
         for (size_t i = first[key]; i < first[key + 1]; i++) {
@@ -598,19 +593,6 @@ finish_rows(build *B)
                 w->rows[row_of_key[key]].vfirst = i;
             w->vrefs[i] = (hscope__wref){ k->val, k->copies, k->saving };
         }
-    hscope__free(m, x);
-    hscope__free(m, first);
-    x = NULL;
-    first = NULL;
-    if ((st = bucket(B, w->nvals, vk_val, key_in_value, &x, &first)) != HSCOPE_OK)
-        goto out;
-    for (size_t v = 0; v < w->nvals; v++) {
-        w->vals[v].sfirst = first[v];
-        for (size_t i = first[v]; i < first[v + 1]; i++) {
-            const vkey *k = &B->vk[x[i]];
-            w->srefs[i] = (hscope__wref){ k->key, k->copies, k->saving };
-        }
-    }
 out:
     hscope__free(m, t);
     hscope__free(m, by_key);
@@ -618,6 +600,74 @@ out:
     hscope__free(m, x);
     hscope__free(m, first);
     return st;
+}
+
+/* Each value's sites (srefs), the values in their final order. */
+static hscope_status
+values_and_their_sites(build *B)
+{
+    hscope_waste_t *w = B->w;
+    uint32_t *x = NULL;
+    size_t *first = NULL;
+    if (!(w->srefs = hscope__malloc(&w->mem, (B->nvk ? B->nvk : 1) * sizeof(hscope__wref))))
+        return hscope__nomem(B->err, B->nvk * sizeof(hscope__wref));
+    hscope_status st = bucket(B, w->nvals, vk_val, key_in_value, &x, &first, B->err);
+    if (st != HSCOPE_OK)
+        return st;
+    for (size_t v = 0; v < w->nvals; v++) {
+        w->vals[v].sfirst = first[v];
+        for (size_t i = first[v]; i < first[v + 1]; i++) {
+            const vkey *k = &B->vk[x[i]];
+            w->srefs[i] = (hscope__wref){ k->key, k->copies, k->saving };
+        }
+    }
+    hscope__free(&w->mem, x);
+    hscope__free(&w->mem, first);
+    return HSCOPE_OK;
+}
+
+/* The two halves of the ordering, on two threads: the values' order, and
+ * the rows with their values. */
+typedef struct half {
+    build *B;
+    int rows;
+    hscope__wval *nv;
+    uint32_t *pos;
+    hscope_error err;
+    hscope_status st;
+} half;
+
+static void *
+run_half(void *p)
+{
+    half *h = p;
+    h->st = h->rows ? rows_and_their_values(h->B, &h->err)
+                    : sort_values(h->B, &h->nv, &h->pos, &h->err);
+    return NULL;
+}
+
+static hscope_status
+finish_rows(build *B)
+{
+    hscope_waste_t *w = B->w;
+    half v = { .B = B, .rows = 0 }, r = { .B = B, .rows = 1 };
+    hscope_error_init(&v.err);
+    hscope_error_init(&r.err);
+    hscope__run_pair(run_half, &v, &r, 1);
+    if (v.st != HSCOPE_OK || r.st != HSCOPE_OK) {
+        hscope__error_copy_out(B->err, v.st != HSCOPE_OK ? &v.err : &r.err);
+        hscope__free(&w->mem, v.nv);
+        hscope__free(&w->mem, v.pos);
+        return v.st != HSCOPE_OK ? v.st : r.st;
+    }
+    hscope__free(&w->mem, w->vals);
+    w->vals = v.nv;
+    for (size_t i = 0; i < B->nvk; i++) {
+        B->vk[i].val = v.pos[B->vk[i].val];
+        w->vrefs[i].idx = v.pos[w->vrefs[i].idx];
+    }
+    hscope__free(&w->mem, v.pos);
+    return values_and_their_sites(B);
 }
 
 /* ------------------------------------------------------------------ */
@@ -705,21 +755,19 @@ hscope__waste_finish(hscope_waste_t **out, hscope__wacc *a, const hscope__intern
         st = build_values(&B);
     /* every key is interned before the ranks are taken: those of the
      * empty and oversized rows too */
-    for (size_t i = 0; st == HSCOPE_OK && i < a->f.n; i++) {
-        uint32_t key;
-        st = key_of(&B, a->f.f[i].file, a->f.f[i].line, &key);
-    }
+    if (st == HSCOPE_OK && !(B.fkey = hscope__malloc(&w->mem, (a->f.n + 1) * sizeof(uint32_t))))
+        st = hscope__nomem(err, a->f.n * sizeof(uint32_t));
+    for (size_t i = 0; st == HSCOPE_OK && i < a->f.n; i++)
+        st = key_of(&B, a->f.f[i].file, a->f.f[i].line, &B.fkey[i]);
     if (st == HSCOPE_OK)
         st = rank_keys(&B);
     if (st == HSCOPE_OK)
         st = attribute_savings(&B);
     if (st == HSCOPE_OK)
-        st = sort_values(&B);
-    if (st == HSCOPE_OK)
         st = finish_rows(&B);
     if (st == HSCOPE_OK)
         totals(&B);
-    void *tmp[] = { B.buf, B.kc, B.kcv, B.rank, B.gval, B.vk, B.vkt };
+    void *tmp[] = { B.buf, B.kc, B.kcv, B.rank, B.gval, B.vk, B.vkt, B.fkey };
     for (size_t i = 0; i < sizeof(tmp) / sizeof(tmp[0]); i++)
         hscope__free(&w->mem, tmp[i]);
     if (st != HSCOPE_OK) {
