@@ -1039,14 +1039,16 @@ HSCOPE_API void hscope_waste_options_init(hscope_waste_options *opts);
  * hashing every string value (XXH3), and keeps per distinct value its
  * hash, length, count and where its first copy is, plus one copy of the
  * bytes of each value seen twice, against which later copies are
- * compared.  The first copy of each repeated value is then read back
- * from its line and compared too: a positioned read of a plain file, a
- * second inflation of a gzip one.  Memory: about 40 bytes per distinct
- * string value and the bytes of the repeated ones, never every value.
- * `path` must be a regular file (it is read twice): a pipe gives
- * HSCOPE_ERR_UNSUPPORTED.  Load options apply as for a load (the
- * allocator, max_memory, strict, max_line_bytes, threads, progress);
- * HSCOPE_LOAD_VALUES is implied.
+ * compared.  A first copy is compared when its value's second copy
+ * comes, from a 16 MiB ring of recent first copies; the few no longer
+ * there are read back from their lines after the pass (a positioned read
+ * of a plain file, a second inflation of a gzip one).  Memory: about 90
+ * bytes per distinct string value, the bytes of the repeated ones and the
+ * ring, never every value.  `path` must be a regular file (it may be read
+ * twice): a pipe gives HSCOPE_ERR_UNSUPPORTED.  Load options apply as for
+ * a load (the allocator, max_memory, strict, max_line_bytes, threads,
+ * progress); HSCOPE_LOAD_VALUES is implied.  The result is the same
+ * whatever the number of threads.
  */
 HSCOPE_API hscope_status hscope_waste_file(hscope_waste_t **out,
                                            const char *path,
@@ -1061,8 +1063,9 @@ HSCOPE_API hscope_status hscope_waste_file(hscope_waste_t **out,
  * capacity is taken as its memsize less a 40-byte slot and a 1-byte
  * terminator, and buffers of arrays and hashes as memsize less 40 bytes,
  * which is what Ruby up to 3.1 writes for ASCII and UTF-8 strings; for
- * other dumps hscope_waste_file() is exact.  The heap is only read
- * (any number of analyses may run on it at once).
+ * other dumps hscope_waste_file() is exact.  The heap is only read (any
+ * number of analyses may run on it at once); the working memory counts
+ * against its max_memory, and the result uses its allocator.
  */
 HSCOPE_API hscope_status hscope_waste_compute(hscope_waste_t **out,
                                               const hscope_heap_t *heap,

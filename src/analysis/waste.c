@@ -7,11 +7,13 @@
  * What it keeps:
  *  - totals, and per (kind, type, file, line) the empty and oversized
  *    objects: small tables, bounded by the number of sites;
- *  - per distinct string value: its XXH3-64 hash, length, number of
- *    copies and where its first copy is (40 bytes), never its bytes;
- *  - per value seen twice: one copy of its bytes (the representative),
- *    against which every later copy is compared with memcmp, and per
- *    (value, site) the copies counted;
+ *  - per distinct string value, one cache line (64 bytes): its XXH3-64
+ *    hash, length and where its first copy is, never its bytes; once seen
+ *    twice, the copies counted at one site (most values come from one);
+ *  - per value seen twice: one copy of its bytes (the representative, in
+ *    the entry up to 16 bytes, else in an arena), against which every
+ *    later copy is compared with memcmp, and per (value, other site) the
+ *    copies counted there;
  *  - a ring of 16 MiB holding the bytes and details of the latest first
  *    copies.
  * So memory grows with the number of distinct values and the bytes of the
@@ -81,8 +83,31 @@ grow_values(hscope__wacc *a, hscope_error *err)
     return HSCOPE_OK;
 }
 
-/* The entry of value (hash, len), added with count 0 when absent
- * (*added).  The pointer is valid until the next insertion. */
+_Static_assert(sizeof(hscope__wvent) == 64, "a value entry is a cache line");
+
+/* Room for one more entry, the entries 64-byte aligned in a->vraw. */
+static hscope_status
+grow_entries(hscope__wacc *a, hscope_error *err)
+{
+    if (a->nv >= UINT32_MAX - 2)
+        return hscope__fail(err, HSCOPE_ERR_LIMIT, "more than 2^32 distinct waste entries");
+    if (a->v && a->nv < a->vcap)
+        return HSCOPE_OK;
+    size_t old = a->v ? (size_t)((char *)a->v - (char *)a->vraw) : 0, rcap = a->vcap ? a->vcap + 1 : 0;
+    hscope_status st = hscope__grow(a->mem, &a->vraw, &rcap, a->nv + 2, sizeof(hscope__wvent), err);
+    if (st != HSCOPE_OK)
+        return st;
+    char *raw = a->vraw;
+    char *v = (char *)(((uintptr_t)raw + 63) & ~(uintptr_t)63);
+    if (a->nv && (size_t)(v - raw) != old) /* realloc kept the offset, not the alignment */
+        memmove(v, raw + old, a->nv * sizeof(hscope__wvent));
+    a->v = (hscope__wvent *)v;
+    a->vcap = rcap - 1;
+    return HSCOPE_OK;
+}
+
+/* The entry of value (hash, len), added empty when absent (*added).  The
+ * pointer is valid until the next insertion. */
 static hscope_status
 vfind(hscope__wacc *a, uint64_t hash, uint32_t len, hscope__wvent **out, int *added,
       hscope_error *err)
@@ -96,7 +121,7 @@ vfind(hscope__wacc *a, uint64_t hash, uint32_t len, hscope__wvent **out, int *ad
     while ((x = a->t[s]) != 0) {
         if (x >> 32 == tag) {
             hscope__wvent *e = &a->v[(uint32_t)x - 1];
-            if (e->hash == hash && e->len == len) {
+            if (e->hash == hash && HSCOPE__WLEN(e) == len) {
                 *out = e;
                 *added = 0;
                 return HSCOPE_OK;
@@ -104,7 +129,7 @@ vfind(hscope__wacc *a, uint64_t hash, uint32_t len, hscope__wvent **out, int *ad
         }
         s = (s + 1) & a->mask;
     }
-    if ((st = room(a->mem, (void **)&a->v, &a->vcap, a->nv, sizeof(*a->v), err)) != HSCOPE_OK)
+    if ((st = grow_entries(a, err)) != HSCOPE_OK)
         return st;
     hscope__wvent *e = &a->v[a->nv];
     memset(e, 0, sizeof(*e));
@@ -121,8 +146,8 @@ vfind(hscope__wacc *a, uint64_t hash, uint32_t len, hscope__wvent **out, int *ad
 /* Prefetch what taking a string of this hash will read, one step at a
  * time (each step's data should be cached by the previous one): 0 its
  * table slot, 1 the entry it points at, 2 the bytes it is compared with
- * (the first copy in the ring, or the representative) and the site
- * counts its last copy went to. */
+ * when they are not in the entry (the first copy in the ring, or the
+ * representative in the arena). */
 static inline void
 prefetch_value(const hscope__wacc *a, uint64_t hash, int step)
 {
@@ -141,9 +166,7 @@ prefetch_value(const hscope__wacc *a, uint64_t hash, int step)
         __builtin_prefetch(e);
         return;
     }
-    if (e->gsi && e->gsi <= a->ngs)
-        __builtin_prefetch(&a->gs[e->gsi - 1]);
-    if (e->at == HSCOPE__WNO_REF)
+    if (e->at == HSCOPE__WNO_REF || (e->len & HSCOPE__WREP_INLINE))
         return;
     if (e->grp && e->at < a->alen)
         __builtin_prefetch(a->arena + e->at);
@@ -307,7 +330,7 @@ hscope__wacc_free(hscope__wacc *a)
     if (!a)
         return;
     hscope__mem *m = a->mem;
-    void *q[] = { a->v, a->t, a->g, a->arena, a->gs, a->gst, a->ring, a->pend, a->srcs };
+    void *q[] = { a->vraw, a->t, a->g, a->arena, a->gs, a->gst, a->ring, a->pend, a->srcs };
     for (size_t i = 0; i < a->nsrc; i++)
         src_free(m, a->srcs[i]);
     for (size_t k = 0; k < sizeof(q) / sizeof(q[0]); k++)
@@ -362,7 +385,7 @@ dup_candidate(const hscope__wcfg *c, const hscope__wobj *o)
 {
     return o->type == HSCOPE_TYPE_STRING && !(o->flags & HSCOPE_FLAG_SHARED) && o->size &&
            !(o->has_capacity && oversized(c, o->capacity, o->size)) && o->has_value &&
-           o->value_len == o->size && o->value_len < UINT32_MAX;
+           o->value_len == o->size && o->value_len < HSCOPE__WREP_INLINE;
 }
 
 static hscope_status
@@ -508,9 +531,8 @@ ring_put(hscope__wacc *a, const hscope__wrec *r, const char *bytes)
 
 /* The first copy at ring position pos, if not overwritten since. */
 static int
-ring_get(const hscope__wacc *a, uint64_t pos, uint32_t len, hscope__wobj *o)
+ring_get(const hscope__wacc *a, uint64_t pos, hscope__wobj *o)
 {
-    (void)len;
     if (pos == HSCOPE__WNO_REF || a->rhead - pos > HSCOPE__WRING)
         return 0; /* written over since */
     ringrec h;
@@ -548,67 +570,89 @@ copy_bytes(hscope__wacc *a, const char *b, size_t n, uint64_t *off, hscope_error
     return HSCOPE_OK;
 }
 
-/* A new group for entry e (index ei), represented by bytes b[0..n) (b
- * NULL: none yet). */
+/* Entry ei's representative: bytes b[0..n), in the entry when they fit
+ * and the entry no longer needs `first` (its first copy is counted). */
+static hscope_status
+set_rep(hscope__wacc *a, size_t ei, const char *b, size_t n, hscope_error *err)
+{
+    hscope__wvent *e = &a->v[ei];
+    if (n <= 16 && e->first == HSCOPE__WNO_REF) {
+        char in[16] = { 0 };
+        memcpy(in, b, n);
+        memcpy(&e->first, in, 8);
+        memcpy(&e->at, in + 8, 8);
+        e->len |= HSCOPE__WREP_INLINE;
+        return HSCOPE_OK;
+    }
+    return copy_bytes(a, b, n, &e->at, err);
+}
+
+static int
+has_rep(const hscope__wvent *e)
+{
+    return (e->len & HSCOPE__WREP_INLINE) || e->at != HSCOPE__WNO_REF;
+}
+
+/* A new group for entry ei, represented by bytes b[0..n) (b NULL: none
+ * yet). */
 static hscope_status
 new_group(hscope__wacc *a, size_t ei, const char *b, size_t n, hscope_error *err)
 {
-    hscope_status st = room(a->mem, (void **)&a->g, &a->gcap, a->ng, sizeof(hscope__wgrp), err);
+    hscope_status st = room(a->mem, (void **)&a->g, &a->gcap, a->ng, sizeof(*a->g), err);
     if (st != HSCOPE_OK)
         return st;
-    hscope__wgrp *g = &a->g[a->ng];
-    memset(g, 0, sizeof(*g));
-    g->hash = a->v[ei].hash;
-    g->len = a->v[ei].len;
-    a->v[ei].at = HSCOPE__WNO_REF;
-    if (b) {
-        if ((st = copy_bytes(a, b, n, &g->rep, err)) != HSCOPE_OK)
-            return st;
-        g->has_rep = 1;
-        a->v[ei].at = g->rep;
-    }
+    a->g[a->ng] = (uint32_t)ei;
     a->v[ei].grp = (uint32_t)++a->ng;
+    a->v[ei].at = HSCOPE__WNO_REF;
+    return b ? set_rep(a, ei, b, n, err) : HSCOPE_OK;
+}
+
+/* *same: the bytes b[0..n) are the value of entry ei, in a group (which
+ * takes them as its representative when it has none). */
+static hscope_status
+same_bytes(hscope__wacc *a, size_t ei, const char *b, size_t n, int *same, hscope_error *err)
+{
+    const hscope__wvent *e = &a->v[ei];
+    if (!has_rep(e)) {
+        *same = 1;
+        return set_rep(a, ei, b, n, err);
+    }
+    *same = n == 0 || memcmp(hscope__wrep(a, e), b, n) == 0;
     return HSCOPE_OK;
 }
 
-/* *same: the bytes b[0..n) are those of group g (which takes them as its
- * representative when it has none). */
+/* Count a copy of entry ei's value (in a group) at (file, line): in the
+ * entry when it is at the entry's site (the first site counted), with
+ * counts that fit, else in the gs table. */
 static hscope_status
-same_bytes(hscope__wacc *a, uint32_t g, const char *b, size_t n, int *same, hscope_error *err)
+count_copy(hscope__wacc *a, size_t ei, uint32_t file, uint32_t line, uint64_t memsize,
+           uint16_t flags, hscope_error *err)
 {
-    if (!a->g[g].has_rep) {
-        uint64_t off;
-        hscope_status st = copy_bytes(a, b, n, &off, err);
-        if (st != HSCOPE_OK)
-            return st;
-        a->g[g].rep = off;
-        a->g[g].has_rep = 1;
-        *same = 1;
+    hscope__wvent *e = &a->v[ei];
+    if ((e->n == 0 || (e->file == file && e->line == line)) && e->n < UINT32_MAX &&
+        memsize <= UINT32_MAX) {
+        if (e->n++ == 0) {
+            e->file = file;
+            e->line = line;
+        }
+        e->mem = hscope__sat_add(e->mem, memsize);
+        if (memsize > e->maxmem)
+            e->maxmem = (uint32_t)memsize;
+        e->frozen += (flags & HSCOPE_FLAG_FROZEN) != 0;
+        e->fstring += (flags & HSCOPE_FLAG_FSTRING) != 0;
         return HSCOPE_OK;
     }
-    *same = n == 0 || memcmp(a->arena + a->g[g].rep, b, n) == 0;
-    return HSCOPE_OK;
-}
-
-/* Count a copy of entry ei's value (group g) at (file, line). */
-static hscope_status
-count_copy(hscope__wacc *a, size_t ei, uint32_t g, uint32_t file, uint32_t line,
-           uint64_t memsize, uint16_t flags, hscope_error *err)
-{
-    size_t i = a->v[ei].gsi ? a->v[ei].gsi - 1 : SIZE_MAX;
-    if (!(i < a->ngs && a->gs[i].grp == g && a->gs[i].file == file && a->gs[i].line == line)) {
-        hscope_status st = gsfind(a, g, file, line, &i, err);
-        if (st != HSCOPE_OK)
-            return st;
-        a->v[ei].gsi = (uint32_t)(i + 1);
-    }
-    hscope__wgs *e = &a->gs[i];
-    e->count++;
-    e->memsize = hscope__sat_add(e->memsize, memsize);
-    if (memsize > e->maxmem)
-        e->maxmem = memsize;
-    e->frozen += (flags & HSCOPE_FLAG_FROZEN) != 0;
-    e->fstring += (flags & HSCOPE_FLAG_FSTRING) != 0;
+    size_t i = 0;
+    hscope_status st = gsfind(a, e->grp - 1, file, line, &i, err);
+    if (st != HSCOPE_OK)
+        return st;
+    hscope__wgs *g = &a->gs[i];
+    g->count++;
+    g->memsize = hscope__sat_add(g->memsize, memsize);
+    if (memsize > g->maxmem)
+        g->maxmem = memsize;
+    g->frozen += (flags & HSCOPE_FLAG_FROZEN) != 0;
+    g->fstring += (flags & HSCOPE_FLAG_FSTRING) != 0;
     return HSCOPE_OK;
 }
 
@@ -620,17 +664,18 @@ first_copy(hscope__wacc *a, size_t ei, const char *b2, size_t n2, hscope_error *
     hscope__wvent *e = &a->v[ei];
     hscope__wobj f;
     hscope_status st;
-    int have = ring_get(a, e->at, e->len, &f);
+    int have = ring_get(a, e->at, &f);
     e->at = HSCOPE__WNO_REF;
     if (!have && a->resolve && e->first != HSCOPE__WNO_REF) {
         memset(&f, 0, sizeof(f));
         if ((st = a->resolve(a->rud, e->first, &f, err)) != HSCOPE_OK)
             return st;
         have = 1;
-        if (!dup_candidate(&a->cfg, &f) || f.value_len != e->len ||
+        e = &a->v[ei];
+        if (!dup_candidate(&a->cfg, &f) || f.value_len != HSCOPE__WLEN(e) ||
             XXH3_64bits(f.value, (size_t)f.value_len) != e->hash) {
             a->changed++; /* not the record it was: nothing to compare with */
-            a->v[ei].first = HSCOPE__WNO_REF;
+            e->first = HSCOPE__WNO_REF;
             return new_group(a, ei, b2, n2, err);
         }
     }
@@ -639,7 +684,7 @@ first_copy(hscope__wacc *a, size_t ei, const char *b2, size_t n2, hscope_error *
     a->v[ei].first = HSCOPE__WNO_REF;
     if ((st = new_group(a, ei, f.value, (size_t)f.value_len, err)) != HSCOPE_OK)
         return st;
-    return count_copy(a, ei, a->v[ei].grp - 1, f.file, f.line, f.memsize, f.flags, err);
+    return count_copy(a, ei, f.file, f.line, f.memsize, f.flags, err);
 }
 
 /* One string, its file id the accumulator's. */
@@ -654,23 +699,20 @@ take(hscope__wacc *a, const hscope__wrec *r, const char *bytes, hscope_error *er
     size_t ei = (size_t)(e - a->v);
     if (added) {
         e->first = r->ref;
-        e->count = 1;
         e->at = ring_put(a, r, bytes);
         return HSCOPE_OK;
     }
     if (!e->grp)
         st = first_copy(a, ei, bytes, r->len, err);
     if (st == HSCOPE_OK)
-        st = same_bytes(a, a->v[ei].grp - 1, bytes, r->len, &same, err);
+        st = same_bytes(a, ei, bytes, r->len, &same, err);
     if (st != HSCOPE_OK)
         return st;
     if (!same) {
         a->collisions++;
         return HSCOPE_OK;
     }
-    if (a->v[ei].count < UINT32_MAX)
-        a->v[ei].count++;
-    return count_copy(a, ei, a->v[ei].grp - 1, r->file, r->line, r->memsize, r->flags, err);
+    return count_copy(a, ei, r->file, r->line, r->memsize, r->flags, err);
 }
 
 static uint32_t
@@ -772,7 +814,7 @@ hscope__wacc_pending(hscope__wacc *a, size_t *n, hscope_error *err)
     a->np = 0;
     for (size_t i = 0; i < a->nv; i++) {
         hscope__wvent *e = &a->v[i];
-        if (e->count < 2 || e->first == HSCOPE__WNO_REF)
+        if (!e->grp || (e->len & HSCOPE__WREP_INLINE) || e->first == HSCOPE__WNO_REF)
             continue;
         if ((st = hscope__grow(a->mem, (void **)&a->pend, &a->pcap, a->np + 1, sizeof(*a->pend),
                                err)) != HSCOPE_OK)
@@ -795,25 +837,23 @@ hscope__wacc_pending_ref(const hscope__wacc *a, size_t i)
 hscope_status
 hscope__wacc_confirm(hscope__wacc *a, size_t i, const hscope__wobj *o, hscope_error *err)
 {
-    hscope__wvent *e = &a->v[a->pend[i].ent];
-    if (!dup_candidate(&a->cfg, o) || o->value_len != e->len ||
+    size_t ei = a->pend[i].ent;
+    hscope__wvent *e = &a->v[ei];
+    if (!dup_candidate(&a->cfg, o) || o->value_len != HSCOPE__WLEN(e) ||
         XXH3_64bits(o->value, (size_t)o->value_len) != e->hash) {
         a->changed++;
         return HSCOPE_OK;
     }
     int same = 1;
-    hscope_status st = e->grp ? same_bytes(a, e->grp - 1, o->value, (size_t)o->value_len, &same,
-                                           err)
-                              : new_group(a, a->pend[i].ent, o->value, (size_t)o->value_len, err);
+    hscope_status st = e->grp ? same_bytes(a, ei, o->value, (size_t)o->value_len, &same, err)
+                              : new_group(a, ei, o->value, (size_t)o->value_len, err);
     if (st != HSCOPE_OK)
         return st;
     if (!same) {
         a->collisions++;
         return HSCOPE_OK;
     }
-    size_t ei = a->pend[i].ent;
-    return count_copy(a, ei, a->v[ei].grp - 1, o->file, o->file ? o->line : 0, o->memsize,
-                      o->flags, err);
+    return count_copy(a, ei, o->file, o->file ? o->line : 0, o->memsize, o->flags, err);
 }
 
 void

@@ -13,28 +13,34 @@
  * twice are compared when the second copy comes (see waste.c). */
 #define HSCOPE__WRING ((size_t)16 << 20)
 
-/* A distinct value (entries are appended, never moved). */
+/*
+ * A distinct value: one cache line (entries are appended, never moved),
+ * so that a lookup brings in all it needs.  Copies of a value mostly come
+ * from one site (a literal in a loop): the first site counted is kept in
+ * the entry, copies from elsewhere go to the gs table.
+ */
 typedef struct hscope__wvent {
     uint64_t hash;
-    uint64_t first;   /* ref of the first copy; HSCOPE__WNO_REF once counted */
-    uint64_t at;      /* seen once: the ring position of the first copy;
-                         in a group: where its representative's bytes are
-                         in the arena; HSCOPE__WNO_REF: none */
-    uint32_t len;
-    uint32_t count;   /* copies seen, the first included (saturates) */
+    uint64_t first;   /* ref of the first copy; HSCOPE__WNO_REF once counted
+                         (with HSCOPE__WREP_INLINE: the representative's
+                         bytes, with `at`) */
+    uint64_t at;      /* seen once: the ring position of the first copy; in
+                         a group: the representative's bytes in the arena;
+                         HSCOPE__WNO_REF: none */
+    uint32_t len;     /* length, and HSCOPE__WREP_INLINE */
     uint32_t grp;     /* its group + 1 once seen twice; 0: none */
-    uint32_t gsi;     /* the gs entry its last copy went to + 1 (copies
-                         of a value mostly come from one site) */
+    uint32_t file, line;  /* the site of the first copy counted */
+    uint32_t n;       /* copies counted there */
+    uint32_t maxmem;  /* the largest (saturates) */
+    uint64_t mem;     /* their memsize */
+    uint32_t frozen, fstring;
 } hscope__wvent;
 
-/* A value seen twice: the representative's bytes (rep, an offset in the
- * arena) against which the copies are compared. */
-typedef struct hscope__wgrp {
-    uint64_t hash, rep;
-    uint32_t len, has_rep;
-} hscope__wgrp;
+#define HSCOPE__WREP_INLINE 0x80000000u /* a representative of <= 16 bytes
+                                           sits in first and at */
+#define HSCOPE__WLEN(e) ((e)->len & ~HSCOPE__WREP_INLINE)
 
-/* Copies of a group at one site. */
+/* Copies of a group at a site other than its entry's. */
 typedef struct hscope__wgs {
     uint32_t grp, file, line, pad;
     uint64_t count, memsize, maxmem, frozen, fstring;
@@ -90,13 +96,14 @@ struct hscope__wacc {
     hscope__wcfg cfg;
     hscope__wresolve_fn resolve;
     void *rud;
-    hscope__wvent *v;         /* distinct values */
+    hscope__wvent *v;         /* distinct values, 64-byte aligned in vraw */
+    void *vraw;
     size_t nv, vcap;
     uint64_t *t;              /* open addressing: tag << 32 | entry + 1, 0
                                  free; the tag (32 more bits of the hash)
                                  spares a look at entries that differ */
     size_t mask;
-    hscope__wgrp *g;
+    uint32_t *g;              /* group -> its entry */
     size_t ng, gcap;
     char *arena;              /* the representatives' bytes */
     size_t alen, acap;
@@ -115,5 +122,12 @@ struct hscope__wacc {
     hscope__wpend *pend;
     size_t np, pcap;
 };
+
+/* The bytes of the representative of entry e (which is in a group). */
+static inline const char *
+hscope__wrep(const hscope__wacc *a, const hscope__wvent *e)
+{
+    return (e->len & HSCOPE__WREP_INLINE) ? (const char *)&e->first : a->arena + e->at;
+}
 
 #endif

@@ -216,12 +216,14 @@ collect_values(build *B, uint64_t *copies)
     hscope__wacc *a = B->a;
     hscope_waste_t *w = B->w;
     size_t nv = 0, bytes = 0;
+    for (size_t g = 0; g < a->ng; g++)
+        copies[g] = a->v[a->g[g]].n;
     for (size_t i = 0; i < a->ngs; i++)
         copies[a->gs[i].grp] += a->gs[i].count;
     for (size_t g = 0; g < a->ng; g++)
         if (copies[g] >= 2) {
             nv++;
-            bytes += a->g[g].len;
+            bytes += HSCOPE__WLEN(&a->v[a->g[g]]);
         }
     w->vals = hscope__calloc(&w->mem, nv ? nv : 1, sizeof(hscope__wval));
     w->varena = hscope__malloc(&w->mem, bytes + 1);
@@ -231,12 +233,13 @@ collect_values(build *B, uint64_t *copies)
     for (size_t g = 0; g < a->ng; g++) {
         if (copies[g] < 2)
             continue;
+        const hscope__wvent *e = &a->v[a->g[g]];
         hscope__wval *v = &w->vals[w->nvals];
-        v->hash = a->g[g].hash;
-        v->len = a->g[g].len;
+        v->hash = e->hash;
+        v->len = HSCOPE__WLEN(e);
         v->data = off;
-        memcpy(w->varena + off, a->arena + a->g[g].rep, a->g[g].len);
-        off += a->g[g].len;
+        memcpy(w->varena + off, hscope__wrep(a, e), v->len);
+        off += v->len;
         B->gval[g] = (uint32_t)++w->nvals;
     }
     return HSCOPE_OK;
@@ -256,19 +259,27 @@ build_values(build *B)
     }
     st = collect_values(B, copies);
     hscope__free(&w->mem, copies);
-    for (size_t i = 0; i < a->ngs && st == HSCOPE_OK; i++) {
-        const hscope__wgs *s = &a->gs[i];
-        uint32_t val = B->gval[s->grp], key = 0;
+    /* the copies at each group's entry site, then at the other sites */
+    for (size_t i = 0; i < a->ng + a->ngs && st == HSCOPE_OK; i++) {
+        hscope__wgs s;
+        if (i < a->ng) {
+            const hscope__wvent *e = &a->v[a->g[i]];
+            s = (hscope__wgs){ .grp = (uint32_t)i, .file = e->file, .line = e->line,
+                               .count = e->n, .memsize = e->mem, .maxmem = e->maxmem,
+                               .frozen = e->frozen, .fstring = e->fstring };
+        } else
+            s = a->gs[i - a->ng];
+        uint32_t val = B->gval[s.grp], key = 0;
         vkey *k = NULL;
-        if (!val || (st = key_of(B, s->file, s->line, &key)) != HSCOPE_OK ||
+        if (!val || !s.count || (st = key_of(B, s.file, s.line, &key)) != HSCOPE_OK ||
             (st = vk_of(B, val - 1, key, &k)) != HSCOPE_OK)
             continue;
-        k->copies += s->count;
-        k->memsize = hscope__sat_add(k->memsize, s->memsize);
-        if (s->maxmem > k->maxmem)
-            k->maxmem = s->maxmem;
-        k->frozen += s->frozen;
-        k->fstring += s->fstring;
+        k->copies += s.count;
+        k->memsize = hscope__sat_add(k->memsize, s.memsize);
+        if (s.maxmem > k->maxmem)
+            k->maxmem = s.maxmem;
+        k->frozen += s.frozen;
+        k->fstring += s.fstring;
     }
     return st;
 }
