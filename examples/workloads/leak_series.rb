@@ -37,9 +37,9 @@ REQUESTS = OPTS["requests"] || [100, (100 * OPTS["scale"]).round].max
 abort "--requests must be at least 24 (every leak once)" if REQUESTS < 24
 
 t0 = W.clock
+snaps = W::Snapshots.new(OUT) # its warm-up dumps are small before the application boots
 rng = Random.new(OPTS["seed"])
 app = Desk::App.new(scale: OPTS["scale"], rng: rng, leaks: LEAKS)
-snaps = W::Snapshots.new(OUT)
 3.times do |i|
   app.run(REQUESTS, rng)
   snaps.take("heap_#{i + 1}.json")

@@ -64,8 +64,8 @@ def site_census
 end
 
 t0 = W.clock
+snaps = W::Snapshots.new(OUT) # its warm-up dumps are small before the application boots
 app = Desk::App.new(scale: OPTS["scale"], rng: Random.new(OPTS["seed"]), leaks: [:receipts])
-snaps = W::Snapshots.new(OUT)
 (WARMUP + STEPS).times do |k|
   rng = Random.new(OPTS["seed"] + 1)
   app.run(REQUESTS, rng)

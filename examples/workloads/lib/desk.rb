@@ -21,8 +21,12 @@
 #                  Array); it captures the request, the comment, the session...
 #   pinned         1 in 24: a dashboard, Desk::Überblick (title String, counts
 #                  Hash, top-tags Array), into Desk::Überblick::PINNED
-#   receipts       every request: one 64-byte String into
-#                  Desk::Receipts::BY_REQUEST (Hash constant, by request number)
+#   receipts       every request: a receipt, the response as an 8,000-character
+#                  String (about 8 KB, not ASCII), into Desk::Receipts::BY_REQUEST
+#                  (Hash constant, by request number).  That large: the
+#                  allocation tracer's own table (an untraced DATA object) changes
+#                  its memsize by up to half as it is rebuilt, and a growing
+#                  memsize must stand well above that.
 
 module Desk
   Ticket = Struct.new(:id, :subject, :state, :priority, :tags, :customer_id, :comments)
@@ -115,7 +119,8 @@ module Desk
   end
 
   module Receipts
-    # LEAK HOLDER receipts: request number => digest of the response
+    # LEAK HOLDER receipts: request number => receipt of the response
+    CHARS = 8000
     BY_REQUEST = {}
   end
 
@@ -343,7 +348,7 @@ module Desk
       @metrics.record(handler || :not_found, ms)
       AuditTrail::LINES << format("%-4s %s -> %d (%.2f ms)", req.verb, req.path, resp.status, ms) if @leaks[:audit] # @leak-site audit
       if @leaks[:receipts]
-        Receipts::BY_REQUEST[req.seq] = format("%-48.48s%016x", resp.body, resp.body.bytesize * 7919 + req.seq) # @leak-site receipts
+        Receipts::BY_REQUEST[req.seq] = format("%-*.*s", Receipts::CHARS, Receipts::CHARS, "Quittung №#{req.seq} · #{resp.status} · #{resp.body}") # @leak-site receipts
       end
       subscribe(req, rng) if @leaks[:subscriptions] && j % 4 == 1
       resp
