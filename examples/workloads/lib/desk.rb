@@ -354,14 +354,18 @@ module Desk
       resp
     end
 
+    # (No `return` from inside the block: ruby.wasm 3.3 keeps the throw
+    # object of every such non-local return, and what it carries, reachable
+    # from its machine context.)
     def route(req)
+      found = nil
       ROUTES.each do |verb, re, handler|
-        next unless verb == req.verb
+        next if found || verb != req.verb
 
         m = re.match(req.path)
-        return [handler, m] if m
+        found = [handler, m] if m
       end
-      nil
+      found
     end
 
     def subscribe(req, rng)
