@@ -14,7 +14,9 @@ rubygems loaded).  For each:
   reference of the dump;
 
   heapscope against the truth:
-  * summary and tally --by type: objects, count and memsize per type, as above;
+  * summary and tally --by type --keep-dumper: objects, count and memsize per
+    type, as above; tally --by type without it: the same less the objects of
+    the dumper's allocation sites (found here by the man page's rule);
   * diff: every planted object reported; nothing outside the identity diff
     (computed here); per planted site (file:line:class) exactly the truth's
     count and memsize; by-type groups add up; the 2-dump diff contains the
@@ -109,9 +111,20 @@ def check_heapscope(name, d, t, dumps, files):
         check(s['objects'] == sum(v[0] for v in want.values()) and got == want,
               '%s %s: summary: %d objects, count and memsize per type = ObjectSpace + dumper'
               % (name, snap['file'], s['objects']))
-        tt = hs('tally', '--json', '--by', 'type', '--top', '0', f)
+        tt = hs('tally', '--json', '--by', 'type', '--top', '0', '--keep-dumper', f)
         check({r['key']: [r['count'], r['memsize']] for r in tt['rows']} == want,
-              '%s %s: tally --by type = ObjectSpace + dumper' % (name, snap['file']))
+              '%s %s: tally --by type --keep-dumper = ObjectSpace + dumper' % (name, snap['file']))
+        # by default, what the dumper's sites allocated (in this dump or an
+        # earlier one) is left out and counted
+        out = workloads.dumper_site_objects(f)
+        rest = {k: [v[0] - out.get(k, [0, 0])[0], v[1] - out.get(k, [0, 0])[1]] for k, v in want.items()}
+        rest = {k: v for k, v in rest.items() if v[0]}
+        td = hs('tally', '--json', '--by', 'type', '--top', '0', f)
+        n_out = sum(v[0] for v in out.values())
+        check({r['key']: [r['count'], r['memsize']] for r in td['rows']} == rest
+              and td['excluded_dumper_objects'] == n_out,
+              '%s %s: tally --by type leaves out the %d objects of the dumper\'s sites'
+              % (name, snap['file'], n_out))
 
     # ---------------------------------------------------------------- diff
     ours = hs('diff', '--json', '--addresses', '--top', '0', *files)

@@ -120,6 +120,25 @@ def dumper_objects(path, dumper_file, gc_count):
     return dict(out)
 
 
+def dumper_site_objects(path):
+    """{type: [count, memsize]} of the objects whose allocation site is the
+    dumper's by heapscope's documented rule (man page, "The dumper's
+    objects"): method dump_all, or a file objspace.rb, or the heapscope
+    gem's snapshot code.  They include what earlier dumps allocated."""
+    own = ('/heapscope/snapshot.rb', '/heapscope/fork.rb', '/heapscope/auto.rb')
+    out = collections.defaultdict(lambda: [0, 0])
+    for r in records(path):
+        if r.get('type') in NOT_OBJECTS:
+            continue
+        f = r.get('file') or ''
+        if (r.get('method') == 'dump_all' or os.path.basename(f) == 'objspace.rb'
+                or f.endswith(own)):
+            c = out[r['type']]
+            c[0] += 1
+            c[1] += r.get('memsize', 0)
+    return dict(out)
+
+
 def expected_types(d, t, snap):
     """What the dump of snapshot `snap` must hold per type, {type: [count,
     memsize]}: the truth's ObjectSpace counts plus the dumper's objects."""
