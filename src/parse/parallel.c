@@ -46,6 +46,14 @@
 #define SLACK ((size_t)16 << 10)
 #define PROGRESS_EVERY ((uint64_t)16 << 20)
 
+#ifdef HSCOPE_TEST_HOOKS
+hscope__parallel_hook_fn hscope__parallel_hook;
+unsigned hscope__parallel_wait_ms;
+#define HOOK(pt, p, n) (hscope__parallel_hook ? hscope__parallel_hook(pt, p, n) : 0)
+#else
+#define HOOK(pt, p, n) 0
+#endif
+
 enum { FREE, READY, BUSY, DONE };
 
 typedef struct slot {
@@ -90,7 +98,21 @@ typedef struct pool {
     uint64_t bsize;         /* block mode: block size B; 0: reading in order */
     uint64_t fsize;         /* block mode: input size */
     uint64_t max_line;
+    uint64_t progress_every;
 } pool;
+
+/* Wake waiters on cv (P->mu held). */
+static void
+wake(pool *P, pthread_cond_t *cv, int all)
+{
+    (void)P;
+    if (HOOK(HSCOPE__HOOK_WAKE, NULL, 0))
+        return;
+    if (all)
+        pthread_cond_broadcast(cv);
+    else
+        pthread_cond_signal(cv);
+}
 
 /* ------------------------------------------------------------------ */
 /* workers                                                            */
@@ -137,6 +159,7 @@ fill_block(pool *P, slot *s)
         s->cap = want;
     }
     s->data = s->buf; /* an empty chunk unless lines are found */
+    (void)HOOK(HSCOPE__HOOK_POISON, s->buf, s->cap + PAD); /* whatever an earlier chunk left */
     if ((st = hscope__reader_pread(P->r, s->buf, want, rd, &len, &s->err)) != HSCOPE_OK)
         return st;
     int eof = len < want || rd + len >= F; /* a file cut short ends early */
@@ -188,6 +211,7 @@ fill_block(pool *P, slot *s)
             s->buf = nb;
             s->cap = (size_t)nw;
         }
+        (void)HOOK(HSCOPE__HOOK_POISON, s->buf + len, s->cap + PAD - len);
         if ((st = hscope__reader_pread(P->r, s->buf + len, (size_t)nw - len, rd + len, &got,
                                        &s->err)) != HSCOPE_OK)
             return st;
@@ -198,6 +222,7 @@ fill_block(pool *P, slot *s)
     s->data = s->buf + start;
     s->len = stop - start;
     s->buf[stop] = '\n'; /* sentinel (PAD bytes follow) */
+    (void)HOOK(HSCOPE__HOOK_POISON, s->buf + stop + 1, s->cap + PAD - stop - 1);
     s->base = rd + start;
     s->last = rd + last;
     return HSCOPE_OK;
@@ -246,6 +271,17 @@ parse_chunk(pool *P, slot *s)
     }
 }
 
+/* The oldest READY slot (P->mu held), or NULL. */
+static slot *
+oldest_ready(pool *P)
+{
+    slot *s = NULL;
+    for (unsigned i = 0; i < P->nslots; i++)
+        if (P->slots[i].state == READY && (!s || P->slots[i].seq < s->seq))
+            s = &P->slots[i];
+    return s;
+}
+
 static void *
 worker(void *arg)
 {
@@ -253,19 +289,14 @@ worker(void *arg)
     pthread_mutex_lock(&P->mu);
     for (;;) {
         slot *s = NULL;
-        while (!P->stop) {
-            /* the oldest ready chunk first, so merging never starves */
-            for (unsigned i = 0; i < P->nslots; i++)
-                if (P->slots[i].state == READY && (!s || P->slots[i].seq < s->seq))
-                    s = &P->slots[i];
-            if (s)
-                break;
+        /* the oldest ready chunk first, so merging never starves */
+        while (!P->stop && !(s = oldest_ready(P)))
             pthread_cond_wait(&P->work, &P->mu);
-        }
         if (!s)
             break;
         s->state = BUSY;
         pthread_mutex_unlock(&P->mu);
+        (void)HOOK(HSCOPE__HOOK_TAKEN, NULL, 0);
         s->st = HSCOPE_OK;
         /* a reading error is reported as it is, without a line number */
         s->raw_error = P->bsize && (s->st = fill_block(P, s)) != HSCOPE_OK;
@@ -282,9 +313,10 @@ worker(void *arg)
             else
                 note_skip(&s->b, HSCOPE_SKIP_TOO_LONG, lineno);
         }
+        (void)HOOK(HSCOPE__HOOK_PARSED, NULL, 0);
         pthread_mutex_lock(&P->mu);
         s->state = DONE;
-        pthread_cond_broadcast(&P->done);
+        wake(P, &P->done, 1);
     }
     pthread_mutex_unlock(&P->mu);
     return NULL;
@@ -638,6 +670,7 @@ merge_ready(pool *P, uint64_t *merge_seq, int wait)
 {
     for (;;) {
         slot *s = NULL;
+        (void)HOOK(HSCOPE__HOOK_MERGE, NULL, 0);
         pthread_mutex_lock(&P->mu);
         for (;;) {
             s = NULL;
@@ -659,6 +692,7 @@ merge_ready(pool *P, uint64_t *merge_seq, int wait)
         if (!s)
             return HSCOPE_OK;
         hscope_status st = merge(P, s);
+        (void)HOOK(HSCOPE__HOOK_MERGED, NULL, 0);
         pthread_mutex_lock(&P->mu);
         s->state = FREE;
         pthread_mutex_unlock(&P->mu);
@@ -688,6 +722,7 @@ take_slot(pool *P, uint64_t *merge_seq, slot **out)
         pthread_mutex_unlock(&P->mu);
         if (s) {
             *out = s;
+            (void)HOOK(HSCOPE__HOOK_TAKE_SLOT, NULL, 0);
             return HSCOPE_OK;
         }
         hscope_status st = merge_ready(P, merge_seq, 1);
@@ -700,11 +735,13 @@ take_slot(pool *P, uint64_t *merge_seq, slot **out)
 static void
 queue(pool *P, slot *s)
 {
+    (void)HOOK(HSCOPE__HOOK_QUEUE, NULL, 0);
     pthread_mutex_lock(&P->mu);
     s->seq = P->next_seq++;
     s->state = READY;
-    pthread_cond_signal(&P->work);
+    wake(P, &P->work, 0);
     pthread_mutex_unlock(&P->mu);
+    (void)HOOK(HSCOPE__HOOK_QUEUED, NULL, 0);
 }
 
 /* Give the slot's first `len` bytes (whole lines) to the workers, as the
@@ -713,6 +750,7 @@ static void
 hand_over(pool *P, slot *s, size_t len, int at_eof, uint64_t base)
 {
     s->buf[len] = '\n'; /* sentinel (PAD bytes follow) */
+    (void)HOOK(HSCOPE__HOOK_POISON, s->buf + len + 1, s->cap + PAD - len - 1);
     s->data = s->buf;
     s->len = len;
     s->at_eof = at_eof;
@@ -781,6 +819,7 @@ produce(pool *P)
                         goto out;
                     }
                     memset(nb + s->cap, 0, nc + PAD - s->cap);
+                    (void)HOOK(HSCOPE__HOOK_POISON, nb + s->cap, nc + PAD - s->cap);
                     s->buf = nb;
                     s->cap = nc;
                 }
@@ -806,7 +845,7 @@ produce(pool *P)
                 goto out;
             }
             if (P->o->progress && P->r->in_bytes >= next_progress) {
-                next_progress = P->r->in_bytes + PROGRESS_EVERY;
+                next_progress = P->r->in_bytes + P->progress_every;
                 if (P->o->progress(P->o->progress_ud, P->r->in_bytes, P->r->total)) {
                     st = hscope__fail(P->err, HSCOPE_ERR_CANCELLED, "load cancelled");
                     goto out;
@@ -906,7 +945,7 @@ produce_blocks(pool *P)
         queue(P, s);
         done = k * P->bsize < P->fsize ? k * P->bsize : P->fsize;
         if (P->o->progress && done >= next_progress) {
-            next_progress = done + PROGRESS_EVERY;
+            next_progress = done + P->progress_every;
             if (P->o->progress(P->o->progress_ud, done, P->fsize))
                 return hscope__fail(P->err, HSCOPE_ERR_CANCELLED, "load cancelled");
         }
@@ -945,6 +984,7 @@ hscope__parse_parallel(hscope__reader *r, hscope__builder *out,
     P.slots = hscope__calloc(P.mem, P.nslots, sizeof(slot));
     if (!P.slots)
         return hscope__nomem(err, P.nslots * sizeof(slot));
+    P.progress_every = o->progress_bytes ? o->progress_bytes : PROGRESS_EVERY;
     pthread_mutex_init(&P.mu, NULL);
     pthread_cond_init(&P.work, NULL);
     pthread_cond_init(&P.done, NULL);
@@ -964,9 +1004,12 @@ hscope__parse_parallel(hscope__reader *r, hscope__builder *out,
         hscope_error_init(&s->err);
         s->cap = cap;
         s->buf = hscope__calloc(P.mem, 1, cap + PAD);
-        if (!s->buf)
+        if (!s->buf) {
             st = hscope__nomem(err, cap + PAD);
-        else if ((st = hscope__builder_init(&s->b, P.mem, out->keep_values, 0, err)) == HSCOPE_OK)
+            break;
+        }
+        (void)HOOK(HSCOPE__HOOK_POISON, s->buf, cap + PAD);
+        if ((st = hscope__builder_init(&s->b, P.mem, out->keep_values, 0, err)) == HSCOPE_OK)
             hscope__lp_init(&s->lp, &s->b, o, &s->err);
         if (st == HSCOPE_OK && out->sink && out->slot_sink) {
             /* the fold runs on the workers, one state per slot */
@@ -985,7 +1028,7 @@ hscope__parse_parallel(hscope__reader *r, hscope__builder *out,
         st = P.bsize ? produce_blocks(&P) : produce(&P);
     pthread_mutex_lock(&P.mu);
     P.stop = 1;
-    pthread_cond_broadcast(&P.work);
+    wake(&P, &P.work, 1);
     pthread_mutex_unlock(&P.mu);
     for (unsigned i = 0; i < started; i++)
         pthread_join(th[i], NULL);
