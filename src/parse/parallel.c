@@ -30,9 +30,40 @@
  * Line numbers are chunk-local while parsing and made global at merge
  * time; a strict-mode error in chunk k is reported after chunks < k are
  * merged, with its global line number, exactly as a single thread would.
+ *
+ * Handoff.  A slot goes FREE -> READY (queue(), calling thread) -> BUSY
+ * (a worker takes it) -> DONE (the worker parsed it) -> FREE (merged, on
+ * the calling thread).  Every state change, and `stop`, is made under
+ * P->mu; no thread touches a slot's contents unless the state says the
+ * slot is its own (FREE and taken by the calling thread, BUSY for the
+ * worker that took it, DONE for the merger).  There are two waits:
+ *
+ *  - a worker waits on P->work until some slot is READY or `stop` is set;
+ *    both are set under P->mu and followed, in the same critical section,
+ *    by a broadcast on P->work;
+ *  - the merger waits on P->done until the chunk it merges next is DONE
+ *    (or no chunk is out: then it returns); a worker sets DONE under P->mu
+ *    and broadcasts P->done in the same critical section.
+ *
+ * A waiter tests its condition under P->mu and pthread_cond_wait releases
+ * the mutex atomically, so each change happens either before the test
+ * (seen) or while the waiter is blocked (woken by the broadcast).  Always
+ * a broadcast, never pthread_cond_signal: glibc (before 2.41) can lose a
+ * pthread_cond_signal wakeup when several threads wait on one condition
+ * variable (sourceware bug 25847; Debian 12 ships 2.36), which left every
+ * worker asleep beside a READY slot and the merger waiting for it forever
+ * (issue 25).  And every wait is bounded (WAIT_MS), after which the waiter
+ * tests its condition again, so even a lost wakeup costs a pause, not a
+ * hang.  The chunks a waiter waits for always come: an outstanding chunk
+ * is READY (some worker takes it: at least one runs, and none exits
+ * before `stop`, which is set only after the last merge or on failure) or
+ * BUSY (its worker finishes: a chunk is finite and parsing it never
+ * waits).
  */
+#include <errno.h>
 #include <pthread.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "parse.h"
@@ -45,13 +76,16 @@
 #define BLOCK ((uint64_t)1 << 20)
 #define SLACK ((size_t)16 << 10)
 #define PROGRESS_EVERY ((uint64_t)16 << 20)
+#define WAIT_MS 100 /* bound of every wait (see Handoff above) */
 
 #ifdef HSCOPE_TEST_HOOKS
 hscope__parallel_hook_fn hscope__parallel_hook;
-unsigned hscope__parallel_wait_ms;
+unsigned hscope__parallel_wait_ms = WAIT_MS;
 #define HOOK(pt, p, n) (hscope__parallel_hook ? hscope__parallel_hook(pt, p, n) : 0)
+#define WAIT_BOUND_MS hscope__parallel_wait_ms
 #else
 #define HOOK(pt, p, n) 0
+#define WAIT_BOUND_MS WAIT_MS
 #endif
 
 enum { FREE, READY, BUSY, DONE };
@@ -93,6 +127,7 @@ typedef struct pool {
     unsigned nslots, nthreads;
     pthread_mutex_t mu;
     pthread_cond_t work, done;
+    clockid_t clock;        /* of the condition variables' timed waits */
     int stop;
     uint64_t next_seq;      /* next chunk to hand out */
     uint64_t bsize;         /* block mode: block size B; 0: reading in order */
@@ -101,17 +136,39 @@ typedef struct pool {
     uint64_t progress_every;
 } pool;
 
-/* Wake waiters on cv (P->mu held). */
+/* ------------------------------------------------------------------ */
+/* waiting (see Handoff at the top)                                   */
+/* ------------------------------------------------------------------ */
+
+/* Wait on cv (P->mu held) until woken or WAIT_MS have passed; the caller
+ * tests its condition again either way. */
 static void
-wake(pool *P, pthread_cond_t *cv, int all)
+wait_on(pool *P, pthread_cond_t *cv)
+{
+    struct timespec ts;
+    if (clock_gettime(P->clock, &ts) != 0) {
+        pthread_cond_wait(cv, &P->mu);
+        return;
+    }
+    long ms = (long)WAIT_BOUND_MS;
+    ts.tv_sec += ms / 1000;
+    ts.tv_nsec += (ms % 1000) * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    if (pthread_cond_timedwait(cv, &P->mu, &ts) == ETIMEDOUT)
+        (void)HOOK(HSCOPE__HOOK_TIMEOUT, NULL, 0);
+}
+
+/* Wake every waiter on cv (P->mu held, in the critical section that made
+ * the change they wait for). */
+static void
+wake_all(pool *P, pthread_cond_t *cv)
 {
     (void)P;
-    if (HOOK(HSCOPE__HOOK_WAKE, NULL, 0))
-        return;
-    if (all)
+    if (!HOOK(HSCOPE__HOOK_WAKE, NULL, 0))
         pthread_cond_broadcast(cv);
-    else
-        pthread_cond_signal(cv);
 }
 
 /* ------------------------------------------------------------------ */
@@ -291,7 +348,7 @@ worker(void *arg)
         slot *s = NULL;
         /* the oldest ready chunk first, so merging never starves */
         while (!P->stop && !(s = oldest_ready(P)))
-            pthread_cond_wait(&P->work, &P->mu);
+            wait_on(P, &P->work);
         if (!s)
             break;
         s->state = BUSY;
@@ -316,7 +373,7 @@ worker(void *arg)
         (void)HOOK(HSCOPE__HOOK_PARSED, NULL, 0);
         pthread_mutex_lock(&P->mu);
         s->state = DONE;
-        wake(P, &P->done, 1);
+        wake_all(P, &P->done);
     }
     pthread_mutex_unlock(&P->mu);
     return NULL;
@@ -686,7 +743,7 @@ merge_ready(pool *P, uint64_t *merge_seq, int wait)
                 s = NULL;
                 break;
             }
-            pthread_cond_wait(&P->done, &P->mu);
+            wait_on(P, &P->done);
         }
         pthread_mutex_unlock(&P->mu);
         if (!s)
@@ -739,7 +796,7 @@ queue(pool *P, slot *s)
     pthread_mutex_lock(&P->mu);
     s->seq = P->next_seq++;
     s->state = READY;
-    wake(P, &P->work, 0);
+    wake_all(P, &P->work);
     pthread_mutex_unlock(&P->mu);
     (void)HOOK(HSCOPE__HOOK_QUEUED, NULL, 0);
 }
@@ -985,9 +1042,19 @@ hscope__parse_parallel(hscope__reader *r, hscope__builder *out,
     if (!P.slots)
         return hscope__nomem(err, P.nslots * sizeof(slot));
     P.progress_every = o->progress_bytes ? o->progress_bytes : PROGRESS_EVERY;
+    /* timed waits on the monotonic clock where there is a choice (a
+     * wall-clock step then cannot stretch a wait) */
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    P.clock = CLOCK_REALTIME;
+#if defined(_POSIX_CLOCK_SELECTION) && _POSIX_CLOCK_SELECTION > 0
+    if (pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) == 0)
+        P.clock = CLOCK_MONOTONIC;
+#endif
     pthread_mutex_init(&P.mu, NULL);
-    pthread_cond_init(&P.work, NULL);
-    pthread_cond_init(&P.done, NULL);
+    pthread_cond_init(&P.work, &ca);
+    pthread_cond_init(&P.done, &ca);
+    pthread_condattr_destroy(&ca);
     uint64_t max = o->max_line ? o->max_line : HSCOPE_DEFAULT_MAX_LINE_BYTES;
     size_t cap = max < CHUNK ? (size_t)(max < 64 ? 64 : max) : CHUNK;
     P.max_line = max < 64 ? 64 : max; /* the limit reading in order applies */
@@ -1028,7 +1095,7 @@ hscope__parse_parallel(hscope__reader *r, hscope__builder *out,
         st = P.bsize ? produce_blocks(&P) : produce(&P);
     pthread_mutex_lock(&P.mu);
     P.stop = 1;
-    wake(&P, &P.work, 1);
+    wake_all(&P, &P.work);
     pthread_mutex_unlock(&P.mu);
     for (unsigned i = 0; i < started; i++)
         pthread_join(th[i], NULL);

@@ -106,7 +106,7 @@ enum {
 };
 typedef int (*hscope__parallel_hook_fn)(int point, uint8_t *p, size_t n);
 extern hscope__parallel_hook_fn hscope__parallel_hook;
-/* The bound of every wait in the parallel parser, in ms; 0: unbounded. */
+/* The bound of every wait in the parallel parser, in ms (default 100). */
 extern unsigned hscope__parallel_wait_ms;
 #endif
 
