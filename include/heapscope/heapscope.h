@@ -128,6 +128,19 @@ typedef struct hscope_allocator {
  * gzip; `total` is 0 when unknown, e.g. for a pipe).  Return 0 to go on, any
  * other value to cancel: the call then fails with HSCOPE_ERR_CANCELLED.
  * Called from the loading thread, at most every few megabytes.
+ *
+ * Cancelling.  The callback runs on the thread that called the load (never
+ * on a parser thread): once when reading starts, then after every 16 MiB
+ * or so of input.  To stop a load from elsewhere (another thread, a signal
+ * handler), set a flag there and return it from the callback; the Ruby
+ * binding does this from its unblock function, so Ctrl-C, Thread#raise and
+ * Timeout stop a load.  After a non-zero return the load reads no more,
+ * lets each parser thread finish the chunk it holds (a few MiB, or one
+ * line of at most max_line_bytes), joins them, frees everything and fails
+ * with HSCOPE_ERR_CANCELLED; it keeps nothing.  So a cancel takes effect
+ * within about 16 MiB of input plus one chunk.  Not interrupted: a read
+ * from a pipe or socket that delivers nothing (the load waits for data or
+ * the end), and the model and index built after the last input byte.
  */
 typedef int32_t (*hscope_progress_fn)(void *user_data, uint64_t done,
                                       uint64_t total);
