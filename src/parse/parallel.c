@@ -50,15 +50,16 @@
  * (seen) or while the waiter is blocked (woken by the broadcast).  Always
  * a broadcast, never pthread_cond_signal: glibc (before 2.41) can lose a
  * pthread_cond_signal wakeup when several threads wait on one condition
- * variable (sourceware bug 25847; Debian 12 ships 2.36), which left every
- * worker asleep beside a READY slot and the merger waiting for it forever
- * (issue 25).  And every wait is bounded (WAIT_MS), after which the waiter
- * tests its condition again, so even a lost wakeup costs a pause, not a
- * hang.  The chunks a waiter waits for always come: an outstanding chunk
- * is READY (some worker takes it: at least one runs, and none exits
- * before `stop`, which is set only after the last merge or on failure) or
- * BUSY (its worker finishes: a chunk is finite and parsing it never
- * waits).
+ * variable (sourceware bug 25847; Debian 12 ships 2.36), and a lost wakeup
+ * of the workers leaves them all asleep beside a READY slot and the merger
+ * waiting for it forever: the hang of issue 25, which no ordering of our
+ * own steps can produce.  And every wait is bounded (WAIT_MS), after
+ * which the waiter tests its condition again, so even a lost wakeup costs
+ * a pause, not a hang.  The chunks a waiter waits for always come: an
+ * outstanding chunk is READY (some worker takes it: at least one runs,
+ * and none exits before `stop`, which is set only after the last merge or
+ * on failure) or BUSY (its worker finishes: a chunk is finite and parsing
+ * it never waits).
  */
 #include <errno.h>
 #include <pthread.h>
