@@ -92,6 +92,12 @@ void hscope__fp_add_heap(hscope_fingerprint_t *fp, const hscope_heap_t *h);
 void hscope__fp_merge(hscope_fingerprint_t *dst, const hscope_fingerprint_t *src);
 /* Sort the sample and note the file's identity and mtime (path may be NULL). */
 void hscope__fp_finish(hscope_fingerprint_t *fp, const char *path);
+/* hscope_series_check() with each finding passed to fn as one line and its
+ * HSCOPE_DIFF_WARN_* bit. */
+uint32_t hscope__series_check_lines(const hscope_fingerprint_t *const *fps,
+                                    const char *const *names, uint64_t count,
+                                    void (*fn)(void *ud, uint32_t bit, const char *line),
+                                    void *ud);
 
 /* Standalone tallies: rows added by text, then sorted. */
 hscope_status hscope__tally_new(hscope_tally_t **out, const hscope_allocator *a,
@@ -105,6 +111,10 @@ void hscope__tally_set_source(hscope_tally_t *t, const hscope_load_stats *stats,
                               hscope_fingerprint_t *fp, uint64_t excluded);
 /* Record the key a standalone tally was made by (a known key name). */
 void hscope__tally_set_by(hscope_tally_t *t, const char *key);
+/* Mark a standalone tally as retained sizes per group (written as kind
+ * "retained"). */
+void hscope__tally_set_retained(hscope_tally_t *t);
+int hscope__tally_is_retained(const hscope_tally_t *t);
 /* The heap a tally was computed on, or NULL (folded from a stream). */
 const hscope_heap_t *hscope__tally_heap(const hscope_tally_t *t);
 
@@ -114,6 +124,13 @@ typedef struct hscope__diff_base {
     const char *path;
     const hscope_load_options *load;
 } hscope__diff_base;
+
+/* Warning lines a diff records a code for (more lines get code 0). */
+#define HSCOPE__DIFF_MAX_WARNINGS 32
+/* Another reference to a diff (released by hscope_diff_free()). */
+hscope_diff_t *hscope__diff_ref(hscope_diff_t *d);
+/* The HSCOPE_DIFF_WARN_* bit of line `line` of hscope_diff_warning_text(). */
+uint32_t hscope__diff_warning_code(const hscope_diff_t *d, uint32_t line);
 
 hscope_status hscope__diff_run(hscope_diff_t **out, hscope_heap_t *target,
                                const char *target_path,

@@ -38,19 +38,53 @@ end(hscope_status st, hscope__out *o, hscope_error *uerr, hscope_error *err)
     return st;
 }
 
-HSCOPE_API hscope_status
-hscope_tally_write(const hscope_tally_t *tally, const hscope_report_options *opts,
-                   hscope_write_fn write, void *user_data, hscope_error *uerr)
+/* A writer's body: its arguments, the checked options, the output. */
+typedef hscope_status (*body_fn)(const void *args, const hscope__ropts *ro, hscope__out *o,
+                                 hscope_error *err);
+
+/* Check, write through `body`, flush, copy the first error out. */
+static hscope_status
+run(const void *handle, const void *args, body_fn body, uint32_t formats,
+    const hscope_report_options *opts, hscope_write_fn write, void *user_data,
+    hscope_error *uerr)
 {
     hscope_error err;
     hscope_error_init(&err);
     hscope__ropts ro;
     hscope__out o;
     hscope__out_init(&o, write, user_data, &err);
-    hscope_status st = begin(tally, opts,
-                             HSCOPE__FMT(HSCOPE_FORMAT_TEXT) | HSCOPE__FMT(HSCOPE_FORMAT_JSON) |
-                             HSCOPE__FMT(HSCOPE_FORMAT_CSV), write, &ro, &err);
+    hscope_status st = begin(handle, opts, formats, write, &ro, &err);
     if (st == HSCOPE_OK)
-        st = hscope__tally_write(tally, &ro, &o);
+        st = body(args, &ro, &o, &err);
     return end(st, &o, uerr, &err);
+}
+
+#define TEXT_JSON (HSCOPE__FMT(HSCOPE_FORMAT_TEXT) | HSCOPE__FMT(HSCOPE_FORMAT_JSON))
+
+static hscope_status
+tally_body(const void *args, const hscope__ropts *ro, hscope__out *o, hscope_error *err)
+{
+    (void)err;
+    return hscope__tally_write(args, ro, o);
+}
+
+HSCOPE_API hscope_status
+hscope_tally_write(const hscope_tally_t *tally, const hscope_report_options *opts,
+                   hscope_write_fn write, void *user_data, hscope_error *uerr)
+{
+    return run(tally, tally, tally_body, TEXT_JSON | HSCOPE__FMT(HSCOPE_FORMAT_CSV), opts,
+               write, user_data, uerr);
+}
+
+static hscope_status
+summary_body(const void *args, const hscope__ropts *ro, hscope__out *o, hscope_error *err)
+{
+    return hscope__summary_write((hscope_heap_t *)args, ro, o, err);
+}
+
+HSCOPE_API hscope_status
+hscope_heap_write_summary(hscope_heap_t *heap, const hscope_report_options *opts,
+                          hscope_write_fn write, void *user_data, hscope_error *uerr)
+{
+    return run(heap, heap, summary_body, TEXT_JSON, opts, write, user_data, uerr);
 }

@@ -27,46 +27,12 @@
 #include "json_out.h"
 #include "cli.h"
 #include "report.h"
+#include "opts.h"
 
 #define EXIT_BAD_INPUT 1
 #define EXIT_USAGE 2
 
 static const char *prog = "heapscope";
-
-static const char usage_main[] =
-    "usage: heapscope COMMAND [OPTIONS] DUMP...\n"
-    "\n"
-    "Analyse Ruby heap dumps written by ObjectSpace.dump_all (Ruby 2.1-4.0,\n"
-    "plain or gzip).\n"
-    "\n"
-    "Commands:\n"
-    "  summary   what is on the heap: counts, memsize by type and class, roots,\n"
-    "            dangling references, skipped lines, load speed\n"
-    "  tally     group live objects by type, class, file, file:line,\n"
-    "            file:line:class (bleak_house style), method, generation or gem\n"
-    "  diff      objects born between dumps A and B and still alive in C\n"
-    "  timeline  what grows over time: per type/class/file:line series over many\n"
-    "            dumps, slopes and a growing verdict; text, JSON, CSV, SVG plot\n"
-    "  histogram memsize and objects per type or class of one dump (text, JSON, SVG)\n"
-    "  export    dumps, objects and references as CSV/JSON lines for PostgreSQL\n"
-    "            and DuckDB, with schema.sql\n"
-    "  report    one self-contained HTML page: summary, histograms, sites,\n"
-    "            retainers, dominator tree; leak suspects and timeline for 2+ dumps\n"
-    "  show      one object: all its fields, what it references, what references it\n"
-    "  generations  objects per allocation generation and each one's top sites\n"
-    "  retained  the objects that keep the most memory alive (retained size)\n"
-    "  root      paths from the GC roots to objects (text, JSON or DOT)\n"
-    "  suspects  rank what holds the objects leaked between three dumps\n"
-    "  redact    copy a dump with every string value replaced by length + hash\n"
-    "  index     parse once, save DUMP.hsx: later commands open it instantly\n"
-    "  dominators  the dominator tree: top, or the chain and subtree of ADDR\n"
-    "\n"
-    "Run 'heapscope COMMAND --help' for the options of a command.\n"
-    "Options for every command:\n"
-    "  -h, --help       show help and exit\n"
-    "  -V, --version    print the version and exit\n"
-    "\n"
-    "Exit status: 0 success, 1 bad input, 2 usage error.\n";
 
 static const char load_opts_help[] =
     "Load options:\n"
@@ -80,17 +46,6 @@ static const char load_opts_help[] =
     "  --no-index           ignore DUMP.hsx (see heapscope index)\n"
     "  -v, --verbose        say whether an index was used, or rebuilt\n"
     "  --no-progress        no progress bar (shown on a terminal for long loads)\n";
-
-static const char usage_summary[] =
-    "usage: heapscope summary [--json] [--top N] [load options] DUMP\n"
-    "\n"
-    "Print what a heap dump holds: objects and references, ROOT categories,\n"
-    "count and memsize per type, the top classes, dangling references\n"
-    "(references to addresses that are not in the dump), lines that were\n"
-    "skipped and why, and how long the load took.\n"
-    "\n"
-    "  --json        machine-readable output (all classes, not just the top)\n"
-    "  --top N       classes to list in the text output (default 20)\n";
 
 static const char usage_diff[] =
     "usage: heapscope diff [--by KEY] [--top N] [--addresses] [--json] [--grew]\n"
@@ -263,32 +218,6 @@ static const char usage_index[] =
     "\n"
     "  --out FILE    where to save (one DUMP only; default DUMP.hsx)\n";
 
-static const char usage_tally[] =
-    "usage: heapscope tally [--by KEY] [--top N] [--sort count|memsize] [--stream]\n"
-    "                       [--keep-dumper] [--json] [load options] DUMP\n"
-    "\n"
-    "Group live objects by KEY and print count and memsize per group, largest\n"
-    "first (ties by key).  KEY is one of:\n"
-    "  type, class, file, file:line, file:line:class (default; bleak_house's\n"
-    "  key, untraced objects under (none):0), method, generation, gem\n"
-    "\n"
-    "  --by KEY      the grouping (default file:line:class)\n"
-    "  --top N       rows to print (default 20; 0 = all)\n"
-    "  --sort WHAT   count (default) or memsize\n"
-    "  --stream      fold the dump without building the object graph: memory\n"
-    "                bounded by the number of groups (same results)\n"
-    "  --keep-dumper keep the objects the dumper itself allocated (default: left\n"
-    "                out and counted: ObjectSpace.dump_all's, the heapscope gem's\n"
-    "                snapshot code's)\n"
-    "  --json        {\"by\": KEY, \"groups\", \"excluded_dumper_objects\",\n"
-    "                \"rows\": [{\"key\", \"count\", \"memsize\"}, ...]}\n"
-    "\n"
-    "--by gem: the gem of each object's allocation file: NAME-VERSION for\n"
-    "gems (RubyGems, bundler, Debian's rubygems-integration), NAME below\n"
-    "vendor_ruby or site_ruby, (stdlib) for Ruby's own library directories,\n"
-    "(ruby) for <internal:...> files, (app) for every other file, (none)\n"
-    "without allocation info.\n";
-
 /* ------------------------------------------------------------------ */
 /* helpers                                                            */
 /* ------------------------------------------------------------------ */
@@ -442,375 +371,6 @@ want_help(int argc, char **argv, const char *usage)
             return 1;
         }
     }
-    return 0;
-}
-
-/* ------------------------------------------------------------------ */
-/* summary                                                            */
-/* ------------------------------------------------------------------ */
-
-/* Unique count of a small id list, via sort of a copy. */
-static int
-cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-static uint64_t
-root_unique(const hscope_heap_t *h, uint32_t c)
-{
-    const hscope_id *t;
-    const uint64_t *d;
-    uint64_t n, nd;
-    hscope_heap_root_targets(h, c, &t, &n, NULL);
-    hscope_heap_root_dangling(h, c, &d, &nd);
-    if (n + nd == 0)
-        return 0;
-    uint64_t *a = malloc((n + nd) * sizeof(uint64_t));
-    if (!a)
-        return 0;
-    for (uint64_t i = 0; i < n; i++)
-        a[i] = hscope_heap_object_address(h, t[i]);
-    memcpy(a + n, d, nd * sizeof(uint64_t));
-    qsort(a, n + nd, sizeof(uint64_t), cmp_u64);
-    uint64_t u = 1;
-    for (uint64_t i = 1; i < n + nd; i++)
-        u += a[i] != a[i - 1];
-    free(a);
-    return u;
-}
-
-static void
-summary_json(hscope_heap_t *h, const char *path, hscope_tally_t *bt,
-             hscope_tally_t *bc)
-{
-    hscope_load_stats s = HSCOPE_LOAD_STATS_INIT;
-    hscope_heap_stats(h, &s);
-    jw w;
-    jw_init(&w, stdout, 1);
-    jw_obj(&w);
-    jw_key(&w, "dump"); jw_str(&w, path);
-    jw_key(&w, "heapscope_version"); jw_str(&w, hscope_version_string());
-    jw_key(&w, "gzip"); jw_bool(&w, (int)s.gzip);
-    jw_key(&w, "input_bytes"); jw_u64(&w, s.input_bytes);
-    jw_key(&w, "bytes"); jw_u64(&w, s.bytes);
-    jw_key(&w, "lines"); jw_u64(&w, s.lines);
-    jw_key(&w, "objects"); jw_u64(&w, s.objects);
-    jw_key(&w, "references"); jw_u64(&w, s.references);
-    jw_key(&w, "total_memsize"); jw_u64(&w, s.total_memsize);
-    jw_key(&w, "shapes"); jw_u64(&w, s.shapes);
-    jw_key(&w, "free_slots"); jw_u64(&w, s.free_slots);
-    jw_key(&w, "roots");
-    jw_obj(&w);
-    for (uint32_t c = 0; c < hscope_heap_root_category_count(h); c++) {
-        const hscope_id *t;
-        uint64_t n, nd;
-        hscope_heap_root_targets(h, c, &t, &n, &nd);
-        jw_key(&w, hscope_heap_root_category_name(h, c));
-        jw_obj(&w);
-        jw_key(&w, "records"); jw_u64(&w, hscope_heap_root_category_records(h, c));
-        jw_key(&w, "references"); jw_u64(&w, n + nd);
-        jw_key(&w, "unique"); jw_u64(&w, root_unique(h, c));
-        jw_key(&w, "dangling"); jw_u64(&w, nd);
-        jw_end_obj(&w);
-    }
-    jw_end_obj(&w);
-    jw_key(&w, "dangling_references"); jw_u64(&w, s.dangling_addresses);
-    jw_key(&w, "dangling_edges"); jw_u64(&w, s.dangling_references);
-    jw_key(&w, "duplicate_addresses"); jw_u64(&w, s.duplicate_addresses);
-    jw_key(&w, "unknown_keys"); jw_u64(&w, s.unknown_keys);
-    jw_key(&w, "unknown_types"); jw_u64(&w, s.unknown_types);
-    jw_key(&w, "truncated"); jw_bool(&w, (int)s.truncated);
-    jw_key(&w, "skipped_lines"); jw_u64(&w, s.skipped_lines);
-    jw_key(&w, "skipped");
-    jw_obj(&w);
-    for (int32_t r = 0; r < HSCOPE_SKIP__COUNT; r++) {
-        uint64_t k = hscope_heap_skipped(h, r);
-        if (k) {
-            jw_key(&w, hscope_skip_reason_name(r));
-            jw_u64(&w, k);
-        }
-    }
-    jw_end_obj(&w);
-    jw_key(&w, "skipped_examples");
-    jw_arr(&w);
-    int32_t reason;
-    uint64_t ln;
-    for (uint32_t i = 0; (ln = hscope_heap_skipped_line(h, i, &reason)) != 0; i++) {
-        jw_obj(&w);
-        jw_key(&w, "line"); jw_u64(&w, ln);
-        jw_key(&w, "reason"); jw_str(&w, hscope_skip_reason_name(reason));
-        jw_end_obj(&w);
-    }
-    jw_end_arr(&w);
-    const struct { const char *k; hscope_tally_t *t; } groups[] = {
-        { "by_type", bt }, { "by_class", bc } };
-    for (int g = 0; g < 2; g++) {
-        jw_key(&w, groups[g].k);
-        jw_obj(&w);
-        for (uint64_t i = 0; i < hscope_tally_row_count(groups[g].t); i++) {
-            jw_key(&w, hscope_tally_row_key(groups[g].t, i));
-            jw_obj(&w);
-            jw_key(&w, "count"); jw_u64(&w, hscope_tally_row_count_of(groups[g].t, i));
-            jw_key(&w, "memsize"); jw_u64(&w, hscope_tally_row_memsize(groups[g].t, i));
-            jw_end_obj(&w);
-        }
-        jw_end_obj(&w);
-    }
-    double sec = (double)s.load_ns / 1e9;
-    jw_key(&w, "load");
-    jw_obj(&w);
-    jw_key(&w, "seconds"); jw_f64(&w, sec, 4);
-    jw_key(&w, "mb_per_s"); jw_f64(&w, sec > 0 ? (double)s.bytes / 1048576.0 / sec : 0, 1);
-    jw_key(&w, "model_bytes"); jw_u64(&w, s.model_bytes);
-    jw_key(&w, "index_bytes"); jw_u64(&w, s.index_bytes);
-    jw_key(&w, "bytes_per_object");
-    jw_f64(&w, s.objects ? (double)(s.model_bytes - 4 * s.references) / (double)s.objects : 0, 2);
-    jw_end_obj(&w);
-    jw_end_obj(&w);
-    jw_done(&w);
-}
-
-static void
-print_table(hscope_tally_t *t, const char *title, uint64_t total_count,
-            uint64_t total_mem)
-{
-    char c[32], m[32];
-    printf("\n%-44s %12s %6s %12s %6s\n", title, "count", "%", "memsize", "%");
-    for (uint64_t i = 0; i < hscope_tally_row_count(t); i++) {
-        uint64_t n = hscope_tally_row_count_of(t, i), b = hscope_tally_row_memsize(t, i);
-        hscope_cli_grouped(n, c, sizeof(c));
-        hscope_cli_human_bytes((double)(b), m, sizeof(m));
-        printf("  %-42s %12s %5.1f%% %12s %5.1f%%\n", hscope_tally_row_key(t, i), c,
-               total_count ? 100.0 * (double)n / (double)total_count : 0.0, m,
-               total_mem ? 100.0 * (double)b / (double)total_mem : 0.0);
-    }
-    if (hscope_tally_group_count(t) > hscope_tally_row_count(t))
-        printf("  ... %llu more\n",
-               (unsigned long long)(hscope_tally_group_count(t) - hscope_tally_row_count(t)));
-}
-
-static void
-summary_text(hscope_heap_t *h, const char *path, hscope_tally_t *bt,
-             hscope_tally_t *bc)
-{
-    hscope_load_stats s = HSCOPE_LOAD_STATS_INIT;
-    hscope_heap_stats(h, &s);
-    char a[32], b[32], c[32];
-    hscope_cli_human_bytes((double)(s.bytes), a, sizeof(a));
-    printf("%s: %s%s\n", path, a, s.gzip ? " (gzip)" : "");
-    hscope_cli_grouped(s.objects, a, sizeof(a));
-    hscope_cli_human_bytes((double)(s.total_memsize), b, sizeof(b));
-    printf("  objects       %s, memsize %s\n", a, b);
-    hscope_cli_grouped(s.references, a, sizeof(a));
-    hscope_cli_grouped(s.dangling_references, b, sizeof(b));
-    hscope_cli_grouped(s.dangling_addresses, c, sizeof(c));
-    printf("  references    %s (dangling: %s to %s missing addresses)\n", a, b, c);
-    printf("  roots        ");
-    for (uint32_t i = 0; i < hscope_heap_root_category_count(h); i++) {
-        const hscope_id *t;
-        uint64_t n, nd;
-        hscope_heap_root_targets(h, i, &t, &n, &nd);
-        printf(" %s %llu%s", hscope_heap_root_category_name(h, i),
-               (unsigned long long)(n + nd),
-               i + 1 < hscope_heap_root_category_count(h) ? "," : "");
-    }
-    printf("%s\n", hscope_heap_root_category_count(h) ? "" : " none (a since: dump?)");
-    if (s.shapes || s.free_slots)
-        printf("  shapes        %llu; free slots %llu\n", (unsigned long long)s.shapes,
-               (unsigned long long)s.free_slots);
-    if (s.skipped_lines) {
-        printf("  skipped lines %llu:", (unsigned long long)s.skipped_lines);
-        for (int32_t r = 0; r < HSCOPE_SKIP__COUNT; r++)
-            if (hscope_heap_skipped(h, r))
-                printf(" %s %llu", hscope_skip_reason_name(r),
-                       (unsigned long long)hscope_heap_skipped(h, r));
-        printf(" (lines");
-        int32_t reason;
-        uint64_t ln;
-        for (uint32_t i = 0; i < 5 && (ln = hscope_heap_skipped_line(h, i, &reason)); i++)
-            printf("%s %llu", i ? "," : "", (unsigned long long)ln);
-        printf("%s)\n", s.skipped_lines > 5 ? ", ..." : "");
-    }
-    if (s.unknown_keys || s.unknown_types)
-        printf("  unknown       %llu keys, %llu objects of unknown types\n",
-               (unsigned long long)s.unknown_keys, (unsigned long long)s.unknown_types);
-    if (s.duplicate_addresses)
-        printf("  duplicates    %llu objects repeat an earlier address\n",
-               (unsigned long long)s.duplicate_addresses);
-    double sec = (double)s.load_ns / 1e9;
-    hscope_cli_human_bytes((double)(s.model_bytes + s.index_bytes), a, sizeof(a));
-    printf("  load          %.2f s, %.0f MB/s; model %s (%.1f bytes/object + 4/reference)\n",
-           sec, sec > 0 ? (double)s.bytes / 1048576.0 / sec : 0.0, a,
-           s.objects ? (double)(s.model_bytes - 4 * s.references) / (double)s.objects : 0.0);
-    print_table(bt, "by type", s.objects, s.total_memsize);
-    print_table(bc, "top classes", s.objects, s.total_memsize);
-}
-
-static int
-cmd_summary(int argc, char **argv)
-{
-    if (want_help(argc, argv, usage_summary))
-        return 0;
-    common c = { HSCOPE_LOAD_OPTIONS_INIT, 1, { 0, 0, NULL }, 0, 0 };
-    int json = 0;
-    uint64_t top = 20;
-    const char *path = NULL;
-    for (int i = 2; i < argc; i++) {
-        int r = load_option(&c, argc, argv, &i, usage_summary);
-        if (r < 0)
-            return EXIT_USAGE;
-        if (r > 0)
-            continue;
-        if (strcmp(argv[i], "--json") == 0) {
-            json = 1;
-        } else if (strcmp(argv[i], "--top") == 0) {
-            if (i + 1 >= argc || hscope_cli_parse_size(argv[++i], &top) != 0)
-                return hscope_cli_usage_error(usage_summary, "--top needs a number%s", "");
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            return hscope_cli_usage_error(usage_summary, "unknown option '%s'", argv[i]);
-        } else if (!path) {
-            path = argv[i];
-        } else {
-            return hscope_cli_usage_error(usage_summary, "summary takes one DUMP ('%s' is extra)", argv[i]);
-        }
-    }
-    if (!path)
-        return hscope_cli_usage_error(usage_summary, "no DUMP given%s", "");
-    hscope_heap_t *h = load_dump(&c, path);
-    if (!h)
-        return EXIT_BAD_INPUT;
-    hscope_tally_options to = HSCOPE_TALLY_OPTIONS_INIT;
-    hscope_tally_t *bt = NULL, *bc = NULL;
-    hscope_error err = HSCOPE_ERROR_INIT;
-    int rc = 0;
-    if (hscope_tally_compute(&bt, h, "type", &to, &err) != HSCOPE_OK)
-        goto fail;
-    to.top = json ? 0 : top;
-    if (hscope_tally_compute(&bc, h, "class", &to, &err) != HSCOPE_OK)
-        goto fail;
-    if (json)
-        summary_json(h, path, bt, bc);
-    else
-        summary_text(h, path, bt, bc);
-    goto out;
-fail:
-    fprintf(stderr, "%s: %s\n", prog, err.message);
-    rc = EXIT_BAD_INPUT;
-out:
-    hscope_tally_free(bt);
-    hscope_tally_free(bc);
-    hscope_heap_free(h);
-    return rc;
-}
-
-/* ------------------------------------------------------------------ */
-/* tally                                                              */
-/* ------------------------------------------------------------------ */
-
-
-static int
-cmd_tally(int argc, char **argv)
-{
-    if (want_help(argc, argv, usage_tally))
-        return 0;
-    common c = { HSCOPE_LOAD_OPTIONS_INIT, 1, { 0, 0, NULL }, 0, 0 };
-    hscope_tally_options to = HSCOPE_TALLY_OPTIONS_INIT;
-    to.top = 20;
-    to.flags = HSCOPE_TALLY_SKIP_DUMPER;
-    int json = 0, stream = 0;
-    const char *by = "file:line:class", *path = NULL;
-    for (int i = 2; i < argc; i++) {
-        int r = load_option(&c, argc, argv, &i, usage_tally);
-        if (r < 0)
-            return EXIT_USAGE;
-        if (r > 0)
-            continue;
-        if (strcmp(argv[i], "--json") == 0) {
-            json = 1;
-        } else if (strcmp(argv[i], "--keep-dumper") == 0) {
-            to.flags &= ~HSCOPE_TALLY_SKIP_DUMPER;
-        } else if (strcmp(argv[i], "--stream") == 0) {
-            stream = 1;
-        } else if (strcmp(argv[i], "--by") == 0) {
-            if (i + 1 >= argc)
-                return hscope_cli_usage_error(usage_tally, "--by needs a KEY%s", "");
-            by = argv[++i];
-        } else if (strcmp(argv[i], "--top") == 0) {
-            if (i + 1 >= argc || hscope_cli_parse_size(argv[++i], &to.top) != 0)
-                return hscope_cli_usage_error(usage_tally, "--top needs a number%s", "");
-        } else if (strcmp(argv[i], "--sort") == 0) {
-            if (i + 1 >= argc)
-                return hscope_cli_usage_error(usage_tally, "--sort needs count or memsize%s", "");
-            i++;
-            if (strcmp(argv[i], "count") == 0)
-                to.sort = HSCOPE_SORT_COUNT;
-            else if (strcmp(argv[i], "memsize") == 0)
-                to.sort = HSCOPE_SORT_MEMSIZE;
-            else
-                return hscope_cli_usage_error(usage_tally, "--sort: expected count or memsize, not '%s'", argv[i]);
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            return hscope_cli_usage_error(usage_tally, "unknown option '%s'", argv[i]);
-        } else if (!path) {
-            path = argv[i];
-        } else {
-            return hscope_cli_usage_error(usage_tally, "tally takes one DUMP ('%s' is extra)", argv[i]);
-        }
-    }
-    if (!path)
-        return hscope_cli_usage_error(usage_tally, "no DUMP given%s", "");
-    if (!hscope_cli_valid_key(by))
-        return hscope_cli_usage_error(usage_tally, "unknown --by key '%s'", by);
-    hscope_heap_t *h = NULL;
-    hscope_tally_t *t = NULL;
-    hscope_error err = HSCOPE_ERROR_INIT;
-    hscope_status st;
-    if (stream) {
-        st = hscope_tally_file(&t, path, by, &c.lo, &to, &err);
-        if (st == HSCOPE_OK)
-            hscope_cli_warn_tally_damage(path, t);
-    } else {
-        if (!(h = load_dump(&c, path)))
-            return EXIT_BAD_INPUT;
-        st = hscope_tally_compute(&t, h, by, &to, &err);
-    }
-    if (st != HSCOPE_OK) {
-        fprintf(stderr, "%s: %s: %s\n", prog, path, err.message);
-        hscope_heap_free(h);
-        return EXIT_BAD_INPUT;
-    }
-    if (json) {
-        jw w;
-        jw_init(&w, stdout, 0);
-        jw_obj(&w);
-        jw_key(&w, "by"); jw_str(&w, by);
-        jw_key(&w, "groups"); jw_u64(&w, hscope_tally_group_count(t));
-        jw_key(&w, "excluded_dumper_objects"); jw_u64(&w, hscope_tally_excluded(t));
-        jw_key(&w, "rows");
-        jw_arr(&w);
-        for (uint64_t i = 0; i < hscope_tally_row_count(t); i++) {
-            jw_obj(&w);
-            jw_key(&w, "key"); jw_str(&w, hscope_tally_row_key(t, i));
-            jw_key(&w, "count"); jw_u64(&w, hscope_tally_row_count_of(t, i));
-            jw_key(&w, "memsize"); jw_u64(&w, hscope_tally_row_memsize(t, i));
-            jw_end_obj(&w);
-        }
-        jw_end_arr(&w);
-        jw_end_obj(&w);
-        jw_done(&w);
-    } else {
-        uint64_t n, m;
-        hscope_tally_totals(t, &n, &m);
-        char title[64];
-        snprintf(title, sizeof(title), "by %s", by);
-        print_table(t, title, n, m);
-        if (hscope_tally_excluded(t))
-            printf("\n");
-        hscope_cli_dumper_note(stdout, hscope_tally_excluded(t));
-    }
-    hscope_tally_free(t);
-    hscope_heap_free(h);
     return 0;
 }
 
@@ -1077,8 +637,8 @@ diff_grew(char **paths, int np, const char *by, uint64_t top, int json,
     return rc;
 }
 
-static int
-cmd_diff(int argc, char **argv)
+int
+hscope_cli_diff(int argc, char **argv)
 {
     if (want_help(argc, argv, usage_diff))
         return 0;
@@ -1406,8 +966,8 @@ show_one(hscope_heap_t *h, const want *wt, int json, jw *w, int values, int from
     return 0;
 }
 
-static int
-cmd_show(int argc, char **argv)
+int
+hscope_cli_show(int argc, char **argv)
 {
     if (want_help(argc, argv, usage_show))
         return 0;
@@ -1506,8 +1066,8 @@ out:
 /* generations                                                        */
 /* ------------------------------------------------------------------ */
 
-static int
-cmd_generations(int argc, char **argv)
+int
+hscope_cli_generations(int argc, char **argv)
 {
     if (want_help(argc, argv, usage_generations))
         return 0;
@@ -1764,8 +1324,8 @@ idom_text(jw *w, hscope_domtree_t *t, hscope_id id)
     }
 }
 
-static int
-cmd_dominators(int argc, char **argv)
+int
+hscope_cli_dominators(int argc, char **argv)
 {
     if (want_help(argc, argv, usage_dominators))
         return 0;
@@ -2113,8 +1673,8 @@ out:
     return rc;
 }
 
-static int
-cmd_retained(int argc, char **argv)
+int
+hscope_cli_retained(int argc, char **argv)
 {
     if (want_help(argc, argv, usage_retained))
         return 0;
@@ -2275,8 +1835,8 @@ ref_index(const hscope_heap_t *h, hscope_id from, hscope_id to)
     return -1;
 }
 
-static int
-cmd_root(int argc, char **argv)
+int
+hscope_cli_root(int argc, char **argv)
 {
     if (want_help(argc, argv, usage_root))
         return 0;
@@ -2464,8 +2024,8 @@ cmd_root(int argc, char **argv)
 /* suspects                                                           */
 /* ------------------------------------------------------------------ */
 
-static int
-cmd_suspects(int argc, char **argv)
+int
+hscope_cli_suspects(int argc, char **argv)
 {
     if (want_help(argc, argv, usage_suspects))
         return 0;
@@ -2677,8 +2237,8 @@ redact_line(void *ud, const char *line, uint64_t len, uint64_t lineno)
     return r->failed;
 }
 
-static int
-cmd_redact(int argc, char **argv)
+int
+hscope_cli_redact(int argc, char **argv)
 {
     if (want_help(argc, argv, usage_redact))
         return 0;
@@ -2785,8 +2345,8 @@ out:
 /* index                                                              */
 /* ------------------------------------------------------------------ */
 
-static int
-cmd_index(int argc, char **argv)
+int
+hscope_cli_index(int argc, char **argv)
 {
     if (want_help(argc, argv, usage_index))
         return 0;
@@ -2850,64 +2410,3 @@ cmd_index(int argc, char **argv)
     return rc;
 }
 
-int
-main(int argc, char **argv)
-{
-#ifdef M_MMAP_THRESHOLD
-    /* Big arrays (model columns, parser buffers, dominator arrays) come
-     * and go during one command; with a fixed threshold glibc maps each on
-     * its own and unmaps it when freed, so the resident set follows what is
-     * in use instead of keeping freed arrays in the heap (glibc's default
-     * raises the threshold after the first big free). */
-    mallopt(M_MMAP_THRESHOLD, 1 << 20);
-#endif
-    if (argc < 2) {
-        fputs(usage_main, stderr);
-        return EXIT_USAGE;
-    }
-    hscope_cli_guard_terminal();
-    const char *cmd = argv[1];
-    if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
-        fputs(usage_main, stdout);
-        return 0;
-    }
-    /* -V/--version works anywhere before "--", like -h/--help */
-    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
-        if (strcmp(argv[i], "-V") == 0 || strcmp(argv[i], "--version") == 0) {
-            printf("heapscope %s (library %s)\n", HSCOPE_VERSION_STRING, hscope_version_string());
-            return 0;
-        }
-    }
-    if (strcmp(cmd, "summary") == 0)
-        return cmd_summary(argc, argv);
-    if (strcmp(cmd, "tally") == 0)
-        return cmd_tally(argc, argv);
-    if (strcmp(cmd, "diff") == 0)
-        return cmd_diff(argc, argv);
-    if (strcmp(cmd, "show") == 0)
-        return cmd_show(argc, argv);
-    if (strcmp(cmd, "generations") == 0)
-        return cmd_generations(argc, argv);
-    if (strcmp(cmd, "dominators") == 0)
-        return cmd_dominators(argc, argv);
-    if (strcmp(cmd, "retained") == 0)
-        return cmd_retained(argc, argv);
-    if (strcmp(cmd, "root") == 0)
-        return cmd_root(argc, argv);
-    if (strcmp(cmd, "suspects") == 0)
-        return cmd_suspects(argc, argv);
-    if (strcmp(cmd, "redact") == 0)
-        return cmd_redact(argc, argv);
-    if (strcmp(cmd, "index") == 0)
-        return cmd_index(argc, argv);
-    if (strcmp(cmd, "timeline") == 0)
-        return hscope_cli_timeline(argc, argv);
-    if (strcmp(cmd, "histogram") == 0)
-        return hscope_cli_histogram(argc, argv);
-    if (strcmp(cmd, "export") == 0)
-        return hscope_cli_export(argc, argv);
-    if (strcmp(cmd, "report") == 0)
-        return hscope_cli_report(argc, argv);
-    fprintf(stderr, "%s: unknown command '%s'\n\n%s", prog, cmd, usage_main);
-    return EXIT_USAGE;
-}

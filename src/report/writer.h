@@ -203,11 +203,64 @@ void hscope__csv_field(hscope__out *o, const char *s);
  * heap (h may be NULL: `objects` is used). */
 void hscope__json_dumps_of_heap(hscope__json *w, const hscope__ropts *ro,
                                 const hscope_heap_t *h, uint64_t objects);
-/* One {"code", "message"} element of a "warnings" array. */
-void hscope__json_warning(hscope__json *w, const char *code, const char *fmt,
-                          ...) HS_PRINTF(3, 4);
-/* "warnings": [...] of what loading the heap skipped or found cut. */
-void hscope__json_heap_warnings(hscope__json *w, const hscope_heap_t *h);
+/* One {"path", "objects"} element of "dumps". */
+void hscope__json_dump(hscope__json *w, const char *name, uint64_t objects);
+
+/*
+ * Warnings of a result, gathered once and written the same way in text
+ * ("warning: MESSAGE" lines) and JSON ("warnings": [{"code", "message"}]).
+ * Codes (docs/JSON.md): skipped_lines, truncated, no_tracing, partial,
+ * compaction, different_process, repeated, backwards.
+ */
+#define HSCOPE__MAX_WARNINGS 24
+typedef struct hscope__warning {
+    const char *code;
+    char message[480];
+} hscope__warning;
+typedef struct hscope__warnings {
+    int n;
+    hscope__warning w[HSCOPE__MAX_WARNINGS];
+} hscope__warnings;
+
+void hscope__warn(hscope__warnings *ws, const char *code, const char *fmt, ...)
+    HS_PRINTF(3, 4);
+/* A damaged dump (load statistics and skip counts): skipped lines, cut
+ * short.  `name` (may be NULL) starts each message. */
+void hscope__warn_damage(hscope__warnings *ws, const char *name,
+                         const hscope_load_stats *s,
+                         const uint64_t skipped[HSCOPE_SKIP__COUNT]);
+void hscope__warn_heap(hscope__warnings *ws, const char *name, const hscope_heap_t *h);
+void hscope__warn_tally(hscope__warnings *ws, const char *name, const hscope_tally_t *t);
+/* Every line of a diff's warning text, with its code. */
+void hscope__warn_diff(hscope__warnings *ws, const hscope_diff_t *d);
+/* "warnings": [...] */
+void hscope__json_warnings(hscope__json *w, const hscope__warnings *ws);
+/* "warning: MESSAGE" lines (none with HSCOPE_REPORT_NO_WARNINGS). */
+void hscope__text_warnings(hscope__out *o, const hscope__ropts *ro,
+                           const hscope__warnings *ws);
+/* "left out: N objects allocated by the dumper itself" (nothing for 0). */
+void hscope__text_excluded(hscope__out *o, uint64_t n);
+
+/* ------------------------------------------------------------------ */
+/* Objects                                                             */
+/* ------------------------------------------------------------------ */
+
+/* Name of a root category, "(roots)" for the super-root (-1). */
+const char *hscope__root_name(const hscope_heap_t *h, int32_t cat);
+/* The type name of an object ("STRING"). */
+const char *hscope__type_name(const hscope_heap_t *h, hscope_id id);
+/* "TYPE label" of an object, as text prints it ("CLASS PostsController"). */
+void hscope__obj_text(const hscope_heap_t *h, hscope_id id, char *buf, size_t n);
+/* The members of an object reference, in an open JSON object: "address",
+ * "type", "class" (the class label), "label" (the object's own name). */
+void hscope__json_objref_fields(hscope__json *w, const hscope_heap_t *h, hscope_id id);
+/* {"address", "type", "class", "label"} */
+void hscope__json_objref(hscope__json *w, const hscope_heap_t *h, hscope_id id);
+/* [objref, ...] of ids[0..n) */
+void hscope__json_objrefs(hscope__json *w, const hscope_heap_t *h, const hscope_id *ids,
+                          uint64_t n);
+/* 1 if s[0..n) is one JSON value (syntax only; nesting up to 64). */
+int hscope__json_valid(const char *s, size_t n);
 
 /* ------------------------------------------------------------------ */
 /* Writers (one w_<result>.c each)                                     */
@@ -224,5 +277,9 @@ void hscope__json_groups_of_tally(hscope__json *w, const hscope_tally_t *t,
                                   int addresses);
 hscope_status hscope__tally_write(const hscope_tally_t *t, const hscope__ropts *ro,
                                   hscope__out *o);
+/* Writers of part A (issue 20): each checks nothing (api/ did), writes
+ * the result in ro->format and returns the first error of its analysis. */
+hscope_status hscope__summary_write(hscope_heap_t *h, const hscope__ropts *ro,
+                                    hscope__out *o, hscope_error *err);
 
 #endif
