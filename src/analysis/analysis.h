@@ -118,6 +118,19 @@ int hscope__tally_is_retained(const hscope_tally_t *t);
 /* The heap a tally was computed on, or NULL (folded from a stream). */
 const hscope_heap_t *hscope__tally_heap(const hscope_tally_t *t);
 
+/* Objects by allocation generation (generations.c): generation value[k]
+ * holds ids[start[k]..start[k+1]) (ascending); untraced objects apart. */
+typedef struct hscope__gens {
+    hscope__mem *mem;
+    uint32_t *ids;
+    uint64_t *start;
+    uint32_t *value;
+    size_t ngens;
+    uint64_t untraced, untraced_memsize;
+} hscope__gens;
+hscope_status hscope__gens_compute(hscope__gens *g, hscope_heap_t *h, hscope_error *err);
+void hscope__gens_free(hscope__gens *g);
+
 /* A diff base: a loaded heap, or a dump path streamed with `load`. */
 typedef struct hscope__diff_base {
     hscope_heap_t *heap;
@@ -129,6 +142,8 @@ typedef struct hscope__diff_base {
 #define HSCOPE__DIFF_MAX_WARNINGS 32
 /* Another reference to a diff (released by hscope_diff_free()). */
 hscope_diff_t *hscope__diff_ref(hscope_diff_t *d);
+/* Dumps the diff compared: 2 or 3. */
+uint32_t hscope__diff_dumps(const hscope_diff_t *d);
 /* The HSCOPE_DIFF_WARN_* bit of line `line` of hscope_diff_warning_text(). */
 uint32_t hscope__diff_warning_code(const hscope_diff_t *d, uint32_t line);
 

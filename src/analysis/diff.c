@@ -28,6 +28,7 @@ struct hscope_diff {
     size_t n;
     uint64_t memsize, excluded, reused, untraced;
     uint64_t snap[3];
+    uint32_t ndumps;        /* 2 or 3 */
     uint32_t warn;
     char text[2048];
     /* the warning bit of each line of text (lines beyond the table: 0) */
@@ -455,6 +456,7 @@ hscope__diff_run(hscope_diff_t **out, hscope_heap_t *target, const char *target_
         si[ns].pinned += (target->flags[i] & HSCOPE_FLAG_PINNED) != 0;
     }
     d->snap[ns++] = target->n;
+    d->ndumps = (uint32_t)ns;
     /* leaked = (in B) and not in A, minus the dumper's objects */
     size_t cap = 0;
     for (uint32_t i = 0; i < target->n; i++) {
@@ -521,6 +523,12 @@ hscope__diff_ref(hscope_diff_t *d)
 {
     atomic_fetch_add(&d->refs, 1);
     return d;
+}
+
+uint32_t
+hscope__diff_dumps(const hscope_diff_t *d)
+{
+    return d ? d->ndumps : 0;
 }
 
 uint32_t

@@ -88,3 +88,68 @@ hscope_heap_write_summary(hscope_heap_t *heap, const hscope_report_options *opts
 {
     return run(heap, heap, summary_body, TEXT_JSON, opts, write, user_data, uerr);
 }
+
+typedef struct diff_args {
+    const hscope_diff_t *d;
+    const hscope_tally_t *groups;
+} diff_args;
+
+static hscope_status
+diff_body(const void *args, const hscope__ropts *ro, hscope__out *o, hscope_error *err)
+{
+    const diff_args *a = args;
+    return hscope__diff_write(a->d, a->groups, ro, o, err);
+}
+
+HSCOPE_API hscope_status
+hscope_diff_write(const hscope_diff_t *diff, const hscope_tally_t *groups,
+                  const hscope_report_options *opts, hscope_write_fn write, void *user_data,
+                  hscope_error *uerr)
+{
+    diff_args a = { diff, groups };
+    return run(diff, &a, diff_body, TEXT_JSON | HSCOPE__FMT(HSCOPE_FORMAT_CSV), opts, write,
+               user_data, uerr);
+}
+
+typedef struct objects_args {
+    hscope_heap_t *h;
+    const uint64_t *addrs;
+    uint64_t n;
+    const char *const *records;
+} objects_args;
+
+static hscope_status
+objects_body(const void *args, const hscope__ropts *ro, hscope__out *o, hscope_error *err)
+{
+    const objects_args *a = args;
+    return hscope__objects_write(a->h, a->addrs, a->n, a->records, ro, o, err);
+}
+
+HSCOPE_API hscope_status
+hscope_heap_write_objects(hscope_heap_t *heap, const uint64_t *addresses, uint64_t count,
+                          const char *const *records, const hscope_report_options *opts,
+                          hscope_write_fn write, void *user_data, hscope_error *uerr)
+{
+    if (count && !addresses) {
+        hscope_error err;
+        hscope_error_init(&err);
+        hscope__fail(&err, HSCOPE_ERR_INVALID_ARG, "addresses is NULL");
+        hscope__error_copy_out(uerr, &err);
+        return HSCOPE_ERR_INVALID_ARG;
+    }
+    objects_args a = { heap, addresses, count, records };
+    return run(heap, &a, objects_body, TEXT_JSON, opts, write, user_data, uerr);
+}
+
+static hscope_status
+generations_body(const void *args, const hscope__ropts *ro, hscope__out *o, hscope_error *err)
+{
+    return hscope__generations_write((hscope_heap_t *)args, ro, o, err);
+}
+
+HSCOPE_API hscope_status
+hscope_heap_write_generations(hscope_heap_t *heap, const hscope_report_options *opts,
+                              hscope_write_fn write, void *user_data, hscope_error *uerr)
+{
+    return run(heap, heap, generations_body, TEXT_JSON, opts, write, user_data, uerr);
+}

@@ -18,23 +18,40 @@ pct(uint64_t part, uint64_t whole)
     return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
-/* Up to `max` member addresses of row i, space-separated, "…" if more. */
+/* Up to `max` member addresses of row i, indented below the row and
+ * wrapped to the width, then "…" if there are more. */
 static void
-sample_addresses(const hscope_tally_t *t, uint64_t i, uint64_t max, char *buf,
-                 size_t n, int ascii)
+member_addresses(const hscope_tally_t *t, uint64_t i, uint64_t max, const hscope__ropts *ro,
+                 hscope__out *o)
 {
     const hscope_id *ids;
     uint64_t cnt;
-    buf[0] = '\0';
-    if (hscope_tally_row_objects(t, i, &ids, &cnt) != HSCOPE_OK)
+    if (hscope_tally_row_objects(t, i, &ids, &cnt) != HSCOPE_OK || cnt == 0)
         return;
     const hscope_heap_t *h = hscope__tally_heap(t);
-    size_t o = 0;
-    for (uint64_t k = 0; k < cnt && k < max && o + 24 < n; k++)
-        o += (size_t)snprintf(buf + o, n - o, "%s0x%llx", k ? " " : "",
-                              (unsigned long long)hscope_heap_object_address(h, ids[k]));
-    if (cnt > max && o + 5 < n)
-        snprintf(buf + o, n - o, " %s", ascii ? "..." : "\xe2\x80\xa6");
+    const size_t indent = 6;
+    size_t col = 0;
+    for (uint64_t k = 0; k < cnt && k < max; k++) {
+        char a[24];
+        int n = snprintf(a, sizeof(a), "0x%llx",
+                         (unsigned long long)hscope_heap_object_address(h, ids[k]));
+        if (col && col + 1 + (size_t)n > ro->width) {
+            hscope__out_putc(o, '\n');
+            col = 0;
+        }
+        if (!col) {
+            hscope__out_fill(o, ' ', indent);
+            col = indent;
+        } else {
+            hscope__out_putc(o, ' ');
+            col++;
+        }
+        hscope__out_write(o, a, (size_t)n);
+        col += (size_t)n;
+    }
+    if (cnt > max)
+        hscope__out_puts(o, (ro->flags & HSCOPE_REPORT_ASCII) ? " ..." : " \xe2\x80\xa6");
+    hscope__out_putc(o, '\n');
 }
 
 void
@@ -71,12 +88,8 @@ hscope__tally_text(const hscope_tally_t *t, const hscope__ropts *ro, hscope__out
         if (with_pct)
             cells[k++] = bp;
         hscope__table_row(&tb, hscope_tally_row_key(t, i), cells);
-        if (members) {
-            char addrs[1024];
-            sample_addresses(t, i, samples, addrs, sizeof(addrs), tb.ascii);
-            if (addrs[0])
-                hscope__out_printf(o, "      %s\n", addrs);
-        }
+        if (members)
+            member_addresses(t, i, samples, ro, o);
     }
     uint64_t groups = hscope_tally_group_count(t);
     if (groups > rows) {

@@ -158,6 +158,8 @@ void hscope__fmt_plural(uint64_t v, const char *one, const char *many,
  */
 #define HSCOPE__TABLE_MAX_COLS 12
 
+#define HSCOPE__TABLE_MAX_LEADS 3
+
 typedef struct hscope__table {
     hscope__out *o;
     const char *key_title;
@@ -165,9 +167,13 @@ typedef struct hscope__table {
     int ncols;
     const char *titles[HSCOPE__TABLE_MAX_COLS];
     int widths[HSCOPE__TABLE_MAX_COLS];
+    int nleads;              /* left-aligned columns before the key */
+    const char *lead_titles[HSCOPE__TABLE_MAX_LEADS];
+    int lead_widths[HSCOPE__TABLE_MAX_LEADS];
     size_t width;            /* the whole line, in columns */
     int ascii;
     int indent;              /* spaces before every row (header: 0) */
+    int fitted;
 } hscope__table;
 
 /* Start a table: `keys[0..nkeys)` are the keys of the rows to come, used
@@ -182,10 +188,19 @@ void hscope__table_init_fn(hscope__table *t, hscope__out *o,
                            const void *ctx, uint64_t nkeys);
 /* Add a numeric column (before the header is written). */
 void hscope__table_col(hscope__table *t, const char *title, int width);
+/* Add a left-aligned column of fixed width before the key (an address,
+ * a type name); a longer cell is cut in the middle. */
+void hscope__table_lead(hscope__table *t, const char *title, int width);
+/* Fit the key column to the width (the header does it; a table without
+ * a header calls this before its first row). */
+void hscope__table_fit(hscope__table *t);
 void hscope__table_header(hscope__table *t);
 /* One row: the key, then ncols cells, already formatted. */
 void hscope__table_row(hscope__table *t, const char *key,
                        const char *const *cells);
+/* One row with nleads lead cells first. */
+void hscope__table_row_lead(hscope__table *t, const char *const *leads,
+                            const char *key, const char *const *cells);
 /* Write `s` cut in the middle to at most `cols` display columns, padded
  * with spaces to exactly `cols` when pad. */
 void hscope__text_fit(hscope__out *o, const char *s, size_t cols, int pad,
@@ -281,5 +296,15 @@ hscope_status hscope__tally_write(const hscope_tally_t *t, const hscope__ropts *
  * the result in ro->format and returns the first error of its analysis. */
 hscope_status hscope__summary_write(hscope_heap_t *h, const hscope__ropts *ro,
                                     hscope__out *o, hscope_error *err);
+hscope_status hscope__diff_write(const hscope_diff_t *d, const hscope_tally_t *groups,
+                                 const hscope__ropts *ro, hscope__out *o, hscope_error *err);
+hscope_status hscope__objects_write(hscope_heap_t *h, const uint64_t *addrs, uint64_t n,
+                                    const char *const *records, const hscope__ropts *ro,
+                                    hscope__out *o, hscope_error *err);
+hscope_status hscope__generations_write(hscope_heap_t *h, const hscope__ropts *ro,
+                                        hscope__out *o, hscope_error *err);
+/* The dumps and leaked totals of a diff (diff and suspects documents). */
+void hscope__json_diff_head(hscope__json *w, const hscope_diff_t *d, const hscope__ropts *ro);
+void hscope__text_diff_head(hscope__out *o, const hscope_diff_t *d, const hscope__ropts *ro);
 
 #endif
