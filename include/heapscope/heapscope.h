@@ -1137,9 +1137,11 @@ HSCOPE_API hscope_status hscope_domtree_write_retained(const hscope_domtree_t *t
  * once, under its topmost dominator of the same group, so a row's count
  * and memsize are the objects and bytes its group retains (nested objects
  * of one group are not counted twice).  Rows sorted by `opts->sort`
- * (HSCOPE_SORT_MEMSIZE: retained bytes) with `top`; groups that retain
- * nothing are left out.  Written by hscope_tally_write() as kind
- * "retained".  Holds a heap reference.
+ * (HSCOPE_SORT_MEMSIZE: retained bytes; HSCOPE_SORT_COUNT: retained
+ * objects; ties by key) and cut to `top`; groups that retain nothing are
+ * left out; tally flags are refused (HSCOPE_ERR_UNSUPPORTED).  Written by
+ * hscope_tally_write() as kind "retained".  The tally is independent of
+ * the tree and the heap once made (no row lists objects).
  */
 HSCOPE_API hscope_status hscope_domtree_tally(hscope_tally_t **out,
                                               hscope_domtree_t *tree,

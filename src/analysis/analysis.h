@@ -131,6 +131,39 @@ typedef struct hscope__gens {
 hscope_status hscope__gens_compute(hscope__gens *g, hscope_heap_t *h, hscope_error *err);
 void hscope__gens_free(hscope__gens *g);
 
+/* Whether object -> class edges are in the graph of a tree or paths. */
+int hscope__domtree_class_edges(const hscope_domtree_t *t);
+int hscope__paths_class_edges(const hscope_paths_t *p);
+/* The heap of a paths result. */
+hscope_heap_t *hscope__paths_heap(const hscope_paths_t *p);
+
+/* paths.c: up to max_paths paths from the roots to target (the shortest
+ * first, then through other referrers); fn gets each, objects from the
+ * first after the root category `cat` (-1: the super-root) to target
+ * inclusive; len 0 once when no root reaches target. */
+typedef void (*hscope__path_fn)(void *ud, hscope_id target, const hscope_id *path,
+                                uint64_t len, int32_t cat);
+hscope_status hscope__paths_each(const hscope_paths_t *p, hscope_id target,
+                                 uint64_t max_paths, hscope__path_fn fn, void *ud,
+                                 hscope_error *err);
+
+/* retained.c: retained size per group (hscope_domtree_tally()); opts
+ * checked by the caller. */
+hscope_status hscope__domtree_tally(hscope_tally_t **out, hscope_domtree_t *t,
+                                    const char *key, const hscope_tally_options *opts,
+                                    hscope_error *err);
+
+/* suspects.c: the suspects handle (exported through api/analysis_api.c). */
+hscope_status hscope__suspects_compute(hscope_suspects_t **out, hscope_diff_t *diff,
+                                       const hscope_dom_options *opts, hscope_error *err);
+void hscope__suspects_free(hscope_suspects_t *s);
+hscope_diff_t *hscope__suspects_diff(const hscope_suspects_t *s);
+hscope_domtree_t *hscope__suspects_domtree(const hscope_suspects_t *s);
+const hscope_holders_t *hscope__suspects_holders(const hscope_suspects_t *s);
+const hscope_paths_t *hscope__suspects_paths(const hscope_suspects_t *s);
+uint64_t hscope__suspects_path(const hscope_suspects_t *s, uint64_t i, hscope_id *out,
+                               uint64_t max, int32_t *root_category);
+
 /* A diff base: a loaded heap, or a dump path streamed with `load`. */
 typedef struct hscope__diff_base {
     hscope_heap_t *heap;

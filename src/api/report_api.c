@@ -153,3 +153,80 @@ hscope_heap_write_generations(hscope_heap_t *heap, const hscope_report_options *
 {
     return run(heap, heap, generations_body, TEXT_JSON, opts, write, user_data, uerr);
 }
+
+typedef struct domtree_args {
+    hscope_domtree_t *t;
+    hscope_id focus;
+} domtree_args;
+
+static hscope_status
+domtree_body(const void *args, const hscope__ropts *ro, hscope__out *o, hscope_error *err)
+{
+    const domtree_args *a = args;
+    return hscope__domtree_write(a->t, a->focus, ro, o, err);
+}
+
+HSCOPE_API hscope_status
+hscope_domtree_write(hscope_domtree_t *tree, hscope_id focus, const hscope_report_options *opts,
+                     hscope_write_fn write, void *user_data, hscope_error *uerr)
+{
+    domtree_args a = { tree, focus };
+    return run(tree, &a, domtree_body, TEXT_JSON | HSCOPE__FMT(HSCOPE_FORMAT_FOLDED), opts,
+               write, user_data, uerr);
+}
+
+static hscope_status
+retained_body(const void *args, const hscope__ropts *ro, hscope__out *o, hscope_error *err)
+{
+    return hscope__retained_write(args, ro, o, err);
+}
+
+HSCOPE_API hscope_status
+hscope_domtree_write_retained(const hscope_domtree_t *tree, const hscope_report_options *opts,
+                              hscope_write_fn write, void *user_data, hscope_error *uerr)
+{
+    return run(tree, tree, retained_body, TEXT_JSON, opts, write, user_data, uerr);
+}
+
+typedef struct paths_args {
+    const hscope_paths_t *p;
+    const hscope_id *ids;
+    uint64_t n;
+} paths_args;
+
+static hscope_status
+paths_body(const void *args, const hscope__ropts *ro, hscope__out *o, hscope_error *err)
+{
+    const paths_args *a = args;
+    return hscope__paths_write(a->p, a->ids, a->n, ro, o, err);
+}
+
+HSCOPE_API hscope_status
+hscope_paths_write(const hscope_paths_t *paths, const hscope_id *ids, uint64_t count,
+                   const hscope_report_options *opts, hscope_write_fn write, void *user_data,
+                   hscope_error *uerr)
+{
+    if (count && !ids) {
+        hscope_error err;
+        hscope_error_init(&err);
+        hscope__fail(&err, HSCOPE_ERR_INVALID_ARG, "ids is NULL");
+        hscope__error_copy_out(uerr, &err);
+        return HSCOPE_ERR_INVALID_ARG;
+    }
+    paths_args a = { paths, ids, count };
+    return run(paths, &a, paths_body, TEXT_JSON | HSCOPE__FMT(HSCOPE_FORMAT_DOT), opts, write,
+               user_data, uerr);
+}
+
+static hscope_status
+suspects_body(const void *args, const hscope__ropts *ro, hscope__out *o, hscope_error *err)
+{
+    return hscope__suspects_write(args, ro, o, err);
+}
+
+HSCOPE_API hscope_status
+hscope_suspects_write(const hscope_suspects_t *suspects, const hscope_report_options *opts,
+                      hscope_write_fn write, void *user_data, hscope_error *uerr)
+{
+    return run(suspects, suspects, suspects_body, TEXT_JSON, opts, write, user_data, uerr);
+}

@@ -303,6 +303,27 @@ hscope_status hscope__objects_write(hscope_heap_t *h, const uint64_t *addrs, uin
                                     hscope__out *o, hscope_error *err);
 hscope_status hscope__generations_write(hscope_heap_t *h, const hscope__ropts *ro,
                                         hscope__out *o, hscope_error *err);
+hscope_status hscope__domtree_write(hscope_domtree_t *t, hscope_id focus,
+                                    const hscope__ropts *ro, hscope__out *o, hscope_error *err);
+hscope_status hscope__folded_write(hscope_domtree_t *t, const hscope__ropts *ro,
+                                   hscope__out *o, hscope_error *err);
+hscope_status hscope__retained_write(const hscope_domtree_t *t, const hscope__ropts *ro,
+                                     hscope__out *o, hscope_error *err);
+hscope_status hscope__paths_write(const hscope_paths_t *p, const hscope_id *ids, uint64_t n,
+                                  const hscope__ropts *ro, hscope__out *o, hscope_error *err);
+hscope_status hscope__suspects_write(const hscope_suspects_t *s, const hscope__ropts *ro,
+                                     hscope__out *o, hscope_error *err);
+/* Children of an object (id) or of a root category / the super-root (id
+ * HSCOPE_ID_NONE, cat), largest retained first, ties by address; *out
+ * from the heap's allocator (hscope__free it). */
+hscope_status hscope__dom_sorted_kids(hscope_domtree_t *t, hscope_id id, int32_t cat,
+                                      hscope_id **out, uint64_t *n, hscope_error *err);
+/* "0x... TYPE label<tail>" at `indent`, the label cut to fit the width. */
+void hscope__text_obj_line(hscope__out *o, const hscope__ropts *ro, const hscope_heap_t *h,
+                           hscope_id id, size_t indent, const char *tail);
+/* kind, dumps, class_edges, reachable, unreachable */
+void hscope__json_domtree_head(hscope__json *w, const char *kind, const hscope_domtree_t *t,
+                               const hscope__ropts *ro);
 /* The dumps and leaked totals of a diff (diff and suspects documents). */
 void hscope__json_diff_head(hscope__json *w, const hscope_diff_t *d, const hscope__ropts *ro);
 void hscope__text_diff_head(hscope__out *o, const hscope_diff_t *d, const hscope__ropts *ro);
