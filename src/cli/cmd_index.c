@@ -16,8 +16,7 @@ static const char usage[] =
     "(-v says so).  An index records the dump's size, mtime and a hash of its\n"
     "ends: if the dump changes, the index is stale and rebuilt by the next\n"
     "command; a damaged index is detected (checksums, bounds), reported, and\n"
-    "rebuilt from the dump.  index always parses (--no-index has no effect;\n"
-    "index has no --json and no --top).\n"
+    "rebuilt from the dump.  index always parses (--no-index has no effect).\n"
     "\n"
     "  --out FILE    where to save (one DUMP only; default DUMP.hsx)\n";
 

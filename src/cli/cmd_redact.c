@@ -36,7 +36,7 @@ static const char usage[] =
     "complete, so an existing OUT is replaced only by a whole copy; others\n"
     "(/dev/stdout, a pipe) are written to directly.  OUT must not be IN\n"
     "under any name.  One pass on one thread: --threads, --no-index and -v\n"
-    "have no effect; redact has no --json and no --top.\n";
+    "have no effect.\n";
 
 typedef struct redactor {
     gzFile gz;

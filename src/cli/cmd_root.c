@@ -20,7 +20,7 @@ static const char usage[] =
     "and edge once, the given objects highlighted; render with dot -Tsvg).\n"
     "ADDR is hex with 0x, as in the dump; an ADDR that is not an object of\n"
     "the dump is reported on stderr, after the paths of the others, and the\n"
-    "exit status is 1.  root has no --top (--max-paths N sets the paths).\n"
+    "exit status is 1.\n"
     "\n"
     "  --dot              a Graphviz graph of the paths\n"
     "  --json             {\"kind\": \"paths\", \"paths\": [{\"target\", \"root\",\n"
