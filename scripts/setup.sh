@@ -10,7 +10,9 @@ PKGS=(meson ninja-build pkg-config gcc clang zlib1g-dev libisal-dev libxxhash-de
       # ruby-rspec: the gem's RSpec matcher (bindings/ruby/test/test_leak_apps.rb)
       ruby-rspec
       # groff: the man page test (tests/docs) renders docs/heapscope.1
-      groff-base)
+      groff-base
+      # the JSON Schemas of every --json output (tests/json)
+      python3-jsonschema)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
