@@ -65,8 +65,6 @@ parse(args *a, int argc, char **argv)
     }
     if (!a->path || !a->na)
         return hscope_cli_usage_error(usage, "need a DUMP and at least one ADDR%s", "");
-    if (a->dot && a->o.json)
-        return hscope_cli_usage_error(usage, "--dot or --json, not both%s", "");
     return 0;
 }
 
@@ -102,7 +100,7 @@ run_root(args *a)
     } else {
         hscope_report_options ro;
         hscope_cli_report_options(&a->o, &ro, &a->path, 1);
-        if (a->dot)
+        if (a->dot && !a->o.json) /* --json takes precedence */
             ro.format = HSCOPE_FORMAT_DOT;
         ro.max_paths = (uint32_t)a->maxp;
         if (hscope_paths_write(ps, ids, find_all(h, a, ids), &ro, hscope_cli_write_stdout, NULL,
