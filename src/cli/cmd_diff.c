@@ -221,35 +221,37 @@ typedef struct args {
 } args;
 
 static int
+option(void *ctx, int argc, char **argv, int *i)
+{
+    args *a = ctx;
+    const char *arg = argv[*i];
+    if (strcmp(arg, "--addresses") == 0) {
+        a->addresses = 1;
+    } else if (strcmp(arg, "--grew") == 0) {
+        a->grew = 1;
+    } else if (strcmp(arg, "--address-only") == 0) {
+        a->dopt.flags |= HSCOPE_DIFF_ADDRESS_ONLY;
+    } else if (strcmp(arg, "--keep-dumper") == 0) {
+        a->dopt.flags |= HSCOPE_DIFF_KEEP_DUMPER;
+    } else if (strcmp(arg, "--by") == 0) {
+        if (*i + 1 >= argc)
+            return hscope_cli_usage_error(usage, "--by needs a KEY%s", "");
+        a->by = argv[++*i];
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
+static int
 parse(args *a, int argc, char **argv)
 {
-    for (int i = 2; i < argc; i++) {
-        int r = hscope_cli_opts_parse(&a->o, argc, argv, &i);
-        if (r < 0)
-            return HSCOPE_CLI_EXIT_USAGE;
-        if (r > 0)
-            continue;
-        if (strcmp(argv[i], "--addresses") == 0) {
-            a->addresses = 1;
-        } else if (strcmp(argv[i], "--grew") == 0) {
-            a->grew = 1;
-        } else if (strcmp(argv[i], "--address-only") == 0) {
-            a->dopt.flags |= HSCOPE_DIFF_ADDRESS_ONLY;
-        } else if (strcmp(argv[i], "--keep-dumper") == 0) {
-            a->dopt.flags |= HSCOPE_DIFF_KEEP_DUMPER;
-        } else if (strcmp(argv[i], "--by") == 0) {
-            if (i + 1 >= argc)
-                return hscope_cli_usage_error(usage, "--by needs a KEY%s", "");
-            a->by = argv[++i];
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            return hscope_cli_usage_error(usage, "unknown option '%s'", argv[i]);
-        } else if (a->np < 3) {
-            a->paths[a->np++] = argv[i];
-        } else {
-            return hscope_cli_usage_error(usage, "diff takes two or three dumps ('%s' is extra)",
-                                          argv[i]);
-        }
-    }
+    hscope_cli_args ca = { option, a, (const char **)a->paths, 0, 3,
+                           "diff takes two or three dumps ('%s' is extra)" };
+    int rc = hscope_cli_parse_args(&a->o, &ca, argc, argv);
+    if (rc)
+        return rc;
+    a->np = ca.n;
     if (a->np < 2)
         return hscope_cli_usage_error(usage, "diff needs dumps A B [C]%s", "");
     if (!hscope_cli_valid_key(a->by))

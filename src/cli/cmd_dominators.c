@@ -40,36 +40,37 @@ typedef struct args {
 } args;
 
 static int
+option(void *ctx, int argc, char **argv, int *i)
+{
+    args *a = ctx;
+    if (strcmp(argv[*i], "--full") == 0) {
+        a->full = 1;
+    } else if (strcmp(argv[*i], "--no-class-edges") == 0) {
+        a->nce = 1;
+    } else if (strcmp(argv[*i], "--depth") == 0) {
+        if (*i + 1 >= argc || hscope_cli_parse_size(argv[++*i], &a->depth) != 0 ||
+            a->depth > UINT32_MAX)
+            return hscope_cli_usage_error(usage, "--depth needs a number%s", "");
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
+static int
 parse(args *a, int argc, char **argv)
 {
-    for (int i = 2; i < argc; i++) {
-        int r = hscope_cli_opts_parse(&a->o, argc, argv, &i);
-        if (r < 0)
-            return HSCOPE_CLI_EXIT_USAGE;
-        if (r > 0)
-            continue;
-        if (strcmp(argv[i], "--full") == 0) {
-            a->full = 1;
-        } else if (strcmp(argv[i], "--no-class-edges") == 0) {
-            a->nce = 1;
-        } else if (strcmp(argv[i], "--depth") == 0) {
-            if (i + 1 >= argc || hscope_cli_parse_size(argv[++i], &a->depth) != 0 ||
-                a->depth > UINT32_MAX)
-                return hscope_cli_usage_error(usage, "--depth needs a number%s", "");
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            return hscope_cli_usage_error(usage, "unknown option '%s'", argv[i]);
-        } else if (!a->path) {
-            a->path = argv[i];
-        } else if (!a->have_addr) {
-            if (hscope_cli_parse_address(argv[i], &a->addr) != 0)
-                return hscope_cli_bad_address(usage, argv[i]);
-            a->have_addr = 1;
-        } else {
-            return hscope_cli_usage_error(usage, "one ADDR at most ('%s' is extra)", argv[i]);
-        }
-    }
-    if (!a->path)
+    const char *ops[2];
+    hscope_cli_args ca = { option, a, ops, 0, 2, "one ADDR at most ('%s' is extra)" };
+    int rc = hscope_cli_parse_args(&a->o, &ca, argc, argv);
+    if (rc)
+        return rc;
+    if (!ca.n)
         return hscope_cli_usage_error(usage, "no DUMP given%s", "");
+    a->path = ops[0];
+    if (ca.n == 2 && hscope_cli_parse_address(ops[1], &a->addr) != 0)
+        return hscope_cli_bad_address(usage, ops[1]);
+    a->have_addr = ca.n == 2;
     return 0;
 }
 

@@ -48,6 +48,17 @@ index_one(hscope_cli_opts *o, const char *path, const char *outp)
     return rc;
 }
 
+static int
+option(void *ctx, int argc, char **argv, int *i)
+{
+    if (strcmp(argv[*i], "--out") != 0)
+        return 0;
+    if (*i + 1 >= argc)
+        return hscope_cli_usage_error(usage, "--out needs a FILE%s", "");
+    *(const char **)ctx = argv[++*i];
+    return 1;
+}
+
 int
 hscope_cli_index(int argc, char **argv)
 {
@@ -56,25 +67,11 @@ hscope_cli_index(int argc, char **argv)
     hscope_cli_opts o;
     hscope_cli_opts_init(&o, "index", usage, 0, 0);
     const char *outp = NULL;
-    int np = 0, rc = 0;
     const char **paths = calloc((size_t)argc, sizeof(char *));
     if (!paths)
         return HSCOPE_CLI_EXIT_BAD_INPUT;
-    for (int i = 2; i < argc && !rc; i++) {
-        int r = hscope_cli_opts_parse(&o, argc, argv, &i);
-        if (r < 0)
-            rc = HSCOPE_CLI_EXIT_USAGE;
-        else if (r > 0)
-            continue;
-        else if (strcmp(argv[i], "--out") == 0 && i + 1 < argc)
-            outp = argv[++i];
-        else if (strcmp(argv[i], "--out") == 0)
-            rc = hscope_cli_usage_error(usage, "--out needs a FILE%s", "");
-        else if (argv[i][0] == '-' && argv[i][1])
-            rc = hscope_cli_usage_error(usage, "unknown option '%s'", argv[i]);
-        else
-            paths[np++] = argv[i];
-    }
+    hscope_cli_args ca = { option, &outp, paths, 0, 0, NULL };
+    int rc = hscope_cli_parse_args(&o, &ca, argc, argv), np = ca.n;
     if (!rc && (!np || (outp && np > 1)))
         rc = hscope_cli_usage_error(usage, np ? "--out takes one DUMP only%s" : "no DUMP given%s",
                                     "");

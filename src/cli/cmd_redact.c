@@ -209,23 +209,12 @@ hscope_cli_redact(int argc, char **argv)
         return 0;
     hscope_cli_opts o;
     hscope_cli_opts_init(&o, "redact", usage, 0, 0);
-    const char *in = NULL, *out = NULL;
-    for (int i = 2; i < argc; i++) {
-        int r = hscope_cli_opts_parse(&o, argc, argv, &i);
-        if (r < 0)
-            return HSCOPE_CLI_EXIT_USAGE;
-        if (r > 0)
-            continue;
-        if (argv[i][0] == '-' && argv[i][1])
-            return hscope_cli_usage_error(usage, "unknown option '%s'", argv[i]);
-        else if (!in)
-            in = argv[i];
-        else if (!out)
-            out = argv[i];
-        else
-            return hscope_cli_usage_error(usage, "IN and OUT only ('%s' is extra)", argv[i]);
-    }
-    if (!in || !out)
+    const char *io[2];
+    hscope_cli_args a = { NULL, NULL, io, 0, 2, "IN and OUT only ('%s' is extra)" };
+    int rc = hscope_cli_parse_args(&o, &a, argc, argv);
+    if (rc)
+        return rc;
+    if (a.n != 2)
         return hscope_cli_usage_error(usage, "need IN and OUT%s", "");
-    return redact(&o, in, out);
+    return redact(&o, io[0], io[1]);
 }

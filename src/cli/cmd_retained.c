@@ -31,32 +31,32 @@ typedef struct args {
 } args;
 
 static int
+option(void *ctx, int argc, char **argv, int *i)
+{
+    args *a = ctx;
+    if (strcmp(argv[*i], "--folded") == 0) {
+        a->folded = 1;
+    } else if (strcmp(argv[*i], "--no-class-edges") == 0) {
+        a->nce = 1;
+    } else if (strcmp(argv[*i], "--by") == 0) {
+        if (*i + 1 >= argc)
+            return hscope_cli_usage_error(usage, "--by needs a KEY%s", "");
+        a->by = argv[++*i];
+        if (!hscope_cli_valid_key(a->by))
+            return hscope_cli_usage_error(usage, "unknown --by key '%s'", a->by);
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
+static int
 parse(args *a, int argc, char **argv)
 {
-    for (int i = 2; i < argc; i++) {
-        int r = hscope_cli_opts_parse(&a->o, argc, argv, &i);
-        if (r < 0)
-            return HSCOPE_CLI_EXIT_USAGE;
-        if (r > 0)
-            continue;
-        if (strcmp(argv[i], "--folded") == 0) {
-            a->folded = 1;
-        } else if (strcmp(argv[i], "--no-class-edges") == 0) {
-            a->nce = 1;
-        } else if (strcmp(argv[i], "--by") == 0) {
-            if (i + 1 >= argc)
-                return hscope_cli_usage_error(usage, "--by needs a KEY%s", "");
-            a->by = argv[++i];
-            if (!hscope_cli_valid_key(a->by))
-                return hscope_cli_usage_error(usage, "unknown --by key '%s'", a->by);
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            return hscope_cli_usage_error(usage, "unknown option '%s'", argv[i]);
-        } else if (!a->path) {
-            a->path = argv[i];
-        } else {
-            return hscope_cli_usage_error(usage, "one DUMP only ('%s' is extra)", argv[i]);
-        }
-    }
+    hscope_cli_args ca = { option, a, &a->path, 0, 1, "one DUMP only ('%s' is extra)" };
+    int rc = hscope_cli_parse_args(&a->o, &ca, argc, argv);
+    if (rc)
+        return rc;
     if (!a->path)
         return hscope_cli_usage_error(usage, "no DUMP given%s", "");
     return 0;

@@ -39,32 +39,36 @@ typedef struct args {
 } args;
 
 static int
-parse(args *a, int argc, char **argv)
+option(void *ctx, int argc, char **argv, int *i)
 {
-    for (int i = 2; i < argc; i++) {
-        int r = hscope_cli_opts_parse(&a->o, argc, argv, &i);
-        if (r < 0)
-            return HSCOPE_CLI_EXIT_USAGE;
-        if (r > 0)
-            continue;
-        if (strcmp(argv[i], "--dot") == 0) {
-            a->dot = 1;
-        } else if (strcmp(argv[i], "--no-class-edges") == 0) {
-            a->nce = 1;
-        } else if (strcmp(argv[i], "--max-paths") == 0) {
-            if (i + 1 >= argc || hscope_cli_parse_size(argv[++i], &a->maxp) != 0 || !a->maxp ||
-                a->maxp > UINT32_MAX)
-                return hscope_cli_usage_error(usage, "--max-paths needs a number >= 1%s", "");
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            return hscope_cli_usage_error(usage, "unknown option '%s'", argv[i]);
-        } else if (!a->path) {
-            a->path = argv[i];
-        } else if (hscope_cli_parse_address(argv[i], &a->addrs[a->na++]) != 0) {
-            return hscope_cli_bad_address(usage, argv[i]);
-        }
+    args *a = ctx;
+    if (strcmp(argv[*i], "--dot") == 0) {
+        a->dot = 1;
+    } else if (strcmp(argv[*i], "--no-class-edges") == 0) {
+        a->nce = 1;
+    } else if (strcmp(argv[*i], "--max-paths") == 0) {
+        if (*i + 1 >= argc || hscope_cli_parse_size(argv[++*i], &a->maxp) != 0 || !a->maxp ||
+            a->maxp > UINT32_MAX)
+            return hscope_cli_usage_error(usage, "--max-paths needs a number >= 1%s", "");
+    } else {
+        return 0;
     }
-    if (!a->path || !a->na)
+    return 1;
+}
+
+static int
+parse(args *a, const char **ops, int argc, char **argv)
+{
+    hscope_cli_args ca = { option, a, ops, 0, 0, NULL };
+    int rc = hscope_cli_parse_args(&a->o, &ca, argc, argv);
+    if (rc)
+        return rc;
+    if (ca.n < 2)
         return hscope_cli_usage_error(usage, "need a DUMP and at least one ADDR%s", "");
+    a->path = ops[0];
+    for (int i = 1; i < ca.n; i++)
+        if (hscope_cli_parse_address(ops[i], &a->addrs[a->na++]) != 0)
+            return hscope_cli_bad_address(usage, ops[i]);
     return 0;
 }
 
@@ -131,11 +135,11 @@ hscope_cli_root(int argc, char **argv)
     hscope_cli_opts_init(&a.o, "root", usage, HSCOPE_CLI_JSON, 0);
     a.maxp = 1;
     a.addrs = calloc((size_t)argc, sizeof(uint64_t));
-    if (!a.addrs)
-        return HSCOPE_CLI_EXIT_BAD_INPUT;
-    int rc = parse(&a, argc, argv);
-    if (!rc)
+    const char **ops = calloc((size_t)argc, sizeof(char *));
+    int rc = HSCOPE_CLI_EXIT_BAD_INPUT;
+    if (a.addrs && ops && !(rc = parse(&a, ops, argc, argv)))
         rc = run_root(&a);
+    free(ops);
     free(a.addrs);
     return rc;
 }

@@ -78,26 +78,30 @@ add_address(wanted *wl, const char *arg)
 }
 
 static int
+option(void *ctx, int argc, char **argv, int *i)
+{
+    (void)argc;
+    if (strcmp(argv[*i], "--values") != 0)
+        return 0;
+    *(int *)ctx = 1;
+    return 1;
+}
+
+static int
 parse(hscope_cli_opts *o, wanted *wl, int *values, const char **path, int argc, char **argv)
 {
-    for (int i = 2; i < argc; i++) {
-        int r = hscope_cli_opts_parse(o, argc, argv, &i);
-        if (r < 0)
-            return HSCOPE_CLI_EXIT_USAGE;
-        if (r > 0)
-            continue;
-        if (strcmp(argv[i], "--values") == 0)
-            *values = 1;
-        else if (argv[i][0] == '-' && argv[i][1])
-            return hscope_cli_usage_error(usage, "unknown option '%s'", argv[i]);
-        else if (!*path)
-            *path = argv[i];
-        else if ((r = add_address(wl, argv[i])) != 0)
-            return r;
-    }
-    if (!*path || wl->n == 0)
-        return hscope_cli_usage_error(usage, "need a DUMP and at least one ADDR%s", "");
-    return 0;
+    const char **ops = calloc((size_t)argc, sizeof(char *));
+    if (!ops)
+        return HSCOPE_CLI_EXIT_BAD_INPUT;
+    hscope_cli_args ca = { option, values, ops, 0, 0, NULL };
+    int rc = hscope_cli_parse_args(o, &ca, argc, argv);
+    if (!rc && ca.n < 2)
+        rc = hscope_cli_usage_error(usage, "need a DUMP and at least one ADDR%s", "");
+    *path = ops[0];
+    for (int i = 1; i < ca.n && !rc; i++)
+        rc = add_address(wl, ops[i]);
+    free(ops);
+    return rc;
 }
 
 static int

@@ -26,6 +26,16 @@ static const char usage[] =
     "                     (docs/JSON.md)\n"
     "  --no-class-edges   leave out the object -> class edges\n";
 
+static int
+option(void *ctx, int argc, char **argv, int *i)
+{
+    (void)argc;
+    if (strcmp(argv[*i], "--no-class-edges") != 0)
+        return 0;
+    ((hscope_dom_options *)ctx)->flags |= HSCOPE_DOM_NO_CLASS_EDGES;
+    return 1;
+}
+
 int
 hscope_cli_suspects(int argc, char **argv)
 {
@@ -34,24 +44,12 @@ hscope_cli_suspects(int argc, char **argv)
     hscope_cli_opts o;
     hscope_cli_opts_init(&o, "suspects", usage, HSCOPE_CLI_JSON | HSCOPE_CLI_TOP, 10);
     hscope_dom_options dopt = HSCOPE_DOM_OPTIONS_INIT;
-    int np = 0;
     const char *paths[3];
-    for (int i = 2; i < argc; i++) {
-        int r = hscope_cli_opts_parse(&o, argc, argv, &i);
-        if (r < 0)
-            return HSCOPE_CLI_EXIT_USAGE;
-        if (r > 0)
-            continue;
-        if (strcmp(argv[i], "--no-class-edges") == 0)
-            dopt.flags |= HSCOPE_DOM_NO_CLASS_EDGES;
-        else if (argv[i][0] == '-' && argv[i][1])
-            return hscope_cli_usage_error(usage, "unknown option '%s'", argv[i]);
-        else if (np < 3)
-            paths[np++] = argv[i];
-        else
-            return hscope_cli_usage_error(usage, "suspects takes three dumps ('%s' is extra)", argv[i]);
-    }
-    if (np != 3)
+    hscope_cli_args a = { option, &dopt, paths, 0, 3, "suspects takes three dumps ('%s' is extra)" };
+    int rc = hscope_cli_parse_args(&o, &a, argc, argv);
+    if (rc)
+        return rc;
+    if (a.n != 3)
         return hscope_cli_usage_error(usage, "need three dumps A B C%s", "");
     hscope_error err = HSCOPE_ERROR_INIT;
     hscope_diff_t *d = NULL;
@@ -67,7 +65,7 @@ hscope_cli_suspects(int argc, char **argv)
         hscope_cli_report_options(&o, &ro, paths, 3);
         st = hscope_suspects_write(s, &ro, hscope_cli_write_stdout, NULL, &err);
     }
-    int rc = st == HSCOPE_OK ? 0 : hscope_cli_fail("suspects", &err);
+    rc = st == HSCOPE_OK ? 0 : hscope_cli_fail("suspects", &err);
     hscope_suspects_free(s);
     hscope_diff_free(d);
     return rc;

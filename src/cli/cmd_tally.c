@@ -42,41 +42,41 @@ typedef struct args {
 } args;
 
 static int
+option(void *ctx, int argc, char **argv, int *i)
+{
+    args *a = ctx;
+    const char *arg = argv[*i];
+    if (strcmp(arg, "--keep-dumper") == 0) {
+        a->to.flags &= ~HSCOPE_TALLY_SKIP_DUMPER;
+    } else if (strcmp(arg, "--stream") == 0) {
+        a->stream = 1;
+    } else if (strcmp(arg, "--by") == 0) {
+        if (*i + 1 >= argc)
+            return hscope_cli_usage_error(usage, "--by needs a KEY%s", "");
+        a->by = argv[++*i];
+    } else if (strcmp(arg, "--sort") == 0) {
+        if (*i + 1 >= argc)
+            return hscope_cli_usage_error(usage, "--sort needs count or memsize%s", "");
+        arg = argv[++*i];
+        if (strcmp(arg, "count") == 0)
+            a->to.sort = HSCOPE_SORT_COUNT;
+        else if (strcmp(arg, "memsize") == 0)
+            a->to.sort = HSCOPE_SORT_MEMSIZE;
+        else
+            return hscope_cli_usage_error(usage, "--sort: expected count or memsize, not '%s'", arg);
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
+static int
 parse(args *a, int argc, char **argv)
 {
-    for (int i = 2; i < argc; i++) {
-        int r = hscope_cli_opts_parse(&a->o, argc, argv, &i);
-        if (r < 0)
-            return HSCOPE_CLI_EXIT_USAGE;
-        if (r > 0)
-            continue;
-        if (strcmp(argv[i], "--keep-dumper") == 0) {
-            a->to.flags &= ~HSCOPE_TALLY_SKIP_DUMPER;
-        } else if (strcmp(argv[i], "--stream") == 0) {
-            a->stream = 1;
-        } else if (strcmp(argv[i], "--by") == 0) {
-            if (i + 1 >= argc)
-                return hscope_cli_usage_error(usage, "--by needs a KEY%s", "");
-            a->by = argv[++i];
-        } else if (strcmp(argv[i], "--sort") == 0) {
-            if (i + 1 >= argc)
-                return hscope_cli_usage_error(usage, "--sort needs count or memsize%s", "");
-            i++;
-            if (strcmp(argv[i], "count") == 0)
-                a->to.sort = HSCOPE_SORT_COUNT;
-            else if (strcmp(argv[i], "memsize") == 0)
-                a->to.sort = HSCOPE_SORT_MEMSIZE;
-            else
-                return hscope_cli_usage_error(usage, "--sort: expected count or memsize, not '%s'",
-                                              argv[i]);
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            return hscope_cli_usage_error(usage, "unknown option '%s'", argv[i]);
-        } else if (!a->path) {
-            a->path = argv[i];
-        } else {
-            return hscope_cli_usage_error(usage, "tally takes one DUMP ('%s' is extra)", argv[i]);
-        }
-    }
+    hscope_cli_args ca = { option, a, &a->path, 0, 1, "tally takes one DUMP ('%s' is extra)" };
+    int rc = hscope_cli_parse_args(&a->o, &ca, argc, argv);
+    if (rc)
+        return rc;
     if (!a->path)
         return hscope_cli_usage_error(usage, "no DUMP given%s", "");
     if (!hscope_cli_valid_key(a->by))

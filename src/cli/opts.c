@@ -94,6 +94,29 @@ hscope_cli_opts_parse(hscope_cli_opts *o, int argc, char **argv, int *i)
 }
 
 int
+hscope_cli_parse_args(hscope_cli_opts *o, hscope_cli_args *a, int argc, char **argv)
+{
+    a->n = 0;
+    for (int i = 2; i < argc; i++) {
+        int r = hscope_cli_opts_parse(o, argc, argv, &i);
+        if (r < 0)
+            return HSCOPE_CLI_EXIT_USAGE;
+        if (r == 0 && a->option)
+            r = a->option(a->ctx, argc, argv, &i);
+        if (r > 1)
+            return r;
+        if (r == 1)
+            continue;
+        if (argv[i][0] == '-' && argv[i][1])
+            return hscope_cli_usage_error(o->usage, "unknown option '%s'", argv[i]);
+        if (a->max && a->n == a->max)
+            return hscope_cli_usage_error(o->usage, a->extra, argv[i]);
+        a->operands[a->n++] = argv[i];
+    }
+    return 0;
+}
+
+int
 hscope_cli_help(int argc, char **argv, const char *usage)
 {
     for (int i = 2; i < argc; i++) {
@@ -235,6 +258,35 @@ hscope_cli_report_options(const hscope_cli_opts *o, hscope_report_options *ro,
     ro->dump_name_count = nnames;
     if (!o->json)
         ro->flags |= HSCOPE_REPORT_NO_WARNINGS; /* said on stderr */
+}
+
+int
+hscope_cli_heap_command(hscope_cli_opts *o, int argc, char **argv, hscope_cli_heap_writer fn,
+                        uint32_t json_flags, int json_all)
+{
+    char extra[64];
+    snprintf(extra, sizeof(extra), "%s takes one DUMP ('%%s' is extra)", o->cmd);
+    const char *path = NULL;
+    hscope_cli_args a = { NULL, NULL, &path, 0, 1, extra };
+    int rc = hscope_cli_parse_args(o, &a, argc, argv);
+    if (rc)
+        return rc;
+    if (!path)
+        return hscope_cli_usage_error(o->usage, "no DUMP given%s", "");
+    if (o->json && json_all && !o->top_given)
+        o->top = HSCOPE_TOP_ALL;
+    hscope_heap_t *h = hscope_cli_load(o, path);
+    if (!h)
+        return HSCOPE_CLI_EXIT_BAD_INPUT;
+    hscope_report_options ro;
+    hscope_cli_report_options(o, &ro, &path, 1);
+    if (o->json)
+        ro.flags |= json_flags;
+    hscope_error err = HSCOPE_ERROR_INIT;
+    if (fn(h, &ro, hscope_cli_write_stdout, NULL, &err) != HSCOPE_OK)
+        rc = hscope_cli_fail(path, &err);
+    hscope_heap_free(h);
+    return rc;
 }
 
 int

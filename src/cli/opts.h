@@ -66,6 +66,27 @@ void hscope_cli_opts_init(hscope_cli_opts *o, const char *cmd, const char *usage
  * reported on stderr with the usage text). */
 int hscope_cli_opts_parse(hscope_cli_opts *o, int argc, char **argv, int *i);
 
+/*
+ * The whole command line of a command: argv[2..] through
+ * hscope_cli_opts_parse(), then the command's own `option` (may be NULL),
+ * called with *i at an argument: 1 if it took it (advancing *i past a
+ * value), 0 if it is not the command's, or HSCOPE_CLI_EXIT_USAGE after
+ * saying why.  Any other argument starting with '-' (but "-") is an
+ * unknown option; the rest are operands, collected in operands[0..n)
+ * (the caller gives room for argc entries), at most `max` of them (0: any
+ * number; one more is a usage error naming it with `extra`, a format with
+ * one %s).  Returns 0 or the exit status of a usage error (said).
+ */
+typedef struct hscope_cli_args {
+    int (*option)(void *ctx, int argc, char **argv, int *i);
+    void *ctx;
+    const char **operands;
+    int n, max;
+    const char *extra;
+} hscope_cli_args;
+
+int hscope_cli_parse_args(hscope_cli_opts *o, hscope_cli_args *a, int argc, char **argv);
+
 /* Print the usage text and the shared options on stdout if argv has -h or
  * --help before "--"; returns 1 then. */
 int hscope_cli_help(int argc, char **argv, const char *usage);
@@ -85,6 +106,19 @@ hscope_heap_t *hscope_cli_load(hscope_cli_opts *o, const char *path);
  * them there, as the load's damage). */
 void hscope_cli_report_options(const hscope_cli_opts *o, hscope_report_options *ro,
                                const char *const *names, uint64_t nnames);
+
+/*
+ * The whole of a command that writes one loaded DUMP with a heap writer
+ * (summary, generations): the arguments (DUMP the only operand), the
+ * load, the output.  `json_flags` are added to the report flags with
+ * --json; `json_all`: --json without --top writes every row.
+ */
+typedef hscope_status (*hscope_cli_heap_writer)(hscope_heap_t *heap,
+                                                const hscope_report_options *opts,
+                                                hscope_write_fn write, void *user_data,
+                                                hscope_error *err);
+int hscope_cli_heap_command(hscope_cli_opts *o, int argc, char **argv,
+                            hscope_cli_heap_writer fn, uint32_t json_flags, int json_all);
 
 /* Print "heapscope: [what: ]message" for a failed call; returns 1. */
 int hscope_cli_fail(const char *what, const hscope_error *err);

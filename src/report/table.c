@@ -160,26 +160,29 @@ hscope__table_init_fn(hscope__table *t, hscope__out *o, const hscope__ropts *ro,
         widen(t, key_of(ctx, i));
 }
 
+/* Add a column to titles/widths[0..*n) (up to max): at least as wide as
+ * its title. */
+static void
+add_col(const char **titles, int *widths, int *n, int max, const char *title, int width)
+{
+    if (*n >= max)
+        return;
+    int w = (int)strlen(title);
+    titles[*n] = title;
+    widths[*n] = width > w ? width : w;
+    (*n)++;
+}
+
 void
 hscope__table_col(hscope__table *t, const char *title, int width)
 {
-    if (t->ncols >= HSCOPE__TABLE_MAX_COLS)
-        return;
-    int w = (int)strlen(title);
-    t->titles[t->ncols] = title;
-    t->widths[t->ncols] = width > w ? width : w;
-    t->ncols++;
+    add_col(t->titles, t->widths, &t->ncols, HSCOPE__TABLE_MAX_COLS, title, width);
 }
 
 void
 hscope__table_lead(hscope__table *t, const char *title, int width)
 {
-    if (t->nleads >= HSCOPE__TABLE_MAX_LEADS)
-        return;
-    int w = (int)strlen(title);
-    t->lead_titles[t->nleads] = title;
-    t->lead_widths[t->nleads] = width > w ? width : w;
-    t->nleads++;
+    add_col(t->lead_titles, t->lead_widths, &t->nleads, HSCOPE__TABLE_MAX_LEADS, title, width);
 }
 
 void
