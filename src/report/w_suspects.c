@@ -69,8 +69,7 @@ json_holder(hscope__json *w, const hscope_suspects_t *s, uint64_t i, const holde
 }
 
 static void
-text_holder(hscope__out *o, const hscope__ropts *ro, const hscope_suspects_t *s, uint64_t i,
-            const holder *x)
+text_holder(hscope__out *o, const hscope_suspects_t *s, uint64_t i, const holder *x)
 {
     const hscope_heap_t *h = hscope_diff_heap(hscope_suspects_diff(s));
     char a[64], b[32], lb[512];
@@ -95,7 +94,6 @@ text_holder(hscope__out *o, const hscope__ropts *ro, const hscope_suspects_t *s,
                            (unsigned long long)hscope_heap_object_address(h, x->path[k]), lb);
     }
     hscope__out_putc(o, '\n');
-    (void)ro;
 }
 
 hscope_status
@@ -134,7 +132,7 @@ hscope__suspects_write(const hscope_suspects_t *s, const hscope__ropts *ro, hsco
         if (json)
             json_holder(&w, s, i, &x);
         else
-            text_holder(o, ro, s, i, &x);
+            text_holder(o, s, i, &x);
         hscope__free(&h->mem, x.path);
     }
     if (st != HSCOPE_OK)
