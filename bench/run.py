@@ -290,7 +290,7 @@ def bench_file(path, plain_bytes, kind, args):
         "kind": kind,
         "file_bytes": os.path.getsize(path),
         "plain_bytes": plain_bytes,
-        "objects": info["objects"],
+        "objects": info["total"]["count"],
         "references": info["references"],
         "skipped_lines": info.get("skipped_lines", 0),
         "model_bytes": info["load"]["model_bytes"],

@@ -146,15 +146,16 @@ def compare_tally(cli, dump, key, top, got, problems):
     if got is None:
         return
     expect(got['by'] == key, 'tally key %r, wanted %r' % (got['by'], key), problems)
-    expect(got['groups'] == want['groups'],
-           'tally groups %d, CLI says %d' % (got['groups'], want['groups']), problems)
-    expect((got['objects'], got['memsize']) == (summ['objects'], summ['total_memsize']),
+    expect(got['groups'] == want['group_count'],
+           'tally groups %d, CLI says %d' % (got['groups'], want['group_count']), problems)
+    total = summ['total']
+    expect((got['objects'], got['memsize']) == (total['count'], total['memsize']),
            'tally totals %d objects %d bytes, CLI summary says %d / %d'
-           % (got['objects'], got['memsize'], summ['objects'], summ['total_memsize']),
+           % (got['objects'], got['memsize'], total['count'], total['memsize']),
            problems)
-    expect(got['rows'] == want['rows'],
+    expect(got['rows'] == want['groups'],
            'tally rows differ from `heapscope tally --json`:\n  got  %s\n  want %s'
-           % (got['rows'][:5], want['rows'][:5]), problems)
+           % (got['rows'][:5], want['groups'][:5]), problems)
     return summ
 
 
@@ -165,9 +166,11 @@ def compare_diff(cli, dumps, key, top, got, problems):
         return
     lk = want['leaked']
     pairs = [('count', lk['count']), ('memsize', lk['memsize']),
-             ('groups', lk['group_count']), ('excluded', want['excluded_dumper_objects']),
-             ('reused', want['reused_addresses']), ('snapshots', want['objects']),
-             ('rows', lk['groups']), ('by', key), ('warnings', want['warnings'])]
+             ('groups', want['group_count']), ('excluded', want['excluded_dumper_objects']),
+             ('reused', want['reused_addresses']),
+             ('snapshots', [d['objects'] for d in want['dumps']]),
+             ('rows', want['groups']), ('by', key),
+             ('warnings', [w['message'] for w in want['warnings']])]
     for name, w in pairs:
         expect(got[name] == w, 'diff %s: got %r, `heapscope diff --json` says %r'
                % (name, got[name], w), problems)

@@ -143,15 +143,15 @@ def main():
     if report(one, [h[2]]):
         dom = render("one", one)
         summ = hs_json("summary", h[2])
-        check(attr_of(dom, "sum-objects", "data-v") == str(summ["objects"]),
+        check(attr_of(dom, "sum-objects", "data-v") == str(summ["total"]["count"]),
               "one: object count %s == summary --json %s"
-              % (attr_of(dom, "sum-objects", "data-v"), summ["objects"]))
+              % (attr_of(dom, "sum-objects", "data-v"), summ["total"]["count"]))
         ic = re.search(r'<svg id="icicle".*?</svg>', dom, re.S)
         nrect = len(re.findall(r"<rect", ic.group(0))) if ic else 0
         check(nrect >= 10, "one: icicle drawn (%d bars)" % nrect)
         for sec in ("summary", "histograms", "sites", "retainers", "dominators"):
             check('id="%s"' % sec in dom, "one: section %s" % sec)
-        ret = hs_json("retained", "--top", "1", h[2])["rows"][0]["address"]
+        ret = hs_json("retained", "--top", "1", h[2])["objects"][0]["address"]
         check(re.search(r'id="retainers-table".*?<td class="mono">%s</td>' % ret, dom, re.S)
               is not None, "one: top retainer %s listed" % ret)
 

@@ -410,7 +410,7 @@ def main():
     h = json.loads(run(['histogram', '--json', '--top', '0', '--by', 'class', dumps[-1]]).stdout)
     t = json.loads(run(['tally', '--json', '--top', '0', '--sort', 'memsize', '--by', 'class', dumps[-1]]).stdout)
     check([(r['key'], r['count'], r['memsize']) for r in h['rows']]
-          == [(r['key'], r['count'], r['memsize']) for r in t['rows']],
+          == [(r['key'], r['count'], r['memsize']) for r in t['groups']],
           'histogram --by class = tally --by class --sort memsize (%d rows)' % len(h['rows']))
     hk = json.loads(run(['histogram', '--json', '--top', '0', '--keep-dumper', '--by', 'class',
                          dumps[-1]]).stdout)
@@ -457,11 +457,11 @@ def main():
         oraw, ot = table('objects')
         rraw, rt = table('refs')
         per = [sum(1 for o in ot if int(o['dump_id']) == k + 1) for k in range(3)]
-        check(per == [s['objects'] for s in summ], 'export %s: objects per dump = summary %s' % (fmt, per))
+        check(per == [s['total']['count'] for s in summ], 'export %s: objects per dump = summary %s' % (fmt, per))
         per = [sum(1 for e in rt if int(e['dump_id']) == k + 1) for k in range(3)]
         check(per == [s['references'] for s in summ], 'export %s: refs per dump = summary %s' % (fmt, per))
         mem = [sum(int(o['memsize']) for o in ot if int(o['dump_id']) == k + 1) for k in range(3)]
-        check(mem == [s['total_memsize'] for s in summ], 'export %s: memsize per dump = summary' % fmt)
+        check(mem == [s['total']['memsize'] for s in summ], 'export %s: memsize per dump = summary' % fmt)
         cols = list(ot[0].keys())
         check(cols == ['dump_id', 'address', 'type', 'class', 'class_address', 'memsize', 'size',
                        'file', 'line', 'method', 'generation', 'flags', 'detail'],

@@ -107,12 +107,12 @@ def check_heapscope(name, d, t, dumps, files):
     for snap, f in zip(t['snapshots'], files):
         want = workloads.expected_types(d, t, snap)
         s = hs('summary', '--json', f)
-        got = {k: [v['count'], v['memsize']] for k, v in s['by_type'].items()}
-        check(s['objects'] == sum(v[0] for v in want.values()) and got == want,
+        got = {g['key']: [g['count'], g['memsize']] for g in s['by_type']['groups']}
+        check(s['total']['count'] == sum(v[0] for v in want.values()) and got == want,
               '%s %s: summary: %d objects, count and memsize per type = ObjectSpace + dumper'
-              % (name, snap['file'], s['objects']))
+              % (name, snap['file'], s['total']['count']))
         tt = hs('tally', '--json', '--by', 'type', '--top', '0', '--keep-dumper', f)
-        check({r['key']: [r['count'], r['memsize']] for r in tt['rows']} == want,
+        check({r['key']: [r['count'], r['memsize']] for r in tt['groups']} == want,
               '%s %s: tally --by type --keep-dumper = ObjectSpace + dumper' % (name, snap['file']))
         # by default, what the dumper's sites allocated (in this dump or an
         # earlier one) is left out and counted
@@ -121,14 +121,14 @@ def check_heapscope(name, d, t, dumps, files):
         rest = {k: v for k, v in rest.items() if v[0]}
         td = hs('tally', '--json', '--by', 'type', '--top', '0', f)
         n_out = sum(v[0] for v in out.values())
-        check({r['key']: [r['count'], r['memsize']] for r in td['rows']} == rest
+        check({r['key']: [r['count'], r['memsize']] for r in td['groups']} == rest
               and td['excluded_dumper_objects'] == n_out,
               '%s %s: tally --by type leaves out the %d objects of the dumper\'s sites'
               % (name, snap['file'], n_out))
 
     # ---------------------------------------------------------------- diff
     ours = hs('diff', '--json', '--addresses', '--top', '0', *files)
-    got = {a for g in ours['leaked']['groups'] for a in g['addresses']}
+    got = {a for g in ours['groups'] for a in g['addresses']}
     check(len(got) == ours['leaked']['count'], '%s: diff lists %d addresses = its count' % (name, len(got)))
     planted = {row[0] for leak in t['leaks'].values() for row in leak['objects']}
     miss = planted - got
@@ -139,7 +139,7 @@ def check_heapscope(name, d, t, dumps, files):
     check(not extra, '%s: diff reports nothing outside the identity diff (%d reported, %d in it)%s'
           % (name, len(got), len(ident), ' -- e.g. %s' % sorted(extra)[:3] if extra else ''))
     by_site = hs('diff', '--json', '--by', 'file:line:class', '--top', '0', *files)
-    rows = {g['key']: (g['count'], g['memsize']) for g in by_site['leaked']['groups']}
+    rows = {g['key']: (g['count'], g['memsize']) for g in by_site['groups']}
     want = {}
     for leak in t['leaks'].values():
         for row in leak['objects']:
@@ -152,10 +152,10 @@ def check_heapscope(name, d, t, dumps, files):
     check(want and not bad, '%s: diff --by file:line:class: each of the %d planted sites has the truth\'s '
           'count and memsize%s' % (name, len(want), ' -- %s' % bad if bad else ''))
     by_type = hs('diff', '--json', '--by', 'type', '--top', '0', *files)
-    check(sum(g['count'] for g in by_type['leaked']['groups']) == ours['leaked']['count'],
+    check(sum(g['count'] for g in by_type['groups']) == ours['leaked']['count'],
           '%s: diff --by type: groups add up to %d' % (name, ours['leaked']['count']))
     two = hs('diff', '--json', '--addresses', '--top', '0', *files[:2])
-    two_set = {a for g in two['leaked']['groups'] for a in g['addresses']}
+    two_set = {a for g in two['groups'] for a in g['addresses']}
     check(got <= two_set, '%s: the 2-dump diff contains the 3-dump diff (%d of %d)'
           % (name, len(got & two_set), len(got)))
 
@@ -173,14 +173,15 @@ def check_heapscope(name, d, t, dumps, files):
             if site_key(row) in L['planted_by_site']:
                 targets[row[0]] = L['holder']['address']
     # nothing but its holder keeps a planted-site object alive
-    kept = {s['address']: s['leaked_count'] for s in sus['suspects']}
+    kept = {s['address']: s['leaked']['count'] for s in sus['suspects']}
     low = {n: (kept.get(L['holder']['address']), sum(L['planted_by_site'].values())) for n, L in leaks.items()
            if kept.get(L['holder']['address'], 0) < sum(L['planted_by_site'].values())}
     check(not low, '%s: suspects: each holder keeps alive at least its planted-site objects%s'
           % (name, ' -- %s' % low if low else ''))
     paths = hs('root', '--json', files[2], *sorted(targets))
     by_target = {p['target']: p for p in paths['paths']}
-    bad = [a for a, h in targets.items() if h not in by_target.get(a, {}).get('path', [])]
+    steps = lambda a: [s['address'] for s in by_target.get(a, {}).get('path', [])]
+    bad = [a for a, h in targets.items() if h not in steps(a)]
     check(not bad, '%s: root: each of the %d planted-site objects has a path through its holder%s'
           % (name, len(targets), ' -- e.g. %s' % bad[:3] if bad else ''))
     holders = [L['holder']['address'] for L in leaks.values()]
