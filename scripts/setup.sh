@@ -11,7 +11,9 @@ PKGS=(meson ninja-build pkg-config gcc clang zlib1g-dev libisal-dev libxxhash-de
       ruby-rspec
       # groff: the man page test (tests/docs) renders docs/heapscope.1
       groff-base
-      # python3-jsonschema: JSON outputs checked against docs/schema/ (tests/waste)
+      # gdb: the test watchdog (tests/watchdog.h) prints a hung test's stacks
+      gdb
+      # the JSON Schemas of every --json output (tests/json)
       python3-jsonschema)
 missing=()
 for p in "${PKGS[@]}"; do

@@ -26,7 +26,6 @@
 int hscope_cli_timeline(int argc, char **argv);
 int hscope_cli_histogram(int argc, char **argv);
 int hscope_cli_export(int argc, char **argv);
-int hscope_cli_waste(int argc, char **argv);   /* cmd_waste.c */
 
 /* ------------------------------------------------------------------ */
 /* Shared helpers (defined in timeline.c)                             */
@@ -75,6 +74,13 @@ void hscope_cli_dumper_note(FILE *f, uint64_t n);
 
 /* The tally keys timeline/histogram/export accept. */
 int hscope_cli_valid_key(const char *by);
+
+/* hscope_write_fn to standard output. */
+int32_t hscope_cli_write_stdout(void *user_data, const char *data, uint64_t len);
+
+/* Columns for text output: the terminal's width when standard output is
+ * one, else $COLUMNS, else 100. */
+uint32_t hscope_cli_width(void);
 
 /* When standard output is a terminal, route it through a filter that
  * prints control bytes (C0 but '\n' and '\t', DEL, C1) as \xHH, so that

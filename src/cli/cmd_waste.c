@@ -5,12 +5,10 @@
  */
 #include <stdio.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <unistd.h>
 
-#include "cli.h"
+#include "opts.h"
 
-static const char usage_waste[] =
+static const char usage[] =
     "usage: heapscope waste [--values] [--top N] [--json] [--by file:line|gem]\n"
     "                       [--ratio N] [--min-slack BYTES] [--keep-dumper]\n"
     "                       [load options] DUMP\n"
@@ -34,35 +32,19 @@ static const char usage_waste[] =
     "\n"
     "  --values            print the duplicated values themselves\n"
     "  --top N             places and values to list (default 20; 0 = all)\n"
-    "  --json              {\"kind\": \"waste\", \"heap\", \"recoverable\", \"findings\",\n"
+    "  --json              {\"kind\": \"waste\", \"total\", \"recoverable\", \"findings\",\n"
     "                      \"groups\": [{\"key\", \"finding\", \"type\", \"count\",\n"
     "                      \"memsize\", \"fix\", ...}], \"values\", \"warnings\"}\n"
+    "                      (docs/JSON.md)\n"
     "  --by KEY            file:line (default) or gem\n"
     "  --ratio N           oversized from N times the content (default 4)\n"
     "  --min-slack BYTES   oversized only when a buffer wastes this much\n"
     "                      (default 256; suffixes K M G)\n"
     "  --keep-dumper       keep the objects the dumper itself allocated\n"
-    "  --threads N         parser threads, 1-64 (default: one per core, at most\n"
-    "                      8; 1 for files under 32 MiB, 2 MiB gzip)\n"
-    "  --no-index          accepted; waste always reads the dump (an index keeps\n"
-    "                      no string values)\n"
-    "  -v, --verbose       accepted; there is no index to report on\n";
+    "\n"
+    "--no-index and -v have no effect: waste always reads the dump (an index\n"
+    "keeps no string values).\n";
 
-/* Columns of the terminal on standard output, else 100. */
-static uint32_t
-out_width(void)
-{
-    struct winsize ws;
-    if (isatty(1) && ioctl(1, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40)
-        return ws.ws_col;
-    return 100;
-}
-
-static int32_t
-to_stdout(void *ud, const char *data, uint64_t len)
-{
-    return fwrite(data, 1, (size_t)len, ud) == len ? 0 : -1;
-}
 
 /* Warnings on stderr (the JSON has them too). */
 static void
@@ -92,52 +74,44 @@ warn(const char *path, const hscope_waste_t *w)
                              "counted");
 }
 
-/* Options of waste itself at argv[*i]: 1 consumed, 0 not ours, 2 usage
- * error (reported). */
+typedef struct args {
+    hscope_cli_opts o;
+    hscope_waste_options wo;
+    int values;
+    const char *path;
+} args;
+
+/* Options of waste itself at argv[*i]: 1 consumed, 0 not ours, or the
+ * exit status of a usage error (said). */
 static int
-waste_option(int argc, char **argv, int *i, hscope_waste_options *wo,
-             hscope_report_options *ro, hscope_load_options *lo)
+option(void *ctx, int argc, char **argv, int *i)
 {
-    const char *a = argv[*i];
+    args *a = ctx;
+    const char *arg = argv[*i];
     uint64_t v;
-    if (strcmp(a, "--values") == 0) {
-        ro->flags |= HSCOPE_REPORT_VALUES;
-    } else if (strcmp(a, "--json") == 0) {
-        ro->format = HSCOPE_FORMAT_JSON;
-    } else if (strcmp(a, "--keep-dumper") == 0) {
-        wo->flags |= HSCOPE_WASTE_KEEP_DUMPER;
-    } else if (strcmp(a, "--no-index") == 0 || strcmp(a, "-v") == 0 ||
-               strcmp(a, "--verbose") == 0) {
-        return 1;
-    } else if (strcmp(a, "--top") == 0) {
-        if (*i + 1 >= argc || hscope_cli_parse_size(argv[++*i], &v) != 0)
-            return hscope_cli_usage_error(usage_waste, "--top needs a number%s", "");
-        ro->top = v ? v : HSCOPE_TOP_ALL;
-    } else if (strcmp(a, "--by") == 0) {
+    if (strcmp(arg, "--values") == 0) {
+        a->values = 1;
+    } else if (strcmp(arg, "--keep-dumper") == 0) {
+        a->wo.flags |= HSCOPE_WASTE_KEEP_DUMPER;
+    } else if (strcmp(arg, "--by") == 0) {
         if (*i + 1 >= argc)
-            return hscope_cli_usage_error(usage_waste, "--by needs file:line or gem%s", "");
+            return hscope_cli_usage_error(usage, "--by needs file:line or gem%s", "");
         const char *by = argv[++*i];
         if (strcmp(by, "file:line") == 0)
-            wo->by = HSCOPE_WASTE_BY_SITE;
+            a->wo.by = HSCOPE_WASTE_BY_SITE;
         else if (strcmp(by, "gem") == 0)
-            wo->by = HSCOPE_WASTE_BY_GEM;
+            a->wo.by = HSCOPE_WASTE_BY_GEM;
         else
-            return hscope_cli_usage_error(usage_waste, "--by: expected file:line or gem, not '%s'",
-                                          by);
-    } else if (strcmp(a, "--ratio") == 0) {
+            return hscope_cli_usage_error(usage, "--by: expected file:line or gem, not '%s'", by);
+    } else if (strcmp(arg, "--ratio") == 0) {
         if (*i + 1 >= argc || hscope_cli_parse_size(argv[++*i], &v) != 0 || v < 2 || v > 1000000)
-            return hscope_cli_usage_error(usage_waste, "--ratio needs a number from 2 to "
-                                                       "1000000%s", "");
-        wo->ratio = (uint32_t)v;
-    } else if (strcmp(a, "--min-slack") == 0) {
-        if (*i + 1 >= argc || hscope_cli_parse_size(argv[++*i], &v) != 0 || v == 0)
-            return hscope_cli_usage_error(usage_waste, "--min-slack needs a size in bytes%s", "");
-        wo->min_slack = v;
-    } else if (strcmp(a, "--threads") == 0) {
-        if (*i + 1 >= argc || hscope_cli_parse_size(argv[++*i], &v) != 0 || v == 0 || v > 64)
-            return hscope_cli_usage_error(usage_waste, "--threads needs a number from 1 to 64%s",
+            return hscope_cli_usage_error(usage, "--ratio needs a number from 2 to 1000000%s",
                                           "");
-        lo->threads = (uint32_t)v;
+        a->wo.ratio = (uint32_t)v;
+    } else if (strcmp(arg, "--min-slack") == 0) {
+        if (*i + 1 >= argc || hscope_cli_parse_size(argv[++*i], &v) != 0 || v == 0)
+            return hscope_cli_usage_error(usage, "--min-slack needs a size in bytes%s", "");
+        a->wo.min_slack = v;
     } else {
         return 0;
     }
@@ -147,46 +121,33 @@ waste_option(int argc, char **argv, int *i, hscope_waste_options *wo,
 int
 hscope_cli_waste(int argc, char **argv)
 {
-    if (hscope_cli_want_help(argc, argv, usage_waste))
+    if (hscope_cli_help(argc, argv, usage))
         return 0;
-    hscope_load_options lo = HSCOPE_LOAD_OPTIONS_INIT;
-    hscope_waste_options wo = HSCOPE_WASTE_OPTIONS_INIT;
-    hscope_report_options ro = HSCOPE_REPORT_OPTIONS_INIT;
-    const char *path = NULL;
-    for (int i = 2; i < argc; i++) {
-        int r = hscope_cli_load_option(&lo, argc, argv, &i, usage_waste);
-        if (r < 0)
-            return HSCOPE_CLI_EXIT_USAGE;
-        if (r == 0)
-            r = waste_option(argc, argv, &i, &wo, &ro, &lo);
-        if (r == HSCOPE_CLI_EXIT_USAGE)
-            return r;
-        if (r)
-            continue;
-        if (argv[i][0] == '-' && argv[i][1])
-            return hscope_cli_usage_error(usage_waste, "unknown option '%s'", argv[i]);
-        if (path)
-            return hscope_cli_usage_error(usage_waste, "waste takes one DUMP ('%s' is extra)",
-                                          argv[i]);
-        path = argv[i];
-    }
-    if (!path)
-        return hscope_cli_usage_error(usage_waste, "no DUMP given%s", "");
+    args a;
+    memset(&a, 0, sizeof(a));
+    hscope_cli_opts_init(&a.o, "waste", usage, HSCOPE_CLI_JSON | HSCOPE_CLI_TOP, 20);
+    hscope_waste_options_init(&a.wo);
+    hscope_cli_args ca = { option, &a, &a.path, 0, 1, "waste takes one DUMP ('%s' is extra)" };
+    int rc = hscope_cli_parse_args(&a.o, &ca, argc, argv);
+    if (rc)
+        return rc;
+    if (!a.path)
+        return hscope_cli_usage_error(usage, "no DUMP given%s", "");
     hscope_error err = HSCOPE_ERROR_INIT;
     hscope_waste_t *w = NULL;
-    if (hscope_waste_file(&w, path, &lo, &wo, &err) != HSCOPE_OK) {
-        fprintf(stderr, "heapscope: %s: %s\n", path, err.message);
-        return HSCOPE_CLI_EXIT_BAD_INPUT;
+    hscope_cli_progress_start(&a.o, a.path);
+    hscope_status st = hscope_waste_file(&w, a.path, &a.o.lo, &a.wo, &err);
+    hscope_cli_progress_done(&a.o);
+    if (st == HSCOPE_OK) {
+        warn(a.path, w);
+        hscope_report_options ro;
+        hscope_cli_report_options(&a.o, &ro, &a.path, 1);
+        if (a.values)
+            ro.flags |= HSCOPE_REPORT_VALUES;
+        st = hscope_waste_write(w, &ro, hscope_cli_write_stdout, NULL, &err);
     }
-    warn(path, w);
-    ro.width = out_width();
-    ro.dump_names = &path;
-    ro.dump_name_count = 1;
-    int rc = 0;
-    if (hscope_waste_write(w, &ro, to_stdout, stdout, &err) != HSCOPE_OK || fflush(stdout) != 0) {
-        fprintf(stderr, "heapscope: cannot write the report: %s\n", err.message);
-        rc = HSCOPE_CLI_EXIT_BAD_INPUT;
-    }
+    if (st != HSCOPE_OK)
+        rc = hscope_cli_fail(a.path, &err);
     hscope_waste_free(w);
     return rc;
 }

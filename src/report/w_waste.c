@@ -391,36 +391,32 @@ json_value(hscope__json *j, const hscope_waste_t *w, const hscope__ropts *ro,
     hscope__json_end_obj(j);
 }
 
+/* The warnings of a result, the same in text and JSON. */
 static void
-json_warnings(hscope__json *j, const hscope_waste_t *w)
+gather_warnings(const hscope_waste_t *w, const hscope__ropts *ro, hscope__warnings *ws)
 {
     const hscope_waste_totals *t = &w->tot;
-    hscope__json_key(j, "warnings");
-    hscope__json_arr(j);
-    if (w->stats.skipped_lines)
-        hscope__json_warning(j, "skipped_lines", "%llu malformed lines were skipped",
-                             (unsigned long long)w->stats.skipped_lines);
-    if (w->stats.truncated)
-        hscope__json_warning(j, "truncated", "the dump ends in the middle of a record or stream");
+    ws->n = 0;
+    hscope__warn_damage(ws, hscope__ropts_dump_name(ro, 0), &w->stats, w->skipped);
     if (t->warnings & HSCOPE_WASTE_WARN_NO_TRACING)
-        hscope__json_warning(j, "no_tracing", "no finding has an allocation site: trace "
-                             "allocations (ObjectSpace.trace_object_allocations_start) to see "
-                             "where they come from");
+        hscope__warn(ws, "no_tracing", "no finding has an allocation site: trace "
+                     "allocations (ObjectSpace.trace_object_allocations_start) to see "
+                     "where they come from");
     if (t->warnings & HSCOPE_WASTE_WARN_NO_VALUES)
-        hscope__json_warning(j, "no_values", "no string has a value: duplicate strings could "
-                             "not be searched (a heap loaded without values, or a redacted dump)");
+        hscope__warn(ws, "no_values", "no string has a value: duplicate strings could "
+                     "not be searched (a heap loaded without values, or a redacted dump)");
     if (t->warnings & HSCOPE_WASTE_WARN_COLLISIONS)
-        hscope__json_warning(j, "hash_collisions", "%llu strings have the hash and length of "
-                             "another value but other bytes: they are not grouped",
-                             (unsigned long long)t->collision_count);
+        hscope__warn(ws, "hash_collisions", "%llu strings have the hash and length of "
+                     "another value but other bytes: they are not grouped",
+                     (unsigned long long)t->collision_count);
     if (t->warnings & HSCOPE_WASTE_WARN_CHANGED)
-        hscope__json_warning(j, "dump_changed", "the dump changed while it was read: some "
-                             "first copies could not be read back and are not counted");
-    hscope__json_end_arr(j);
+        hscope__warn(ws, "dump_changed", "the dump changed while it was read: some "
+                     "first copies could not be read back and are not counted");
 }
 
 static void
-waste_json(const hscope_waste_t *w, const hscope__ropts *ro, hscope__out *o)
+waste_json(const hscope_waste_t *w, const hscope__ropts *ro, const hscope__warnings *ws,
+           hscope__out *o)
 {
     const hscope_waste_totals *t = &w->tot;
     hscope__json j;
@@ -428,7 +424,7 @@ waste_json(const hscope_waste_t *w, const hscope__ropts *ro, hscope__out *o)
     hscope__json_begin_doc(&j, "waste");
     hscope__json_dumps_of_heap(&j, ro, NULL, t->dump_objects);
     hscope__json_kstr(&j, "by", w->by == HSCOPE_WASTE_BY_GEM ? "gem" : "file:line");
-    hscope__json_kcm(&j, "heap", t->objects, t->memsize);
+    hscope__json_kcm(&j, "total", t->objects, t->memsize);
     hscope__json_key(&j, "recoverable");
     hscope__json_obj(&j);
     hscope__json_ku64(&j, "count", t->count);
@@ -468,7 +464,7 @@ waste_json(const hscope_waste_t *w, const hscope__ropts *ro, hscope__out *o)
     for (uint64_t i = 0; i < top_of(ro, w->nvals); i++)
         json_value(&j, w, ro, &w->vals[i]);
     hscope__json_end_arr(&j);
-    json_warnings(&j, w);
+    hscope__json_warnings(&j, ws);
     hscope__json_end_obj(&j);
     hscope__json_done(&j);
 }
@@ -476,10 +472,13 @@ waste_json(const hscope_waste_t *w, const hscope__ropts *ro, hscope__out *o)
 void
 hscope__waste_write(const hscope_waste_t *w, const hscope__ropts *ro, hscope__out *o)
 {
+    hscope__warnings ws;
+    gather_warnings(w, ro, &ws);
     if (ro->format == HSCOPE_FORMAT_JSON) {
-        waste_json(w, ro, o);
+        waste_json(w, ro, &ws, o);
         return;
     }
+    hscope__text_warnings(o, ro, &ws);
     text_totals(w, ro, o);
     text_rows(w, ro, o);
     text_values(w, ro, o);

@@ -420,7 +420,7 @@ test_writers(void **state)
     assert_non_null(strstr(json, "{\"kind\":\"waste\","));
     assert_non_null(strstr(json, long_hash));
     assert_non_null(strstr(json, "\"recoverable\":{\"count\":15,\"memsize\":3716,"));
-    assert_non_null(strstr(json, "\"heap\":{\"count\":27,\"memsize\":6285}"));
+    assert_non_null(strstr(json, "\"total\":{\"count\":27,\"memsize\":6285}"));
     assert_null(strstr(json, "\"value\""));
     assert_null(strstr(json, "hello"));
     free(json);
@@ -717,6 +717,53 @@ test_bad_input(void **state)
     hscope_waste_free(w);
 }
 
+/* Warnings: "warning: ..." lines first in text (none with
+ * HSCOPE_REPORT_NO_WARNINGS), {"code", "message"} objects in JSON. */
+static void
+test_warnings(void **state)
+{
+    (void)state;
+    char path[512];
+    snprintf(path, sizeof(path), "%s/damaged.json", tmpdir);
+    FILE *f = fopen(path, "w");
+    fputs("{\"address\":\"0x10\",\"type\":\"STRING\",\"memsize\":40,\"bytesize\":2,"
+          "\"value\":\"ab\"}\n"
+          "{\"address\":\"0x38\",\"type\":\"STRING\",\"memsize\":40,\"bytesize\":2,"
+          "\"value\":\"ab\"}\n"
+          "not json\n",
+          f);
+    fclose(f);
+    hscope_waste_t *w = NULL;
+    hscope_error err = HSCOPE_ERROR_INIT;
+    assert_int_equal(hscope_waste_file(&w, path, NULL, NULL, &err), HSCOPE_OK);
+    const char *names[] = { "d.json" };
+    hscope_report_options ro = HSCOPE_REPORT_OPTIONS_INIT;
+    ro.dump_names = names;
+    ro.dump_name_count = 1;
+    sink s = { NULL, 0 };
+    assert_int_equal(hscope_waste_write(w, &ro, to_sink, &s, &err), HSCOPE_OK);
+    /* first, before the totals: the damage, no allocation sites */
+    assert_ptr_equal(strstr(s.p, "warning: d.json: 1 of 3 lines skipped (bad_json 1)"), s.p);
+    assert_non_null(strstr(s.p, "warning: no finding has an allocation site"));
+    assert_true(strstr(s.p, "warning: no finding") < strstr(s.p, "Waste in d.json"));
+    free(s.p);
+    s = (sink){ NULL, 0 };
+    ro.flags = HSCOPE_REPORT_NO_WARNINGS;
+    assert_int_equal(hscope_waste_write(w, &ro, to_sink, &s, &err), HSCOPE_OK);
+    assert_null(strstr(s.p, "warning:"));
+    free(s.p);
+    s = (sink){ NULL, 0 };
+    ro.flags = 0;
+    ro.format = HSCOPE_FORMAT_JSON;
+    assert_int_equal(hscope_waste_write(w, &ro, to_sink, &s, &err), HSCOPE_OK);
+    assert_non_null(strstr(s.p, "\"warnings\":[{\"code\":\"skipped_lines\",\"message\":"
+                                "\"d.json: 1 of 3 lines skipped (bad_json 1)\"},"
+                                "{\"code\":\"no_tracing\","));
+    free(s.p);
+    hscope_waste_free(w);
+    unlink(path);
+}
+
 int
 main(void)
 {
@@ -735,6 +782,7 @@ main(void)
         cmocka_unit_test(test_options),   cmocka_unit_test(test_writers),
         cmocka_unit_test(test_read_back), cmocka_unit_test(test_changed),
         cmocka_unit_test(test_failures),  cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_warnings),
     };
     int rc = cmocka_run_group_tests(tests, setup, NULL);
     rmdir(tmpdir);
