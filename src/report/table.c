@@ -172,11 +172,21 @@ hscope__table_col(hscope__table *t, const char *title, int width)
 }
 
 void
+hscope__table_tail(hscope__table *t, const char *title, int width)
+{
+    int w = (int)hscope__utf8_columns(title, strlen(title));
+    t->tail_title = title;
+    t->tail_width = width > w ? width : w;
+}
+
+void
 hscope__table_header(hscope__table *t)
 {
     size_t fixed = (size_t)t->indent;
     for (int i = 0; i < t->ncols; i++)
         fixed += 1 + (size_t)t->widths[i];
+    if (t->tail_title)
+        fixed += 2 + (size_t)t->tail_width;
     size_t room = t->width > fixed + 12 ? t->width - fixed : 12;
     if (t->key_width > room)
         t->key_width = room;
@@ -184,15 +194,33 @@ hscope__table_header(hscope__table *t)
     hscope__text_fit(t->o, t->key_title, t->key_width + (size_t)t->indent, 1, t->ascii);
     for (int i = 0; i < t->ncols; i++)
         hscope__out_printf(t->o, " %*s", t->widths[i], t->titles[i]);
+    if (t->tail_title)
+        hscope__out_printf(t->o, "  %s", t->tail_title);
+    hscope__out_putc(t->o, '\n');
+}
+
+void
+hscope__table_row_ex(hscope__table *t, const char *mark, const char *key,
+                     const char *const *cells, const char *tail)
+{
+    size_t ml = mark && t->indent >= 2 ? strlen(mark) : 0;
+    if (ml && ml + 1 < (size_t)t->indent) {
+        hscope__out_putc(t->o, ' ');
+        hscope__out_puts(t->o, mark);
+        hscope__out_fill(t->o, ' ', (size_t)t->indent - 1 - ml);
+    } else {
+        hscope__out_fill(t->o, ' ', (size_t)t->indent);
+    }
+    hscope__text_fit(t->o, key, t->key_width, t->ncols > 0 || tail, t->ascii);
+    for (int i = 0; i < t->ncols; i++)
+        hscope__out_printf(t->o, " %*s", t->widths[i], cells[i] ? cells[i] : "");
+    if (tail && *tail)
+        hscope__out_printf(t->o, "  %s", tail);
     hscope__out_putc(t->o, '\n');
 }
 
 void
 hscope__table_row(hscope__table *t, const char *key, const char *const *cells)
 {
-    hscope__out_fill(t->o, ' ', (size_t)t->indent);
-    hscope__text_fit(t->o, key, t->key_width, t->ncols > 0, t->ascii);
-    for (int i = 0; i < t->ncols; i++)
-        hscope__out_printf(t->o, " %*s", t->widths[i], cells[i] ? cells[i] : "");
-    hscope__out_putc(t->o, '\n');
+    hscope__table_row_ex(t, NULL, key, cells, NULL);
 }

@@ -6,6 +6,8 @@
 
 #include "writer.h"
 
+#define BAR_MAX 20
+
 static const char *
 row_key(const void *ctx, uint64_t i)
 {
@@ -44,6 +46,13 @@ hscope__tally_text(const hscope_tally_t *t, const hscope__ropts *ro, hscope__out
 {
     uint64_t rows = hscope_tally_row_count(t);
     int with_pct = total_count || total_mem;
+    int bars = (ro->flags & HSCOPE_REPORT_BARS) != 0;
+    int by_mem = hscope__tally_sort(t) == HSCOPE_SORT_MEMSIZE;
+    uint64_t top_value = 0;
+    for (uint64_t i = 0; bars && i < rows; i++) {
+        uint64_t v = by_mem ? hscope_tally_row_memsize(t, i) : hscope_tally_row_count_of(t, i);
+        top_value = v > top_value ? v : top_value;
+    }
     int members = samples && rows && hscope_tally_row_objects(t, 0, &(const hscope_id *){ NULL },
                                                               &(uint64_t){ 0 }) == HSCOPE_OK;
     hscope__table tb;
@@ -54,6 +63,8 @@ hscope__tally_text(const hscope_tally_t *t, const hscope__ropts *ro, hscope__out
     hscope__table_col(&tb, "memsize", 10);
     if (with_pct)
         hscope__table_col(&tb, "%", 6);
+    if (bars)
+        hscope__table_tail(&tb, by_mem ? "memsize" : "count", BAR_MAX);
     hscope__table_header(&tb);
     for (uint64_t i = 0; i < rows; i++) {
         uint64_t n = hscope_tally_row_count_of(t, i), m = hscope_tally_row_memsize(t, i);
@@ -70,7 +81,14 @@ hscope__tally_text(const hscope_tally_t *t, const hscope__ropts *ro, hscope__out
         cells[k++] = b;
         if (with_pct)
             cells[k++] = bp;
-        hscope__table_row(&tb, hscope_tally_row_key(t, i), cells);
+        char bar[BAR_MAX + 1] = "";
+        if (bars && top_value) {
+            uint64_t v = by_mem ? m : n;
+            size_t len = (size_t)((double)v / (double)top_value * BAR_MAX + 0.5);
+            memset(bar, '#', len);
+            bar[len] = '\0';
+        }
+        hscope__table_row_ex(&tb, NULL, hscope_tally_row_key(t, i), cells, bar);
         if (members) {
             char addrs[1024];
             sample_addresses(t, i, samples, addrs, sizeof(addrs), tb.ascii);
@@ -84,6 +102,10 @@ hscope__tally_text(const hscope_tally_t *t, const hscope__ropts *ro, hscope__out
         hscope__fmt_plural(groups - rows, "more group", "more groups", g, sizeof(g));
         hscope__out_printf(o, "  %s %s\n", tb.ascii ? "..." : "\xe2\x80\xa6", g);
     }
+    uint64_t excluded = hscope_tally_excluded(t);
+    if (excluded)
+        hscope__out_printf(o, "left out: %llu object%s allocated by the dumper itself\n",
+                           (unsigned long long)excluded, excluded == 1 ? "" : "s");
 }
 
 void
@@ -112,6 +134,80 @@ hscope__json_groups_of_tally(hscope__json *w, const hscope_tally_t *t, int addre
     hscope__json_end_arr(w);
 }
 
+/* "dumps": [{"path", "objects", "excluded_dumper_objects"}]: the objects
+ * of the heap, or those the fold of a file saw. */
+static void
+tally_dumps(hscope__json *w, const hscope_tally_t *t, const hscope__ropts *ro, uint64_t n)
+{
+    const hscope_heap_t *h = hscope__tally_heap(t);
+    hscope_load_stats s = HSCOPE_LOAD_STATS_INIT;
+    if (!h && hscope_tally_stats(t, &s) == HSCOPE_OK && s.objects)
+        n = s.objects;
+    hscope__json_key(w, "dumps");
+    hscope__json_arr(w);
+    hscope__json_obj(w);
+    hscope__json_kstr(w, "path", hscope__ropts_dump_name(ro, 0));
+    hscope__json_ku64(w, "objects", h ? hscope_heap_object_count(h) : n);
+    hscope__json_ku64(w, "excluded_dumper_objects", hscope_tally_excluded(t));
+    hscope__json_end_obj(w);
+    hscope__json_end_arr(w);
+}
+
+/* The heap's warnings, or the damage the fold of a file found. */
+static void
+tally_warnings(hscope__json *w, const hscope_tally_t *t)
+{
+    const hscope_heap_t *h = hscope__tally_heap(t);
+    if (h) {
+        hscope__json_heap_warnings(w, h);
+        return;
+    }
+    hscope__json_key(w, "warnings");
+    hscope__json_arr(w);
+    hscope_load_stats s = HSCOPE_LOAD_STATS_INIT;
+    uint64_t sk[HSCOPE_SKIP__COUNT];
+    char text[1024] = "";
+    if (hscope_tally_stats(t, &s) == HSCOPE_OK) {
+        for (int r = 0; r < HSCOPE_SKIP__COUNT; r++)
+            sk[r] = hscope_tally_skipped(t, r);
+        hscope__damage_text(text, sizeof(text), "the dump", &s, sk);
+    }
+    if (text[0])
+        hscope__json_warning(w, s.skipped_lines ? "skipped_lines" : "truncated", "%s", text);
+    hscope__json_end_arr(w);
+}
+
+/* The histogram: bars of memsize and count per row. */
+static void
+tally_svg(const hscope_tally_t *t, const hscope__ropts *ro, hscope__out *o)
+{
+    uint64_t rows = hscope_tally_row_count(t), groups = hscope_tally_group_count(t), tn, tm;
+    hscope_tally_totals(t, &tn, &tm);
+    hscope__mem *m = hscope__tally_mem(t);
+    hscope__svg_bar *bars = hscope__calloc(m, rows ? (size_t)rows : 1, sizeof(*bars));
+    if (!bars) {
+        if (o->status == HSCOPE_OK)
+            o->status = hscope__nomem(o->err, (size_t)rows * sizeof(*bars));
+        return;
+    }
+    for (uint64_t i = 0; i < rows; i++)
+        bars[i] = (hscope__svg_bar){ hscope_tally_row_key(t, i), hscope_tally_row_memsize(t, i),
+                                     hscope_tally_row_count_of(t, i) };
+    const char *by = hscope_tally_by(t), *name = hscope__ropts_dump_name(ro, 0);
+    char title[128], sub[512], a[32], b[32];
+    snprintf(title, sizeof(title), "heapscope histogram: memsize and objects by %s",
+             by ? by : "key");
+    hscope__fmt_count(tn, a, sizeof(a));
+    hscope__fmt_bytes((double)tm, b, sizeof(b));
+    snprintf(sub, sizeof(sub), "%s%s%s objects, %s; %s%llu of %llu groups, largest %s first",
+             name ? hscope__basename(name) : "", name ? ": " : "", a, b,
+             rows < groups ? "top " : "", (unsigned long long)rows, (unsigned long long)groups,
+             hscope__tally_sort(t) == HSCOPE_SORT_MEMSIZE ? "memsize" : "count");
+    hscope__svg_bars_chart ch = { title, sub, bars, (size_t)rows, tm, tn };
+    hscope__svg_bars(o, &ch);
+    hscope__free(m, bars);
+}
+
 static void
 tally_json(const hscope_tally_t *t, const hscope__ropts *ro, hscope__out *o)
 {
@@ -120,11 +216,11 @@ tally_json(const hscope_tally_t *t, const hscope__ropts *ro, hscope__out *o)
     hscope_tally_totals(t, &n, &m);
     hscope__json_init(&w, o, (ro->flags & HSCOPE_REPORT_PRETTY) != 0);
     hscope__json_begin_doc(&w, "tally");
-    hscope__json_dumps_of_heap(&w, ro, hscope__tally_heap(t), n);
+    tally_dumps(&w, t, ro, n);
     hscope__json_kstr(&w, "by", hscope_tally_by(t));
     hscope__json_kcm(&w, "total", n, m);
     hscope__json_groups_of_tally(&w, t, (ro->flags & HSCOPE_REPORT_ADDRESSES) != 0);
-    hscope__json_heap_warnings(&w, hscope__tally_heap(t));
+    tally_warnings(&w, t);
     hscope__json_end_obj(&w);
     hscope__json_done(&w);
 }
@@ -152,6 +248,9 @@ hscope__tally_write(const hscope_tally_t *t, const hscope__ropts *ro, hscope__ou
         break;
     case HSCOPE_FORMAT_CSV:
         tally_csv(t, o);
+        break;
+    case HSCOPE_FORMAT_SVG:
+        tally_svg(t, ro, o);
         break;
     default: {
         uint64_t n, m;
