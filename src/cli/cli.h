@@ -1,6 +1,8 @@
 /*
- * cli.h - declarations shared by the CLI's "memory over time" commands
- * (timeline.c, export.c, svg.c) and the main dispatcher (heapscope.c).
+ * cli.h - declarations shared by the CLI's commands: the "memory over
+ * time" commands (cmd_timeline.c, cmd_histogram.c, cmd_export.c,
+ * cmd_grew.c), the HTML report (report.c) and the main dispatcher
+ * (heapscope.c); the helpers are in cli_util.c.
  *
  *   heapscope timeline  [--by KEY] [--metric memsize|count] ... DUMP...
  *   heapscope histogram [--by type|class] [--top N] [--svg FILE] DUMP
@@ -28,7 +30,7 @@ int hscope_cli_histogram(int argc, char **argv);
 int hscope_cli_export(int argc, char **argv);
 
 /* ------------------------------------------------------------------ */
-/* Shared helpers (defined in timeline.c)                             */
+/* Shared helpers (cli_util.c)                                        */
 /* ------------------------------------------------------------------ */
 
 /* Print "heapscope: <fmt with arg>" and the usage text on stderr; returns
@@ -72,6 +74,9 @@ void hscope_cli_warn_tally_damage(const char *path, const hscope_tally_t *t);
 /* "left out: N objects allocated by the dumper itself" (nothing for 0). */
 void hscope_cli_dumper_note(FILE *f, uint64_t n);
 
+/* Basename of a path (pointer into it). */
+const char *hscope_cli_basename(const char *path);
+
 /* The tally keys timeline/histogram/export accept. */
 int hscope_cli_valid_key(const char *by);
 
@@ -81,102 +86,34 @@ int hscope_cli_valid_key(const char *by);
 void hscope_cli_guard_terminal(void);
 
 /* ------------------------------------------------------------------ */
-/* Ordering dumps in time (defined in timeline.c)                     */
+/* Commands that write through the library (cli_util.c)               */
 /* ------------------------------------------------------------------ */
 
-/*
- * The rules (docs/TIMELINE.md, "How dumps are ordered"), in this order:
- *  1. name-time, time source "datetime": every basename holds a date and
- *     time, YYYY-MM-DD[T_ -.]HH[:-.]MM[:-.]SS or YYYYMMDD[T_-.]HHMMSS
- *     (or a date alone, meaning midnight), years 2000-2099, read as UTC;
- *  2. name-time, "epoch": every basename holds a run of 9-11 digits that is
- *     a plausible epoch in seconds, or 12-14 digits that is one in
- *     milliseconds (both between 2000-01-01 and 2100-01-01); the last such
- *     run of a name counts;
- *  3. name-time, "sequence": every basename ends in a number (the last run
- *     of digits: step_03.json -> 3, heapscope.4242.7.json.gz -> 7,
- *     heap.json.12 -> 12);
- *  4. mtime: the files' modification times;
- *  5. given: the command-line order.
- * A rule applies only if it yields pairwise distinct values for all dumps.
- * Times are known (slopes per hour) for datetime, epoch and mtime.
- */
-#define HSCOPE_CLI_ORDER_NAME_TIME 0
-#define HSCOPE_CLI_ORDER_MTIME 1
-#define HSCOPE_CLI_ORDER_GIVEN 2
+/* The options of the commands that stream dumps (timeline, histogram,
+ * export, diff --grew) beyond the load options: --threads N (1 to
+ * max_threads, into *threads), and --no-index and -v, which have no effect
+ * there (the dumps are always read themselves).  1 consumed, 0 not ours,
+ * -1 usage error (reported). */
+int hscope_cli_stream_option(hscope_load_options *lo, uint32_t *threads,
+                             uint32_t max_threads, int argc, char **argv, int *i,
+                             const char *usage);
 
-typedef struct hscope_cli_dump {
-    const char *path;  /* as given on the command line */
-    int given;         /* position on the command line, 0-based */
-    int has_time;      /* time is known (epoch seconds, UTC) */
-    double time;
-    uint64_t seq;      /* the sort key actually used */
-} hscope_cli_dump;
+/* hscope_write_fn into a FILE * (user_data). */
+int32_t hscope_cli_write_file(void *user_data, const char *data, uint64_t len);
 
-typedef struct hscope_cli_order {
-    int order;          /* HSCOPE_CLI_ORDER_* */
-    const char *name;   /* "name-time", "mtime" or "given" */
-    const char *source; /* "datetime", "epoch", "epoch-ms", "sequence",
-                           "mtime" or "given" */
-    int times_known;
-} hscope_cli_order;
+/* Text for a terminal: its width, and ASCII when the locale is not UTF-8. */
+void hscope_cli_text_options(hscope_report_options *ro);
 
-/*
- * Sort dumps[0..n) in time order.  `force` is NULL or "auto" (the rules
- * above), "name" (rules 1-3 only), "mtime" or "given".  Returns 0, or -1
- * with a message in errbuf when a forced rule cannot be applied.
- */
-int hscope_cli_order_dumps(hscope_cli_dump *dumps, size_t n, const char *force,
-                           hscope_cli_order *out, char *errbuf, size_t errlen);
+/* Open `path` for writing (NULL: stdout); NULL after saying why. */
+FILE *hscope_cli_open_out(const char *path);
+/* Close what hscope_cli_open_out() opened after a writer returned `st`
+ * (its error in err): 0, or 1 after saying what went wrong. */
+int hscope_cli_close_out(FILE *f, const char *path, hscope_status st,
+                         const hscope_error *err);
 
-/* Basename of a path (pointer into it). */
-const char *hscope_cli_basename(const char *path);
-
-/* ------------------------------------------------------------------ */
-/* SVG charts (defined in svg.c)                                      */
-/* ------------------------------------------------------------------ */
-
-typedef struct hscope_svg_line {
-    const char *label;   /* group key */
-    const double *y;     /* npoints values */
-    int highlight;       /* growing: coloured and thick; else grey */
-    const char *note;    /* shown after the label in the legend, or NULL */
-} hscope_svg_line;
-
-typedef struct hscope_svg_lines_chart {
-    const char *title;
-    const char *subtitle;
-    const char *y_label;       /* e.g. "memsize" or "objects" */
-    int y_bytes;               /* format the value axis as B/KB/MB/GB */
-    size_t npoints;
-    const double *x;           /* epoch seconds per point, or NULL: steps */
-    const char *const *point_names; /* per point (tooltips), or NULL */
-    const hscope_svg_line *lines;
-    size_t nlines;
-    size_t more;               /* groups not plotted (noted in legend) */
-} hscope_svg_lines_chart;
-
-typedef struct hscope_svg_bar {
-    const char *label;
-    uint64_t memsize;
-    uint64_t count;
-} hscope_svg_bar;
-
-typedef struct hscope_svg_bars_chart {
-    const char *title;
-    const char *subtitle;
-    const hscope_svg_bar *bars;
-    size_t nbars;
-    uint64_t total_memsize;    /* for the % column; 0: not shown */
-    uint64_t total_count;
-} hscope_svg_bars_chart;
-
-/* Write a self-contained SVG document; 0 on success, -1 on write error. */
-int hscope_svg_write_lines(FILE *f, const hscope_svg_lines_chart *c);
-int hscope_svg_write_bars(FILE *f, const hscope_svg_bars_chart *c);
-
-/* Copy s to f as XML character data: escapes & < > " ', replaces bytes
- * that are not valid UTF-8 or not XML characters with U+FFFD. */
-void hscope_svg_escape(FILE *f, const char *s);
+/* diff --grew (cmd_grew.c): a timeline of the dumps in the order given,
+ * in its "grew" view. */
+int hscope_cli_diff_grew(char **paths, int np, const char *by, uint64_t top, int json,
+                         const hscope_load_options *lo, int keep_dumper);
 
 #endif

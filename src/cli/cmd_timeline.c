@@ -1,0 +1,208 @@
+/*
+ * cmd_timeline.c - heapscope timeline: what grows over time.  Options in,
+ * hscope_timeline_compute(), warnings to stderr, hscope_timeline_write()
+ * to stdout (and to the --svg file).  docs/TIMELINE.md has the rules.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char *prog = "heapscope";
+
+static const char usage_timeline[] =
+    "usage: heapscope timeline [--by KEY] [--metric memsize|count] [--top N]\n"
+    "                          [--svg FILE] [--csv | --json] [--threads N]\n"
+    "                          [--order auto|name|mtime|given] [--keep-dumper]\n"
+    "                          [load options] DUMP...\n"
+    "\n"
+    "What grows over time.  Each dump is folded into totals per group without\n"
+    "building the object graph (memory bounded by the number of groups; dumps\n"
+    "are read in parallel), the dumps are put in time order, and a least-\n"
+    "squares line is fitted to each group's series.  A group is growing when\n"
+    "there are at least 3 dumps, the slope is positive, R^2 >= 0.8, the last\n"
+    "value is above the first, and the fitted rise over the series (slope x\n"
+    "(dumps - 1)) is at least max(10 objects or 4 KB of memsize, 2% of the\n"
+    "group's mean).  Growing groups come first, then by slope x R^2.\n"
+    "\n"
+    "  --by KEY        file:line:class (default), type, class, file, file:line,\n"
+    "                  gem, method or generation\n"
+    "  --metric WHAT   memsize (default) or count: the series that is fitted\n"
+    "  --top N         groups to show (default 20; 0 = all)\n"
+    "  --svg FILE      also write an SVG plot of the first groups (at most 12)\n"
+    "  --csv           CSV, one row per group and dump:\n"
+    "                  rank,key,step,dump,time,count,memsize,growing\n"
+    "  --json          {\"kind\": \"timeline\", \"dumps\", \"groups\": [{\"key\", \"count\",\n"
+    "                  \"memsize\", \"slope_per_step\", \"slope_per_hour\", \"r2\",\n"
+    "                  \"growing\"}], \"warnings\"} (docs/JSON-timeline.md)\n"
+    "  --keep-dumper   keep the objects the dumper itself allocated (default: left\n"
+    "                  out of every dump and counted)\n"
+    "  --threads N     dumps folded at once, 1-1024 (default: the number of cores)\n"
+    "  --order HOW     auto (default), name, mtime or given\n"
+    "  --no-index      accepted; no effect (the dumps are streamed, not indexed)\n"
+    "  -v, --verbose   accepted; no effect\n"
+    "\n"
+    "Dump order (auto), the first rule that gives every dump a distinct value:\n"
+    "  name-time  a date-time (2024-05-01T12:00:00, 20240501-120000) or an\n"
+    "             epoch (9-11 digits: seconds, 12-14 digits: milliseconds) in\n"
+    "             every file name; else the last number in every name\n"
+    "             (step_03.json -> 3, heapscope.PID.N.json.gz -> N)\n"
+    "  mtime      the files' modification times\n"
+    "  given      the order on the command line\n"
+    "Slopes per hour are given when times are known (date-time, epoch, mtime).\n"
+    "Consecutive dumps are checked as a series (stderr, JSON \"warnings\"): the\n"
+    "same dump twice, dumps of different processes (< 5% of objects shared) and\n"
+    "an order that runs backwards (newest generation or mtime going down).\n";
+
+typedef struct tl_args {
+    hscope_load_options lo;
+    hscope_timeline_options to;
+    const char *svg;
+    int format;
+    uint64_t top;
+    char **paths;
+    size_t np;
+} tl_args;
+
+static int
+parse_order(const char *v, int32_t *order)
+{
+    static const char *const names[] = { "auto", "name", "mtime", "given" };
+    for (int32_t k = 0; k < 4; k++)
+        if (strcmp(v, names[k]) == 0) {
+            *order = k; /* HSCOPE_ORDER_AUTO .. _GIVEN */
+            return 0;
+        }
+    return -1;
+}
+
+/* One option at argv[*i] (not a load option); 0 or a usage error. */
+static int
+option(tl_args *a, int argc, char **argv, int *i)
+{
+    const char *o = argv[*i], *v = *i + 1 < argc ? argv[*i + 1] : NULL;
+    if (strcmp(o, "--json") == 0 || strcmp(o, "--csv") == 0) {
+        int f = o[2] == 'j' ? HSCOPE_FORMAT_JSON : HSCOPE_FORMAT_CSV;
+        if (a->format && a->format != f)
+            return hscope_cli_usage_error(usage_timeline, "--json and --csv exclude each other%s", "");
+        a->format = f;
+        return 0;
+    }
+    if (strcmp(o, "--keep-dumper") == 0) {
+        a->to.flags |= HSCOPE_TIMELINE_KEEP_DUMPER;
+        return 0;
+    }
+    if (strcmp(o, "--by") && strcmp(o, "--metric") && strcmp(o, "--top") && strcmp(o, "--svg") &&
+        strcmp(o, "--order"))
+        return hscope_cli_usage_error(usage_timeline, "unknown option '%s'", o);
+    if (!v)
+        return hscope_cli_usage_error(usage_timeline, "%s needs a value", o);
+    ++*i;
+    if (strcmp(o, "--by") == 0) {
+        if (!hscope_cli_valid_key(v))
+            return hscope_cli_usage_error(usage_timeline, "unknown --by key '%s'", v);
+        a->to.by = v;
+    } else if (strcmp(o, "--metric") == 0) {
+        if (strcmp(v, "memsize") && strcmp(v, "count"))
+            return hscope_cli_usage_error(usage_timeline,
+                                          "--metric: expected memsize or count, not '%s'", v);
+        a->to.metric = v[0] == 'c' ? HSCOPE_METRIC_COUNT : HSCOPE_METRIC_MEMSIZE;
+    } else if (strcmp(o, "--top") == 0) {
+        if (hscope_cli_parse_size(v, &a->top) != 0)
+            return hscope_cli_usage_error(usage_timeline, "--top needs a number, not '%s'", v);
+    } else if (strcmp(o, "--svg") == 0) {
+        a->svg = v;
+    } else if (parse_order(v, &a->to.order) != 0) {
+        return hscope_cli_usage_error(usage_timeline,
+                                      "--order: expected auto, name, mtime or given, not '%s'", v);
+    }
+    return 0;
+}
+
+static int
+parse(tl_args *a, int argc, char **argv)
+{
+    int end_opts = 0;
+    for (int i = 2; i < argc; i++) {
+        const char *o = argv[i];
+        if (end_opts || o[0] != '-' || !o[1]) {
+            a->paths[a->np++] = argv[i];
+            continue;
+        }
+        if (strcmp(o, "--") == 0) {
+            end_opts = 1;
+            continue;
+        }
+        int r = hscope_cli_stream_option(&a->lo, &a->to.threads, 1024, argc, argv, &i,
+                                         usage_timeline);
+        if (r < 0)
+            return HSCOPE_CLI_EXIT_USAGE;
+        if (r == 0 && (r = option(a, argc, argv, &i)) != 0)
+            return r;
+    }
+    if (a->np == 0)
+        return hscope_cli_usage_error(usage_timeline, "no DUMP given%s", "");
+    return 0;
+}
+
+/* The timeline to stdout (format) and to the SVG file. */
+static int
+write_out(const hscope_timeline_t *tl, const tl_args *a)
+{
+    hscope_report_options ro = HSCOPE_REPORT_OPTIONS_INIT;
+    hscope_error err = HSCOPE_ERROR_INIT;
+    ro.format = a->format;
+    ro.top = a->top ? a->top : HSCOPE_TOP_ALL;
+    hscope_cli_text_options(&ro);
+    hscope_status st = hscope_timeline_write(tl, &ro, hscope_cli_write_file, stdout, &err);
+    int rc = hscope_cli_close_out(stdout, NULL, st, &err);
+    if (a->svg) {
+        FILE *f = hscope_cli_open_out(a->svg);
+        if (!f)
+            return HSCOPE_CLI_EXIT_BAD_INPUT;
+        ro.format = HSCOPE_FORMAT_SVG;
+        st = hscope_timeline_write(tl, &ro, hscope_cli_write_file, f, &err);
+        rc |= hscope_cli_close_out(f, a->svg, st, &err);
+    }
+    return rc;
+}
+
+int
+hscope_cli_timeline(int argc, char **argv)
+{
+    if (hscope_cli_want_help(argc, argv, usage_timeline))
+        return 0;
+    tl_args a;
+    memset(&a, 0, sizeof(a));
+    hscope_load_options_init(&a.lo);
+    hscope_timeline_options_init(&a.to);
+    a.top = 20;
+    a.paths = calloc((size_t)argc, sizeof(char *));
+    if (!a.paths) {
+        fprintf(stderr, "%s: out of memory\n", prog);
+        return HSCOPE_CLI_EXIT_BAD_INPUT;
+    }
+    int rc = parse(&a, argc, argv);
+    if (rc) {
+        free(a.paths);
+        return rc;
+    }
+    hscope_timeline_t *tl = NULL;
+    hscope_error err = HSCOPE_ERROR_INIT;
+    hscope_status st = hscope_timeline_compute(&tl, (const char *const *)a.paths, a.np, &a.lo,
+                                               &a.to, &err);
+    if (st == HSCOPE_ERR_INVALID_ARG && a.to.order) {
+        rc = hscope_cli_usage_error(usage_timeline, "--%s", err.message);
+    } else if (st != HSCOPE_OK) {
+        fprintf(stderr, "%s: %s\n", prog, err.message);
+        rc = HSCOPE_CLI_EXIT_BAD_INPUT;
+    } else {
+        /* said once, in time order: the damaged dumps, then the series checks */
+        hscope_cli_warn_text(hscope_timeline_warning_text(tl));
+        rc = write_out(tl, &a);
+    }
+    hscope_timeline_free(tl);
+    free(a.paths);
+    return rc;
+}
