@@ -155,7 +155,7 @@ tally_dumps(hscope__json *w, const hscope_tally_t *t, const hscope__ropts *ro, u
 
 /* The heap's warnings, or the damage the fold of a file found. */
 static void
-tally_warnings(hscope__json *w, const hscope_tally_t *t)
+tally_warnings(hscope__json *w, const hscope_tally_t *t, const hscope__ropts *ro)
 {
     const hscope_heap_t *h = hscope__tally_heap(t);
     if (h) {
@@ -170,7 +170,8 @@ tally_warnings(hscope__json *w, const hscope_tally_t *t)
     if (hscope_tally_stats(t, &s) == HSCOPE_OK) {
         for (int r = 0; r < HSCOPE_SKIP__COUNT; r++)
             sk[r] = hscope_tally_skipped(t, r);
-        hscope__damage_text(text, sizeof(text), "the dump", &s, sk);
+        const char *name = hscope__ropts_dump_name(ro, 0);
+        hscope__damage_text(text, sizeof(text), name ? name : "the dump", &s, sk);
     }
     if (text[0])
         hscope__json_warning(w, s.skipped_lines ? "skipped_lines" : "truncated", "%s", text);
@@ -220,7 +221,7 @@ tally_json(const hscope_tally_t *t, const hscope__ropts *ro, hscope__out *o)
     hscope__json_kstr(&w, "by", hscope_tally_by(t));
     hscope__json_kcm(&w, "total", n, m);
     hscope__json_groups_of_tally(&w, t, (ro->flags & HSCOPE_REPORT_ADDRESSES) != 0);
-    tally_warnings(&w, t);
+    tally_warnings(&w, t, ro);
     hscope__json_end_obj(&w);
     hscope__json_done(&w);
 }
