@@ -659,6 +659,58 @@ test_export(void **state)
     rmdir(tmpdir);
 }
 
+/* ------------------------------------------------------------------ */
+/* progress and cancellation                                            */
+/* ------------------------------------------------------------------ */
+
+typedef struct prog {
+    int calls, cancel_at;
+    uint64_t last_total;
+} prog;
+
+static int32_t
+on_progress(void *ud, uint64_t done, uint64_t total)
+{
+    prog *p = ud;
+    p->calls++;
+    assert_true(done <= total);       /* the bytes of all the dumps */
+    p->last_total = total;
+    return p->cancel_at && p->calls >= p->cancel_at;
+}
+
+static void
+test_progress_and_cancel(void **state)
+{
+    (void)state;
+    make_tmpdir();
+    char *paths[3] = { write_dump("p_1.json", 10, 1, 1, 0x1000), write_dump("p_2.json", 20, 1, 1, 0x1000),
+                       write_dump("p_3.json", 30, 1, 1, 0x1000) };
+    uint64_t bytes = 0;
+    for (int k = 0; k < 3; k++) {
+        struct stat st;
+        assert_int_equal(stat(paths[k], &st), 0);
+        bytes += (uint64_t)st.st_size;
+    }
+    prog p = { 0, 0, 0 };
+    hscope_load_options lo = HSCOPE_LOAD_OPTIONS_INIT;
+    lo.progress = on_progress;
+    lo.progress_user_data = &p;
+    hscope_timeline_t *tl = NULL;
+    hscope_error err = HSCOPE_ERROR_INIT;
+    assert_int_equal(hscope_timeline_compute(&tl, (const char *const *)paths, 3, &lo, NULL, &err),
+                     HSCOPE_OK);
+    assert_true(p.calls >= 3);               /* at least once per dump */
+    assert_int_equal(p.last_total, bytes);   /* the sizes of all three files */
+    hscope_timeline_free(tl);
+    /* the callback says stop: cancelled, nothing returned */
+    p = (prog){ 0, 2, 0 };
+    assert_int_equal(hscope_timeline_compute(&tl, (const char *const *)paths, 3, &lo, NULL, &err),
+                     HSCOPE_ERR_CANCELLED);
+    assert_null(tl);
+    free_paths(paths, 3);
+    rmdir(tmpdir);
+}
+
 int
 main(void)
 {
@@ -670,6 +722,7 @@ main(void)
         cmocka_unit_test(test_warnings_and_errors),
         cmocka_unit_test(test_allocation_failures),
         cmocka_unit_test(test_export),
+        cmocka_unit_test(test_progress_and_cancel),
     };
     return cmocka_run_group_tests_name("timeline", tests, NULL, NULL);
 }
