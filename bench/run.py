@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """heapscope benchmark harness: load speed, memory and linearity on real Ruby heap dumps.
 
-Generates (or reuses) heap dumps of about 10 MB, 100 MB and 1 GB with the shared
-corpus generator (gen_leak.rb), optionally gzip copies, and times `heapscope summary`
+Generates (or reuses) heap dumps of about 10 MB, 100 MB and 1 GB with our own leak
+workload (examples/workloads/leak_series.rb; or, with --generator corpus, the shared
+corpus's gen_leak.rb), optionally gzip copies, and times `heapscope summary`
 and `heapscope tally` on the third snapshot (heap_3.json) of each set.  Every timing is
 the best of N runs, interleaved with a baseline measured in the same run (`wc -l` for
 plain files, `zcat > /dev/null` for gzip), so that the "x baseline" ratio stays
@@ -29,20 +30,25 @@ import time
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_HEAPSCOPE = os.path.join(REPO, "build", "heapscope")
 DEFAULT_CORPUS = os.path.normpath(os.path.join(REPO, "..", "shared", "corpus"))
-DEFAULT_DATA = "/work/data/bench"
+WORKLOAD = os.path.join(REPO, "examples", "workloads", "leak_series.rb")
+# our build machines keep generated data in /work/data; elsewhere a cache directory
+DEFAULT_DATA = ("/work/data/bench" if os.path.isdir("/work/data")
+                else os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"),
+                                  "heapscope-bench"))
 DEFAULT_RESULTS = os.path.join(REPO, "bench", "RESULTS.md")
 TIME_BIN = "/usr/bin/time"
 SEED = 42
 MB = 1e6  # sizes and MB/s in this harness are decimal megabytes
 
-# Sizes with known generator parameters (see ../shared/corpus/README.md, "Dump size per
-# scale"): heap_3.json is about 10.3, 98 and 977 MB.
+# Sizes with measured generator parameters: (scale, gems) so that heap_3.json is about
+# 10, 100 and 1000 MB.  ours: leak_series.rb with rubygems loaded (bench/README.md,
+# "Data sets"); corpus: gen_leak.rb (../shared/corpus/README.md, "Dump size per scale").
 PRESETS = {
-    "10M": (7.0, "none"),
-    "100M": (80.0, "activesupport"),
-    "1G": (1000.0, "activesupport"),
+    "ours": {"10M": (3.0, "none"), "100M": (60.0, "none"), "1G": (630.0, "none")},
+    "corpus": {"10M": (7.0, "none"), "100M": (80.0, "activesupport"), "1G": (1000.0, "activesupport")},
 }
 SET_FILES = ("heap_1.json", "heap_2.json", "heap_3.json", "truth.json")
+GENERATED_BY = {"ours": "ruby examples/workloads/leak_series.rb", "corpus": "gen_leak.rb"}
 
 
 class BenchError(Exception):
@@ -63,17 +69,22 @@ def parse_size(label):
     return float(m.group(1)) * {"K": 1e3, "M": 1e6, "G": 1e9}[m.group(2).upper()]
 
 
-def generator_params(label):
-    """(scale, gems) for gen_leak.rb so that heap_3.json is about `label` big.
+def generator_params(label, generator="ours"):
+    """(scale, gems) for the generator so that heap_3.json is about `label` big.
 
-    Presets for 10M/100M/1G; other sizes use the linear fits of the corpus README:
-    heap_3 ~ 3.5 MB + 0.967 MB/scale without gems, ~ 21 MB + 0.96 MB/scale with
-    activesupport (used from 40 MB on, like the real-app-sized presets).
+    Presets for 10M/100M/1G; other sizes use linear fits.  ours: heap_3 ~ 5.5 MB +
+    1.573 MB/scale (measured at scales 3, 30, 60).  corpus (its README): ~ 3.5 MB +
+    0.967 MB/scale without gems, ~ 21 MB + 0.96 MB/scale with activesupport (used from
+    40 MB on, like the real-app-sized presets).
     """
     key = label.upper()
-    if key in PRESETS:
-        return PRESETS[key]
+    if key in PRESETS[generator]:
+        return PRESETS[generator][key]
     target = parse_size(label) / MB
+    if generator == "ours":
+        if target < 7:
+            raise BenchError(f"size {label}: leak_series.rb cannot make a heap_3.json smaller than ~7 MB")
+        return (round((target - 5.5) / 1.573, 2), "none")
     if target < 4.5:
         raise BenchError(f"size {label}: gen_leak.rb cannot make a heap_3.json smaller than ~4.5 MB")
     if target < 40:
@@ -81,8 +92,8 @@ def generator_params(label):
     return (round((target - 21.0) / 0.96, 1), "activesupport")
 
 
-def set_matches(d, scale, gems):
-    """True if d holds a gen_leak.rb set made with these parameters (per truth.json)."""
+def set_matches(d, scale, gems, generator="ours"):
+    """True if d holds a set made by the generator with these parameters (per truth.json)."""
     truth = os.path.join(d, "truth.json")
     plain = os.path.join(d, "heap_3.json")
     if not (os.path.isfile(truth) and os.path.isfile(plain)):
@@ -92,8 +103,11 @@ def set_matches(d, scale, gems):
             t = json.load(f)
     except (OSError, ValueError):
         return False
-    return (t.get("generator") == "gen_leak.rb" and float(t.get("scale", -1)) == float(scale)
-            and int(t.get("seed", -1)) == SEED and sorted(t.get("gems", [])) == sorted(gems.split(","))
+    if generator == "ours":
+        same = t.get("workload") == "leak_series" and not t.get("gzip")
+    else:
+        same = t.get("generator") == "gen_leak.rb" and sorted(t.get("gems", [])) == sorted(gems.split(","))
+    return (same and float(t.get("scale", -1)) == float(scale) and int(t.get("seed", -1)) == SEED
             and os.path.getsize(plain) == next((s.get("bytes") for s in t.get("snapshots", [])
                                                 if s.get("file") == "heap_3.json"), None))
 
@@ -108,13 +122,14 @@ def check_free_space(path, need_bytes, what):
 
 def prepare_set(label, args, ruby_ok):
     """Return the path of heap_3.json for this size, generating the set if needed."""
-    scale, gems = generator_params(label)
-    setdir = os.path.join(args.data, label.upper())
-    if set_matches(setdir, scale, gems):
+    scale, gems = generator_params(label, args.generator)
+    # DATA/SIZE holds gen_leak.rb sets (as before --generator existed), DATA/SIZE-workload ours
+    setdir = os.path.join(args.data, label.upper() + ("-workload" if args.generator == "ours" else ""))
+    if set_matches(setdir, scale, gems, args.generator):
         log(f"{label}: reusing {setdir} (scale {scale:g}, gems {gems})")
         return os.path.join(setdir, "heap_3.json")
     for d in args.reuse:
-        if set_matches(d, scale, gems):
+        if set_matches(d, scale, gems, args.generator):
             log(f"{label}: reusing {d} (scale {scale:g}, gems {gems}); linking it into {setdir}")
             os.makedirs(setdir, exist_ok=True)
             clear_set(setdir)
@@ -129,22 +144,28 @@ def prepare_set(label, args, ruby_ok):
     check_free_space(args.data, int(2.7 * target + 1e9), f"the {label} set")
     os.makedirs(setdir, exist_ok=True)
     clear_set(setdir)
-    cmd = ["ruby", os.path.join(args.corpus, "gen_leak.rb"), "--scale", f"{scale:g}", "--seed", str(SEED),
-           "--gems", gems, "--no-verify", "--out", setdir]
+    if args.generator == "ours":
+        gen = WORKLOAD
+        cmd = ["ruby", gen, "--scale", f"{scale:g}", "--seed", str(SEED), "--out", setdir]
+    else:
+        gen = os.path.join(args.corpus, "gen_leak.rb")
+        cmd = ["ruby", gen, "--scale", f"{scale:g}", "--seed", str(SEED), "--gems", gems, "--no-verify",
+               "--out", setdir]
     log(f"{label}: generating: {' '.join(cmd)}")
     t0 = time.perf_counter()
     r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    name = os.path.basename(gen)
     if r.returncode != 0:
-        raise BenchError(f"gen_leak.rb failed (exit {r.returncode}) for {label}:\n{r.stdout[-3000:]}")
-    if not set_matches(setdir, scale, gems):
-        raise BenchError(f"gen_leak.rb finished but {setdir} does not hold a matching set:\n{r.stdout[-3000:]}")
+        raise BenchError(f"{name} failed (exit {r.returncode}) for {label}:\n{r.stdout[-3000:]}")
+    if not set_matches(setdir, scale, gems, args.generator):
+        raise BenchError(f"{name} finished but {setdir} does not hold a matching set:\n{r.stdout[-3000:]}")
     log(f"{label}: generated in {time.perf_counter() - t0:.0f} s, heap_3.json "
         f"{os.path.getsize(os.path.join(setdir, 'heap_3.json')) / MB:.1f} MB")
     return os.path.join(setdir, "heap_3.json")
 
 
 def clear_set(setdir):
-    """Remove the files of a stale set (only the names this harness and gen_leak.rb write)."""
+    """Remove the files of a stale set (only the names this harness and the generators write)."""
     for name in SET_FILES + ("heap_1.json.gz", "heap_2.json.gz", "heap_3.json.gz"):
         p = os.path.join(setdir, name)
         if os.path.islink(p) or os.path.isfile(p):
@@ -153,7 +174,7 @@ def clear_set(setdir):
 
 def prepare_gzip(plain, label, args):
     """gzip -6 -n copy of plain next to the set (cached while newer than the plain file)."""
-    gz = os.path.join(args.data, label.upper(), "heap_3.json.gz")
+    gz = os.path.join(os.path.dirname(plain), "heap_3.json.gz")
     if os.path.isfile(gz) and os.path.getsize(gz) > 0 and os.path.getmtime(gz) >= os.path.getmtime(plain):
         log(f"{label}: reusing {gz}")
         return gz
@@ -269,7 +290,7 @@ def bench_file(path, plain_bytes, kind, args):
         "kind": kind,
         "file_bytes": os.path.getsize(path),
         "plain_bytes": plain_bytes,
-        "objects": info["objects"],
+        "objects": info["total"]["count"],
         "references": info["references"],
         "skipped_lines": info.get("skipped_lines", 0),
         "model_bytes": info["load"]["model_bytes"],
@@ -481,8 +502,8 @@ Command: `{cmd.strip()}`
 
 {table}
 
-Each set is `gen_leak.rb --seed {SEED}` at the scale/gems in the README; the file measured is its `heap_3.json`
-(or the `gzip -6 -n` copy of it).
+Each set is `{GENERATED_BY[args.generator]} --seed {SEED}` at the scale in the README; the file measured is its
+`heap_3.json` (or the `gzip -6 -n` copy of it).
 """
     with open(path, "w") as f:
         f.write(text)
@@ -506,26 +527,31 @@ def main(argv):
                     "parse+index time, MB/s, ratio to a wc -l / zcat baseline measured in the same run, "
                     "peak RSS, model bytes per object, tally time, and cost per MB relative to the "
                     "smallest file. Prints one markdown table on stdout (progress on stderr).",
-        epilog="Data sets are generated once with ../shared/corpus/gen_leak.rb (needs ruby; 100M and 1G "
-               "also need ruby-activesupport) and cached in the data directory; generating 1G takes about "
-               "a minute and 2.6 GB of disk. Example: python3 bench/run.py --sizes 10M,100M --gzip "
+        epilog="Data sets are generated once with our own workload, examples/workloads/leak_series.rb "
+               "(needs ruby), and cached in the data directory; generating 1G takes a few minutes and "
+               "2.7 GB of disk. --generator corpus uses ../shared/corpus/gen_leak.rb instead (100M and 1G "
+               "also need ruby-activesupport). Example: python3 bench/run.py --sizes 10M,100M --gzip "
                "--write-results",
     )
     ap.add_argument("--sizes", default="10M,100M,1G",
                     help="comma-separated sizes of heap_3.json; presets 10M, 100M, 1G, or any NNM/NNG "
-                         "(scale estimated from the corpus README); default 10M,100M,1G")
+                         "(scale estimated by a linear fit); default 10M,100M,1G")
     ap.add_argument("--data", default=os.environ.get("HEAPSCOPE_BENCH_DATA", DEFAULT_DATA),
                     help="cache directory for generated dumps, one subdirectory per size; keep it outside "
                          "the repository (default: $HEAPSCOPE_BENCH_DATA or %s)" % DEFAULT_DATA)
     ap.add_argument("--heapscope", default=DEFAULT_HEAPSCOPE, help="heapscope binary to measure (default: build/heapscope in this repository)")
+    ap.add_argument("--generator", choices=("ours", "corpus"), default="ours",
+                    help="ours: examples/workloads/leak_series.rb (default); corpus: the shared corpus's "
+                         "gen_leak.rb, which the results before this option were measured with")
     ap.add_argument("--corpus", default=os.environ.get("HEAPSCOPE_CORPUS", DEFAULT_CORPUS),
-                    help="directory holding gen_leak.rb (default: $HEAPSCOPE_CORPUS or ../shared/corpus)")
+                    help="with --generator corpus: the directory holding gen_leak.rb (default: "
+                         "$HEAPSCOPE_CORPUS or ../shared/corpus)")
     ap.add_argument("--gzip", action="store_true",
                     help="also measure a gzip -6 -n copy of each file (baseline: zcat FILE > /dev/null)")
     ap.add_argument("--runs", type=int, default=3, help="runs per command; the best (minimum) time is reported (default 3)")
     ap.add_argument("--reuse", action="append", default=[], metavar="DIR",
-                    help="existing gen_leak.rb output directory to use instead of generating, if its "
-                         "truth.json has the same scale/gems/seed (symlinked into --data); repeatable")
+                    help="existing output directory of the generator to use instead of generating, if "
+                         "its truth.json has the same scale/gems/seed (symlinked into --data); repeatable")
     ap.add_argument("--write-results", nargs="?", const=DEFAULT_RESULTS, metavar="FILE",
                     help="also write the table with machine info to FILE (default bench/RESULTS.md)")
     ap.add_argument("--note", help="a sentence to add to the results file (e.g. what was measured and why)")
@@ -542,7 +568,7 @@ def main(argv):
         if not labels:
             raise BenchError("--sizes is empty")
         for lab in labels:
-            generator_params(lab)  # validate early
+            generator_params(lab, args.generator)  # validate early
         args.data = os.path.abspath(args.data)
         if os.path.commonpath([args.data, REPO]) == REPO:
             raise BenchError(f"--data {args.data} is inside the repository; use a directory outside it")
@@ -564,11 +590,12 @@ def main(argv):
             if gems in checked:
                 return
             if not shutil.which("ruby"):
-                raise BenchError("ruby is missing: it is needed to generate the heap dumps "
-                                 "(apt-get install ruby; 100M and 1G also need ruby-activesupport)")
-            gen = os.path.join(args.corpus, "gen_leak.rb")
-            if not os.path.isfile(gen):
-                raise BenchError(f"corpus generator not found: {gen} (pass --corpus DIR)")
+                raise BenchError("ruby is missing: it is needed to generate the heap dumps (apt-get install ruby)")
+            if args.generator == "corpus":
+                gen = os.path.join(args.corpus, "gen_leak.rb")
+                if not os.path.isfile(gen):
+                    raise BenchError(f"corpus generator not found: {gen} (pass --corpus DIR, or use "
+                                     f"--generator ours)")
             if gems != "none":
                 for g in gems.split(","):
                     lib = {"activesupport": "active_support"}.get(g, g)

@@ -2,7 +2,13 @@
 # Build the libFuzzer targets (clang + ASan/UBSan + libFuzzer, in build-fuzz)
 # and fuzz each target for SECONDS, on a scratch copy of its seed corpus.
 #
-# Usage: scripts/fuzz.sh [SECONDS] [TARGET...]
+# Usage: scripts/fuzz.sh [--real] [SECONDS] [TARGET...]
+#   --real   also seed every target with slices of real heap dumps, written
+#            here by the installed Ruby (tests/fuzz/real_seeds.rb: whole
+#            dumps of a varied heap, plain and full: true, cut into runs of
+#            lines of up to 16 KB); for the longer campaigns, e.g.
+#            `nice -n 15 scripts/fuzz.sh --real 720` (12 minutes a target,
+#            an hour in all; tests/fuzz/README.md keeps the results)
 #   SECONDS  per target, default 60
 #   TARGET   fuzz_parse, fuzz_gzip, fuzz_line, fuzz_index, fuzz_blocks (default: all,
 #            in turn)
@@ -18,20 +24,25 @@
 # Exit status: 0 if no target found anything, 1 if any run crashed or left a
 # reproducer in artifacts/, 2 on usage or build errors.
 #
-# Seeds: tests/fuzz/corpus/<target>/ (fuzz_gzip and fuzz_line also start
-# from the fuzz_parse seeds).  Saved reproducers (crash-*, leak-*, timeout-*,
-# oom-*) are left out of the seeds so that a known, unfixed bug does not stop
-# every run at once; the fuzz-replay meson tests run them.
+# Seeds: tests/fuzz/corpus/<target>/ (fuzz_gzip, fuzz_line and fuzz_blocks
+# also start from the fuzz_parse seeds), and with --real the real-dump
+# slices.  Saved reproducers (crash-*, leak-*, timeout-*, oom-*) are left
+# out of the seeds: they are for the fuzz-replay meson tests, which run them.
+# Nothing is suppressed or stepped around: any sanitizer report, invariant
+# violation, hang (the harnesses' watchdog prints every thread's stack after
+# 20 s; libFuzzer's -timeout is 25 s) or leak fails the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Everything in a function, read whole before it runs: editing or updating
 # this file during a long run cannot derail the run.
 main() {
+  REAL=0
+  if [ "${1:-}" = --real ]; then REAL=1; shift; fi
   SECS=${1:-60}
   if [ $# -gt 0 ]; then shift; fi
   if ! [[ "$SECS" =~ ^[0-9]+$ ]] || [ "$SECS" -eq 0 ]; then
-    echo "usage: scripts/fuzz.sh [SECONDS] [fuzz_parse|fuzz_gzip|fuzz_line|fuzz_index|fuzz_blocks ...]" >&2
+    echo "usage: scripts/fuzz.sh [--real] [SECONDS] [fuzz_parse|fuzz_gzip|fuzz_line|fuzz_index|fuzz_blocks ...]" >&2
     exit 2
   fi
   ALL=(fuzz_parse fuzz_gzip fuzz_line fuzz_index fuzz_blocks)
@@ -50,7 +61,7 @@ main() {
     CC=clang meson setup "$BUILD" -Dfuzz=true -Db_sanitize=address,undefined \
       -Db_lundef=false -Dbuildtype=debugoptimized >/dev/null || exit 2
   fi
-  if ! ninja -C "$BUILD" "${TARGETS[@]/#/tests/fuzz/}" >/dev/null; then
+  if ! ninja -C "$BUILD" "${TARGETS[@]/#/tests/fuzz/}" heapscope >/dev/null; then
     echo "fuzz: build failed (is $BUILD configured with CC=clang -Dfuzz=true?)" >&2
     exit 2
   fi
@@ -59,14 +70,41 @@ main() {
   mkdir -p "$WORK"
   DICT=tests/fuzz/heapdump.dict
 
-  SUPP="$WORK/ubsan.supp"
-  : >"$SUPP"
-  # The bugs the fuzzer found are fixed; their reproducers are replayed by
-  # meson (suite fuzz-replay), so nothing is suppressed here.
-
   # Stop at the first error of any kind, with a stack trace; leaks count.
+  # No suppressions: every bug the fuzzers found is fixed, and its
+  # reproducer is replayed by meson (suite fuzz-replay).
   export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1:symbolize=1}
-  export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1:symbolize=1:suppressions=$SUPP}
+  export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1:symbolize=1}
+
+  REALDIR=
+  if [ "$REAL" = 1 ]; then
+    command -v ruby >/dev/null || { echo "fuzz: --real needs ruby" >&2; exit 2; }
+    REALDIR="$WORK/real"
+    ruby tests/fuzz/real_seeds.rb "$REALDIR" --max-bytes 16000 --slices 60 || exit 2
+    # fuzz_index reads index images: index a few slices with the CLI
+    mkdir -p "$REALDIR/index"
+    local n=0 f
+    for f in "$REALDIR"/slices/*start* "$REALDIR"/slices/*class* "$REALDIR"/slices/*random-1.json \
+             "$REALDIR"/slices/*random-2.json "$REALDIR"/slices/*none*; do
+      [ -f "$f" ] || continue
+      n=$((n + 1))
+      "$BUILD/heapscope" index --out "$REALDIR/index/real-$n.hsx" "$f" >/dev/null 2>&1 || true
+    done
+  fi
+  real_seed() { # real_seed TARGET DEST: the real-dump slices, as TARGET reads them
+    local f b
+    [ -n "$REALDIR" ] || return 0
+    case "$1" in
+      fuzz_index) cp "$REALDIR"/index/*.hsx "$2/" 2>/dev/null || true ;;
+      fuzz_blocks) # 3 option bytes first: strict/limit/threads, then the block size
+        for f in "$REALDIR"/slices/*; do
+          b=$(basename "$f")
+          { printf '\000\100\000'; cat "$f"; } >"$2/b64-$b"
+          { printf '\011\007\000'; cat "$f"; } >"$2/b7-strict-3t-$b"
+        done ;;
+      *) cp "$REALDIR"/slices/* "$2/" ;;
+    esac
+  }
 
   seed() { # seed DIR DEST: copy seeds, leaving out saved reproducers
     local f
@@ -85,9 +123,10 @@ main() {
     dir="$WORK/$t"
     mkdir -p "$dir/corpus" "$dir/artifacts"
     seed "tests/fuzz/corpus/$t" "$dir/corpus"
-    if [ "$t" != fuzz_parse ]; then
+    if [ "$t" != fuzz_parse ] && [ "$t" != fuzz_index ]; then
       seed tests/fuzz/corpus/fuzz_parse "$dir/corpus"
     fi
+    real_seed "$t" "$dir/corpus"
     echo "fuzz: $t for ${SECS}s (work: $dir)"
     rc=0
     # -entropic=0: the entropic scheduler's bookkeeping took two thirds of

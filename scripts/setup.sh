@@ -12,7 +12,11 @@ PKGS=(meson ninja-build pkg-config gcc clang zlib1g-dev libisal-dev libxxhash-de
       # python3-jsonschema: the --json outputs are validated against docs/schema/
       python3-jsonschema
       # groff: the man page test (tests/docs) renders docs/heapscope.1
-      groff-base)
+      groff-base
+      # gdb: the test watchdog (tests/watchdog.h) prints a hung test's stacks
+      gdb
+      # the JSON Schemas of every --json output (tests/json)
+      python3-jsonschema)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
 # Run every test.  Usage: scripts/test.sh [--quick]
-#   1. normal build: all suites (unit, api, corpus vs reference.py, ...)
-#   2. valgrind memcheck over the unit and API suites (zero leaks, no errors)
-#   3. ASan+UBSan build (zlib only, no ISA-L): all suites
-#   4. ThreadSanitizer build: the concurrency test
-#   5. bounded fuzzing: each libFuzzer target for $HEAPSCOPE_FUZZ_SECONDS
+#   1. normal build: all suites (unit, api, workloads, timeline, report, abi,
+#      ...; corpus vs reference.py when ../shared/corpus is there), and the
+#      Ruby binding's tests
+#   2. a fresh clone: a copy of the repository with no ../shared beside it
+#      runs the quick start and `scripts/test.sh --quick`; every test but
+#      the corpus-only ones must pass there (scripts/fresh-clone-check.sh)
+#   3. valgrind memcheck over the unit and API suites (zero leaks, no errors)
+#   4. ASan+UBSan build (zlib only, no ISA-L): all suites
+#   5. ThreadSanitizer build: the concurrency test
+#   6. bounded fuzzing: each libFuzzer target for $HEAPSCOPE_FUZZ_SECONDS
 #      (default 60) under ASan+UBSan (scripts/fuzz.sh)
 # --quick runs step 1 only.
 set -euo pipefail
@@ -18,6 +23,9 @@ meson test -C build --print-errorlogs --num-processes 2
 step "Ruby binding: gem build + install against build/, minitest, examples"
 HEAPSCOPE_BUILD=build bindings/ruby/test.sh
 [ "${1:-}" = "--quick" ] && exit 0
+
+step "a fresh clone without ../shared: quick start and quick tests (scripts/fresh-clone-check.sh)"
+scripts/fresh-clone-check.sh
 
 step "valgrind memcheck: unit and api suites"
 meson test -C build --print-errorlogs --num-processes 2 --timeout-multiplier 4 \
@@ -40,8 +48,12 @@ if [ ! -d build-tsan ]; then
   meson setup build-tsan -Db_sanitize=thread -Db_lundef=false \
     -Dbuildtype=debugoptimized >/dev/null
 fi
-ninja -C build-tsan tests/api/api_threads tests/unit/unit_blocks >/dev/null
-TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+ninja -C build-tsan tests/api/api_threads tests/unit/unit_blocks tests/unit/unit_handoff >/dev/null
+# suite threads: api_threads, and unit_handoff (the parallel parser's
+# handoff under stress, issue 25; a quarter of its default loads, and
+# the watchdog's limits tripled, as TSan runs it about ten times slower)
+TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 HEAPSCOPE_STRESS=0.25 \
+  HEAPSCOPE_WATCHDOG_SCALE=3 \
   meson test -C build-tsan --print-errorlogs --no-rebuild --suite threads
 # the parallel parser's block mode: workers read their own blocks
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \

@@ -1,8 +1,9 @@
 /*
- * zlib_oracle.h - what zlib alone inflates from a gzip stream of one or
- * more members, cut anywhere: the independent oracle that the reader's
- * truncated-stream tests compare with (tests/unit/test_reader.c,
- * tests/api/test_hostile.c).  Needs <cmocka.h> (and what it needs) first.
+ * zlib_oracle.h - zlib on its own, for the tests: what it inflates from a
+ * gzip stream of one or more members, cut anywhere (the independent oracle
+ * that the reader's truncated-stream tests compare with:
+ * tests/unit/test_reader.c, tests/api/test_hostile.c), and one gzip member
+ * of some bytes (gzip_bytes).  Needs <cmocka.h> (and what it needs) first.
  */
 #ifndef HSCOPE_TEST_ZLIB_ORACLE_H
 #define HSCOPE_TEST_ZLIB_ORACLE_H
@@ -14,7 +15,7 @@
 
 /* The bytes zlib inflates from z[0, zlen), with Z_SYNC_FLUSH (all it can):
  * malloc'd, *len of them, never NULL. */
-static unsigned char *
+static inline unsigned char *
 zlib_oracle(const unsigned char *z, size_t zlen, size_t *len)
 {
     z_stream s;
@@ -46,6 +47,26 @@ zlib_oracle(const unsigned char *z, size_t zlen, size_t *len)
         assert_true(r == Z_OK || r == Z_BUF_ERROR);
     }
     inflateEnd(&s);
+    return out;
+}
+
+/* One gzip member of data[0, len) (malloc'd, *out_len bytes). */
+static inline unsigned char *
+gzip_bytes(const void *data, size_t len, size_t *out_len)
+{
+    z_stream z;
+    memset(&z, 0, sizeof(z));
+    assert_int_equal(deflateInit2(&z, 6, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY), Z_OK);
+    size_t cap = deflateBound(&z, (uLong)len) + 64;
+    unsigned char *out = malloc(cap);
+    assert_non_null(out);
+    z.next_in = (Bytef *)(uintptr_t)data;
+    z.avail_in = (uInt)len;
+    z.next_out = out;
+    z.avail_out = (uInt)cap;
+    assert_int_equal(deflate(&z, Z_FINISH), Z_STREAM_END);
+    *out_len = cap - z.avail_out;
+    deflateEnd(&z);
     return out;
 }
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Test the Ruby binding the way users get it:
+# Test the Ruby binding (gem libheapscope, require "heapscope") the way users
+# get it:
 #   1. gem build (vendors the library's sources into ext/heapscope/vendor);
 #   2. gem install of that .gem, linked against a fresh meson build of
 #      libheapscope (HEAPSCOPE_BUILD, via its meson-uninstalled pkg-config
@@ -41,15 +42,18 @@ step() { printf '\n== %s\n' "$*"; }
 
 # ---------------------------------------------------------------- 1. build
 step "gem build"
-(cd "$here" && gem build heapscope.gemspec --output "$work/heapscope.gem") | sed 's/^/   /'
+(cd "$here" && gem build libheapscope.gemspec --output "$work/libheapscope.gem") | sed 's/^/   /'
 
 # ------------------------------------------------ 2. install against build
 step "gem install (linked to $build)"
 HEAPSCOPE_BUILD=$build gem install --local --no-document --ignore-dependencies \
-  --install-dir "$work/gems" "$work/heapscope.gem" | sed 's/^/   /'
+  --install-dir "$work/gems" "$work/libheapscope.gem" | sed 's/^/   /'
 so=$(find "$work/gems" -name heapscope.so -path '*extensions*' | head -1)
 [ -n "$so" ] || so=$(find "$work/gems" -name heapscope.so | head -1)
-ldd "$so" | grep -q "$build/libheapscope.so" || { echo "test.sh: $so does not use $build" >&2; ldd "$so" >&2; exit 1; }
+# (ldd's output is kept first: with pipefail, `ldd | grep -q` fails when
+# grep exits before ldd has written everything)
+ldd "$so" > "$work/ldd.txt"
+grep -q "$build/libheapscope.so" "$work/ldd.txt" || { echo "test.sh: $so does not use $build" >&2; cat "$work/ldd.txt" >&2; exit 1; }
 check_exports() {
   local exports
   exports=$(nm -D --defined-only "$1" | awk '{print $3}' | sort -u)
@@ -70,7 +74,15 @@ run_suite() { # GEM_HOME
     export HEAPSCOPE_BUILD=$build HEAPSCOPE_CLI=$build/heapscope
     ruby -e 'require "heapscope"; so = $LOADED_FEATURES.grep(/heapscope\.so\z/)[0]
              abort "loaded #{so}, not the installed gem" unless so.start_with?(ENV["GEM_HOME"])
-             puts "   heapscope #{Heapscope::VERSION} (library #{Heapscope::LIBRARY_VERSION}) from #{so}"'
+             spec = Gem.loaded_specs["libheapscope"]
+             abort "require \"heapscope\" did not activate the gem libheapscope" unless spec
+             abort "GEM_NAME #{Heapscope::GEM_NAME}" unless Heapscope::GEM_NAME == spec.name
+             puts "   gem #{spec.name} #{Heapscope::VERSION} (library #{Heapscope::LIBRARY_VERSION}) from #{so}"'
+    # what Bundler does for `gem "libheapscope"`: require the gem's name
+    ruby -e 'require "libheapscope"
+             abort "require \"libheapscope\" did not load Heapscope" unless defined?(Heapscope::Heap)
+             abort "not from the gem" unless Gem.loaded_specs["libheapscope"]
+             puts "   require \"libheapscope\": Heapscope #{Heapscope::VERSION}, library #{Heapscope::LIBRARY_VERSION}"'
     ruby -w -Itest -e 'Dir["test/test_*.rb"].sort.each { |f| require File.expand_path(f) }'
   )
 }
@@ -114,9 +126,10 @@ fi
 if [ "$vendored" = 1 ]; then
   step "gem install (vendored sources, no libheapscope)"
   env -u HEAPSCOPE_BUILD PKG_CONFIG_PATH= gem install --local --no-document --ignore-dependencies \
-    --install-dir "$work/gems-vendored" "$work/heapscope.gem" -- --disable-system-libheapscope | sed 's/^/   /'
+    --install-dir "$work/gems-vendored" "$work/libheapscope.gem" -- --disable-system-libheapscope | sed 's/^/   /'
   so=$(find "$work/gems-vendored" -name heapscope.so -path '*extensions*' | head -1)
-  if ldd "$so" | grep -q libheapscope; then echo "test.sh: vendored build links libheapscope" >&2; exit 1; fi
+  ldd "$so" > "$work/ldd.txt"
+  if grep -q libheapscope "$work/ldd.txt"; then echo "test.sh: vendored build links libheapscope" >&2; exit 1; fi
   check_exports "$so"
   step "minitest suite (installed gem, vendored)"
   run_suite "$work/gems-vendored"

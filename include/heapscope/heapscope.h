@@ -128,6 +128,19 @@ typedef struct hscope_allocator {
  * gzip; `total` is 0 when unknown, e.g. for a pipe).  Return 0 to go on, any
  * other value to cancel: the call then fails with HSCOPE_ERR_CANCELLED.
  * Called from the loading thread, at most every few megabytes.
+ *
+ * Cancelling.  The callback runs on the thread that called the load (never
+ * on a parser thread): once when reading starts, then after every 16 MiB
+ * or so of input.  To stop a load from elsewhere (another thread, a signal
+ * handler), set a flag there and return it from the callback; the Ruby
+ * binding does this from its unblock function, so Ctrl-C, Thread#raise and
+ * Timeout stop a load.  After a non-zero return the load reads no more,
+ * lets each parser thread finish the chunk it holds (a few MiB, or one
+ * line of at most max_line_bytes), joins them, frees everything and fails
+ * with HSCOPE_ERR_CANCELLED; it keeps nothing.  So a cancel takes effect
+ * within about 16 MiB of input plus one chunk.  Not interrupted: a read
+ * from a pipe or socket that delivers nothing (the load waits for data or
+ * the end), and the model and index built after the last input byte.
  */
 typedef int32_t (*hscope_progress_fn)(void *user_data, uint64_t done,
                                       uint64_t total);
@@ -986,7 +999,10 @@ typedef int32_t (*hscope_write_fn)(void *user_data, const char *data, uint64_t l
 #define HSCOPE_REPORT_PRETTY    0x2u /* JSON indented by two spaces */
 #define HSCOPE_REPORT_VALUES    0x4u /* string values (never without it) */
 #define HSCOPE_REPORT_ASCII     0x8u /* text: ASCII only ("..." not U+2026) */
-#define HSCOPE_REPORT_BARS     0x10u /* text: a bar of '#' per tally row, scaled
+/* text: leave out the "warning: ..." lines, for a caller that shows the
+ * warnings elsewhere (the CLI: on stderr); JSON always has them. */
+#define HSCOPE_REPORT_NO_WARNINGS 0x10u
+#define HSCOPE_REPORT_BARS     0x20u /* text: a bar of '#' per tally row, scaled
                                         to the largest (the histogram) */
 
 /** `top` value meaning every row. */
@@ -1020,16 +1036,194 @@ HSCOPE_API const char *hscope_tally_by(const hscope_tally_t *tally);
 
 /**
  * Write a tally: text (a table; with HSCOPE_REPORT_BARS a bar per row, by
- * the tally's sort), JSON (kind "tally"), CSV (key, count, memsize), SVG
- * (bars of memsize and count per row: the histogram).  Rows are those the
- * tally kept (its `top`); rows of a subset or diff tally list their
- * members' addresses with HSCOPE_REPORT_ADDRESSES.
+ * the tally's sort), JSON (kind "tally"; kind "retained" for a tally of
+ * hscope_domtree_tally()), CSV (key, count, memsize), SVG (bars of memsize
+ * and count per row: the histogram).  Rows are those the tally kept (its
+ * `top`); rows of a subset or diff tally list their members' addresses
+ * with HSCOPE_REPORT_ADDRESSES.  Warnings: lines the tally's dump had
+ * skipped, a dump cut short; the dumper's objects left out are counted
+ * (text: a "left out:" line).
  */
 HSCOPE_API hscope_status hscope_tally_write(const hscope_tally_t *tally,
                                             const hscope_report_options *opts,
                                             hscope_write_fn write,
                                             void *user_data,
                                             hscope_error *err);
+
+/* ---- Writers of one dump's results and of a diff (issue 20, part A) ---- */
+/*
+ * Every writer below checks its arguments and options (a `format` it has
+ * no writer for: HSCOPE_ERR_UNSUPPORTED), writes the whole result through
+ * `write` and returns HSCOPE_OK, or the first error (a write function that
+ * returned non-zero: HSCOPE_ERR_IO).  Output that was written stays
+ * written.  JSON documents follow docs/JSON.md (schemas: docs/schema/).
+ * Text: tables fit `width`, long keys cut in the middle; warnings as
+ * "warning: ..." lines first (unless HSCOPE_REPORT_NO_WARNINGS).  A writer
+ * may be called from any thread; it only reads the result.  Since 0.2.
+ */
+
+/**
+ * What a heap holds (kind "summary"): objects and memsize, references,
+ * ROOT categories, dangling references, skipped lines and why, counts and
+ * memsize per type and the `top` classes, load figures.  Text or JSON.
+ */
+HSCOPE_API hscope_status hscope_heap_write_summary(hscope_heap_t *heap,
+                                                   const hscope_report_options *opts,
+                                                   hscope_write_fn write,
+                                                   void *user_data,
+                                                   hscope_error *err);
+
+/**
+ * Everything about some objects (kind "objects"): type, class and label,
+ * memsize, allocation site, flags, what each references and what
+ * references it (text: the first `top` of each; JSON: all).  `addresses`
+ * are looked up in the heap; one that is not an object of the heap is
+ * written as not found (text: nothing; JSON: "found": false) and the call
+ * still succeeds.  `records` (may be NULL; entries may be NULL) are the
+ * dump's record lines of the objects, NUL-terminated, e.g. caught with a
+ * load option line_fn: the heap does not keep them.  String values (the
+ * heap's, and "value" in the records) are written only with
+ * HSCOPE_REPORT_VALUES.  Text or JSON.
+ */
+HSCOPE_API hscope_status hscope_heap_write_objects(hscope_heap_t *heap,
+                                                   const uint64_t *addresses,
+                                                   uint64_t count,
+                                                   const char *const *records,
+                                                   const hscope_report_options *opts,
+                                                   hscope_write_fn write,
+                                                   void *user_data,
+                                                   hscope_error *err);
+
+/**
+ * heapy's generation view (kind "generations"): live objects per
+ * allocation generation, each with its `top` file:line:class groups, and
+ * the objects without allocation info.  Text or JSON.
+ */
+HSCOPE_API hscope_status hscope_heap_write_generations(hscope_heap_t *heap,
+                                                       const hscope_report_options *opts,
+                                                       hscope_write_fn write,
+                                                       void *user_data,
+                                                       hscope_error *err);
+
+/**
+ * A diff (kind "diff"): the dumps, the leaked objects' count and memsize,
+ * the objects left out, reused addresses, warnings, and the groups of
+ * `groups`, a tally made by hscope_diff_tally() on this diff (rows as it
+ * kept them; their addresses with HSCOPE_REPORT_ADDRESSES, text: three per
+ * group without).  `groups` NULL: grouped by file:line:class, the first
+ * `top` groups.  Text, JSON or CSV (the groups).
+ */
+HSCOPE_API hscope_status hscope_diff_write(const hscope_diff_t *diff,
+                                           const hscope_tally_t *groups,
+                                           const hscope_report_options *opts,
+                                           hscope_write_fn write,
+                                           void *user_data,
+                                           hscope_error *err);
+
+/**
+ * The dominator tree (kind "dominators").  With `focus` HSCOPE_ID_NONE:
+ * below each ROOT category and the super-root "(roots)", the `top`
+ * children by retained size, `depth` levels deep.  With an object id: its
+ * dominator chain from the root down and its subtree, `depth` levels.
+ * HSCOPE_REPORT_ADDRESSES (JSON): also every reachable object's immediate
+ * dominator and retained size.  Text, JSON, or FOLDED: one line per
+ * object, "frame;frame;... self-memsize" from the root category down
+ * (every reachable object whose memsize is not 0; flamegraph.pl,
+ * speedscope).
+ */
+HSCOPE_API hscope_status hscope_domtree_write(hscope_domtree_t *tree,
+                                              hscope_id focus,
+                                              const hscope_report_options *opts,
+                                              hscope_write_fn write,
+                                              void *user_data,
+                                              hscope_error *err);
+
+/**
+ * The `top` objects with the largest retained size, largest first (kind
+ * "retained"), with reachable and unreachable totals.  Text or JSON.
+ */
+HSCOPE_API hscope_status hscope_domtree_write_retained(const hscope_domtree_t *tree,
+                                                       const hscope_report_options *opts,
+                                                       hscope_write_fn write,
+                                                       void *user_data,
+                                                       hscope_error *err);
+
+/**
+ * "du for the heap": what each group of a tally key (see
+ * hscope_tally_compute()) keeps alive.  Each reachable object is counted
+ * once, under its topmost dominator of the same group, so a row's count
+ * and memsize are the objects and bytes its group retains (nested objects
+ * of one group are not counted twice).  Rows sorted by `opts->sort`
+ * (HSCOPE_SORT_MEMSIZE: retained bytes; HSCOPE_SORT_COUNT: retained
+ * objects; ties by key) and cut to `top`; groups that retain nothing are
+ * left out; tally flags are refused (HSCOPE_ERR_UNSUPPORTED).  Written by
+ * hscope_tally_write() as kind "retained".  The tally is independent of
+ * the tree and the heap once made (no row lists objects).
+ */
+HSCOPE_API hscope_status hscope_domtree_tally(hscope_tally_t **out,
+                                              hscope_domtree_t *tree,
+                                              const char *key,
+                                              const hscope_tally_options *opts,
+                                              hscope_error *err);
+
+/**
+ * Paths from the GC roots to objects (kind "paths"): for each of
+ * ids[0..count), up to `max_paths` shortest paths, the first being
+ * hscope_paths_get()'s, the others through the object's other referrers
+ * (shortest first).  Text, JSON, or DOT: a Graphviz graph of all paths,
+ * each object and edge once, the given objects highlighted, an edge
+ * labelled by the index of the reference ("[3]") or "class".
+ */
+HSCOPE_API hscope_status hscope_paths_write(const hscope_paths_t *paths,
+                                            const hscope_id *ids,
+                                            uint64_t count,
+                                            const hscope_report_options *opts,
+                                            hscope_write_fn write,
+                                            void *user_data,
+                                            hscope_error *err);
+
+/**
+ * Leak suspects: a diff's leaked objects, the dominator tree of its heap,
+ * their holders (hscope_holders_compute()) ranked by the leaked memory
+ * each keeps alive, and a shortest path from a root to each holder: the
+ * one-screen answer to "what holds my leak".  Holds a reference on the
+ * diff (freed last whatever the order) and on its heap.
+ */
+typedef struct hscope_suspects hscope_suspects_t;
+
+/** Compute the suspects of a diff; `opts` as for the dominator tree. */
+HSCOPE_API hscope_status hscope_suspects_compute(hscope_suspects_t **out,
+                                                 hscope_diff_t *diff,
+                                                 const hscope_dom_options *opts,
+                                                 hscope_error *err);
+HSCOPE_API void hscope_suspects_free(hscope_suspects_t *suspects);
+/** The diff, dominator tree, holders and paths it holds (borrowed; valid
+ * until hscope_suspects_free()). */
+HSCOPE_API hscope_diff_t *hscope_suspects_diff(const hscope_suspects_t *suspects);
+HSCOPE_API hscope_domtree_t *hscope_suspects_domtree(const hscope_suspects_t *suspects);
+HSCOPE_API const hscope_holders_t *hscope_suspects_holders(const hscope_suspects_t *suspects);
+HSCOPE_API const hscope_paths_t *hscope_suspects_paths(const hscope_suspects_t *suspects);
+/**
+ * The path from a root to holder i (hscope_holders_get()): as
+ * hscope_paths_get(); 0 for a holder that is a root category or the
+ * super-root (*root_category says which: >= 0, or -1), or that no root
+ * reaches.
+ */
+HSCOPE_API uint64_t hscope_suspects_path(const hscope_suspects_t *suspects,
+                                         uint64_t i, hscope_id *out,
+                                         uint64_t max, int32_t *root_category);
+/**
+ * Write the suspects (kind "suspects"): the dumps and the leaked totals
+ * as for the diff, then the `top` holders, best first, each with what it
+ * keeps of the leak, its retained size and its path from a root (every
+ * step labelled).  Text or JSON.
+ */
+HSCOPE_API hscope_status hscope_suspects_write(const hscope_suspects_t *suspects,
+                                               const hscope_report_options *opts,
+                                               hscope_write_fn write,
+                                               void *user_data,
+                                               hscope_error *err);
+/* ---- end of part A writers ---- */
 
 /* ------------------------------------------------------------------------ */
 /* Memory over time: timeline (and diff --grew), export (since 0.2)          */
@@ -1086,7 +1280,7 @@ HSCOPE_API void hscope_timeline_options_init(hscope_timeline_options *opts);
  * objects or 4096 bytes, 2% of the group's mean).  Groups are ranked
  * growing first, then by slope x R^2, the last value, the key.
  * Consecutive dumps are checked as a series (hscope_series_check()); a
- * damaged dump is a warning, not an error.  Free with hscope_timeline_free().
+ * damaged dump is a warning (of the writers), not an error.  Free with hscope_timeline_free().
  */
 typedef struct hscope_timeline hscope_timeline_t;
 
@@ -1173,13 +1367,15 @@ HSCOPE_API hscope_status hscope_timeline_group_fit(const hscope_timeline_t *tl, 
 /** 1 when group g is growing, else 0. */
 HSCOPE_API int32_t hscope_timeline_group_growing(const hscope_timeline_t *tl, uint64_t g);
 
-/** Warnings as HSCOPE_DIFF_WARN_* bits: _SKIPPED (a damaged dump), and
- * the series checks' _REPEATED, _DIFFERENT_PROCESS, _BACKWARDS. */
+/** Warnings as HSCOPE_DIFF_WARN_* bits: _SKIPPED (a damaged dump: see
+ * hscope_timeline_dump_stats()), and the series checks' _REPEATED,
+ * _DIFFERENT_PROCESS, _BACKWARDS. */
 HSCOPE_API uint32_t hscope_timeline_warnings(const hscope_timeline_t *tl);
-/** Every warning's message, one a line ("" when none).  Borrowed. */
+/** The series checks' findings, one a line ("" when none).  Borrowed.
+ * (The writers also say the damaged dumps.) */
 HSCOPE_API const char *hscope_timeline_warning_text(const hscope_timeline_t *tl);
-/** Number of warnings; warning i's code ("skipped_lines", "truncated",
- * "repeated", "different_process", "backwards") and message (borrowed). */
+/** Number of series checks' findings; finding i's code ("repeated",
+ * "different_process", "backwards") and message (borrowed). */
 HSCOPE_API uint64_t hscope_timeline_warning_count(const hscope_timeline_t *tl);
 HSCOPE_API hscope_status hscope_timeline_warning(const hscope_timeline_t *tl, uint64_t i,
                                                  const char **code, const char **message);
@@ -1191,7 +1387,9 @@ HSCOPE_API hscope_status hscope_timeline_warning(const hscope_timeline_t *tl, ui
  * or SVG (the series of the first min(top, 12) groups, and their change
  * since the first dump).  `top` groups (0: 20; HSCOPE_TOP_ALL: all).
  * The dumps are named by their paths, or by opts->dump_names in the order
- * the paths were given.
+ * the paths were given.  Warnings (JSON "warnings"; text: "warning: ..."
+ * lines first, unless HSCOPE_REPORT_NO_WARNINGS): each damaged dump, then
+ * the series checks.
  */
 HSCOPE_API hscope_status hscope_timeline_write(const hscope_timeline_t *tl,
                                                const hscope_report_options *opts,
@@ -1237,10 +1435,14 @@ HSCOPE_API const char *hscope_export_dump_path(const hscope_export_t *ex, uint64
 /** Objects and references written, over all dumps. */
 HSCOPE_API void hscope_export_totals(const hscope_export_t *ex, uint64_t *objects,
                                      uint64_t *references);
-/** Damaged dumps, one message a line ("" when none).  Borrowed. */
-HSCOPE_API const char *hscope_export_warning_text(const hscope_export_t *ex);
-/** Write what was exported: text (one line, and the warnings) or JSON
- * (kind "export": the dumps with their ids, the files, the warnings). */
+/** The load statistics of dump i (time order) and its lines skipped for
+ * `reason`, as hscope_timeline_dump_stats(): to say a damaged dump. */
+HSCOPE_API hscope_status hscope_export_dump_stats(const hscope_export_t *ex, uint64_t i,
+                                                  hscope_load_stats *stats);
+HSCOPE_API uint64_t hscope_export_dump_skipped(const hscope_export_t *ex, uint64_t i,
+                                               int32_t reason);
+/** Write what was exported: text (one line) or JSON (kind "export": the
+ * dumps with their ids, the files, the damaged dumps as warnings). */
 HSCOPE_API hscope_status hscope_export_write(const hscope_export_t *ex,
                                              const hscope_report_options *opts,
                                              hscope_write_fn write, void *user_data,

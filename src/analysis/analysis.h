@@ -92,6 +92,12 @@ void hscope__fp_add_heap(hscope_fingerprint_t *fp, const hscope_heap_t *h);
 void hscope__fp_merge(hscope_fingerprint_t *dst, const hscope_fingerprint_t *src);
 /* Sort the sample and note the file's identity and mtime (path may be NULL). */
 void hscope__fp_finish(hscope_fingerprint_t *fp, const char *path);
+/* hscope_series_check() with each finding passed to fn as one line and its
+ * HSCOPE_DIFF_WARN_* bit. */
+uint32_t hscope__series_check_lines(const hscope_fingerprint_t *const *fps,
+                                    const char *const *names, uint64_t count,
+                                    void (*fn)(void *ud, uint32_t bit, const char *line),
+                                    void *ud);
 
 /* Standalone tallies: rows added by text, then sorted. */
 hscope_status hscope__tally_new(hscope_tally_t **out, const hscope_allocator *a,
@@ -105,6 +111,10 @@ void hscope__tally_set_source(hscope_tally_t *t, const hscope_load_stats *stats,
                               hscope_fingerprint_t *fp, uint64_t excluded);
 /* Record the key a standalone tally was made by (a known key name). */
 void hscope__tally_set_by(hscope_tally_t *t, const char *key);
+/* Mark a standalone tally as retained sizes per group (written as kind
+ * "retained"). */
+void hscope__tally_set_retained(hscope_tally_t *t);
+int hscope__tally_is_retained(const hscope_tally_t *t);
 /* The static name of a tally key ("file:line:class"), or NULL. */
 const char *hscope__tally_key_name(const char *key);
 /* HSCOPE_SORT_* of a tally's rows. */
@@ -114,12 +124,67 @@ hscope__mem *hscope__tally_mem(const hscope_tally_t *t);
 /* The heap a tally was computed on, or NULL (folded from a stream). */
 const hscope_heap_t *hscope__tally_heap(const hscope_tally_t *t);
 
+/* Objects by allocation generation (generations.c): generation value[k]
+ * holds ids[start[k]..start[k+1]) (ascending); untraced objects apart. */
+typedef struct hscope__gens {
+    hscope__mem *mem;
+    uint32_t *ids;
+    uint64_t *start;
+    uint32_t *value;
+    size_t ngens;
+    uint64_t untraced, untraced_memsize;
+} hscope__gens;
+hscope_status hscope__gens_compute(hscope__gens *g, hscope_heap_t *h, hscope_error *err);
+void hscope__gens_free(hscope__gens *g);
+
+/* Whether object -> class edges are in the graph of a tree or paths. */
+int hscope__domtree_class_edges(const hscope_domtree_t *t);
+int hscope__paths_class_edges(const hscope_paths_t *p);
+/* The heap of a paths result. */
+hscope_heap_t *hscope__paths_heap(const hscope_paths_t *p);
+
+/* paths.c: up to max_paths paths from the roots to target (the shortest
+ * first, then through other referrers); fn gets each, objects from the
+ * first after the root category `cat` (-1: the super-root) to target
+ * inclusive; len 0 once when no root reaches target. */
+typedef void (*hscope__path_fn)(void *ud, hscope_id target, const hscope_id *path,
+                                uint64_t len, int32_t cat);
+hscope_status hscope__paths_each(const hscope_paths_t *p, hscope_id target,
+                                 uint64_t max_paths, hscope__path_fn fn, void *ud,
+                                 hscope_error *err);
+
+/* retained.c: retained size per group (hscope_domtree_tally()); opts
+ * checked by the caller. */
+hscope_status hscope__domtree_tally(hscope_tally_t **out, hscope_domtree_t *t,
+                                    const char *key, const hscope_tally_options *opts,
+                                    hscope_error *err);
+
+/* suspects.c: the suspects handle (exported through api/analysis_api.c). */
+hscope_status hscope__suspects_compute(hscope_suspects_t **out, hscope_diff_t *diff,
+                                       const hscope_dom_options *opts, hscope_error *err);
+void hscope__suspects_free(hscope_suspects_t *s);
+hscope_diff_t *hscope__suspects_diff(const hscope_suspects_t *s);
+hscope_domtree_t *hscope__suspects_domtree(const hscope_suspects_t *s);
+const hscope_holders_t *hscope__suspects_holders(const hscope_suspects_t *s);
+const hscope_paths_t *hscope__suspects_paths(const hscope_suspects_t *s);
+uint64_t hscope__suspects_path(const hscope_suspects_t *s, uint64_t i, hscope_id *out,
+                               uint64_t max, int32_t *root_category);
+
 /* A diff base: a loaded heap, or a dump path streamed with `load`. */
 typedef struct hscope__diff_base {
     hscope_heap_t *heap;
     const char *path;
     const hscope_load_options *load;
 } hscope__diff_base;
+
+/* Warning lines a diff records a code for (more lines get code 0). */
+#define HSCOPE__DIFF_MAX_WARNINGS 32
+/* Another reference to a diff (released by hscope_diff_free()). */
+hscope_diff_t *hscope__diff_ref(hscope_diff_t *d);
+/* Dumps the diff compared: 2 or 3. */
+uint32_t hscope__diff_dumps(const hscope_diff_t *d);
+/* The HSCOPE_DIFF_WARN_* bit of line `line` of hscope_diff_warning_text(). */
+uint32_t hscope__diff_warning_code(const hscope_diff_t *d, uint32_t line);
 
 hscope_status hscope__diff_run(hscope_diff_t **out, hscope_heap_t *target,
                                const char *target_path,
@@ -164,11 +229,6 @@ typedef struct hscope__order {
 hscope_status hscope__order_dumps(const char *const *paths, uint64_t n, int32_t rule,
                                   hscope__dump_time *d, hscope__order *ord,
                                   hscope_error *err);
-/* "PATH: 12 of 3400 lines skipped (bad_json 11, truncated 1); the dump is
- * truncated (...)": a damaged dump, as every command says it ("" when the
- * dump was read whole). */
-void hscope__damage_text(char *buf, size_t n, const char *path, const hscope_load_stats *s,
-                         const uint64_t skipped[HSCOPE_SKIP__COUNT]);
 /* "the sequence number in each file name", ... for an order source. */
 const char *hscope__order_source_text(const char *source);
 
@@ -193,7 +253,7 @@ typedef struct hscope__tl_group {
 } hscope__tl_group;
 
 typedef struct hscope__tl_warning {
-    const char *code;           /* static: "skipped_lines", "repeated", ... */
+    const char *code;           /* static: "repeated", "different_process", "backwards" */
     char *message;
 } hscope__tl_warning;
 

@@ -13,6 +13,7 @@
  * without are different objects.
  */
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -27,8 +28,13 @@ struct hscope_diff {
     size_t n;
     uint64_t memsize, excluded, reused, untraced;
     uint64_t snap[3];
+    uint32_t ndumps;        /* 2 or 3 */
     uint32_t warn;
     char text[2048];
+    /* the warning bit of each line of text (lines beyond the table: 0) */
+    uint32_t codes[HSCOPE__DIFF_MAX_WARNINGS];
+    uint32_t ncodes;
+    _Atomic int32_t refs;   /* the handle + hscope_suspects_t holding it */
 };
 
 /* Maps string ids of one interner to the target's (MISSING if absent). */
@@ -244,6 +250,8 @@ add_warning(hscope_diff_t *d, uint32_t bit, const char *fmt, ...)
         return;
     if (len)
         d->text[len++] = '\n';
+    if (d->ncodes < HSCOPE__DIFF_MAX_WARNINGS)
+        d->codes[d->ncodes++] = bit;
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(d->text + len, sizeof(d->text) - len, fmt, ap);
@@ -364,6 +372,12 @@ run_pass(pass *p, const base *b, snapinfo *si, hscope_error *err)
     return st;
 }
 
+static void
+series_line(void *ud, uint32_t bit, const char *text)
+{
+    add_warning(ud, bit, "%s", text);
+}
+
 /* The series checks over the fingerprints of the dumps, in order. */
 static void
 series(hscope_diff_t *d, hscope_fingerprint_t *const fps[3], const snapinfo *si, int ns)
@@ -371,11 +385,8 @@ series(hscope_diff_t *d, hscope_fingerprint_t *const fps[3], const snapinfo *si,
     const char *names[3];
     for (int i = 0; i < ns; i++)
         names[i] = si[i].name;
-    char text[sizeof(d->text)];
-    uint32_t w = hscope_series_check((const hscope_fingerprint_t *const *)fps, names,
-                                     (uint64_t)ns, text, sizeof(text));
-    if (w)
-        add_warning(d, w, "%s", text);
+    hscope__series_check_lines((const hscope_fingerprint_t *const *)fps, names,
+                               (uint64_t)ns, series_line, d);
 }
 
 hscope_status
@@ -403,6 +414,7 @@ hscope__diff_run(hscope_diff_t **out, hscope_heap_t *target, const char *target_
         goto fail;
     }
     d->heap = target;
+    atomic_init(&d->refs, 1);
     hscope__heap_retain(target);
     snapinfo si[3];
     memset(si, 0, sizeof(si));
@@ -444,6 +456,7 @@ hscope__diff_run(hscope_diff_t **out, hscope_heap_t *target, const char *target_
         si[ns].pinned += (target->flags[i] & HSCOPE_FLAG_PINNED) != 0;
     }
     d->snap[ns++] = target->n;
+    d->ndumps = (uint32_t)ns;
     /* leaked = (in B) and not in A, minus the dumper's objects */
     size_t cap = 0;
     for (uint32_t i = 0; i < target->n; i++) {
@@ -505,10 +518,29 @@ hscope_diff_compute(hscope_diff_t **out, hscope_heap_t *a, hscope_heap_t *b,
     return st;
 }
 
+hscope_diff_t *
+hscope__diff_ref(hscope_diff_t *d)
+{
+    atomic_fetch_add(&d->refs, 1);
+    return d;
+}
+
+uint32_t
+hscope__diff_dumps(const hscope_diff_t *d)
+{
+    return d ? d->ndumps : 0;
+}
+
+uint32_t
+hscope__diff_warning_code(const hscope_diff_t *d, uint32_t line)
+{
+    return d && line < d->ncodes ? d->codes[line] : 0;
+}
+
 HSCOPE_API void
 hscope_diff_free(hscope_diff_t *d)
 {
-    if (!d)
+    if (!d || atomic_fetch_sub(&d->refs, 1) != 1)
         return;
     hscope_heap_t *h = d->heap;
     hscope__free(&h->mem, d->ids);

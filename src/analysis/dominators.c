@@ -479,6 +479,13 @@ hscope_domtree_heap(const hscope_domtree_t *t)
     return t ? t->heap : NULL;
 }
 
+int
+hscope__domtree_class_edges(const hscope_domtree_t *t)
+{
+    return t->class_edges;
+}
+
+
 HSCOPE_API hscope_status
 hscope_domtree_idom(const hscope_domtree_t *t, hscope_id id, hscope_id *idom,
                     int32_t *root_category)
@@ -718,7 +725,20 @@ struct hscope_paths {
     hscope_heap_t *heap;
     uint32_t n, ncat;
     uint32_t *parent;   /* per object: predecessor vertex, NONE = unreached */
+    int class_edges;
 };
+
+hscope_heap_t *
+hscope__paths_heap(const hscope_paths_t *p)
+{
+    return p->heap;
+}
+
+int
+hscope__paths_class_edges(const hscope_paths_t *p)
+{
+    return p->class_edges;
+}
 
 HSCOPE_API hscope_status
 hscope_paths_compute(hscope_paths_t **out, hscope_heap_t *heap,
@@ -775,6 +795,7 @@ hscope_paths_compute(hscope_paths_t **out, hscope_heap_t *heap,
     p->n = heap->n;
     p->ncat = heap->ncat;
     p->parent = par;
+    p->class_edges = g.class_edges;
     par = NULL;
 done:
     if (queue)

@@ -205,25 +205,43 @@ shared(const hscope_fingerprint_t *a, const hscope_fingerprint_t *b)
     return small ? (double)both / (double)small : -1.0;
 }
 
+/* Where the findings go: one line each, with its warning bit. */
 typedef struct textbuf {
-    char *p;
-    size_t cap, len;
+    void (*fn)(void *ud, uint32_t bit, const char *line);
+    void *ud;
 } textbuf;
 
-static void HS_PRINTF(2, 3)
-line(textbuf *t, const char *fmt, ...)
+static void HS_PRINTF(3, 4)
+line(textbuf *t, uint32_t bit, const char *fmt, ...)
 {
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    t->fn(t->ud, bit, buf);
+}
+
+/* Lines joined by '\n' into a caller's buffer, cut to fit. */
+typedef struct joined {
+    char *p;
+    size_t cap, len;
+} joined;
+
+static void
+join_line(void *ud, uint32_t bit, const char *text)
+{
+    (void)bit;
+    joined *t = ud;
     if (!t->p || t->len + 2 >= t->cap)
         return;
     if (t->len)
         t->p[t->len++] = '\n';
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(t->p + t->len, t->cap - t->len, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        n = 0;
-    t->len += (size_t)n < t->cap - t->len ? (size_t)n : t->cap - t->len - 1;
+    size_t n = strlen(text), room = t->cap - t->len - 1;
+    if (n > room)
+        n = room;
+    memcpy(t->p + t->len, text, n);
+    t->len += n;
     t->p[t->len] = '\0';
 }
 
@@ -242,17 +260,17 @@ check_pair(const hscope_fingerprint_t *a, const hscope_fingerprint_t *b, const c
            const char *nb, textbuf *t)
 {
     if (a->has_file && b->has_file && a->dev == b->dev && a->ino == b->ino) {
-        line(t, "%s and %s are the same file: one dump given twice, so nothing can "
+        line(t, HSCOPE_DIFF_WARN_REPEATED, "%s and %s are the same file: one dump given twice, so nothing can "
                 "have changed between them", na, nb);
         return HSCOPE_DIFF_WARN_REPEATED;
     }
     if (a == b) {
-        line(t, "%s and %s are the same dump given twice: nothing can have changed "
+        line(t, HSCOPE_DIFF_WARN_REPEATED, "%s and %s are the same dump given twice: nothing can have changed "
                 "between them", na, nb);
         return HSCOPE_DIFF_WARN_REPEATED;
     }
     if (a->objects == b->objects && a->content == b->content && a->objects) {
-        line(t, "%s and %s have the same content (%llu objects, the same addresses, "
+        line(t, HSCOPE_DIFF_WARN_REPEATED, "%s and %s have the same content (%llu objects, the same addresses, "
                 "types and generations): one dump given twice?", na, nb,
              (unsigned long long)a->objects);
         return HSCOPE_DIFF_WARN_REPEATED;
@@ -260,7 +278,7 @@ check_pair(const hscope_fingerprint_t *a, const hscope_fingerprint_t *b, const c
     uint32_t w = 0;
     double s = shared(a, b);
     if (s >= 0 && s < FP_MIN_SHARED) {
-        line(t, "%s and %s share only %.1f%% of their objects (the same address and type; "
+        line(t, HSCOPE_DIFF_WARN_DIFFERENT_PROCESS, "%s and %s share only %.1f%% of their objects (the same address and type; "
                 "consecutive dumps of one process share most): they look like dumps of "
                 "different processes, and comparing them is meaningless", na, nb, 100.0 * s);
         w |= HSCOPE_DIFF_WARN_DIFFERENT_PROCESS;
@@ -268,11 +286,11 @@ check_pair(const hscope_fingerprint_t *a, const hscope_fingerprint_t *b, const c
     if (w) {
         /* the generations and times of two processes say nothing of order */
     } else if (a->newest && b->newest && b->newest < a->newest) {
-        line(t, "%s comes after %s, but its newest object is older (generation %u, "
+        line(t, HSCOPE_DIFF_WARN_BACKWARDS, "%s comes after %s, but its newest object is older (generation %u, "
                 "before %u): the dumps are out of order", nb, na, b->newest - 1, a->newest - 1);
         w |= HSCOPE_DIFF_WARN_BACKWARDS;
     } else if (a->has_file && b->has_file && b->mtime_ns < a->mtime_ns) {
-        line(t, "%s comes after %s, but it was written %.0f s earlier (file mtime): the "
+        line(t, HSCOPE_DIFF_WARN_BACKWARDS, "%s comes after %s, but it was written %.0f s earlier (file mtime): the "
                 "dumps are out of order", nb, na, (double)(a->mtime_ns - b->mtime_ns) / 1e9);
         w |= HSCOPE_DIFF_WARN_BACKWARDS;
     }
@@ -283,9 +301,19 @@ HSCOPE_API uint32_t
 hscope_series_check(const hscope_fingerprint_t *const *fps, const char *const *names,
                     uint64_t count, char *text, uint64_t text_size)
 {
-    textbuf t = { text, text ? (size_t)text_size : 0, 0 };
+    joined j = { text, text ? (size_t)text_size : 0, 0 };
     if (text && text_size)
         text[0] = '\0';
+    return hscope__series_check_lines(fps, names, count, join_line, &j);
+}
+
+uint32_t
+hscope__series_check_lines(const hscope_fingerprint_t *const *fps,
+                           const char *const *names, uint64_t count,
+                           void (*fn)(void *ud, uint32_t bit, const char *line),
+                           void *ud)
+{
+    textbuf tb = { fn, ud }, *t = &tb;
     uint32_t w = 0;
     const hscope_fingerprint_t *prev = NULL;
     uint64_t pi = 0;
@@ -295,7 +323,7 @@ hscope_series_check(const hscope_fingerprint_t *const *fps, const char *const *n
         if (prev) {
             char b1[32], b2[32];
             w |= check_pair(prev, fps[i], name_of(names, pi, b1, sizeof(b1)),
-                            name_of(names, i, b2, sizeof(b2)), &t);
+                            name_of(names, i, b2, sizeof(b2)), t);
         }
         prev = fps[i];
         pi = i;

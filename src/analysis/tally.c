@@ -49,6 +49,7 @@ struct hscope_tally {
     uint64_t skipped[HSCOPE_SKIP__COUNT];
     hscope_fingerprint_t *fp;
     const char *by;    /* key name (static), or NULL */
+    int retained;      /* rows are what groups retain (hscope_domtree_tally) */
     uint32_t sort;     /* HSCOPE_SORT_* the rows are in */
 };
 
@@ -828,6 +829,18 @@ HSCOPE_API const char *
 hscope_tally_by(const hscope_tally_t *t)
 {
     return t ? t->by : NULL;
+}
+
+void
+hscope__tally_set_retained(hscope_tally_t *t)
+{
+    t->retained = 1;
+}
+
+int
+hscope__tally_is_retained(const hscope_tally_t *t)
+{
+    return t && t->retained;
 }
 
 const hscope_heap_t *

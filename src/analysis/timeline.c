@@ -220,42 +220,6 @@ add_warning(hscope_timeline_t *tl, uint32_t bit, const char *code, const char *f
     return HSCOPE_OK;
 }
 
-void
-hscope__damage_text(char *buf, size_t n, const char *path, const hscope_load_stats *s,
-                    const uint64_t skipped[HSCOPE_SKIP__COUNT])
-{
-    buf[0] = '\0';
-    if (!s->skipped_lines && !s->truncated)
-        return;
-    char why[256] = "";
-    size_t len = 0;
-    for (int r = 0; r < HSCOPE_SKIP__COUNT && len < sizeof(why); r++)
-        if (skipped[r])
-            len += (size_t)snprintf(why + len, sizeof(why) - len, "%s%s %llu", len ? ", " : "",
-                                    hscope_skip_reason_name(r), (unsigned long long)skipped[r]);
-    char lines[400] = "";
-    if (s->skipped_lines)
-        snprintf(lines, sizeof(lines), "%llu of %llu lines skipped (%s)%s",
-                 (unsigned long long)s->skipped_lines, (unsigned long long)s->lines, why,
-                 s->truncated ? "; " : "");
-    snprintf(buf, n, "%s: %s%s%s", path, lines,
-             s->truncated ? "the dump is truncated (it ends in the middle of a record or "
-                            "gzip stream)" : "",
-             s->skipped_lines * 2 > s->lines
-                 ? "; most lines could not be read: is this really a heap dump?" : "");
-}
-
-static hscope_status
-damage_warning(hscope_timeline_t *tl, const hscope__tl_dump *d)
-{
-    char text[1024];
-    hscope__damage_text(text, sizeof(text), d->path, &d->stats, d->skipped);
-    if (!text[0])
-        return HSCOPE_OK;
-    return add_warning(tl, HSCOPE_DIFF_WARN_SKIPPED,
-                       d->stats.skipped_lines ? "skipped_lines" : "truncated", "%s", text);
-}
-
 /* The series checks, pair by pair so that each finding keeps its code. */
 static hscope_status
 series_warnings(hscope_timeline_t *tl, fold_job *jobs)
@@ -297,12 +261,14 @@ join_warnings(hscope_timeline_t *tl, hscope_error *err)
     return HSCOPE_OK;
 }
 
+/* The series checks as warnings; a damaged dump (its load statistics are
+ * kept per dump; the writers say it) sets HSCOPE_DIFF_WARN_SKIPPED. */
 static hscope_status
 warnings(hscope_timeline_t *tl, fold_job *jobs, hscope_error *err)
 {
     for (uint64_t i = 0; i < tl->nd; i++)
-        if (damage_warning(tl, &tl->d[i]) != HSCOPE_OK)
-            return hscope__nomem(err, 1024);
+        if (tl->d[i].stats.skipped_lines || tl->d[i].stats.truncated)
+            tl->warn |= HSCOPE_DIFF_WARN_SKIPPED;
     if (series_warnings(tl, jobs) != HSCOPE_OK)
         return hscope__nomem(err, 1024);
     return join_warnings(tl, err);

@@ -38,41 +38,198 @@ end(hscope_status st, hscope__out *o, hscope_error *uerr, hscope_error *err)
     return st;
 }
 
-/* A writer of src/report/ on an untyped result (adapters below). */
-typedef hscope_status (*writer_fn)(const void *result, const hscope__ropts *ro, hscope__out *o);
+/* A writer's body: its arguments, the checked options, the output. */
+typedef hscope_status (*body_fn)(const void *args, const hscope__ropts *ro, hscope__out *o,
+                                 hscope_error *err);
 
-/* Every exported writer: options checked against `formats`, the writer
- * run into the caller's write function, the error copied out. */
+/* Check, write through `body`, flush, copy the first error out. */
 static hscope_status
-run(const void *result, const hscope_report_options *opts, uint32_t formats, writer_fn fn,
-    hscope_write_fn write, void *user_data, hscope_error *uerr)
+run(const void *handle, const void *args, body_fn body, uint32_t formats,
+    const hscope_report_options *opts, hscope_write_fn write, void *user_data,
+    hscope_error *uerr)
 {
     hscope_error err;
     hscope_error_init(&err);
     hscope__ropts ro;
     hscope__out o;
     hscope__out_init(&o, write, user_data, &err);
-    hscope_status st = begin(result, opts, formats, write, &ro, &err);
+    hscope_status st = begin(handle, opts, formats, write, &ro, &err);
     if (st == HSCOPE_OK)
-        st = fn(result, &ro, &o);
+        st = body(args, &ro, &o, &err);
     return end(st, &o, uerr, &err);
 }
 
-#define FMT_TEXT_JSON (HSCOPE__FMT(HSCOPE_FORMAT_TEXT) | HSCOPE__FMT(HSCOPE_FORMAT_JSON))
+#define TEXT_JSON (HSCOPE__FMT(HSCOPE_FORMAT_TEXT) | HSCOPE__FMT(HSCOPE_FORMAT_JSON))
 
 static hscope_status
-tally_writer(const void *r, const hscope__ropts *ro, hscope__out *o)
+tally_body(const void *args, const hscope__ropts *ro, hscope__out *o, hscope_error *err)
 {
-    return hscope__tally_write(r, ro, o);
+    (void)err;
+    return hscope__tally_write(args, ro, o);
 }
 
 HSCOPE_API hscope_status
 hscope_tally_write(const hscope_tally_t *tally, const hscope_report_options *opts,
                    hscope_write_fn write, void *user_data, hscope_error *uerr)
 {
-    return run(tally, opts,
-               FMT_TEXT_JSON | HSCOPE__FMT(HSCOPE_FORMAT_CSV) | HSCOPE__FMT(HSCOPE_FORMAT_SVG),
-               tally_writer, write, user_data, uerr);
+    return run(tally, tally, tally_body,
+               TEXT_JSON | HSCOPE__FMT(HSCOPE_FORMAT_CSV) | HSCOPE__FMT(HSCOPE_FORMAT_SVG), opts,
+               write, user_data, uerr);
+}
+
+static hscope_status
+summary_body(const void *args, const hscope__ropts *ro, hscope__out *o, hscope_error *err)
+{
+    return hscope__summary_write((hscope_heap_t *)args, ro, o, err);
+}
+
+HSCOPE_API hscope_status
+hscope_heap_write_summary(hscope_heap_t *heap, const hscope_report_options *opts,
+                          hscope_write_fn write, void *user_data, hscope_error *uerr)
+{
+    return run(heap, heap, summary_body, TEXT_JSON, opts, write, user_data, uerr);
+}
+
+typedef struct diff_args {
+    const hscope_diff_t *d;
+    const hscope_tally_t *groups;
+} diff_args;
+
+static hscope_status
+diff_body(const void *args, const hscope__ropts *ro, hscope__out *o, hscope_error *err)
+{
+    const diff_args *a = args;
+    return hscope__diff_write(a->d, a->groups, ro, o, err);
+}
+
+HSCOPE_API hscope_status
+hscope_diff_write(const hscope_diff_t *diff, const hscope_tally_t *groups,
+                  const hscope_report_options *opts, hscope_write_fn write, void *user_data,
+                  hscope_error *uerr)
+{
+    diff_args a = { diff, groups };
+    return run(diff, &a, diff_body, TEXT_JSON | HSCOPE__FMT(HSCOPE_FORMAT_CSV), opts, write,
+               user_data, uerr);
+}
+
+typedef struct objects_args {
+    hscope_heap_t *h;
+    const uint64_t *addrs;
+    uint64_t n;
+    const char *const *records;
+} objects_args;
+
+static hscope_status
+objects_body(const void *args, const hscope__ropts *ro, hscope__out *o, hscope_error *err)
+{
+    const objects_args *a = args;
+    return hscope__objects_write(a->h, a->addrs, a->n, a->records, ro, o, err);
+}
+
+HSCOPE_API hscope_status
+hscope_heap_write_objects(hscope_heap_t *heap, const uint64_t *addresses, uint64_t count,
+                          const char *const *records, const hscope_report_options *opts,
+                          hscope_write_fn write, void *user_data, hscope_error *uerr)
+{
+    if (count && !addresses) {
+        hscope_error err;
+        hscope_error_init(&err);
+        hscope__fail(&err, HSCOPE_ERR_INVALID_ARG, "addresses is NULL");
+        hscope__error_copy_out(uerr, &err);
+        return HSCOPE_ERR_INVALID_ARG;
+    }
+    objects_args a = { heap, addresses, count, records };
+    return run(heap, &a, objects_body, TEXT_JSON, opts, write, user_data, uerr);
+}
+
+static hscope_status
+generations_body(const void *args, const hscope__ropts *ro, hscope__out *o, hscope_error *err)
+{
+    return hscope__generations_write((hscope_heap_t *)args, ro, o, err);
+}
+
+HSCOPE_API hscope_status
+hscope_heap_write_generations(hscope_heap_t *heap, const hscope_report_options *opts,
+                              hscope_write_fn write, void *user_data, hscope_error *uerr)
+{
+    return run(heap, heap, generations_body, TEXT_JSON, opts, write, user_data, uerr);
+}
+
+typedef struct domtree_args {
+    hscope_domtree_t *t;
+    hscope_id focus;
+} domtree_args;
+
+static hscope_status
+domtree_body(const void *args, const hscope__ropts *ro, hscope__out *o, hscope_error *err)
+{
+    const domtree_args *a = args;
+    return hscope__domtree_write(a->t, a->focus, ro, o, err);
+}
+
+HSCOPE_API hscope_status
+hscope_domtree_write(hscope_domtree_t *tree, hscope_id focus, const hscope_report_options *opts,
+                     hscope_write_fn write, void *user_data, hscope_error *uerr)
+{
+    domtree_args a = { tree, focus };
+    return run(tree, &a, domtree_body, TEXT_JSON | HSCOPE__FMT(HSCOPE_FORMAT_FOLDED), opts,
+               write, user_data, uerr);
+}
+
+static hscope_status
+retained_body(const void *args, const hscope__ropts *ro, hscope__out *o, hscope_error *err)
+{
+    return hscope__retained_write(args, ro, o, err);
+}
+
+HSCOPE_API hscope_status
+hscope_domtree_write_retained(const hscope_domtree_t *tree, const hscope_report_options *opts,
+                              hscope_write_fn write, void *user_data, hscope_error *uerr)
+{
+    return run(tree, tree, retained_body, TEXT_JSON, opts, write, user_data, uerr);
+}
+
+typedef struct paths_args {
+    const hscope_paths_t *p;
+    const hscope_id *ids;
+    uint64_t n;
+} paths_args;
+
+static hscope_status
+paths_body(const void *args, const hscope__ropts *ro, hscope__out *o, hscope_error *err)
+{
+    const paths_args *a = args;
+    return hscope__paths_write(a->p, a->ids, a->n, ro, o, err);
+}
+
+HSCOPE_API hscope_status
+hscope_paths_write(const hscope_paths_t *paths, const hscope_id *ids, uint64_t count,
+                   const hscope_report_options *opts, hscope_write_fn write, void *user_data,
+                   hscope_error *uerr)
+{
+    if (count && !ids) {
+        hscope_error err;
+        hscope_error_init(&err);
+        hscope__fail(&err, HSCOPE_ERR_INVALID_ARG, "ids is NULL");
+        hscope__error_copy_out(uerr, &err);
+        return HSCOPE_ERR_INVALID_ARG;
+    }
+    paths_args a = { paths, ids, count };
+    return run(paths, &a, paths_body, TEXT_JSON | HSCOPE__FMT(HSCOPE_FORMAT_DOT), opts, write,
+               user_data, uerr);
+}
+
+static hscope_status
+suspects_body(const void *args, const hscope__ropts *ro, hscope__out *o, hscope_error *err)
+{
+    return hscope__suspects_write(args, ro, o, err);
+}
+
+HSCOPE_API hscope_status
+hscope_suspects_write(const hscope_suspects_t *suspects, const hscope_report_options *opts,
+                      hscope_write_fn write, void *user_data, hscope_error *uerr)
+{
+    return run(suspects, suspects, suspects_body, TEXT_JSON, opts, write, user_data, uerr);
 }
 
 /* ------------------------------------------------------------------ */
@@ -80,29 +237,31 @@ hscope_tally_write(const hscope_tally_t *tally, const hscope_report_options *opt
 /* ------------------------------------------------------------------ */
 
 static hscope_status
-timeline_writer(const void *r, const hscope__ropts *ro, hscope__out *o)
+timeline_body(const void *args, const hscope__ropts *ro, hscope__out *o, hscope_error *err)
 {
-    return hscope__timeline_write(r, ro, o);
+    (void)err;
+    return hscope__timeline_write(args, ro, o);
 }
 
 HSCOPE_API hscope_status
 hscope_timeline_write(const hscope_timeline_t *tl, const hscope_report_options *opts,
                       hscope_write_fn write, void *user_data, hscope_error *uerr)
 {
-    return run(tl, opts,
-               FMT_TEXT_JSON | HSCOPE__FMT(HSCOPE_FORMAT_CSV) | HSCOPE__FMT(HSCOPE_FORMAT_SVG),
-               timeline_writer, write, user_data, uerr);
+    return run(tl, tl, timeline_body,
+               TEXT_JSON | HSCOPE__FMT(HSCOPE_FORMAT_CSV) | HSCOPE__FMT(HSCOPE_FORMAT_SVG), opts,
+               write, user_data, uerr);
 }
 
 static hscope_status
-export_writer(const void *r, const hscope__ropts *ro, hscope__out *o)
+export_body(const void *args, const hscope__ropts *ro, hscope__out *o, hscope_error *err)
 {
-    return hscope__export_write(r, ro, o);
+    (void)err;
+    return hscope__export_write(args, ro, o);
 }
 
 HSCOPE_API hscope_status
 hscope_export_write(const hscope_export_t *ex, const hscope_report_options *opts,
                     hscope_write_fn write, void *user_data, hscope_error *uerr)
 {
-    return run(ex, opts, FMT_TEXT_JSON, export_writer, write, user_data, uerr);
+    return run(ex, ex, export_body, TEXT_JSON, opts, write, user_data, uerr);
 }

@@ -227,23 +227,37 @@ hscope_timeline_dump_excluded(const hscope_timeline_t *tl, uint64_t i)
     return d ? d->excluded : 0;
 }
 
+/* The load statistics of a dump (NULL: out of range) into a caller's. */
+static hscope_status
+stats_out(const hscope_load_stats *src, hscope_load_stats *stats)
+{
+    if (!stats || stats->size < sizeof(uint32_t))
+        return HSCOPE_ERR_INVALID_ARG;
+    if (!src)
+        return HSCOPE_ERR_NOT_FOUND;
+    hscope__stats_copy_out(stats, src);
+    return HSCOPE_OK;
+}
+
+/* Lines of a dump skipped for `reason` (skipped NULL: out of range). */
+static uint64_t
+skipped_of(const uint64_t *skipped, int32_t reason)
+{
+    return skipped && reason >= 0 && reason < HSCOPE_SKIP__COUNT ? skipped[reason] : 0;
+}
+
 HSCOPE_API hscope_status
 hscope_timeline_dump_stats(const hscope_timeline_t *tl, uint64_t i, hscope_load_stats *stats)
 {
     const hscope__tl_dump *d = dump_at(tl, i);
-    if (!stats || stats->size < sizeof(uint32_t))
-        return HSCOPE_ERR_INVALID_ARG;
-    if (!d)
-        return HSCOPE_ERR_NOT_FOUND;
-    hscope__stats_copy_out(stats, &d->stats);
-    return HSCOPE_OK;
+    return stats_out(d ? &d->stats : NULL, stats);
 }
 
 HSCOPE_API uint64_t
 hscope_timeline_dump_skipped(const hscope_timeline_t *tl, uint64_t i, int32_t reason)
 {
     const hscope__tl_dump *d = dump_at(tl, i);
-    return d && reason >= 0 && reason < HSCOPE_SKIP__COUNT ? d->skipped[reason] : 0;
+    return skipped_of(d ? d->skipped : NULL, reason);
 }
 
 HSCOPE_API uint64_t
@@ -396,6 +410,12 @@ hscope_export_free(hscope_export_t *ex)
     hscope__export_free(ex);
 }
 
+static const hscope__ex_dump *
+export_dump_at(const hscope_export_t *ex, uint64_t i)
+{
+    return ex && i < ex->nd ? &ex->d[i] : NULL;
+}
+
 HSCOPE_API uint64_t
 hscope_export_dump_count(const hscope_export_t *ex)
 {
@@ -405,7 +425,8 @@ hscope_export_dump_count(const hscope_export_t *ex)
 HSCOPE_API const char *
 hscope_export_dump_path(const hscope_export_t *ex, uint64_t i)
 {
-    return ex && i < ex->nd ? ex->d[i].path : NULL;
+    const hscope__ex_dump *d = export_dump_at(ex, i);
+    return d ? d->path : NULL;
 }
 
 HSCOPE_API void
@@ -417,8 +438,16 @@ hscope_export_totals(const hscope_export_t *ex, uint64_t *objects, uint64_t *ref
         *references = ex ? ex->references : 0;
 }
 
-HSCOPE_API const char *
-hscope_export_warning_text(const hscope_export_t *ex)
+HSCOPE_API hscope_status
+hscope_export_dump_stats(const hscope_export_t *ex, uint64_t i, hscope_load_stats *stats)
 {
-    return ex && ex->warn_text ? ex->warn_text : "";
+    const hscope__ex_dump *d = export_dump_at(ex, i);
+    return stats_out(d ? &d->stats : NULL, stats);
+}
+
+HSCOPE_API uint64_t
+hscope_export_dump_skipped(const hscope_export_t *ex, uint64_t i, int32_t reason)
+{
+    const hscope__ex_dump *d = export_dump_at(ex, i);
+    return skipped_of(d ? d->skipped : NULL, reason);
 }

@@ -37,8 +37,6 @@ int hscope_cli_export(int argc, char **argv);
  * HSCOPE_CLI_EXIT_USAGE. */
 int hscope_cli_usage_error(const char *usage, const char *fmt, const char *arg);
 
-/* Print usage (and the load options) on stdout if argv has -h/--help. */
-int hscope_cli_want_help(int argc, char **argv, const char *usage);
 
 /* "123", "64K", "2M", "1G" -> bytes; -1 when malformed. */
 int hscope_cli_parse_size(const char *s, uint64_t *out);
@@ -80,29 +78,28 @@ const char *hscope_cli_basename(const char *path);
 /* The tally keys timeline/histogram/export accept. */
 int hscope_cli_valid_key(const char *by);
 
+/* hscope_write_fn to standard output. */
+int32_t hscope_cli_write_stdout(void *user_data, const char *data, uint64_t len);
+
+/* Columns for text output: the terminal's width when standard output is
+ * one, else $COLUMNS, else 100. */
+uint32_t hscope_cli_width(void);
+
 /* When standard output is a terminal, route it through a filter that
  * prints control bytes (C0 but '\n' and '\t', DEL, C1) as \xHH, so that
  * strings from a dump cannot send escape sequences (tty.c). */
 void hscope_cli_guard_terminal(void);
 
 /* ------------------------------------------------------------------ */
-/* Commands that write through the library (cli_util.c)               */
+/* Memory over time: timeline, histogram, export (cli_util.c)         */
 /* ------------------------------------------------------------------ */
-
-/* The options of the commands that stream dumps (timeline, histogram,
- * export, diff --grew) beyond the load options: --threads N (1 to
- * max_threads, into *threads), and --no-index and -v, which have no effect
- * there (the dumps are always read themselves).  1 consumed, 0 not ours,
- * -1 usage error (reported). */
-int hscope_cli_stream_option(hscope_load_options *lo, uint32_t *threads,
-                             uint32_t max_threads, int argc, char **argv, int *i,
-                             const char *usage);
 
 /* hscope_write_fn into a FILE * (user_data). */
 int32_t hscope_cli_write_file(void *user_data, const char *data, uint64_t len);
 
-/* Text for a terminal: its width, and ASCII when the locale is not UTF-8. */
-void hscope_cli_text_options(hscope_report_options *ro);
+/* HSCOPE_REPORT_ASCII when the locale (LC_ALL, LC_CTYPE, LANG) is not
+ * UTF-8: "..." for a cut key, ASCII sparklines. */
+void hscope_cli_ascii(hscope_report_options *ro);
 
 /* Open `path` for writing (NULL: stdout); NULL after saying why. */
 FILE *hscope_cli_open_out(const char *path);
@@ -111,9 +108,8 @@ FILE *hscope_cli_open_out(const char *path);
 int hscope_cli_close_out(FILE *f, const char *path, hscope_status st,
                          const hscope_error *err);
 
-/* diff --grew (cmd_grew.c): a timeline of the dumps in the order given,
- * in its "grew" view. */
-int hscope_cli_diff_grew(char **paths, int np, const char *by, uint64_t top, int json,
-                         const hscope_load_options *lo, int keep_dumper);
+/* A timeline's warnings on stderr: each damaged dump (as every command
+ * says it), then the series checks. */
+void hscope_cli_warn_timeline(const hscope_timeline_t *tl);
 
 #endif

@@ -1,8 +1,8 @@
 /*
  * cli_util.c - helpers the commands share: usage errors and --help, the
  * load options, number formats of the commands not yet on the library's
- * writers, damage and dumper notes on stderr, and the output sink and
- * text width of the commands that write through the library.
+ * writers (the HTML report), damage and dumper notes on stderr, and the
+ * output helpers of timeline, histogram, export and diff --grew.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -10,22 +10,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "cli.h"
 
 static const char *prog = "heapscope";
-
-static const char load_opts_help[] =
-    "Load options:\n"
-    "  --strict             stop at the first malformed line (default: skip\n"
-    "                       and count malformed lines)\n"
-    "  --max-line BYTES     longest accepted line (default 1 GiB; suffixes K M G)\n"
-    "  --max-memory BYTES   fail instead of allocating more than this (per dump;\n"
-    "                       suffixes K M G)\n"
-    "  --no-progress        accepted for symmetry with the other commands\n";
-
 
 int
 hscope_cli_usage_error(const char *usage, const char *fmt, const char *arg)
@@ -34,22 +23,6 @@ hscope_cli_usage_error(const char *usage, const char *fmt, const char *arg)
     fprintf(stderr, fmt, arg);
     fprintf(stderr, "\n\n%s", usage);
     return HSCOPE_CLI_EXIT_USAGE;
-}
-
-int
-hscope_cli_want_help(int argc, char **argv, const char *usage)
-{
-    for (int i = 2; i < argc; i++) {
-        if (strcmp(argv[i], "--") == 0)
-            break;
-        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-            fputs(usage, stdout);
-            fputs("\n", stdout);
-            fputs(load_opts_help, stdout);
-            return 1;
-        }
-    }
-    return 0;
 }
 
 int
@@ -250,29 +223,8 @@ hscope_cli_dumper_note(FILE *f, uint64_t n)
 
 
 /* ------------------------------------------------------------------ */
-/* commands that stream dumps (timeline, histogram, export, --grew)    */
+/* memory over time: timeline, histogram, export, diff --grew          */
 /* ------------------------------------------------------------------ */
-
-int
-hscope_cli_stream_option(hscope_load_options *lo, uint32_t *threads, uint32_t max_threads,
-                         int argc, char **argv, int *i, const char *usage)
-{
-    const char *a = argv[*i];
-    if (strcmp(a, "--no-index") == 0 || strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0)
-        return 1; /* the dumps are always read themselves: no index, nothing to say */
-    if (strcmp(a, "--threads") == 0) {
-        uint64_t t;
-        if (*i + 1 >= argc || hscope_cli_parse_size(argv[++*i], &t) != 0 || t == 0 ||
-            t > max_threads) {
-            fprintf(stderr, "%s: --threads needs a number from 1 to %u\n\n%s", prog,
-                    (unsigned)max_threads, usage);
-            return -1;
-        }
-        *threads = (uint32_t)t;
-        return 1;
-    }
-    return hscope_cli_load_option(lo, argc, argv, i, usage);
-}
 
 int32_t
 hscope_cli_write_file(void *user_data, const char *data, uint64_t len)
@@ -280,26 +232,16 @@ hscope_cli_write_file(void *user_data, const char *data, uint64_t len)
     return fwrite(data, 1, (size_t)len, user_data) == len ? 0 : -1;
 }
 
-/* A UTF-8 locale (LC_ALL, else LC_CTYPE, else LANG)? */
-static int
-utf8_locale(void)
+void
+hscope_cli_ascii(hscope_report_options *ro)
 {
     const char *v = getenv("LC_ALL");
     if (!v || !*v)
         v = getenv("LC_CTYPE");
     if (!v || !*v)
         v = getenv("LANG");
-    return v && (strstr(v, "UTF-8") || strstr(v, "utf-8") || strstr(v, "UTF8") ||
-                 strstr(v, "utf8"));
-}
-
-void
-hscope_cli_text_options(hscope_report_options *ro)
-{
-    struct winsize ws;
-    if (isatty(1) && ioctl(1, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
-        ro->width = ws.ws_col;
-    if (!utf8_locale())
+    if (!(v && (strstr(v, "UTF-8") || strstr(v, "utf-8") || strstr(v, "UTF8") ||
+                strstr(v, "utf8"))))
         ro->flags |= HSCOPE_REPORT_ASCII;
 }
 
@@ -325,4 +267,19 @@ hscope_cli_close_out(FILE *f, const char *path, hscope_status st, const hscope_e
     if (bad && (st == HSCOPE_OK || st == HSCOPE_ERR_IO))
         fprintf(stderr, "%s: write error on %s\n", prog, path ? path : "standard output");
     return bad ? HSCOPE_CLI_EXIT_BAD_INPUT : 0;
+}
+
+void
+hscope_cli_warn_timeline(const hscope_timeline_t *tl)
+{
+    for (uint64_t i = 0; i < hscope_timeline_dump_count(tl); i++) {
+        hscope_load_stats s = HSCOPE_LOAD_STATS_INIT;
+        uint64_t sk[HSCOPE_SKIP__COUNT];
+        if (hscope_timeline_dump_stats(tl, i, &s) != HSCOPE_OK)
+            continue;
+        for (int r = 0; r < HSCOPE_SKIP__COUNT; r++)
+            sk[r] = hscope_timeline_dump_skipped(tl, i, r);
+        hscope_cli_warn_damage(hscope_timeline_dump_path(tl, i), &s, sk);
+    }
+    hscope_cli_warn_text(hscope_timeline_warning_text(tl));
 }

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "opts.h"
 
 static const char *prog = "heapscope";
 
@@ -37,32 +37,27 @@ static const char usage_export[] =
     "  --order HOW     auto (default), name, mtime or given\n"
     "  --json          what was written, on stdout: {\"kind\": \"export\", \"dumps\",\n"
     "                  \"files\", \"warnings\", ...} (default: one line on stderr)\n"
-    "  --threads N     parser threads, 1-64 (default: one per core, at most 8)\n"
     "  --no-index      accepted; no effect (the dumps are parsed, not indexed)\n"
     "  -v, --verbose   accepted; no effect\n";
 
 typedef struct ex_args {
-    hscope_load_options lo;
+    hscope_cli_opts o;
     hscope_export_options eo;
     const char *out;
-    int json;
     char **paths;
-    size_t np;
 } ex_args;
 
-/* One option at argv[*i] (not a load option); 0 or a usage error. */
+/* The command's own option at argv[*i]: 1 taken, 0 not ours, or a usage
+ * error (said). */
 static int
-option(ex_args *a, int argc, char **argv, int *i)
+option(void *ctx, int argc, char **argv, int *i)
 {
     static const char *const orders[] = { "auto", "name", "mtime", "given" };
+    ex_args *a = ctx;
     const char *o = argv[*i], *v = *i + 1 < argc ? argv[*i + 1] : NULL;
-    if (strcmp(o, "--json") == 0) {
-        a->json = 1;
-        return 0;
-    }
     if (strcmp(o, "--format") && strcmp(o, "--out") && strcmp(o, "--first-id") &&
         strcmp(o, "--order"))
-        return hscope_cli_usage_error(usage_export, "unknown option '%s'", o);
+        return 0;
     if (!v)
         return hscope_cli_usage_error(usage_export, "%s needs a value", o);
     ++*i;
@@ -85,67 +80,74 @@ option(ex_args *a, int argc, char **argv, int *i)
                                           "--order: expected auto, name, mtime or given, not '%s'", v);
         a->eo.order = k; /* HSCOPE_ORDER_AUTO .. _GIVEN */
     }
-    return 0;
+    return 1;
 }
 
 static int
-parse(ex_args *a, int argc, char **argv)
+parse(ex_args *a, int argc, char **argv, int *np)
 {
-    uint32_t threads = 0;
-    for (int i = 2; i < argc; i++) {
-        if (argv[i][0] != '-' || !argv[i][1]) {
-            a->paths[a->np++] = argv[i];
-            continue;
-        }
-        int r = hscope_cli_stream_option(&a->lo, &threads, 64, argc, argv, &i, usage_export);
-        if (r < 0)
-            return HSCOPE_CLI_EXIT_USAGE;
-        if (r == 0 && (r = option(a, argc, argv, &i)) != 0)
-            return r;
-    }
-    a->lo.threads = threads;
+    hscope_cli_args ca = { option, a, (const char **)a->paths, 0, 0, NULL };
+    int rc = hscope_cli_parse_args(&a->o, &ca, argc, argv);
+    if (rc)
+        return rc;
+    *np = ca.n;
     if (!a->eo.format)
         return hscope_cli_usage_error(usage_export, "--format csv|jsonl is required%s", "");
     if (!a->out)
         return hscope_cli_usage_error(usage_export, "--out DIR is required%s", "");
-    if (a->np == 0)
+    if (*np == 0)
         return hscope_cli_usage_error(usage_export, "no DUMP given%s", "");
     return 0;
+}
+
+/* Each damaged dump on stderr, as every command says it. */
+static void
+warn_damage(const hscope_export_t *ex)
+{
+    for (uint64_t i = 0; i < hscope_export_dump_count(ex); i++) {
+        hscope_load_stats s = HSCOPE_LOAD_STATS_INIT;
+        uint64_t sk[HSCOPE_SKIP__COUNT];
+        if (hscope_export_dump_stats(ex, i, &s) != HSCOPE_OK)
+            continue;
+        for (int r = 0; r < HSCOPE_SKIP__COUNT; r++)
+            sk[r] = hscope_export_dump_skipped(ex, i, r);
+        hscope_cli_warn_damage(hscope_export_dump_path(ex, i), &s, sk);
+    }
 }
 
 int
 hscope_cli_export(int argc, char **argv)
 {
-    if (hscope_cli_want_help(argc, argv, usage_export))
+    if (hscope_cli_help(argc, argv, usage_export))
         return 0;
     ex_args a;
     memset(&a, 0, sizeof(a));
-    hscope_load_options_init(&a.lo);
+    hscope_cli_opts_init(&a.o, "export", usage_export, HSCOPE_CLI_JSON, 0);
     hscope_export_options_init(&a.eo);
     a.paths = calloc((size_t)argc, sizeof(char *));
     if (!a.paths) {
         fprintf(stderr, "%s: out of memory\n", prog);
         return HSCOPE_CLI_EXIT_BAD_INPUT;
     }
-    int rc = parse(&a, argc, argv);
+    int np = 0;
+    int rc = parse(&a, argc, argv, &np);
     hscope_export_t *ex = NULL;
     hscope_error err = HSCOPE_ERROR_INIT;
     hscope_status st = rc ? HSCOPE_OK
-                          : hscope_export_files(&ex, (const char *const *)a.paths, a.np, a.out,
-                                                &a.lo, &a.eo, &err);
+                          : hscope_export_files(&ex, (const char *const *)a.paths, (uint64_t)np,
+                                                a.out, &a.o.lo, &a.eo, &err);
     if (rc) {
         /* a usage error, said */
     } else if (st == HSCOPE_ERR_INVALID_ARG && a.eo.order) {
         rc = hscope_cli_usage_error(usage_export, "--%s", err.message);
     } else if (st != HSCOPE_OK) {
-        fprintf(stderr, "%s: %s\n", prog, err.message);
-        rc = HSCOPE_CLI_EXIT_BAD_INPUT;
+        rc = hscope_cli_fail(NULL, &err);
     } else {
-        hscope_cli_warn_text(hscope_export_warning_text(ex));
+        warn_damage(ex);
         hscope_report_options ro = HSCOPE_REPORT_OPTIONS_INIT;
-        ro.format = a.json ? HSCOPE_FORMAT_JSON : HSCOPE_FORMAT_TEXT;
-        FILE *f = a.json ? stdout : stderr;
-        if (!a.json)
+        ro.format = a.o.json ? HSCOPE_FORMAT_JSON : HSCOPE_FORMAT_TEXT;
+        FILE *f = a.o.json ? stdout : stderr;
+        if (!a.o.json)
             fprintf(f, "%s: ", prog);
         st = hscope_export_write(ex, &ro, hscope_cli_write_file, f, &err);
         rc = hscope_cli_close_out(f, NULL, st, &err);

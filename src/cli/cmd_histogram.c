@@ -6,9 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
-
-static const char *prog = "heapscope";
+#include "opts.h"
 
 static const char usage_histogram[] =
     "usage: heapscope histogram [--by type|class] [--top N] [--sort memsize|count]\n"
@@ -25,35 +23,32 @@ static const char usage_histogram[] =
     "  --svg FILE      also write the bars as an SVG chart\n"
     "  --json          the tally document: {\"kind\": \"tally\", \"dumps\", \"by\",\n"
     "                  \"total\": {\"count\", \"memsize\"}, \"group_count\", \"groups\":\n"
-    "                  [{\"key\", \"count\", \"memsize\"}], \"warnings\"}\n"
+    "                  [{\"key\", \"count\", \"memsize\"}], \"excluded_dumper_objects\",\n"
+    "                  \"warnings\"} (docs/JSON.md)\n"
     "  --keep-dumper   keep the objects the dumper itself allocated (default: left\n"
     "                  out and counted)\n"
-    "  --threads N     parser threads, 1-64 (default: one per core, at most 8)\n"
     "  --no-index      accepted; no effect (the dump is streamed, not indexed)\n"
     "  -v, --verbose   accepted; no effect\n";
 
 typedef struct hist_args {
-    hscope_load_options lo;
+    hscope_cli_opts o;
     hscope_tally_options to;
     const char *by, *svg, *path;
-    int json;
 } hist_args;
 
-/* One option at argv[*i] (not a load option); 0 or a usage error. */
+/* The command's own option at argv[*i]: 1 taken, 0 not ours, or a usage
+ * error (said). */
 static int
-option(hist_args *a, int argc, char **argv, int *i)
+option(void *ctx, int argc, char **argv, int *i)
 {
+    hist_args *a = ctx;
     const char *o = argv[*i], *v = *i + 1 < argc ? argv[*i + 1] : NULL;
-    if (strcmp(o, "--json") == 0) {
-        a->json = 1;
-        return 0;
-    }
     if (strcmp(o, "--keep-dumper") == 0) {
         a->to.flags &= ~HSCOPE_TALLY_SKIP_DUMPER;
-        return 0;
+        return 1;
     }
-    if (strcmp(o, "--by") && strcmp(o, "--top") && strcmp(o, "--sort") && strcmp(o, "--svg"))
-        return hscope_cli_usage_error(usage_histogram, "unknown option '%s'", o);
+    if (strcmp(o, "--by") && strcmp(o, "--sort") && strcmp(o, "--svg"))
+        return 0;
     if (!v)
         return hscope_cli_usage_error(usage_histogram, "%s needs a value", o);
     ++*i;
@@ -61,9 +56,6 @@ option(hist_args *a, int argc, char **argv, int *i)
         if (!hscope_cli_valid_key(v))
             return hscope_cli_usage_error(usage_histogram, "unknown --by key '%s'", v);
         a->by = v;
-    } else if (strcmp(o, "--top") == 0) {
-        if (hscope_cli_parse_size(v, &a->to.top) != 0)
-            return hscope_cli_usage_error(usage_histogram, "--top needs a number, not '%s'", v);
     } else if (strcmp(o, "--sort") == 0) {
         if (strcmp(v, "memsize") && strcmp(v, "count"))
             return hscope_cli_usage_error(usage_histogram,
@@ -72,76 +64,57 @@ option(hist_args *a, int argc, char **argv, int *i)
     } else {
         a->svg = v;
     }
-    return 0;
+    return 1;
 }
 
+/* The tally to stdout, and its bars to the SVG file. */
 static int
-parse(hist_args *a, int argc, char **argv)
+write_out(const hscope_tally_t *t, const hist_args *a)
 {
-    uint32_t threads = 0;
-    for (int i = 2; i < argc; i++) {
-        const char *o = argv[i];
-        if (o[0] != '-' || !o[1]) {
-            if (a->path)
-                return hscope_cli_usage_error(usage_histogram,
-                                              "histogram takes one DUMP ('%s' is extra)", o);
-            a->path = o;
-            continue;
-        }
-        int r = hscope_cli_stream_option(&a->lo, &threads, 64, argc, argv, &i, usage_histogram);
-        if (r < 0)
-            return HSCOPE_CLI_EXIT_USAGE;
-        if (r == 0 && (r = option(a, argc, argv, &i)) != 0)
-            return r;
+    hscope_report_options ro;
+    hscope_error err = HSCOPE_ERROR_INIT;
+    hscope_cli_report_options(&a->o, &ro, &a->path, 1);
+    hscope_cli_ascii(&ro);
+    ro.flags |= HSCOPE_REPORT_BARS;
+    hscope_status st = hscope_tally_write(t, &ro, hscope_cli_write_file, stdout, &err);
+    int rc = hscope_cli_close_out(stdout, NULL, st, &err);
+    if (a->svg) {
+        FILE *f = hscope_cli_open_out(a->svg);
+        if (!f)
+            return HSCOPE_CLI_EXIT_BAD_INPUT;
+        ro.format = HSCOPE_FORMAT_SVG;
+        st = hscope_tally_write(t, &ro, hscope_cli_write_file, f, &err);
+        rc |= hscope_cli_close_out(f, a->svg, st, &err);
     }
-    a->lo.threads = threads;
-    if (!a->path)
-        return hscope_cli_usage_error(usage_histogram, "no DUMP given%s", "");
-    return 0;
+    return rc;
 }
 
 int
 hscope_cli_histogram(int argc, char **argv)
 {
-    if (hscope_cli_want_help(argc, argv, usage_histogram))
+    if (hscope_cli_help(argc, argv, usage_histogram))
         return 0;
     hist_args a;
     memset(&a, 0, sizeof(a));
-    hscope_load_options_init(&a.lo);
+    hscope_cli_opts_init(&a.o, "histogram", usage_histogram, HSCOPE_CLI_JSON | HSCOPE_CLI_TOP, 20);
     hscope_tally_options_init(&a.to);
-    a.to.top = 20;
     a.to.sort = HSCOPE_SORT_MEMSIZE;
     a.to.flags = HSCOPE_TALLY_SKIP_DUMPER;
     a.by = "type";
-    int rc = parse(&a, argc, argv);
+    hscope_cli_args ca = { option, &a, &a.path, 0, 1,
+                           "histogram takes one DUMP ('%s' is extra)" };
+    int rc = hscope_cli_parse_args(&a.o, &ca, argc, argv);
     if (rc)
         return rc;
+    if (!a.path)
+        return hscope_cli_usage_error(usage_histogram, "no DUMP given%s", "");
+    a.to.top = a.o.top == HSCOPE_TOP_ALL ? 0 : a.o.top;
     hscope_tally_t *t = NULL;
     hscope_error err = HSCOPE_ERROR_INIT;
-    if (hscope_tally_file(&t, a.path, a.by, &a.lo, &a.to, &err) != HSCOPE_OK) {
-        fprintf(stderr, "%s: %s: %s\n", prog, a.path, err.message);
-        return HSCOPE_CLI_EXIT_BAD_INPUT;
-    }
+    if (hscope_tally_file(&t, a.path, a.by, &a.o.lo, &a.to, &err) != HSCOPE_OK)
+        return hscope_cli_fail(a.path, &err);
     hscope_cli_warn_tally_damage(a.path, t);
-    hscope_report_options ro = HSCOPE_REPORT_OPTIONS_INIT;
-    const char *names[1] = { a.path };
-    ro.format = a.json ? HSCOPE_FORMAT_JSON : HSCOPE_FORMAT_TEXT;
-    ro.flags = HSCOPE_REPORT_BARS;
-    ro.dump_names = names;
-    ro.dump_name_count = 1;
-    hscope_cli_text_options(&ro);
-    hscope_status st = hscope_tally_write(t, &ro, hscope_cli_write_file, stdout, &err);
-    rc = hscope_cli_close_out(stdout, NULL, st, &err);
-    if (a.svg) {
-        FILE *f = hscope_cli_open_out(a.svg);
-        if (!f) {
-            rc = HSCOPE_CLI_EXIT_BAD_INPUT;
-        } else {
-            ro.format = HSCOPE_FORMAT_SVG;
-            st = hscope_tally_write(t, &ro, hscope_cli_write_file, f, &err);
-            rc |= hscope_cli_close_out(f, a.svg, st, &err);
-        }
-    }
+    rc = write_out(t, &a);
     hscope_tally_free(t);
     return rc;
 }

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "opts.h"
 
 static const char *prog = "heapscope";
 
@@ -35,13 +35,15 @@ static const char usage_timeline[] =
     "                  rank,key,step,dump,time,count,memsize,growing\n"
     "  --json          {\"kind\": \"timeline\", \"dumps\", \"groups\": [{\"key\", \"count\",\n"
     "                  \"memsize\", \"slope_per_step\", \"slope_per_hour\", \"r2\",\n"
-    "                  \"growing\"}], \"warnings\"} (docs/JSON-timeline.md)\n"
+    "                  \"growing\"}], \"warnings\"} (docs/JSON.md)\n"
     "  --keep-dumper   keep the objects the dumper itself allocated (default: left\n"
     "                  out of every dump and counted)\n"
-    "  --threads N     dumps folded at once, 1-1024 (default: the number of cores)\n"
+    "  --threads N     dumps folded at once, 1-64 (default: the number of cores;\n"
+    "                  the cores are shared among their parsers)\n"
     "  --order HOW     auto (default), name, mtime or given\n"
     "  --no-index      accepted; no effect (the dumps are streamed, not indexed)\n"
     "  -v, --verbose   accepted; no effect\n"
+    "  --              the arguments after it are dumps\n"
     "\n"
     "Dump order (auto), the first rule that gives every dump a distinct value:\n"
     "  name-time  a date-time (2024-05-01T12:00:00, 20240501-120000) or an\n"
@@ -56,11 +58,10 @@ static const char usage_timeline[] =
     "an order that runs backwards (newest generation or mtime going down).\n";
 
 typedef struct tl_args {
-    hscope_load_options lo;
+    hscope_cli_opts o;
     hscope_timeline_options to;
     const char *svg;
-    int format;
-    uint64_t top;
+    int csv;
     char **paths;
     size_t np;
 } tl_args;
@@ -77,25 +78,22 @@ parse_order(const char *v, int32_t *order)
     return -1;
 }
 
-/* One option at argv[*i] (not a load option); 0 or a usage error. */
+/* The command's own option at argv[*i]: 1 taken, 0 not ours, or a usage
+ * error (said). */
 static int
 option(tl_args *a, int argc, char **argv, int *i)
 {
     const char *o = argv[*i], *v = *i + 1 < argc ? argv[*i + 1] : NULL;
-    if (strcmp(o, "--json") == 0 || strcmp(o, "--csv") == 0) {
-        int f = o[2] == 'j' ? HSCOPE_FORMAT_JSON : HSCOPE_FORMAT_CSV;
-        if (a->format && a->format != f)
-            return hscope_cli_usage_error(usage_timeline, "--json and --csv exclude each other%s", "");
-        a->format = f;
-        return 0;
+    if (strcmp(o, "--csv") == 0) {
+        a->csv = 1;
+        return 1;
     }
     if (strcmp(o, "--keep-dumper") == 0) {
         a->to.flags |= HSCOPE_TIMELINE_KEEP_DUMPER;
-        return 0;
+        return 1;
     }
-    if (strcmp(o, "--by") && strcmp(o, "--metric") && strcmp(o, "--top") && strcmp(o, "--svg") &&
-        strcmp(o, "--order"))
-        return hscope_cli_usage_error(usage_timeline, "unknown option '%s'", o);
+    if (strcmp(o, "--by") && strcmp(o, "--metric") && strcmp(o, "--svg") && strcmp(o, "--order"))
+        return 0;
     if (!v)
         return hscope_cli_usage_error(usage_timeline, "%s needs a value", o);
     ++*i;
@@ -108,18 +106,17 @@ option(tl_args *a, int argc, char **argv, int *i)
             return hscope_cli_usage_error(usage_timeline,
                                           "--metric: expected memsize or count, not '%s'", v);
         a->to.metric = v[0] == 'c' ? HSCOPE_METRIC_COUNT : HSCOPE_METRIC_MEMSIZE;
-    } else if (strcmp(o, "--top") == 0) {
-        if (hscope_cli_parse_size(v, &a->top) != 0)
-            return hscope_cli_usage_error(usage_timeline, "--top needs a number, not '%s'", v);
     } else if (strcmp(o, "--svg") == 0) {
         a->svg = v;
     } else if (parse_order(v, &a->to.order) != 0) {
         return hscope_cli_usage_error(usage_timeline,
                                       "--order: expected auto, name, mtime or given, not '%s'", v);
     }
-    return 0;
+    return 1;
 }
 
+/* The shared options (hscope_cli_opts_parse), the command's own, "--",
+ * the dumps. */
 static int
 parse(tl_args *a, int argc, char **argv)
 {
@@ -134,27 +131,34 @@ parse(tl_args *a, int argc, char **argv)
             end_opts = 1;
             continue;
         }
-        int r = hscope_cli_stream_option(&a->lo, &a->to.threads, 1024, argc, argv, &i,
-                                         usage_timeline);
+        int r = hscope_cli_opts_parse(&a->o, argc, argv, &i);
         if (r < 0)
             return HSCOPE_CLI_EXIT_USAGE;
-        if (r == 0 && (r = option(a, argc, argv, &i)) != 0)
+        if (r == 0 && (r = option(a, argc, argv, &i)) == 0)
+            return hscope_cli_usage_error(usage_timeline, "unknown option '%s'", o);
+        if (r > 1)
             return r;
     }
+    if (a->o.json && a->csv)
+        return hscope_cli_usage_error(usage_timeline, "--json and --csv exclude each other%s", "");
     if (a->np == 0)
         return hscope_cli_usage_error(usage_timeline, "no DUMP given%s", "");
+    /* --threads: dumps folded at once; each fold gets its share of the cores */
+    a->to.threads = a->o.lo.threads;
+    a->o.lo.threads = 0;
     return 0;
 }
 
-/* The timeline to stdout (format) and to the SVG file. */
+/* The timeline to stdout (the format asked for) and to the SVG file. */
 static int
 write_out(const hscope_timeline_t *tl, const tl_args *a)
 {
-    hscope_report_options ro = HSCOPE_REPORT_OPTIONS_INIT;
+    hscope_report_options ro;
     hscope_error err = HSCOPE_ERROR_INIT;
-    ro.format = a->format;
-    ro.top = a->top ? a->top : HSCOPE_TOP_ALL;
-    hscope_cli_text_options(&ro);
+    hscope_cli_report_options(&a->o, &ro, NULL, 0);
+    hscope_cli_ascii(&ro);
+    if (a->csv)
+        ro.format = HSCOPE_FORMAT_CSV;
     hscope_status st = hscope_timeline_write(tl, &ro, hscope_cli_write_file, stdout, &err);
     int rc = hscope_cli_close_out(stdout, NULL, st, &err);
     if (a->svg) {
@@ -171,13 +175,12 @@ write_out(const hscope_timeline_t *tl, const tl_args *a)
 int
 hscope_cli_timeline(int argc, char **argv)
 {
-    if (hscope_cli_want_help(argc, argv, usage_timeline))
+    if (hscope_cli_help(argc, argv, usage_timeline))
         return 0;
     tl_args a;
     memset(&a, 0, sizeof(a));
-    hscope_load_options_init(&a.lo);
+    hscope_cli_opts_init(&a.o, "timeline", usage_timeline, HSCOPE_CLI_JSON | HSCOPE_CLI_TOP, 20);
     hscope_timeline_options_init(&a.to);
-    a.top = 20;
     a.paths = calloc((size_t)argc, sizeof(char *));
     if (!a.paths) {
         fprintf(stderr, "%s: out of memory\n", prog);
@@ -190,7 +193,7 @@ hscope_cli_timeline(int argc, char **argv)
     }
     hscope_timeline_t *tl = NULL;
     hscope_error err = HSCOPE_ERROR_INIT;
-    hscope_status st = hscope_timeline_compute(&tl, (const char *const *)a.paths, a.np, &a.lo,
+    hscope_status st = hscope_timeline_compute(&tl, (const char *const *)a.paths, a.np, &a.o.lo,
                                                &a.to, &err);
     if (st == HSCOPE_ERR_INVALID_ARG && a.to.order) {
         rc = hscope_cli_usage_error(usage_timeline, "--%s", err.message);
@@ -199,7 +202,7 @@ hscope_cli_timeline(int argc, char **argv)
         rc = HSCOPE_CLI_EXIT_BAD_INPUT;
     } else {
         /* said once, in time order: the damaged dumps, then the series checks */
-        hscope_cli_warn_text(hscope_timeline_warning_text(tl));
+        hscope_cli_warn_timeline(tl);
         rc = write_out(tl, &a);
     }
     hscope_timeline_free(tl);

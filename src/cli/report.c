@@ -24,7 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "opts.h"
 #include "report.h"
 
 #define EXIT_BAD_INPUT HSCOPE_CLI_EXIT_BAD_INPUT
@@ -972,7 +972,7 @@ sec_timeline(FILE *f, const hscope_timeline_t *tl, uint64_t top, int check_serie
     uint64_t nd = hscope_timeline_dump_count(tl), ng = hscope_timeline_group_count(tl);
     const char *by = hscope_timeline_by(tl);
     if (check_series)
-        hscope_cli_warn_text(hscope_timeline_warning_text(tl));
+        hscope_cli_warn_timeline(tl);
     uint64_t excluded = 0;
     for (uint64_t i = 0; i < nd; i++)
         excluded += hscope_timeline_dump_excluded(tl, i);
@@ -1076,7 +1076,7 @@ load_main(const char *path, const hscope_load_options *lo, int no_index)
 int
 hscope_cli_report(int argc, char **argv)
 {
-    if (hscope_cli_want_help(argc, argv, usage_report))
+    if (hscope_cli_help(argc, argv, usage_report))
         return 0;
     hscope_load_options lo = HSCOPE_LOAD_OPTIONS_INIT;
     const char *out = "report.html", *by = "class";

@@ -21,6 +21,8 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -116,3 +118,21 @@ hscope_cli_guard_terminal(void)
 }
 
 #endif
+
+int32_t
+hscope_cli_write_stdout(void *user_data, const char *data, uint64_t len)
+{
+    (void)user_data;
+    return fwrite(data, 1, (size_t)len, stdout) == (size_t)len ? 0 : -1;
+}
+
+uint32_t
+hscope_cli_width(void)
+{
+    struct winsize ws;
+    if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col)
+        return ws.ws_col;
+    const char *c = getenv("COLUMNS");
+    long v = c ? strtol(c, NULL, 10) : 0;
+    return v > 0 && v < 100000 ? (uint32_t)v : 100;
+}

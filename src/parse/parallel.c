@@ -30,9 +30,41 @@
  * Line numbers are chunk-local while parsing and made global at merge
  * time; a strict-mode error in chunk k is reported after chunks < k are
  * merged, with its global line number, exactly as a single thread would.
+ *
+ * Handoff.  A slot goes FREE -> READY (queue(), calling thread) -> BUSY
+ * (a worker takes it) -> DONE (the worker parsed it) -> FREE (merged, on
+ * the calling thread).  Every state change, and `stop`, is made under
+ * P->mu; no thread touches a slot's contents unless the state says the
+ * slot is its own (FREE and taken by the calling thread, BUSY for the
+ * worker that took it, DONE for the merger).  There are two waits:
+ *
+ *  - a worker waits on P->work until some slot is READY or `stop` is set;
+ *    both are set under P->mu and followed, in the same critical section,
+ *    by a broadcast on P->work;
+ *  - the merger waits on P->done until the chunk it merges next is DONE
+ *    (or no chunk is out: then it returns); a worker sets DONE under P->mu
+ *    and broadcasts P->done in the same critical section.
+ *
+ * A waiter tests its condition under P->mu and pthread_cond_wait releases
+ * the mutex atomically, so each change happens either before the test
+ * (seen) or while the waiter is blocked (woken by the broadcast).  Always
+ * a broadcast, never pthread_cond_signal: glibc (before 2.41) can lose a
+ * pthread_cond_signal wakeup when several threads wait on one condition
+ * variable (sourceware bug 25847; Debian 12 ships 2.36), and a lost wakeup
+ * of the workers leaves them all asleep beside a READY slot and the merger
+ * waiting for it forever: the hang of issue 25, which no ordering of our
+ * own steps can produce.  And every wait is bounded (WAIT_MS), after
+ * which the waiter tests its condition again, so even a lost wakeup costs
+ * a pause, not a hang.  The chunks a waiter waits for always come: an
+ * outstanding chunk is READY (some worker takes it: at least one runs,
+ * and none exits before `stop`, which is set only after the last merge or
+ * on failure) or BUSY (its worker finishes: a chunk is finite and parsing
+ * it never waits).
  */
+#include <errno.h>
 #include <pthread.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "parse.h"
@@ -45,6 +77,17 @@
 #define BLOCK ((uint64_t)1 << 20)
 #define SLACK ((size_t)16 << 10)
 #define PROGRESS_EVERY ((uint64_t)16 << 20)
+#define WAIT_MS 100 /* bound of every wait (see Handoff above) */
+
+#ifdef HSCOPE_TEST_HOOKS
+hscope__parallel_hook_fn hscope__parallel_hook;
+unsigned hscope__parallel_wait_ms = WAIT_MS;
+#define HOOK(pt, p, n) (hscope__parallel_hook ? hscope__parallel_hook(pt, p, n) : 0)
+#define WAIT_BOUND_MS hscope__parallel_wait_ms
+#else
+#define HOOK(pt, p, n) 0
+#define WAIT_BOUND_MS WAIT_MS
+#endif
 
 enum { FREE, READY, BUSY, DONE };
 
@@ -85,12 +128,49 @@ typedef struct pool {
     unsigned nslots, nthreads;
     pthread_mutex_t mu;
     pthread_cond_t work, done;
+    clockid_t clock;        /* of the condition variables' timed waits */
     int stop;
     uint64_t next_seq;      /* next chunk to hand out */
     uint64_t bsize;         /* block mode: block size B; 0: reading in order */
     uint64_t fsize;         /* block mode: input size */
     uint64_t max_line;
+    uint64_t progress_every;
 } pool;
+
+/* ------------------------------------------------------------------ */
+/* waiting (see Handoff at the top)                                   */
+/* ------------------------------------------------------------------ */
+
+/* Wait on cv (P->mu held) until woken or WAIT_MS have passed; the caller
+ * tests its condition again either way. */
+static void
+wait_on(pool *P, pthread_cond_t *cv)
+{
+    struct timespec ts;
+    if (clock_gettime(P->clock, &ts) != 0) {
+        pthread_cond_wait(cv, &P->mu);
+        return;
+    }
+    long ms = (long)WAIT_BOUND_MS;
+    ts.tv_sec += ms / 1000;
+    ts.tv_nsec += (ms % 1000) * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    if (pthread_cond_timedwait(cv, &P->mu, &ts) == ETIMEDOUT)
+        (void)HOOK(HSCOPE__HOOK_TIMEOUT, NULL, 0);
+}
+
+/* Wake every waiter on cv (P->mu held, in the critical section that made
+ * the change they wait for). */
+static void
+wake_all(pool *P, pthread_cond_t *cv)
+{
+    (void)P;
+    if (!HOOK(HSCOPE__HOOK_WAKE, NULL, 0))
+        pthread_cond_broadcast(cv);
+}
 
 /* ------------------------------------------------------------------ */
 /* workers                                                            */
@@ -137,6 +217,7 @@ fill_block(pool *P, slot *s)
         s->cap = want;
     }
     s->data = s->buf; /* an empty chunk unless lines are found */
+    (void)HOOK(HSCOPE__HOOK_POISON, s->buf, s->cap + PAD); /* whatever an earlier chunk left */
     if ((st = hscope__reader_pread(P->r, s->buf, want, rd, &len, &s->err)) != HSCOPE_OK)
         return st;
     int eof = len < want || rd + len >= F; /* a file cut short ends early */
@@ -188,6 +269,7 @@ fill_block(pool *P, slot *s)
             s->buf = nb;
             s->cap = (size_t)nw;
         }
+        (void)HOOK(HSCOPE__HOOK_POISON, s->buf + len, s->cap + PAD - len);
         if ((st = hscope__reader_pread(P->r, s->buf + len, (size_t)nw - len, rd + len, &got,
                                        &s->err)) != HSCOPE_OK)
             return st;
@@ -198,6 +280,7 @@ fill_block(pool *P, slot *s)
     s->data = s->buf + start;
     s->len = stop - start;
     s->buf[stop] = '\n'; /* sentinel (PAD bytes follow) */
+    (void)HOOK(HSCOPE__HOOK_POISON, s->buf + stop + 1, s->cap + PAD - stop - 1);
     s->base = rd + start;
     s->last = rd + last;
     return HSCOPE_OK;
@@ -246,6 +329,17 @@ parse_chunk(pool *P, slot *s)
     }
 }
 
+/* The oldest READY slot (P->mu held), or NULL. */
+static slot *
+oldest_ready(pool *P)
+{
+    slot *s = NULL;
+    for (unsigned i = 0; i < P->nslots; i++)
+        if (P->slots[i].state == READY && (!s || P->slots[i].seq < s->seq))
+            s = &P->slots[i];
+    return s;
+}
+
 static void *
 worker(void *arg)
 {
@@ -253,19 +347,14 @@ worker(void *arg)
     pthread_mutex_lock(&P->mu);
     for (;;) {
         slot *s = NULL;
-        while (!P->stop) {
-            /* the oldest ready chunk first, so merging never starves */
-            for (unsigned i = 0; i < P->nslots; i++)
-                if (P->slots[i].state == READY && (!s || P->slots[i].seq < s->seq))
-                    s = &P->slots[i];
-            if (s)
-                break;
-            pthread_cond_wait(&P->work, &P->mu);
-        }
+        /* the oldest ready chunk first, so merging never starves */
+        while (!P->stop && !(s = oldest_ready(P)))
+            wait_on(P, &P->work);
         if (!s)
             break;
         s->state = BUSY;
         pthread_mutex_unlock(&P->mu);
+        (void)HOOK(HSCOPE__HOOK_TAKEN, NULL, 0);
         s->st = HSCOPE_OK;
         /* a reading error is reported as it is, without a line number */
         s->raw_error = P->bsize && (s->st = fill_block(P, s)) != HSCOPE_OK;
@@ -282,9 +371,10 @@ worker(void *arg)
             else
                 note_skip(&s->b, HSCOPE_SKIP_TOO_LONG, lineno);
         }
+        (void)HOOK(HSCOPE__HOOK_PARSED, NULL, 0);
         pthread_mutex_lock(&P->mu);
         s->state = DONE;
-        pthread_cond_broadcast(&P->done);
+        wake_all(P, &P->done);
     }
     pthread_mutex_unlock(&P->mu);
     return NULL;
@@ -638,6 +728,7 @@ merge_ready(pool *P, uint64_t *merge_seq, int wait)
 {
     for (;;) {
         slot *s = NULL;
+        (void)HOOK(HSCOPE__HOOK_MERGE, NULL, 0);
         pthread_mutex_lock(&P->mu);
         for (;;) {
             s = NULL;
@@ -653,12 +744,13 @@ merge_ready(pool *P, uint64_t *merge_seq, int wait)
                 s = NULL;
                 break;
             }
-            pthread_cond_wait(&P->done, &P->mu);
+            wait_on(P, &P->done);
         }
         pthread_mutex_unlock(&P->mu);
         if (!s)
             return HSCOPE_OK;
         hscope_status st = merge(P, s);
+        (void)HOOK(HSCOPE__HOOK_MERGED, NULL, 0);
         pthread_mutex_lock(&P->mu);
         s->state = FREE;
         pthread_mutex_unlock(&P->mu);
@@ -688,6 +780,7 @@ take_slot(pool *P, uint64_t *merge_seq, slot **out)
         pthread_mutex_unlock(&P->mu);
         if (s) {
             *out = s;
+            (void)HOOK(HSCOPE__HOOK_TAKE_SLOT, NULL, 0);
             return HSCOPE_OK;
         }
         hscope_status st = merge_ready(P, merge_seq, 1);
@@ -700,11 +793,13 @@ take_slot(pool *P, uint64_t *merge_seq, slot **out)
 static void
 queue(pool *P, slot *s)
 {
+    (void)HOOK(HSCOPE__HOOK_QUEUE, NULL, 0);
     pthread_mutex_lock(&P->mu);
     s->seq = P->next_seq++;
     s->state = READY;
-    pthread_cond_signal(&P->work);
+    wake_all(P, &P->work);
     pthread_mutex_unlock(&P->mu);
+    (void)HOOK(HSCOPE__HOOK_QUEUED, NULL, 0);
 }
 
 /* Give the slot's first `len` bytes (whole lines) to the workers, as the
@@ -713,6 +808,7 @@ static void
 hand_over(pool *P, slot *s, size_t len, int at_eof, uint64_t base)
 {
     s->buf[len] = '\n'; /* sentinel (PAD bytes follow) */
+    (void)HOOK(HSCOPE__HOOK_POISON, s->buf + len + 1, s->cap + PAD - len - 1);
     s->data = s->buf;
     s->len = len;
     s->at_eof = at_eof;
@@ -781,6 +877,7 @@ produce(pool *P)
                         goto out;
                     }
                     memset(nb + s->cap, 0, nc + PAD - s->cap);
+                    (void)HOOK(HSCOPE__HOOK_POISON, nb + s->cap, nc + PAD - s->cap);
                     s->buf = nb;
                     s->cap = nc;
                 }
@@ -806,7 +903,7 @@ produce(pool *P)
                 goto out;
             }
             if (P->o->progress && P->r->in_bytes >= next_progress) {
-                next_progress = P->r->in_bytes + PROGRESS_EVERY;
+                next_progress = P->r->in_bytes + P->progress_every;
                 if (P->o->progress(P->o->progress_ud, P->r->in_bytes, P->r->total)) {
                     st = hscope__fail(P->err, HSCOPE_ERR_CANCELLED, "load cancelled");
                     goto out;
@@ -906,7 +1003,7 @@ produce_blocks(pool *P)
         queue(P, s);
         done = k * P->bsize < P->fsize ? k * P->bsize : P->fsize;
         if (P->o->progress && done >= next_progress) {
-            next_progress = done + PROGRESS_EVERY;
+            next_progress = done + P->progress_every;
             if (P->o->progress(P->o->progress_ud, done, P->fsize))
                 return hscope__fail(P->err, HSCOPE_ERR_CANCELLED, "load cancelled");
         }
@@ -945,9 +1042,20 @@ hscope__parse_parallel(hscope__reader *r, hscope__builder *out,
     P.slots = hscope__calloc(P.mem, P.nslots, sizeof(slot));
     if (!P.slots)
         return hscope__nomem(err, P.nslots * sizeof(slot));
+    P.progress_every = o->progress_bytes ? o->progress_bytes : PROGRESS_EVERY;
+    /* timed waits on the monotonic clock where there is a choice (a
+     * wall-clock step then cannot stretch a wait) */
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    P.clock = CLOCK_REALTIME;
+#if defined(_POSIX_CLOCK_SELECTION) && _POSIX_CLOCK_SELECTION > 0
+    if (pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) == 0)
+        P.clock = CLOCK_MONOTONIC;
+#endif
     pthread_mutex_init(&P.mu, NULL);
-    pthread_cond_init(&P.work, NULL);
-    pthread_cond_init(&P.done, NULL);
+    pthread_cond_init(&P.work, &ca);
+    pthread_cond_init(&P.done, &ca);
+    pthread_condattr_destroy(&ca);
     uint64_t max = o->max_line ? o->max_line : HSCOPE_DEFAULT_MAX_LINE_BYTES;
     size_t cap = max < CHUNK ? (size_t)(max < 64 ? 64 : max) : CHUNK;
     P.max_line = max < 64 ? 64 : max; /* the limit reading in order applies */
@@ -964,9 +1072,12 @@ hscope__parse_parallel(hscope__reader *r, hscope__builder *out,
         hscope_error_init(&s->err);
         s->cap = cap;
         s->buf = hscope__calloc(P.mem, 1, cap + PAD);
-        if (!s->buf)
+        if (!s->buf) {
             st = hscope__nomem(err, cap + PAD);
-        else if ((st = hscope__builder_init(&s->b, P.mem, out->keep_values, 0, err)) == HSCOPE_OK)
+            break;
+        }
+        (void)HOOK(HSCOPE__HOOK_POISON, s->buf, cap + PAD);
+        if ((st = hscope__builder_init(&s->b, P.mem, out->keep_values, 0, err)) == HSCOPE_OK)
             hscope__lp_init(&s->lp, &s->b, o, &s->err);
         if (st == HSCOPE_OK && out->sink && out->slot_sink) {
             /* the fold runs on the workers, one state per slot */
@@ -985,7 +1096,7 @@ hscope__parse_parallel(hscope__reader *r, hscope__builder *out,
         st = P.bsize ? produce_blocks(&P) : produce(&P);
     pthread_mutex_lock(&P.mu);
     P.stop = 1;
-    pthread_cond_broadcast(&P.work);
+    wake_all(&P, &P.work);
     pthread_mutex_unlock(&P.mu);
     for (unsigned i = 0; i < started; i++)
         pthread_join(th[i], NULL);

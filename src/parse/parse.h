@@ -20,6 +20,7 @@ typedef struct hscope__parse_opts {
     hscope_line_fn line_fn;   /* raw line hook, may be NULL */
     void *line_ud;
     uint64_t block_bytes;     /* parallel block size; 0: default (tests set it) */
+    uint64_t progress_bytes;  /* input between progress calls; 0: 16 MiB (tests set it) */
 } hscope__parse_opts;
 
 /* Line parser: the builder it fills plus reusable scratch space, so that
@@ -78,6 +79,36 @@ hscope_status hscope__parse_stream(hscope__reader *r, hscope__builder *b,
 hscope_status hscope__parse_parallel(hscope__reader *r, hscope__builder *b,
                                      const hscope__parse_opts *o,
                                      unsigned threads, hscope_error *err);
+
+#ifdef HSCOPE_TEST_HOOKS
+/*
+ * Test builds only (the internal library of the white-box tests, built
+ * with -DHSCOPE_TEST_HOOKS; the shipped library has none of this): the
+ * parallel parser calls hscope__parallel_hook, when set, at each point
+ * where work passes between its threads, so a test can perturb the
+ * schedule there (yield, sleep), lose wakeups on purpose, and fill the
+ * unused bytes of a slot buffer with garbage.  The hook runs on the
+ * parser's threads, concurrently; it must be thread-safe.
+ */
+enum {
+    HSCOPE__HOOK_TAKE_SLOT,  /* reading in order: got a free slot, before filling it */
+    HSCOPE__HOOK_QUEUE,      /* a filled slot is about to be handed to the workers */
+    HSCOPE__HOOK_QUEUED,     /* ... and was */
+    HSCOPE__HOOK_TAKEN,      /* a worker took a slot, before reading or parsing it */
+    HSCOPE__HOOK_PARSED,     /* a worker parsed a slot, before marking it done */
+    HSCOPE__HOOK_MERGE,      /* the merging thread looks for the next chunk */
+    HSCOPE__HOOK_MERGED,     /* ... merged it, before freeing its slot */
+    HSCOPE__HOOK_WAKE,       /* waiters are about to be woken (mutex held): a non-zero
+                                return drops the wakeup, as a faulty C library could */
+    HSCOPE__HOOK_TIMEOUT,    /* a bounded wait ran out (mutex held) */
+    HSCOPE__HOOK_POISON,     /* [p, p + n) of a slot buffer holds nothing the parse
+                                may depend on: the test may overwrite it */
+};
+typedef int (*hscope__parallel_hook_fn)(int point, uint8_t *p, size_t n);
+extern hscope__parallel_hook_fn hscope__parallel_hook;
+/* The bound of every wait in the parallel parser, in ms (default 100). */
+extern unsigned hscope__parallel_wait_ms;
+#endif
 
 /* Parser threads for a load option value: `requested`, or for 0 one per
  * core (at most 8) unless the input is small; at most 64. */

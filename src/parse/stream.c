@@ -100,7 +100,8 @@ progress(loop *L)
 {
     if (!L->o->progress || L->r->in_bytes < L->next_progress)
         return HSCOPE_OK;
-    L->next_progress = L->r->in_bytes + PROGRESS_EVERY;
+    L->next_progress = L->r->in_bytes + (L->o->progress_bytes ? L->o->progress_bytes
+                                                               : PROGRESS_EVERY);
     if (L->o->progress(L->o->progress_ud, L->r->in_bytes, L->r->total))
         return hscope__fail(L->err, HSCOPE_ERR_CANCELLED, "load cancelled");
     return HSCOPE_OK;

@@ -1,7 +1,8 @@
 /*
  * common.c - pieces every writer shares: CSV fields, the "dumps" and
- * "warnings" members of a JSON document.
+ * "warnings" members of a JSON document, object references.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -54,32 +55,189 @@ hscope__json_dumps_of_heap(hscope__json *w, const hscope__ropts *ro,
 }
 
 void
-hscope__json_warning(hscope__json *w, const char *code, const char *fmt, ...)
+hscope__json_dump(hscope__json *w, const char *name, uint64_t objects)
 {
-    char msg[512];
+    hscope__json_obj(w);
+    hscope__json_kstr(w, "path", name);
+    hscope__json_ku64(w, "objects", objects);
+    hscope__json_end_obj(w);
+}
+
+/* ------------------------------------------------------------------ */
+/* Warnings                                                            */
+/* ------------------------------------------------------------------ */
+
+void
+hscope__warn(hscope__warnings *ws, const char *code, const char *fmt, ...)
+{
+    if (ws->n >= HSCOPE__MAX_WARNINGS)
+        return;
+    hscope__warning *x = &ws->w[ws->n++];
+    x->code = code;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
+    vsnprintf(x->message, sizeof(x->message), fmt, ap);
     va_end(ap);
+}
+
+void
+hscope__warn_damage(hscope__warnings *ws, const char *name, const hscope_load_stats *s,
+                    const uint64_t skipped[HSCOPE_SKIP__COUNT])
+{
+    const char *pre = name ? name : "", *sep = name ? ": " : "";
+    if (s->skipped_lines) {
+        char why[256] = "";
+        size_t len = 0;
+        for (int r = 0; r < HSCOPE_SKIP__COUNT && len < sizeof(why); r++)
+            if (skipped[r])
+                len += (size_t)snprintf(why + len, sizeof(why) - len, "%s%s %llu",
+                                        len ? ", " : "", hscope_skip_reason_name(r),
+                                        (unsigned long long)skipped[r]);
+        char a[32], b[32];
+        hscope__fmt_count(s->skipped_lines, a, sizeof(a));
+        hscope__fmt_count(s->lines, b, sizeof(b));
+        hscope__warn(ws, "skipped_lines", "%s%s%s of %s lines skipped (%s)%s", pre, sep, a, b,
+                     why, s->skipped_lines * 2 > s->lines
+                         ? "; most lines could not be read: is this really a heap dump?" : "");
+    }
+    if (s->truncated)
+        hscope__warn(ws, "truncated", "%s%sthe dump is truncated (it ends in the middle of a "
+                     "record or gzip stream)", pre, sep);
+}
+
+void
+hscope__warn_heap(hscope__warnings *ws, const char *name, const hscope_heap_t *h)
+{
+    hscope_load_stats s;
+    uint64_t sk[HSCOPE_SKIP__COUNT];
+    hscope_load_stats_init(&s);
+    if (!h || hscope_heap_stats(h, &s) != HSCOPE_OK)
+        return;
+    for (int r = 0; r < HSCOPE_SKIP__COUNT; r++)
+        sk[r] = hscope_heap_skipped(h, r);
+    hscope__warn_damage(ws, name, &s, sk);
+}
+
+void
+hscope__warn_tally(hscope__warnings *ws, const char *name, const hscope_tally_t *t)
+{
+    hscope_load_stats s;
+    uint64_t sk[HSCOPE_SKIP__COUNT];
+    hscope_load_stats_init(&s);
+    if (hscope_tally_stats(t, &s) != HSCOPE_OK)
+        return;
+    for (int r = 0; r < HSCOPE_SKIP__COUNT; r++)
+        sk[r] = hscope_tally_skipped(t, r);
+    hscope__warn_damage(ws, name, &s, sk);
+}
+
+static const char *
+diff_code(uint32_t bit)
+{
+    switch (bit) {
+    case HSCOPE_DIFF_WARN_NO_TRACING: return "no_tracing";
+    case HSCOPE_DIFF_WARN_PARTIAL: return "partial";
+    case HSCOPE_DIFF_WARN_COMPACTION: return "compaction";
+    case HSCOPE_DIFF_WARN_SKIPPED: return "skipped_lines";
+    case HSCOPE_DIFF_WARN_DIFFERENT_PROCESS: return "different_process";
+    case HSCOPE_DIFF_WARN_REPEATED: return "repeated";
+    case HSCOPE_DIFF_WARN_BACKWARDS: return "backwards";
+    default: return "warning";
+    }
+}
+
+void
+hscope__warn_diff(hscope__warnings *ws, const hscope_diff_t *d)
+{
+    const char *t = hscope_diff_warning_text(d);
+    for (uint32_t line = 0; t && *t; line++) {
+        const char *nl = strchr(t, '\n');
+        int n = nl ? (int)(nl - t) : (int)strlen(t);
+        hscope__warn(ws, diff_code(hscope__diff_warning_code(d, line)), "%.*s", n, t);
+        t += n + (nl != NULL);
+    }
+}
+
+void
+hscope__json_warnings(hscope__json *w, const hscope__warnings *ws)
+{
+    hscope__json_key(w, "warnings");
+    hscope__json_arr(w);
+    for (int i = 0; i < ws->n; i++) {
+        hscope__json_obj(w);
+        hscope__json_kstr(w, "code", ws->w[i].code);
+        hscope__json_kstr(w, "message", ws->w[i].message);
+        hscope__json_end_obj(w);
+    }
+    hscope__json_end_arr(w);
+}
+
+void
+hscope__text_warnings(hscope__out *o, const hscope__ropts *ro, const hscope__warnings *ws)
+{
+    if (ro->flags & HSCOPE_REPORT_NO_WARNINGS)
+        return;
+    for (int i = 0; i < ws->n; i++)
+        hscope__out_printf(o, "warning: %s\n", ws->w[i].message);
+}
+
+void
+hscope__text_excluded(hscope__out *o, uint64_t n)
+{
+    char c[64];
+    if (!n)
+        return;
+    hscope__fmt_plural(n, "object", "objects", c, sizeof(c));
+    hscope__out_printf(o, "left out: %s allocated by the dumper itself\n", c);
+}
+
+/* ------------------------------------------------------------------ */
+/* Objects                                                             */
+/* ------------------------------------------------------------------ */
+
+const char *
+hscope__root_name(const hscope_heap_t *h, int32_t cat)
+{
+    const char *n = cat >= 0 ? hscope_heap_root_category_name(h, (uint32_t)cat) : NULL;
+    return n ? n : "(roots)";
+}
+
+const char *
+hscope__type_name(const hscope_heap_t *h, hscope_id id)
+{
+    return hscope_heap_type_name(h, hscope_heap_object_type(h, id));
+}
+
+void
+hscope__obj_text(const hscope_heap_t *h, hscope_id id, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s %s", hscope__type_name(h, id), hscope_heap_object_label(h, id));
+}
+
+void
+hscope__json_objref_fields(hscope__json *w, const hscope_heap_t *h, hscope_id id)
+{
+    hscope__json_key(w, "address");
+    hscope__json_addr(w, hscope_heap_object_address(h, id));
+    hscope__json_kstr(w, "type", hscope__type_name(h, id));
+    hscope__json_kstr(w, "class", hscope_heap_object_class_label(h, id));
+    hscope__json_kstr(w, "label", hscope_heap_object_label(h, id));
+}
+
+void
+hscope__json_objref(hscope__json *w, const hscope_heap_t *h, hscope_id id)
+{
     hscope__json_obj(w);
-    hscope__json_kstr(w, "code", code);
-    hscope__json_kstr(w, "message", msg);
+    hscope__json_objref_fields(w, h, id);
     hscope__json_end_obj(w);
 }
 
 void
-hscope__json_heap_warnings(hscope__json *w, const hscope_heap_t *h)
+hscope__json_objrefs(hscope__json *w, const hscope_heap_t *h, const hscope_id *ids,
+                     uint64_t n)
 {
-    hscope__json_key(w, "warnings");
     hscope__json_arr(w);
-    hscope_load_stats s = HSCOPE_LOAD_STATS_INIT;
-    if (h && hscope_heap_stats(h, &s) == HSCOPE_OK) {
-        if (s.skipped_lines)
-            hscope__json_warning(w, "skipped_lines", "%llu malformed lines were skipped",
-                                 (unsigned long long)s.skipped_lines);
-        if (s.truncated)
-            hscope__json_warning(w, "truncated",
-                                 "the dump ends in the middle of a record or stream");
-    }
+    for (uint64_t i = 0; i < n; i++)
+        hscope__json_objref(w, h, ids[i]);
     hscope__json_end_arr(w);
 }

@@ -499,10 +499,8 @@ export_dump(hscope_export_t *ex, table *tabs, uint64_t k, const hscope_load_opti
         return hscope__fail_for_file(err, &e, d->path);
     d->stats.size = sizeof(d->stats);
     hscope_heap_stats(h, &d->stats);
-    uint64_t sk[HSCOPE_SKIP__COUNT];
     for (int r = 0; r < HSCOPE_SKIP__COUNT; r++)
-        sk[r] = hscope_heap_skipped(h, r);
-    hscope__damage_text(d->damage, sizeof(d->damage), d->path, &d->stats, sk);
+        d->skipped[r] = hscope_heap_skipped(h, r);
     int jl = is_jsonl(ex);
     dump_row(&tabs[0], jl, ex, d, k);
     hscope_status st = heap_rows(tabs, jl, h, d->id, err);
@@ -529,7 +527,6 @@ hscope__export_free(hscope_export_t *ex)
         hscope__free(&m, ex->d[i].path);
     hscope__free(&m, ex->d);
     hscope__free(&m, ex->dir);
-    hscope__free(&m, ex->warn_text);
     hscope__free(&m, ex);
 }
 
@@ -563,28 +560,6 @@ prepare(hscope_export_t *ex, const char *const *paths, const char *dir, int32_t 
 }
 
 static hscope_status
-join_damage(hscope_export_t *ex, hscope_error *err)
-{
-    size_t len = 1;
-    for (uint64_t i = 0; i < ex->nd; i++)
-        len += strlen(ex->d[i].damage) + 1;
-    if (!(ex->warn_text = hscope__malloc(&ex->mem, len)))
-        return hscope__nomem(err, len);
-    char *p = ex->warn_text;
-    for (uint64_t i = 0; i < ex->nd; i++) {
-        size_t l = strlen(ex->d[i].damage);
-        if (!l)
-            continue;
-        if (p != ex->warn_text)
-            *p++ = '\n';
-        memcpy(p, ex->d[i].damage, l);
-        p += l;
-    }
-    *p = '\0';
-    return HSCOPE_OK;
-}
-
-static hscope_status
 write_all(hscope_export_t *ex, const hscope_load_options *lo, hscope_error *err)
 {
     table tabs[NTABLES];
@@ -603,8 +578,6 @@ write_all(hscope_export_t *ex, const hscope_load_options *lo, hscope_error *err)
         st = write_schema(ex, 0, err);
     if (st == HSCOPE_OK)
         st = write_schema(ex, 1, err);
-    if (st == HSCOPE_OK)
-        st = join_damage(ex, err);
     return st;
 }
 
@@ -682,10 +655,17 @@ export_json(const hscope_export_t *ex, const hscope__ropts *ro, hscope__out *o)
     hscope__json_end_arr(&w);
     hscope__json_key(&w, "warnings");
     hscope__json_arr(&w);
-    for (uint64_t i = 0; i < ex->nd; i++)
-        if (ex->d[i].damage[0])
-            hscope__json_warning(&w, ex->d[i].stats.skipped_lines ? "skipped_lines" : "truncated",
-                                 "%s", ex->d[i].damage);
+    for (uint64_t i = 0; i < ex->nd; i++) {
+        hscope__warnings ws;
+        ws.n = 0;
+        hscope__warn_damage(&ws, ex->d[i].path, &ex->d[i].stats, ex->d[i].skipped);
+        for (int k = 0; k < ws.n; k++) {
+            hscope__json_obj(&w);
+            hscope__json_kstr(&w, "code", ws.w[k].code);
+            hscope__json_kstr(&w, "message", ws.w[k].message);
+            hscope__json_end_obj(&w);
+        }
+    }
     hscope__json_end_arr(&w);
     hscope__json_end_obj(&w);
     hscope__json_done(&w);

@@ -233,3 +233,133 @@ hscope__json_begin_doc(hscope__json *w, const char *kind)
     hscope__json_kstr(w, "kind", kind);
     hscope__json_kstr(w, "heapscope_version", HSCOPE_VERSION_STRING);
 }
+
+/* ------------------------------------------------------------------ */
+/* Syntax check (a record from a dump is written raw only if valid)    */
+/* ------------------------------------------------------------------ */
+
+static const char *
+ws(const char *p, const char *e)
+{
+    while (p < e && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'))
+        p++;
+    return p;
+}
+
+/* Past a string starting at p ('"'), or NULL. */
+static const char *
+str_end(const char *p, const char *e)
+{
+    for (p++; p < e; p++) {
+        unsigned char c = (unsigned char)*p;
+        if (c == '"')
+            return p + 1;
+        if (c < 0x20)
+            return NULL;
+        if (c == '\\') {
+            if (++p >= e)
+                return NULL;
+            if (*p == 'u') {
+                for (int k = 0; k < 4; k++)
+                    if (++p >= e || !strchr("0123456789abcdefABCDEF", *p))
+                        return NULL;
+            } else if (!strchr("\"\\/bfnrt", *p)) {
+                return NULL;
+            }
+        }
+    }
+    return NULL;
+}
+
+static const char *
+digits(const char *p, const char *e)
+{
+    const char *q = p;
+    while (q < e && *q >= '0' && *q <= '9')
+        q++;
+    return q > p ? q : NULL;
+}
+
+/* Past a number, literal or string at p, or NULL. */
+static const char *
+scalar_end(const char *p, const char *e)
+{
+    if (*p == '"')
+        return str_end(p, e);
+    static const char *const lits[] = { "true", "false", "null" };
+    for (int i = 0; i < 3; i++) {
+        size_t l = strlen(lits[i]);
+        if ((size_t)(e - p) >= l && memcmp(p, lits[i], l) == 0)
+            return p + l;
+    }
+    if (*p == '-')
+        p++;
+    if (p < e && *p == '0')
+        p++;
+    else if (!(p = digits(p, e)))
+        return NULL;
+    if (p < e && *p == '.' && !(p = digits(p + 1, e)))
+        return NULL;
+    if (p < e && (*p == 'e' || *p == 'E')) {
+        p++;
+        if (p < e && (*p == '+' || *p == '-'))
+            p++;
+        if (!(p = digits(p, e)))
+            return NULL;
+    }
+    return p;
+}
+
+int
+hscope__json_valid(const char *s, size_t n)
+{
+    const char *p = s, *e = s + n;
+    char stack[64];
+    int depth = 0;
+    for (;;) {
+        /* a value */
+        if ((p = ws(p, e)) >= e)
+            return 0;
+        if (*p == '{' || *p == '[') {
+            if (depth == (int)sizeof(stack))
+                return 0;
+            stack[depth++] = *p;
+            p = ws(p + 1, e);
+            if (p < e && *p == (stack[depth - 1] == '{' ? '}' : ']')) {
+                depth--;
+                p++;
+            } else if (stack[depth - 1] == '{') {
+                if (p >= e || *p != '"' || !(p = str_end(p, e)) || (p = ws(p, e)) >= e ||
+                    *p++ != ':')
+                    return 0;
+                continue;
+            } else {
+                continue;
+            }
+        } else if (!(p = scalar_end(p, e))) {
+            return 0;
+        }
+        /* after a value: close containers, or a ',' and the next value */
+        for (;;) {
+            p = ws(p, e);
+            if (depth == 0)
+                return p == e;
+            if (p >= e)
+                return 0;
+            char close = stack[depth - 1] == '{' ? '}' : ']';
+            if (*p == close) {
+                depth--;
+                p++;
+                continue;
+            }
+            if (*p++ != ',')
+                return 0;
+            if (stack[depth - 1] == '{') {
+                if ((p = ws(p, e)) >= e || *p != '"' || !(p = str_end(p, e)) ||
+                    (p = ws(p, e)) >= e || *p++ != ':')
+                    return 0;
+            }
+            break;
+        }
+    }
+}

@@ -160,15 +160,47 @@ hscope__table_init_fn(hscope__table *t, hscope__out *o, const hscope__ropts *ro,
         widen(t, key_of(ctx, i));
 }
 
+/* Add a column to titles/widths[0..*n) (up to max): at least as wide as
+ * its title. */
+static void
+add_col(const char **titles, int *widths, int *n, int max, const char *title, int width)
+{
+    if (*n >= max)
+        return;
+    int w = (int)strlen(title);
+    titles[*n] = title;
+    widths[*n] = width > w ? width : w;
+    (*n)++;
+}
+
 void
 hscope__table_col(hscope__table *t, const char *title, int width)
 {
-    if (t->ncols >= HSCOPE__TABLE_MAX_COLS)
+    add_col(t->titles, t->widths, &t->ncols, HSCOPE__TABLE_MAX_COLS, title, width);
+}
+
+void
+hscope__table_lead(hscope__table *t, const char *title, int width)
+{
+    add_col(t->lead_titles, t->lead_widths, &t->nleads, HSCOPE__TABLE_MAX_LEADS, title, width);
+}
+
+void
+hscope__table_fit(hscope__table *t)
+{
+    if (t->fitted)
         return;
-    int w = (int)strlen(title);
-    t->titles[t->ncols] = title;
-    t->widths[t->ncols] = width > w ? width : w;
-    t->ncols++;
+    t->fitted = 1;
+    size_t fixed = (size_t)t->indent;
+    for (int i = 0; i < t->ncols; i++)
+        fixed += 1 + (size_t)t->widths[i];
+    for (int i = 0; i < t->nleads; i++)
+        fixed += 1 + (size_t)t->lead_widths[i];
+    if (t->tail_title)
+        fixed += 2 + (size_t)t->tail_width;
+    size_t room = t->width > fixed + 12 ? t->width - fixed : 12;
+    if (t->key_width > room)
+        t->key_width = room;
 }
 
 void
@@ -182,16 +214,19 @@ hscope__table_tail(hscope__table *t, const char *title, int width)
 void
 hscope__table_header(hscope__table *t)
 {
-    size_t fixed = (size_t)t->indent;
-    for (int i = 0; i < t->ncols; i++)
-        fixed += 1 + (size_t)t->widths[i];
-    if (t->tail_title)
-        fixed += 2 + (size_t)t->tail_width;
-    size_t room = t->width > fixed + 12 ? t->width - fixed : 12;
-    if (t->key_width > room)
-        t->key_width = room;
-    /* the title starts at column 0, the keys at the indent */
-    hscope__text_fit(t->o, t->key_title, t->key_width + (size_t)t->indent, 1, t->ascii);
+    hscope__table_fit(t);
+    /* the first title starts at column 0, the cells at the indent */
+    size_t first = t->nleads ? (size_t)t->lead_widths[0] : t->key_width;
+    hscope__text_fit(t->o, t->nleads ? t->lead_titles[0] : t->key_title,
+                     first + (size_t)t->indent, 1, t->ascii);
+    for (int i = 1; i < t->nleads; i++) {
+        hscope__out_putc(t->o, ' ');
+        hscope__text_fit(t->o, t->lead_titles[i], (size_t)t->lead_widths[i], 1, t->ascii);
+    }
+    if (t->nleads) {
+        hscope__out_putc(t->o, ' ');
+        hscope__text_fit(t->o, t->key_title, t->key_width, t->ncols > 0, t->ascii);
+    }
     for (int i = 0; i < t->ncols; i++)
         hscope__out_printf(t->o, " %*s", t->widths[i], t->titles[i]);
     if (t->tail_title)
@@ -200,16 +235,21 @@ hscope__table_header(hscope__table *t)
 }
 
 void
-hscope__table_row_ex(hscope__table *t, const char *mark, const char *key,
-                     const char *const *cells, const char *tail)
+hscope__table_row_ex(hscope__table *t, const char *mark, const char *const *leads,
+                     const char *key, const char *const *cells, const char *tail)
 {
-    size_t ml = mark && t->indent >= 2 ? strlen(mark) : 0;
+    hscope__table_fit(t);
+    size_t ml = mark ? strlen(mark) : 0;
     if (ml && ml + 1 < (size_t)t->indent) {
         hscope__out_putc(t->o, ' ');
         hscope__out_puts(t->o, mark);
         hscope__out_fill(t->o, ' ', (size_t)t->indent - 1 - ml);
     } else {
         hscope__out_fill(t->o, ' ', (size_t)t->indent);
+    }
+    for (int i = 0; i < t->nleads; i++) {
+        hscope__text_fit(t->o, leads ? leads[i] : "", (size_t)t->lead_widths[i], 1, t->ascii);
+        hscope__out_putc(t->o, ' ');
     }
     hscope__text_fit(t->o, key, t->key_width, t->ncols > 0 || tail, t->ascii);
     for (int i = 0; i < t->ncols; i++)
@@ -220,7 +260,14 @@ hscope__table_row_ex(hscope__table *t, const char *mark, const char *key,
 }
 
 void
+hscope__table_row_lead(hscope__table *t, const char *const *leads, const char *key,
+                       const char *const *cells)
+{
+    hscope__table_row_ex(t, NULL, leads, key, cells, NULL);
+}
+
+void
 hscope__table_row(hscope__table *t, const char *key, const char *const *cells)
 {
-    hscope__table_row_ex(t, NULL, key, cells, NULL);
+    hscope__table_row_lead(t, NULL, key, cells);
 }

@@ -20,23 +20,40 @@ pct(uint64_t part, uint64_t whole)
     return whole ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
-/* Up to `max` member addresses of row i, space-separated, "…" if more. */
+/* Up to `max` member addresses of row i, indented below the row and
+ * wrapped to the width, then "…" if there are more. */
 static void
-sample_addresses(const hscope_tally_t *t, uint64_t i, uint64_t max, char *buf,
-                 size_t n, int ascii)
+member_addresses(const hscope_tally_t *t, uint64_t i, uint64_t max, const hscope__ropts *ro,
+                 hscope__out *o)
 {
     const hscope_id *ids;
     uint64_t cnt;
-    buf[0] = '\0';
-    if (hscope_tally_row_objects(t, i, &ids, &cnt) != HSCOPE_OK)
+    if (hscope_tally_row_objects(t, i, &ids, &cnt) != HSCOPE_OK || cnt == 0)
         return;
     const hscope_heap_t *h = hscope__tally_heap(t);
-    size_t o = 0;
-    for (uint64_t k = 0; k < cnt && k < max && o + 24 < n; k++)
-        o += (size_t)snprintf(buf + o, n - o, "%s0x%llx", k ? " " : "",
-                              (unsigned long long)hscope_heap_object_address(h, ids[k]));
-    if (cnt > max && o + 5 < n)
-        snprintf(buf + o, n - o, " %s", ascii ? "..." : "\xe2\x80\xa6");
+    const size_t indent = 6;
+    size_t col = 0;
+    for (uint64_t k = 0; k < cnt && k < max; k++) {
+        char a[24];
+        int n = snprintf(a, sizeof(a), "0x%llx",
+                         (unsigned long long)hscope_heap_object_address(h, ids[k]));
+        if (col && col + 1 + (size_t)n > ro->width) {
+            hscope__out_putc(o, '\n');
+            col = 0;
+        }
+        if (!col) {
+            hscope__out_fill(o, ' ', indent);
+            col = indent;
+        } else {
+            hscope__out_putc(o, ' ');
+            col++;
+        }
+        hscope__out_write(o, a, (size_t)n);
+        col += (size_t)n;
+    }
+    if (cnt > max)
+        hscope__out_puts(o, (ro->flags & HSCOPE_REPORT_ASCII) ? " ..." : " \xe2\x80\xa6");
+    hscope__out_putc(o, '\n');
 }
 
 void
@@ -88,13 +105,9 @@ hscope__tally_text(const hscope_tally_t *t, const hscope__ropts *ro, hscope__out
             memset(bar, '#', len);
             bar[len] = '\0';
         }
-        hscope__table_row_ex(&tb, NULL, hscope_tally_row_key(t, i), cells, bar);
-        if (members) {
-            char addrs[1024];
-            sample_addresses(t, i, samples, addrs, sizeof(addrs), tb.ascii);
-            if (addrs[0])
-                hscope__out_printf(o, "      %s\n", addrs);
-        }
+        hscope__table_row_ex(&tb, NULL, NULL, hscope_tally_row_key(t, i), cells, bar);
+        if (members)
+            member_addresses(t, i, samples, ro, o);
     }
     uint64_t groups = hscope_tally_group_count(t);
     if (groups > rows) {
@@ -102,10 +115,6 @@ hscope__tally_text(const hscope_tally_t *t, const hscope__ropts *ro, hscope__out
         hscope__fmt_plural(groups - rows, "more group", "more groups", g, sizeof(g));
         hscope__out_printf(o, "  %s %s\n", tb.ascii ? "..." : "\xe2\x80\xa6", g);
     }
-    uint64_t excluded = hscope_tally_excluded(t);
-    if (excluded)
-        hscope__out_printf(o, "left out: %llu object%s allocated by the dumper itself\n",
-                           (unsigned long long)excluded, excluded == 1 ? "" : "s");
 }
 
 void
@@ -131,50 +140,6 @@ hscope__json_groups_of_tally(hscope__json *w, const hscope_tally_t *t, int addre
         }
         hscope__json_end_obj(w);
     }
-    hscope__json_end_arr(w);
-}
-
-/* "dumps": [{"path", "objects", "excluded_dumper_objects"}]: the objects
- * of the heap, or those the fold of a file saw. */
-static void
-tally_dumps(hscope__json *w, const hscope_tally_t *t, const hscope__ropts *ro, uint64_t n)
-{
-    const hscope_heap_t *h = hscope__tally_heap(t);
-    hscope_load_stats s = HSCOPE_LOAD_STATS_INIT;
-    if (!h && hscope_tally_stats(t, &s) == HSCOPE_OK && s.objects)
-        n = s.objects;
-    hscope__json_key(w, "dumps");
-    hscope__json_arr(w);
-    hscope__json_obj(w);
-    hscope__json_kstr(w, "path", hscope__ropts_dump_name(ro, 0));
-    hscope__json_ku64(w, "objects", h ? hscope_heap_object_count(h) : n);
-    hscope__json_ku64(w, "excluded_dumper_objects", hscope_tally_excluded(t));
-    hscope__json_end_obj(w);
-    hscope__json_end_arr(w);
-}
-
-/* The heap's warnings, or the damage the fold of a file found. */
-static void
-tally_warnings(hscope__json *w, const hscope_tally_t *t, const hscope__ropts *ro)
-{
-    const hscope_heap_t *h = hscope__tally_heap(t);
-    if (h) {
-        hscope__json_heap_warnings(w, h);
-        return;
-    }
-    hscope__json_key(w, "warnings");
-    hscope__json_arr(w);
-    hscope_load_stats s = HSCOPE_LOAD_STATS_INIT;
-    uint64_t sk[HSCOPE_SKIP__COUNT];
-    char text[1024] = "";
-    if (hscope_tally_stats(t, &s) == HSCOPE_OK) {
-        for (int r = 0; r < HSCOPE_SKIP__COUNT; r++)
-            sk[r] = hscope_tally_skipped(t, r);
-        const char *name = hscope__ropts_dump_name(ro, 0);
-        hscope__damage_text(text, sizeof(text), name ? name : "the dump", &s, sk);
-    }
-    if (text[0])
-        hscope__json_warning(w, s.skipped_lines ? "skipped_lines" : "truncated", "%s", text);
     hscope__json_end_arr(w);
 }
 
@@ -209,19 +174,36 @@ tally_svg(const hscope_tally_t *t, const hscope__ropts *ro, hscope__out *o)
     hscope__free(m, bars);
 }
 
+/* Objects of the tally's dump (its load statistics). */
+static uint64_t
+dump_objects(const hscope_tally_t *t)
+{
+    hscope_load_stats s;
+    hscope_load_stats_init(&s);
+    return hscope_tally_stats(t, &s) == HSCOPE_OK ? s.objects : 0;
+}
+
 static void
-tally_json(const hscope_tally_t *t, const hscope__ropts *ro, hscope__out *o)
+tally_json(const hscope_tally_t *t, const hscope__ropts *ro, const hscope__warnings *ws,
+           hscope__out *o)
 {
     hscope__json w;
     uint64_t n, m;
+    int retained = hscope__tally_is_retained(t);
     hscope_tally_totals(t, &n, &m);
     hscope__json_init(&w, o, (ro->flags & HSCOPE_REPORT_PRETTY) != 0);
-    hscope__json_begin_doc(&w, "tally");
-    tally_dumps(&w, t, ro, n);
+    hscope__json_begin_doc(&w, retained ? "retained" : "tally");
+    hscope__json_key(&w, "dumps");
+    hscope__json_arr(&w);
+    hscope__json_dump(&w, hscope__ropts_dump_name(ro, 0), dump_objects(t));
+    hscope__json_end_arr(&w);
     hscope__json_kstr(&w, "by", hscope_tally_by(t));
-    hscope__json_kcm(&w, "total", n, m);
+    if (!retained)
+        hscope__json_kcm(&w, "total", n, m);
     hscope__json_groups_of_tally(&w, t, (ro->flags & HSCOPE_REPORT_ADDRESSES) != 0);
-    tally_warnings(&w, t, ro);
+    if (!retained)
+        hscope__json_ku64(&w, "excluded_dumper_objects", hscope_tally_excluded(t));
+    hscope__json_warnings(&w, ws);
     hscope__json_end_obj(&w);
     hscope__json_done(&w);
 }
@@ -240,12 +222,43 @@ tally_csv(const hscope_tally_t *t, hscope__out *o)
     }
 }
 
+/* Retained sizes per group: the bytes and objects each group keeps alive. */
+static void
+retained_text(const hscope_tally_t *t, const hscope__ropts *ro, hscope__out *o)
+{
+    uint64_t rows = hscope_tally_row_count(t);
+    const char *by = hscope_tally_by(t);
+    char title[64];
+    snprintf(title, sizeof(title), "retained by %s", by ? by : "key");
+    hscope__table tb;
+    hscope__table_init_fn(&tb, o, ro, title, row_key, t, rows);
+    hscope__table_col(&tb, "retained", 10);
+    hscope__table_col(&tb, "objects", 10);
+    hscope__table_header(&tb);
+    for (uint64_t i = 0; i < rows; i++) {
+        char b[32], c[32];
+        hscope__fmt_bytes((double)hscope_tally_row_memsize(t, i), b, sizeof(b));
+        hscope__fmt_count(hscope_tally_row_count_of(t, i), c, sizeof(c));
+        const char *cells[2] = { b, c };
+        hscope__table_row(&tb, hscope_tally_row_key(t, i), cells);
+    }
+    uint64_t groups = hscope_tally_group_count(t);
+    if (groups > rows) {
+        char g[64];
+        hscope__fmt_plural(groups - rows, "more group", "more groups", g, sizeof(g));
+        hscope__out_printf(o, "  %s %s\n", tb.ascii ? "..." : "\xe2\x80\xa6", g);
+    }
+}
+
 hscope_status
 hscope__tally_write(const hscope_tally_t *t, const hscope__ropts *ro, hscope__out *o)
 {
+    hscope__warnings ws;
+    ws.n = 0;
+    hscope__warn_tally(&ws, hscope__ropts_dump_name(ro, 0), t);
     switch (ro->format) {
     case HSCOPE_FORMAT_JSON:
-        tally_json(t, ro, o);
+        tally_json(t, ro, &ws, o);
         break;
     case HSCOPE_FORMAT_CSV:
         tally_csv(t, o);
@@ -254,6 +267,11 @@ hscope__tally_write(const hscope_tally_t *t, const hscope__ropts *ro, hscope__ou
         tally_svg(t, ro, o);
         break;
     default: {
+        hscope__text_warnings(o, ro, &ws);
+        if (hscope__tally_is_retained(t)) {
+            retained_text(t, ro, o);
+            break;
+        }
         uint64_t n, m;
         hscope_tally_totals(t, &n, &m);
         const char *by = hscope_tally_by(t);
@@ -261,6 +279,10 @@ hscope__tally_write(const hscope_tally_t *t, const hscope__ropts *ro, hscope__ou
         snprintf(title, sizeof(title), "by %s", by ? by : "key");
         hscope__tally_text(t, ro, o, title, n, m,
                            (ro->flags & HSCOPE_REPORT_ADDRESSES) ? UINT64_MAX : 0);
+        if (hscope_tally_excluded(t)) {
+            hscope__out_putc(o, '\n');
+            hscope__text_excluded(o, hscope_tally_excluded(t));
+        }
         break;
     }
     }

@@ -166,9 +166,7 @@ text_head(const hscope_timeline_t *tl, const hscope__ropts *ro, hscope__out *o)
         hscope__text_fit(o, dump_name(tl, ro, i), room, 0, ascii);
         hscope__out_printf(o, "%s%s\n", tb[0] ? "  " : "", tb);
     }
-    if (excluded)
-        hscope__out_printf(o, "left out: %llu object%s allocated by the dumper itself\n",
-                           (unsigned long long)excluded, excluded == 1 ? "" : "s");
+    hscope__text_excluded(o, excluded);
     char g[64];
     hscope__fmt_plural(tl->ng, "group", "groups", g, sizeof(g));
     hscope__out_printf(o, "%s, %zu growing\n\n", g, tl->growing);
@@ -213,7 +211,7 @@ timeline_text(const hscope_timeline_t *tl, const hscope__ropts *ro, hscope__out 
         sparkline(tl, g, ascii, sp, sizeof(sp) - 10);
         if (g->growing)
             strcat(sp, "  growing");
-        hscope__table_row_ex(&tb, g->growing ? "*" : NULL, g->key, row, sp);
+        hscope__table_row_ex(&tb, g->growing ? "*" : NULL, NULL, g->key, row, sp);
     }
     if (shown < tl->ng) {
         char more[64];
@@ -348,17 +346,43 @@ json_dumps(hscope__json *w, const hscope_timeline_t *tl, const hscope__ropts *ro
     hscope__json_end_arr(w);
 }
 
+/* One warning to a JSON array (w) or as a "warning: ..." line (o). */
 static void
-json_warnings(hscope__json *w, const hscope_timeline_t *tl)
+emit_warning(hscope__json *w, hscope__out *o, const char *code, const char *message)
+{
+    if (!w) {
+        hscope__out_printf(o, "warning: %s\n", message);
+        return;
+    }
+    hscope__json_obj(w);
+    hscope__json_kstr(w, "code", code);
+    hscope__json_kstr(w, "message", message);
+    hscope__json_end_obj(w);
+}
+
+/* Every warning, in order: the damaged dumps (time order, one at a time,
+ * so that no number of dumps overflows a table), then the series checks. */
+static void
+each_warning(const hscope_timeline_t *tl, const hscope__ropts *ro, hscope__json *w,
+             hscope__out *o)
+{
+    hscope__warnings ws;
+    for (uint64_t i = 0; i < tl->nd; i++) {
+        ws.n = 0;
+        hscope__warn_damage(&ws, dump_name(tl, ro, i), &tl->d[i].stats, tl->d[i].skipped);
+        for (int k = 0; k < ws.n; k++)
+            emit_warning(w, o, ws.w[k].code, ws.w[k].message);
+    }
+    for (size_t k = 0; k < tl->nw; k++)
+        emit_warning(w, o, tl->w[k].code, tl->w[k].message);
+}
+
+static void
+json_warnings(hscope__json *w, const hscope_timeline_t *tl, const hscope__ropts *ro)
 {
     hscope__json_key(w, "warnings");
     hscope__json_arr(w);
-    for (size_t i = 0; i < tl->nw; i++) {
-        hscope__json_obj(w);
-        hscope__json_kstr(w, "code", tl->w[i].code);
-        hscope__json_kstr(w, "message", tl->w[i].message);
-        hscope__json_end_obj(w);
-    }
+    each_warning(tl, ro, w, NULL);
     hscope__json_end_arr(w);
 }
 
@@ -415,7 +439,7 @@ timeline_json(const hscope_timeline_t *tl, const hscope__ropts *ro, hscope__out 
     for (uint64_t i = 0; i < shown_groups(tl, ro); i++)
         json_group(&w, tl, &tl->g[i]);
     hscope__json_end_arr(&w);
-    json_warnings(&w, tl);
+    json_warnings(&w, tl, ro);
     hscope__json_end_obj(&w);
     hscope__json_done(&w);
 }
@@ -447,7 +471,7 @@ grew_json(const hscope_timeline_t *tl, const hscope__ropts *ro, hscope__out *o)
         hscope__json_end_obj(&w);
     }
     hscope__json_end_arr(&w);
-    json_warnings(&w, tl);
+    json_warnings(&w, tl, ro);
     hscope__json_end_obj(&w);
     hscope__json_done(&w);
 }
@@ -565,6 +589,8 @@ hscope__timeline_write(const hscope_timeline_t *tl, const hscope__ropts *ro, hsc
         timeline_svg(tl, ro, o);
         break;
     default:
+        if (!(ro->flags & HSCOPE_REPORT_NO_WARNINGS))
+            each_warning(tl, ro, NULL, o);
         (grew ? grew_text : timeline_text)(tl, ro, o);
         break;
     }

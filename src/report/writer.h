@@ -158,6 +158,8 @@ void hscope__fmt_plural(uint64_t v, const char *one, const char *many,
  */
 #define HSCOPE__TABLE_MAX_COLS 12
 
+#define HSCOPE__TABLE_MAX_LEADS 3
+
 typedef struct hscope__table {
     hscope__out *o;
     const char *key_title;
@@ -165,9 +167,13 @@ typedef struct hscope__table {
     int ncols;
     const char *titles[HSCOPE__TABLE_MAX_COLS];
     int widths[HSCOPE__TABLE_MAX_COLS];
+    int nleads;              /* left-aligned columns before the key */
+    const char *lead_titles[HSCOPE__TABLE_MAX_LEADS];
+    int lead_widths[HSCOPE__TABLE_MAX_LEADS];
     size_t width;            /* the whole line, in columns */
     int ascii;
     int indent;              /* spaces before every row (header: 0) */
+    int fitted;
     const char *tail_title;  /* a last, unaligned column (NULL: none) */
     int tail_width;          /* columns it may take */
 } hscope__table;
@@ -184,18 +190,28 @@ void hscope__table_init_fn(hscope__table *t, hscope__out *o,
                            const void *ctx, uint64_t nkeys);
 /* Add a numeric column (before the header is written). */
 void hscope__table_col(hscope__table *t, const char *title, int width);
+/* Add a left-aligned column of fixed width before the key (an address,
+ * a type name); a longer cell is cut in the middle. */
+void hscope__table_lead(hscope__table *t, const char *title, int width);
+/* Fit the key column to the width (the header does it; a table without
+ * a header calls this before its first row). */
+void hscope__table_fit(hscope__table *t);
 void hscope__table_header(hscope__table *t);
 /* One row: the key, then ncols cells, already formatted. */
 void hscope__table_row(hscope__table *t, const char *key,
                        const char *const *cells);
+/* One row with nleads lead cells first. */
+void hscope__table_row_lead(hscope__table *t, const char *const *leads,
+                            const char *key, const char *const *cells);
 /* A last column of free text (a trend, a bar), left-aligned after two
  * spaces, reserved `width` display columns when the table is sized
  * (before the header is written). */
 void hscope__table_tail(hscope__table *t, const char *title, int width);
 /* A row with a mark in its indent (" * " for a growing group; the indent
- * must be wider than the mark + 1) and the tail text (NULL: none). */
-void hscope__table_row_ex(hscope__table *t, const char *mark, const char *key,
-                          const char *const *cells, const char *tail);
+ * must be wider than the mark + 1; NULL: none), its lead cells (NULL:
+ * none) and the tail text (NULL: none). */
+void hscope__table_row_ex(hscope__table *t, const char *mark, const char *const *leads,
+                          const char *key, const char *const *cells, const char *tail);
 /* Write `s` cut in the middle to at most `cols` display columns, padded
  * with spaces to exactly `cols` when pad. */
 void hscope__text_fit(hscope__out *o, const char *s, size_t cols, int pad,
@@ -213,11 +229,64 @@ void hscope__csv_field(hscope__out *o, const char *s);
  * heap (h may be NULL: `objects` is used). */
 void hscope__json_dumps_of_heap(hscope__json *w, const hscope__ropts *ro,
                                 const hscope_heap_t *h, uint64_t objects);
-/* One {"code", "message"} element of a "warnings" array. */
-void hscope__json_warning(hscope__json *w, const char *code, const char *fmt,
-                          ...) HS_PRINTF(3, 4);
-/* "warnings": [...] of what loading the heap skipped or found cut. */
-void hscope__json_heap_warnings(hscope__json *w, const hscope_heap_t *h);
+/* One {"path", "objects"} element of "dumps". */
+void hscope__json_dump(hscope__json *w, const char *name, uint64_t objects);
+
+/*
+ * Warnings of a result, gathered once and written the same way in text
+ * ("warning: MESSAGE" lines) and JSON ("warnings": [{"code", "message"}]).
+ * Codes (docs/JSON.md): skipped_lines, truncated, no_tracing, partial,
+ * compaction, different_process, repeated, backwards.
+ */
+#define HSCOPE__MAX_WARNINGS 24
+typedef struct hscope__warning {
+    const char *code;
+    char message[480];
+} hscope__warning;
+typedef struct hscope__warnings {
+    int n;
+    hscope__warning w[HSCOPE__MAX_WARNINGS];
+} hscope__warnings;
+
+void hscope__warn(hscope__warnings *ws, const char *code, const char *fmt, ...)
+    HS_PRINTF(3, 4);
+/* A damaged dump (load statistics and skip counts): skipped lines, cut
+ * short.  `name` (may be NULL) starts each message. */
+void hscope__warn_damage(hscope__warnings *ws, const char *name,
+                         const hscope_load_stats *s,
+                         const uint64_t skipped[HSCOPE_SKIP__COUNT]);
+void hscope__warn_heap(hscope__warnings *ws, const char *name, const hscope_heap_t *h);
+void hscope__warn_tally(hscope__warnings *ws, const char *name, const hscope_tally_t *t);
+/* Every line of a diff's warning text, with its code. */
+void hscope__warn_diff(hscope__warnings *ws, const hscope_diff_t *d);
+/* "warnings": [...] */
+void hscope__json_warnings(hscope__json *w, const hscope__warnings *ws);
+/* "warning: MESSAGE" lines (none with HSCOPE_REPORT_NO_WARNINGS). */
+void hscope__text_warnings(hscope__out *o, const hscope__ropts *ro,
+                           const hscope__warnings *ws);
+/* "left out: N objects allocated by the dumper itself" (nothing for 0). */
+void hscope__text_excluded(hscope__out *o, uint64_t n);
+
+/* ------------------------------------------------------------------ */
+/* Objects                                                             */
+/* ------------------------------------------------------------------ */
+
+/* Name of a root category, "(roots)" for the super-root (-1). */
+const char *hscope__root_name(const hscope_heap_t *h, int32_t cat);
+/* The type name of an object ("STRING"). */
+const char *hscope__type_name(const hscope_heap_t *h, hscope_id id);
+/* "TYPE label" of an object, as text prints it ("CLASS PostsController"). */
+void hscope__obj_text(const hscope_heap_t *h, hscope_id id, char *buf, size_t n);
+/* The members of an object reference, in an open JSON object: "address",
+ * "type", "class" (the class label), "label" (the object's own name). */
+void hscope__json_objref_fields(hscope__json *w, const hscope_heap_t *h, hscope_id id);
+/* {"address", "type", "class", "label"} */
+void hscope__json_objref(hscope__json *w, const hscope_heap_t *h, hscope_id id);
+/* [objref, ...] of ids[0..n) */
+void hscope__json_objrefs(hscope__json *w, const hscope_heap_t *h, const hscope_id *ids,
+                          uint64_t n);
+/* 1 if s[0..n) is one JSON value (syntax only; nesting up to 64). */
+int hscope__json_valid(const char *s, size_t n);
 
 /* ------------------------------------------------------------------ */
 /* Writers (one w_<result>.c each)                                     */
@@ -234,6 +303,41 @@ void hscope__json_groups_of_tally(hscope__json *w, const hscope_tally_t *t,
                                   int addresses);
 hscope_status hscope__tally_write(const hscope_tally_t *t, const hscope__ropts *ro,
                                   hscope__out *o);
+/* Writers of part A (issue 20): each checks nothing (api/ did), writes
+ * the result in ro->format and returns the first error of its analysis. */
+hscope_status hscope__summary_write(hscope_heap_t *h, const hscope__ropts *ro,
+                                    hscope__out *o, hscope_error *err);
+hscope_status hscope__diff_write(const hscope_diff_t *d, const hscope_tally_t *groups,
+                                 const hscope__ropts *ro, hscope__out *o, hscope_error *err);
+hscope_status hscope__objects_write(hscope_heap_t *h, const uint64_t *addrs, uint64_t n,
+                                    const char *const *records, const hscope__ropts *ro,
+                                    hscope__out *o, hscope_error *err);
+hscope_status hscope__generations_write(hscope_heap_t *h, const hscope__ropts *ro,
+                                        hscope__out *o, hscope_error *err);
+hscope_status hscope__domtree_write(hscope_domtree_t *t, hscope_id focus,
+                                    const hscope__ropts *ro, hscope__out *o, hscope_error *err);
+hscope_status hscope__folded_write(hscope_domtree_t *t, const hscope__ropts *ro,
+                                   hscope__out *o, hscope_error *err);
+hscope_status hscope__retained_write(const hscope_domtree_t *t, const hscope__ropts *ro,
+                                     hscope__out *o, hscope_error *err);
+hscope_status hscope__paths_write(const hscope_paths_t *p, const hscope_id *ids, uint64_t n,
+                                  const hscope__ropts *ro, hscope__out *o, hscope_error *err);
+hscope_status hscope__suspects_write(const hscope_suspects_t *s, const hscope__ropts *ro,
+                                     hscope__out *o, hscope_error *err);
+/* Children of an object (id) or of a root category / the super-root (id
+ * HSCOPE_ID_NONE, cat), largest retained first, ties by address; *out
+ * from the heap's allocator (hscope__free it). */
+hscope_status hscope__dom_sorted_kids(hscope_domtree_t *t, hscope_id id, int32_t cat,
+                                      hscope_id **out, uint64_t *n, hscope_error *err);
+/* "0x... TYPE label<tail>" at `indent`, the label cut to fit the width. */
+void hscope__text_obj_line(hscope__out *o, const hscope__ropts *ro, const hscope_heap_t *h,
+                           hscope_id id, size_t indent, const char *tail);
+/* kind, dumps, class_edges, reachable, unreachable */
+void hscope__json_domtree_head(hscope__json *w, const char *kind, const hscope_domtree_t *t,
+                               const hscope__ropts *ro);
+/* The dumps and leaked totals of a diff (diff and suspects documents). */
+void hscope__json_diff_head(hscope__json *w, const hscope_diff_t *d, const hscope__ropts *ro);
+void hscope__text_diff_head(hscope__out *o, const hscope_diff_t *d, const hscope__ropts *ro);
 /* w_timeline.c: every format; the "grew" view for HSCOPE_TIMELINE_GREW. */
 hscope_status hscope__timeline_write(const hscope_timeline_t *tl, const hscope__ropts *ro,
                                      hscope__out *o);
@@ -296,7 +400,7 @@ typedef struct hscope__ex_dump {
     int has_time;
     double time;
     hscope_load_stats stats;
-    char damage[1024];          /* hscope__damage_text(), "" when whole */
+    uint64_t skipped[HSCOPE_SKIP__COUNT];
 } hscope__ex_dump;
 
 #define HSCOPE__PATH_MAX 4096
@@ -311,7 +415,6 @@ struct hscope_export {
     hscope__ex_dump *d;         /* time order */
     uint64_t nd;
     uint64_t objects, references;
-    char *warn_text;            /* the damaged dumps, one a line */
 };
 
 hscope_status hscope__export_files(hscope_export_t **out, const char *const *paths,

@@ -189,24 +189,6 @@ stats_of(const hscope_heap_t *h)
     return s;
 }
 
-static unsigned char *
-gzip_bytes(const void *data, size_t len, size_t *out_len)
-{
-    z_stream z;
-    memset(&z, 0, sizeof(z));
-    assert_int_equal(deflateInit2(&z, 6, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY), Z_OK);
-    size_t cap = deflateBound(&z, (uLong)len) + 64;
-    unsigned char *out = malloc(cap);
-    assert_non_null(out);
-    z.next_in = (Bytef *)(uintptr_t)data;
-    z.avail_in = (uInt)len;
-    z.next_out = out;
-    z.avail_out = (uInt)cap;
-    assert_int_equal(deflate(&z, Z_FINISH), Z_STREAM_END);
-    *out_len = cap - z.avail_out;
-    deflateEnd(&z);
-    return out;
-}
 
 /* ------------------------------------------------------------------ */
 /* Not a dump                                                           */

@@ -121,7 +121,7 @@ for r, line in records(dump):
 check(len(objs) > 1000 and strings, "the Ruby dump has objects and string values")
 target = strings[len(strings) // 2]
 addr = target["address"]
-hidden = dict(target, value="(hidden; --values shows it)")
+hidden = dict(target, value="(hidden)")
 
 def show_json(*extra):
     out = json.loads(run("show", "--json", *extra, dump, addr).stdout)
@@ -136,7 +136,7 @@ run("index", dump)
 check(os.path.exists(ix), "heapscope index wrote DUMP.hsx")
 v = run("show", "-v", dump, addr)
 check(b"using the index" in v.stderr, "show uses a fresh index (-v says so)")
-check("record:     (not kept in the saved index; --no-index reads it from the dump)"
+check("record:     (not kept in the saved index: the dump itself has it)"
       in v.stdout.decode(), "show with an index says the record is not kept")
 check(show_json().get("record", "absent") is None, "show --json with an index: record is null")
 check(show_json("--no-index").get("record") == hidden, "show --no-index reads the record again")
@@ -158,11 +158,11 @@ while stack:
             seen.add(b)
             stack.append(b)
 check(len(seen) > 20, "more reachable objects than the default --top")
-rows0 = json.loads(run("retained", "--json", "--top", "0", "--no-index", dump).stdout)["rows"]
+rows0 = json.loads(run("retained", "--json", "--top", "0", "--no-index", dump).stdout)["objects"]
 check(len(rows0) == len(seen) and {int(r["address"], 16) for r in rows0} == seen,
       "retained --top 0 lists every reachable object (%d rows, %d reachable)" %
       (len(rows0), len(seen)))
-rows5 = json.loads(run("retained", "--json", "--top", "5", dump).stdout)["rows"]
+rows5 = json.loads(run("retained", "--json", "--top", "5", dump).stdout)["objects"]
 check(rows5 == rows0[:5], "retained --top 5 is the first 5 rows of --top 0")
 
 # ------------------------------------------------ 3. --version anywhere
@@ -220,9 +220,9 @@ d = json.loads(run("dominators", "--json", "--top", "0", "--depth", "0", "--no-i
 kids = [k for cat in d["top"] for k in cat["children"]]
 check(all(len(cat["children"]) == cat["children_total"] for cat in d["top"]),
       "dominators --top 0 lists every child")
-check(sum(k["retained_count"] for k in kids) == len(seen),
+check(sum(k["retained"]["count"] for k in kids) == len(seen),
       "dominators --top 0: top-level retained counts add up to the %d reachable objects "
-      "(got %d)" % (len(seen), sum(k["retained_count"] for k in kids)))
+      "(got %d)" % (len(seen), sum(k["retained"]["count"] for k in kids)))
 
 # ------------------------------------------------ 6. terminal guard
 # Strings a program can put in a dump: a class name, a file name (eval's

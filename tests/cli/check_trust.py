@@ -109,10 +109,10 @@ for dumps, what in (([C, C, C], "the same dump three times"), ([C, B, A], "dumps
     d, p = jrun("diff", "--json", "--addresses", "--top", "0", *dumps)
     if d:
         lk = d["leaked"]
-        n_addr = sum(len(g.get("addresses", [])) for g in lk["groups"])
-        check(lk["count"] != 0 or (lk["groups"] == [] and lk["group_count"] == 0 and n_addr == 0),
+        n_addr = sum(len(g.get("addresses", [])) for g in d["groups"])
+        check(lk["count"] != 0 or (d["groups"] == [] and d["group_count"] == 0 and n_addr == 0),
               "diff --json --addresses, %s: %d leaked, so no groups and no addresses "
-              "(got %d groups, %d addresses)" % (what, lk["count"], len(lk["groups"]), n_addr))
+              "(got %d groups, %d addresses)" % (what, lk["count"], len(d["groups"]), n_addr))
 d, p = jrun("diff", "--json", "--addresses", "--top", "0", C, C, C)
 check(d is not None and d["leaked"]["count"] == 0, "diff X X X leaks nothing")
 p = run("diff", C, C, C, ok=0)
@@ -146,7 +146,7 @@ for dumps, want, what in cases:
         check(not [l for l in w if re.search("same file|same content|different processes|out of order", l)],
               "diff, %s: no series warning (got %r)" % (what, w))
     d, p = jrun("diff", "--json", *dumps)
-    jw = d.get("warnings", []) if d else []
+    jw = [w["message"] for w in d.get("warnings", [])] if d else []
     if want:
         check(any(want in l for l in jw), "diff --json, %s: \"warnings\" says %r (got %r)" %
               (what, want, jw))
@@ -156,7 +156,7 @@ for dumps, want, what in cases:
         check(any(want in l for l in warnings_of(p.err)),
               "suspects, %s: a warning saying %r on stderr (got %r)" % (what, want, p.err[-400:]))
     d, p = jrun("suspects", "--json", *dumps)
-    sw = d.get("warnings") if d else None
+    sw = [w["message"] for w in d.get("warnings")] if d and "warnings" in d else None
     if want:
         check(sw is not None and any(want in l for l in sw),
               "suspects --json, %s: \"warnings\" says %r (got %r)" % (what, want, sw))
@@ -261,29 +261,30 @@ lab = write_dump(J("labels.json"), [
     {"address": "0x5000", "type": "STRING", "class": "0x6000", "memsize": 40, "bytesize": 3},
 ])
 d, _ = jrun("retained", "--json", "--top", "0", "--no-index", lab)
-row = next((r for r in (d or {}).get("rows", []) if r["address"] == "0x1000"), None)
-check(row is not None and row["class"] == "PostsController",
-      "retained --json: the class 0x1000 is labelled PostsController (got %r)" % row)
+row = next((r for r in (d or {}).get("objects", []) if r["address"] == "0x1000"), None)
+check(row is not None and row["label"] == "PostsController" and row["class"] == "Class",
+      "retained --json: the class 0x1000 is labelled PostsController, its class Class (got %r)"
+      % row)
 d, _ = jrun("dominators", "--json", "--no-index", lab, "0x1000")
-check(d is not None and d["tree"]["class"] == "PostsController",
+check(d is not None and d["tree"]["label"] == "PostsController",
       "dominators --json ADDR: the class is labelled PostsController (got %r)" %
-      (d and d["tree"].get("class")))
+      (d and d["tree"].get("label")))
 d, _ = jrun("dominators", "--json", "--no-index", lab)
 top = [k for cat in (d or {}).get("top", []) for k in cat["children"]]
-check(any(k["address"] == "0x1000" and k["class"] == "PostsController" for k in top),
+check(any(k["address"] == "0x1000" and k["label"] == "PostsController" for k in top),
       "dominators --json: the class is labelled PostsController (got %r)" %
-      [(k["address"], k["class"]) for k in top])
+      [(k["address"], k["label"]) for k in top])
 d, _ = jrun("show", "--json", "--no-index", lab, "0x3000")
 refs = d["objects"][0]["referrers"] if d else []
-check([(r["address"], r["class"]) for r in refs] == [("0x1000", "PostsController")],
+check([(r["address"], r["label"]) for r in refs] == [("0x1000", "PostsController")],
       "show --json: the referrer is the class PostsController (got %r)" % refs)
 p = run("show", "--no-index", lab, "0x3000")
 check(re.search(r"referenced by \(1\):\n  0x1000\s+CLASS\s+PostsController", p.out) is not None,
       "show: the referrer is printed as CLASS PostsController (got %r)" % p.out)
 d, _ = jrun("show", "--json", "--no-index", lab, "0x1000")
-check(d is not None and d["objects"][0]["class"] == "PostsController",
-      "show --json of the class itself: class PostsController (got %r)" %
-      (d and d["objects"][0]["class"]))
+check(d is not None and d["objects"][0]["label"] == "PostsController",
+      "show --json of the class itself: label PostsController (got %r)" %
+      (d and d["objects"][0]["label"]))
 p = run("root", "--no-index", lab, "0x5000")
 check("0x1000 CLASS PostsController" in p.out, "root: the path names CLASS PostsController")
 
@@ -301,10 +302,10 @@ show_dump = write_dump(J("show.json"), [
 rec_len = len(open(show_dump).read().split("\n")[3])
 p = run("show", "--no-index", show_dump, "0x9000", ok=0)
 lines = [l for l in p.out.splitlines() if re.match(r"  0x[0-9a-f]+ ", l)]
-check(len(lines) == 20 and "  ... 380 more" in p.out,
-      "show: 20 references and '... 380 more' by default (got %d lines)" % len(lines))
+check(len(lines) == 20 and "  \u2026 380 more" in p.out,
+      "show: 20 references and '\u2026 380 more' by default (got %d lines)" % len(lines))
 rec = next((l for l in p.out.splitlines() if l.startswith("  record:")), "")
-check(len(rec) < 2200 and re.search(r"\.\.\. \(([\d,]+) more bytes cut", rec) is not None and
+check(len(rec) < 2200 and re.search(r"\u2026 \(([\d,]+) more bytes cut", rec) is not None and
       int(re.search(r"\(([\d,]+) more bytes", rec).group(1).replace(",", "")) == rec_len - 2000,
       "show: the %d-byte record is cut at 2000 bytes with the rest counted (got %d chars: %r)" %
       (rec_len, len(rec), rec[-80:]))
@@ -312,8 +313,8 @@ p = run("show", "--top", "0", "--no-index", show_dump, "0x9000", ok=0)
 check(len([l for l in p.out.splitlines() if re.match(r"  0x[0-9a-f]+ ", l)]) == 400,
       "show --top 0 lists all 400 references")
 p = run("show", "--top", "3", "--no-index", show_dump, "0x10000", ok=0)
-check("referenced by (8):" in p.out and "... 5 more" in p.out,
-      "show --top 3: 3 of 8 referrers and '... 5 more'")
+check("referenced by (8):" in p.out and "\u2026 5 more" in p.out,
+      "show --top 3: 3 of 8 referrers and '\u2026 5 more'")
 d, _ = jrun("show", "--json", "--no-index", show_dump, "0x9000")
 o = d["objects"][0] if d else {}
 check(len(o.get("references", [])) == 400 and len(json.dumps(o.get("record"))) >= rec_len - 10,
@@ -375,7 +376,7 @@ want_gem["(none)"] += 1   # the String class record has no file
 gem_dump = write_dump(J("gems.json"), recs)
 for extra in ([], ["--stream"]):
     d, _ = jrun("tally", "--json", "--by", "gem", "--top", "0", *extra, gem_dump)
-    got = {r["key"]: r["count"] for r in (d or {}).get("rows", [])}
+    got = {r["key"]: r["count"] for r in (d or {}).get("groups", [])}
     check(got == want_gem, "tally --by gem %s: %r, wanted %r" % (" ".join(extra), got, want_gem))
 
 # ------------------------------------- 8. the dumper's objects left out
@@ -396,14 +397,14 @@ n_all = sum(n for _, _, n, _ in sites) + 1
 dd = write_dump(J("dumper.json"), dump_recs)
 for extra in ([], ["--stream"]):
     d, _ = jrun("tally", "--json", "--by", "file", "--top", "0", *extra, dd)
-    got = {r["key"]: r["count"] for r in (d or {}).get("rows", [])}
+    got = {r["key"]: r["count"] for r in (d or {}).get("groups", [])}
     check(d is not None and d.get("excluded_dumper_objects") == n_dumper and
           sum(got.values()) == n_all - n_dumper and "/app/lib/export.rb" in got and
           not any("objspace" in k or "heapscope/" in k for k in got),
           "tally --json %s: the dumper's %d objects left out and counted (got %r, %r)" %
           (" ".join(extra), n_dumper, d and d.get("excluded_dumper_objects"), got))
     d, _ = jrun("tally", "--json", "--by", "file", "--top", "0", "--keep-dumper", *extra, dd)
-    check(d is not None and sum(r["count"] for r in d["rows"]) == n_all and
+    check(d is not None and sum(r["count"] for r in d["groups"]) == n_all and
           d.get("excluded_dumper_objects", 0) == 0,
           "tally --keep-dumper %s keeps all %d objects" % (" ".join(extra), n_all))
 p = run("tally", dd)

@@ -25,19 +25,22 @@ def main():
     ours = run_json([hs, 'dominators', '--json', '--full', '--no-class-edges', '--no-progress', dump])
     theirs = run_json([sys.executable, ref, 'dominators', dump, '--full'])
     fail = []
-    if ours['reachable'] != theirs['reachable']:
-        fail.append('reachable %d != %d' % (ours['reachable'], theirs['reachable']))
-    if ours['unreachable'] != theirs['unreachable']:
-        fail.append('unreachable %d != %d' % (ours['unreachable'], theirs['unreachable']))
-    norm = {a: ('(super-root)' if d.startswith('(root:') else d) for a, d in ours['idom'].items()}
+    if ours['reachable']['count'] != theirs['reachable']:
+        fail.append('reachable %d != %d' % (ours['reachable']['count'], theirs['reachable']))
+    if ours['unreachable']['count'] != theirs['unreachable']:
+        fail.append('unreachable %d != %d' % (ours['unreachable']['count'], theirs['unreachable']))
+    # heapscope's super-root is "(roots)", and a category "(root:NAME)"
+    norm = {a: ('(super-root)' if d.startswith('(root:') or d == '(roots)' else d)
+            for a, d in ours['idom'].items()}
     bad = [a for a, d in theirs['idom'].items() if norm.get(a) != d]
     if bad:
         fail.append('%d immediate dominators differ, e.g. %s: %s != %s' % (
             len(bad), bad[0], norm.get(bad[0]), theirs['idom'][bad[0]]))
-    badr = [a for a, v in theirs['retained'].items() if ours['retained'].get(a) != v]
+    mine = {a: [r['memsize'], r['count']] for a, r in ours['retained'].items()}
+    badr = [a for a, v in theirs['retained'].items() if mine.get(a) != v]
     if badr:
         fail.append('%d retained sizes differ, e.g. %s: %s != %s' % (
-            len(badr), badr[0], ours['retained'].get(badr[0]), theirs['retained'][badr[0]]))
+            len(badr), badr[0], mine.get(badr[0]), theirs['retained'][badr[0]]))
     print('%s: %s (%d reachable, %d unreachable, %d idoms compared)' % (
         dump, 'OK' if not fail else 'FAIL', theirs['reachable'], theirs['unreachable'],
         len(theirs['idom'])))

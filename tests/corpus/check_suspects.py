@@ -44,7 +44,8 @@ def main():
             holder_of[row[0]] = L['holder']['address']
     paths = run_json([hs, 'root', '--json', '--no-progress', dumps[2]] + targets)
     by_target = {p['target']: p for p in paths['paths']}
-    bad = [a for a in targets if holder_of[a] not in by_target.get(a, {}).get('path', [])]
+    steps = lambda a: [s['address'] for s in by_target.get(a, {}).get('path', [])]
+    bad = [a for a in targets if holder_of[a] not in steps(a)]
     if bad:
         fail.append('%d leaked objects have no root path through their holder, e.g. %s' % (len(bad), bad[0]))
     holders = [L['holder']['address'] for L in leaks.values()]

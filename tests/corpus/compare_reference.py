@@ -33,28 +33,36 @@ def main():
         if a != b:
             diffs.append('%s: heapscope %r != reference %r' % (what, a, b))
 
-    eq('lines', ours['lines'], theirs['lines'])
+    eq('lines', ours['dumps'][0]['lines'], theirs['lines'])
     eq('skipped lines', ours['skipped_lines'], theirs['bad_lines'])
-    eq('objects', ours['objects'], theirs['objects'])
-    eq('total_memsize', ours['total_memsize'], theirs['total_memsize'])
+    eq('objects', ours['total']['count'], theirs['objects'])
+    eq('objects (dumps)', ours['dumps'][0]['objects'], theirs['objects'])
+    eq('total memsize', ours['total']['memsize'], theirs['total_memsize'])
     eq('shapes', ours['shapes'], theirs['shapes']['count'])
     eq('free_slots', ours['free_slots'], theirs['free_slots'])
-    eq('dangling_references', ours['dangling_references'], theirs['dangling_references'])
-    eq('root categories', sorted(ours['roots']), sorted(theirs['roots']))
+    # the reference's dangling_references are distinct missing addresses
+    eq('dangling addresses', ours['dangling']['addresses'], theirs['dangling_references'])
+    roots = {r['root']: r for r in ours['roots']}
+    eq('root categories', sorted(roots), sorted(theirs['roots']))
+    eq('root categories listed once', len(roots), len(ours['roots']))
     for k, v in theirs['roots'].items():
-        o = ours['roots'].get(k, {})
+        o = roots.get(k, {})
         for f in ('records', 'references', 'unique'):
             eq('roots.%s.%s' % (k, f), o.get(f), v[f])
-    eq('types', sorted(ours['by_type']), sorted(theirs['by_type']))
+    by_type = {g['key']: g for g in ours['by_type']['groups']}
+    by_class = {g['key']: g for g in ours['by_class']['groups']}
+    eq('by_type group_count', ours['by_type']['group_count'], len(theirs['by_type']))
+    eq('by_class group_count', ours['by_class']['group_count'], len(theirs['by_class']))
+    eq('types', sorted(by_type), sorted(theirs['by_type']))
     for t, v in theirs['by_type'].items():
-        o = ours['by_type'].get(t, {})
+        o = by_type.get(t, {})
         eq('by_type.%s.count' % t, o.get('count'), v['count'])
         eq('by_type.%s.memsize' % t, o.get('memsize'), v['memsize'])
-    eq('class labels', sorted(ours['by_class']), sorted(theirs['by_class']))
+    eq('class labels', sorted(by_class), sorted(theirs['by_class']))
     for c, n in theirs['by_class'].items():
-        eq('by_class.%s' % c, ours['by_class'].get(c, {}).get('count'), n)
-    eq('tally groups', tally['groups'], theirs['tally_distinct'])
-    ours_tally = [[r['key'], r['count']] for r in tally['rows']]
+        eq('by_class.%s' % c, by_class.get(c, {}).get('count'), n)
+    eq('tally groups', tally['group_count'], theirs['tally_distinct'])
+    ours_tally = [[r['key'], r['count']] for r in tally['groups']]
     theirs_tally = [list(x) for x in theirs['tally_top']]
     if ours_tally != theirs_tally:
         for i, (a, b) in enumerate(zip(ours_tally, theirs_tally)):

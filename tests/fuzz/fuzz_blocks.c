@@ -26,6 +26,7 @@
 #include "src/io/reader.h"
 #include "src/parse/parse.h"
 #include "tests/builder_text.h"
+#include "tests/watchdog.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -82,8 +83,8 @@ parse(result *R, const uint8_t *in, size_t len, unsigned threads, uint64_t block
         fail("memory left allocated", NULL, NULL);
 }
 
-int
-LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static int
+one_input(const uint8_t *data, size_t size)
 {
     if (size < 3)
         return 0;
@@ -118,4 +119,16 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     free(a.out.p);
     free(b.out.p);
     return 0;
+}
+
+/* Under the watchdog (tests/watchdog.h): an input still running after 20 s
+ * (libFuzzer's -timeout in scripts/fuzz.sh is 25 s) prints every thread's
+ * stack, not only the main thread's, and aborts. */
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    wd_arm(20, "fuzz_blocks: an input of %zu bytes", size);
+    int r = one_input(data, size);
+    wd_disarm();
+    return r;
 }

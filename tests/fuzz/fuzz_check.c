@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "heapscope/heapscope.h"
+#include "../watchdog.h"
 
 static int
 cmp_u64(const void *a, const void *b)
@@ -74,26 +75,6 @@ fz_fail(const char *file, int line, const char *what)
     fprintf(stderr, "fuzz invariant violated at %s:%d: %s\n", file, line, what);
     fflush(stderr);
     abort();
-}
-
-/*
- * Known, reported, not yet fixed bugs that fuzzing would otherwise hit in
- * nearly every run.  scripts/fuzz.sh sets HEAPSCOPE_FUZZ_KNOWN=1 and the
- * checks that they break are then skipped or narrowed (each place says
- * which bug); the replay tests do not set it, so the reproducers under
- * corpus/ keep failing until the fix.  Remove each use once fixed.
- */
-static FZ_UNUSED int
-fz_skip_known(void)
-{
-    static _Atomic int v = -1;
-    int x = atomic_load(&v);
-    if (x < 0) {
-        const char *e = getenv("HEAPSCOPE_FUZZ_KNOWN");
-        x = e && e[0] == '1';
-        atomic_store(&v, x);
-    }
-    return x;
 }
 
 /* ------------------------------------------------------------------ */
@@ -873,22 +854,6 @@ fz_same_failure(const fz_result *a, const fz_result *b, const char *what)
     if (a->st == b->st &&
         (a->st == HSCOPE_OK || a->st == HSCOPE_ERR_NOMEM ||
          (a->err.line == b->err.line && a->err.offset == b->err.offset)))
-        return;
-    /* Tolerated (reported): in strict mode the parallel parser reports a
-     * line longer than max_line_bytes with error.line 0 ("not applicable")
-     * where the single-threaded one gives its number; the offset agrees.
-     * corpus/fuzz_parse/parallel-long-line-strict.json shows it. */
-    if (a->st == b->st && a->st == HSCOPE_ERR_LIMIT && a->err.offset == b->err.offset &&
-        (a->err.line == 0 || b->err.line == 0))
-        return;
-    /* Known bug (corpus/flaky/fuzz_parse-crash-parallel-strict-order.json):
-     * in strict mode the parallel parser's reader fails at once on what
-     * it finds while reading ahead (a too-long line, corrupt gzip), before
-     * the chunks in flight are merged, so an earlier error in dump order
-     * may not be the one reported (it depends on thread timing). */
-    if (fz_skip_known() && a->st != HSCOPE_OK && b->st != HSCOPE_OK &&
-        (b->st == HSCOPE_ERR_LIMIT || b->st == HSCOPE_ERR_GZIP ||
-         a->st == HSCOPE_ERR_LIMIT || a->st == HSCOPE_ERR_GZIP))
         return;
     fprintf(stderr, "  first:  %s line %llu offset %llu: %s\n  second: %s line %llu offset %llu: %s\n",
             hscope_status_name(a->st), (unsigned long long)a->err.line,

@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """heapscope report: render the HTML report in headless Chromium and check it.
 
-  1 dump     (gen_leak.rb heap_3)  object count == `summary --json`, icicle drawn
-  3 dumps    (gen_leak.rb)         leaked count == `diff --json`, first suspect ==
-                                   `suspects --json`, truth.json holders among the
-                                   suspects
-  5 dumps    (gen_timeline.rb)     first growth row == `timeline --by class --json`
+  1 dump     (leak workload heap_3)  object count == `summary --json`, icicle drawn
+  3 dumps    (leak workload)         leaked count == `diff --json`, first suspect ==
+                                     `suspects --json`, the truth's holders among
+                                     the suspects
+  5 dumps    (timeline workload)     first growth row == `timeline --by class --json`
+The dumps are our own workloads' (examples/workloads, via
+tests/workloads/workloads.py).
   hostile    (hand-made dump)      HTML/script injection and invalid UTF-8 in
                                    class and file names are escaped; no string
                                    value in the page
@@ -13,7 +15,7 @@ For every page: no external assets, the page script ran without exceptions
 (<body data-ok="1">, set by the script; window.onerror sets 0), no console
 errors on Chromium's log, a screenshot (1280x2000) in the work dir.
 
-Env: HEAPSCOPE (the CLI), HEAPSCOPE_CORPUS (shared/corpus), HEAPSCOPE_WORK,
+Env: HEAPSCOPE (the CLI), HEAPSCOPE_WORK,
 HEAPSCOPE_CHROMIUM (browser binary; default: chromium on PATH).
 Exit 77 (skipped) when Chromium or Ruby is not installed.
 """
@@ -25,10 +27,10 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "workloads"))
+import workloads  # noqa: E402
+
 HEAPSCOPE = os.environ.get("HEAPSCOPE")
-CORPUS = os.environ.get("HEAPSCOPE_CORPUS",
-                        os.path.join(os.path.dirname(__file__), "..", "..", "..",
-                                     "shared", "corpus"))
 WORK = os.path.join(os.environ.get("HEAPSCOPE_WORK", tempfile.gettempdir()), "report")
 CHROMIUM = os.environ.get("HEAPSCOPE_CHROMIUM") or shutil.which("chromium") \
     or shutil.which("chromium-browser")
@@ -123,14 +125,8 @@ def main():
         print("SKIP: ruby not installed (needed to generate the dumps)")
         return 77
     os.makedirs(WORK, exist_ok=True)
-    leak = os.path.join(WORK, "leak")
-    tl = os.path.join(WORK, "timeline")
-    shutil.rmtree(leak, ignore_errors=True)
-    shutil.rmtree(tl, ignore_errors=True)
-    run(["ruby", os.path.join(CORPUS, "gen_leak.rb"), "--scale", "1", "--seed", "42",
-         "--out", leak])
-    run(["ruby", os.path.join(CORPUS, "gen_timeline.rb"), "--steps", "5", "--scale", "1",
-         "--out", tl])
+    leak = workloads.ensure_set("leak_s1")
+    tl = workloads.ensure_set("tl_s1")
     h = [os.path.join(leak, "heap_%d.json" % i) for i in (1, 2, 3)]
 
     # usage errors
@@ -147,15 +143,15 @@ def main():
     if report(one, [h[2]]):
         dom = render("one", one)
         summ = hs_json("summary", h[2])
-        check(attr_of(dom, "sum-objects", "data-v") == str(summ["objects"]),
+        check(attr_of(dom, "sum-objects", "data-v") == str(summ["total"]["count"]),
               "one: object count %s == summary --json %s"
-              % (attr_of(dom, "sum-objects", "data-v"), summ["objects"]))
+              % (attr_of(dom, "sum-objects", "data-v"), summ["total"]["count"]))
         ic = re.search(r'<svg id="icicle".*?</svg>', dom, re.S)
         nrect = len(re.findall(r"<rect", ic.group(0))) if ic else 0
         check(nrect >= 10, "one: icicle drawn (%d bars)" % nrect)
         for sec in ("summary", "histograms", "sites", "retainers", "dominators"):
             check('id="%s"' % sec in dom, "one: section %s" % sec)
-        ret = hs_json("retained", "--top", "1", h[2])["rows"][0]["address"]
+        ret = hs_json("retained", "--top", "1", h[2])["objects"][0]["address"]
         check(re.search(r'id="retainers-table".*?<td class="mono">%s</td>' % ret, dom, re.S)
               is not None, "one: top retainer %s listed" % ret)
 
@@ -173,15 +169,15 @@ def main():
               "three: first suspect %s == suspects --json %s"
               % (attr_of(dom, "suspect-1", "data-addr"), first))
         shown = set(re.findall(r'<tr id="suspect-\d+" data-addr="(0x[0-9a-f]+)"', dom))
-        truth = json.load(open(os.path.join(leak, "truth.json")))
+        truth = workloads.truth(leak)
         holders = {v["holder"]["address"] for v in truth["leaks"].values()}
-        check(holders <= shown, "three: truth.json holders among the suspects (missing %s)"
+        check(holders <= shown, "three: the truth's holders among the suspects (missing %s)"
               % sorted(holders - shown))
         for sec in ("diff", "suspects", "timeline"):
             check('id="%s"' % sec in dom, "three: section %s" % sec)
 
     # timeline series
-    steps = sorted(os.path.join(tl, f) for f in os.listdir(tl) if f.startswith("step_"))
+    steps = sorted(os.path.join(tl, f) for f in os.listdir(tl) if f.startswith("step_"))[:5]
     series = os.path.join(WORK, "series.html")
     if report(series, steps):
         dom = render("series", series)

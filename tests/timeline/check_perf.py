@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""timeline memory and speed on a gen_timeline.rb --steps 10 --scale 20 series
-(dumps of about 46-58 MB, about 0.5 GB in all):
+"""timeline memory and speed on our workload's series
+(examples/workloads/timeline_series.rb --steps 10 --scale 35: dumps of about
+43-56 MB, about 0.5 GB in all):
 
   * peak RSS of `heapscope timeline` over the 10 dumps (all cores) < 100 MB,
     for --by type and for --by file:line:class (measured with /usr/bin/time);
@@ -10,21 +11,22 @@
     (`heapscope summary --threads 1 DUMP`), median CPU of 9 runs.
 
 Skipped (77) in sanitizer builds, whose memory and speed mean nothing here.
-Env (meson): HEAPSCOPE, HEAPSCOPE_CORPUS, HEAPSCOPE_WORK.
+Env (meson): HEAPSCOPE, HEAPSCOPE_WORK.
 """
 import argparse
 import glob
 import json
 import os
 import resource
-import shutil
 import statistics
 import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'workloads'))
+import workloads  # noqa: E402
+
 HEAPSCOPE = os.environ['HEAPSCOPE']
-CORPUS = os.environ['HEAPSCOPE_CORPUS']
 WORK = os.path.join(os.environ.get('HEAPSCOPE_WORK', '/tmp'), 'timeline')
 LIMIT_KB = 100 * 1024
 
@@ -72,20 +74,12 @@ def main():
     if not os.path.exists('/usr/bin/time'):
         raise SystemExit('/usr/bin/time is missing (Debian package: time)')
 
-    data = os.path.join(WORK, 'tl_s20')
-    if not os.path.exists(os.path.join(data, '.done')):
-        shutil.rmtree(data, ignore_errors=True)
-        t0 = time.perf_counter()
-        r = subprocess.run(['ruby', os.path.join(CORPUS, 'gen_timeline.rb'), '--steps', '10',
-                            '--scale', '20', '--out', data], capture_output=True, text=True)
-        if r.returncode != 0:
-            print(r.stdout, r.stderr)
-            raise SystemExit('gen_timeline.rb failed')
-        open(os.path.join(data, '.done'), 'w').close()
-        print('     generated the series in %.1f s' % (time.perf_counter() - t0))
+    t0 = time.perf_counter()
+    data = workloads.ensure('tl_s35', 'timeline', ['--steps', '10', '--scale', '35'])
+    print('     the series (generated once, then cached): %.1f s' % (time.perf_counter() - t0))
     dumps = sorted(glob.glob(os.path.join(data, 'step_*.json')))
     sizes = [os.path.getsize(d) for d in dumps]
-    truth = json.load(open(os.path.join(data, 'truth.json')))
+    truth = workloads.truth(data)
     print('     %d dumps, %.1f .. %.1f MB, %.0f MB in all; %d cores' % (
         len(dumps), min(sizes) / 1e6, max(sizes) / 1e6, sum(sizes) / 1e6, os.cpu_count()))
 

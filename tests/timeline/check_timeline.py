@@ -1,11 +1,21 @@
 #!/usr/bin/env python3
-"""heapscope timeline / histogram / export on a real gen_timeline.rb series.
+"""heapscope timeline / histogram / export on a real series of dumps.
+
+usage: check_timeline.py [--source ours|corpus]
+
+  ours    examples/workloads/timeline_series.rb --steps 10 --scale 1: its
+          truth, computed in the Ruby process, counts the objects per type
+          with ObjectSpace (the dumper's own objects, found in the dump, are
+          added: tests/workloads/workloads.py)
+  corpus  ../shared/corpus/gen_timeline.rb --steps 10 --scale 1, its
+          truth.json, and reference.py `timeline` (skipped, 77, without the
+          corpus)
 
   * the planted growing group ranks first (and is the only growing one) for
-    --by type, class and file:line (truth.json growing.type/class/site);
+    --by type, class and file:line (truth growing.type/class/site);
   * no flat group is ever marked growing; other types are exactly flat;
-  * the per-type count and memsize series equal reference.py `timeline` and
-    truth.json;
+  * the per-type count and memsize series equal the truth (and, for the
+    corpus, reference.py `timeline`);
   * ordering rules (epoch, epoch-ms, datetime, sequence, mtime, given);
   * CSV = JSON; text output; thread-count independence;
   * SVGs parse as XML and render with rsvg-convert (librsvg2-bin);
@@ -29,14 +39,19 @@ import re
 import shutil
 import subprocess
 import sys
+import warnings
 import xml.etree.ElementTree as ET
 
 import jsonschema
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'workloads'))
+import workloads  # noqa: E402
+
 HEAPSCOPE = os.environ['HEAPSCOPE']
-CORPUS = os.environ['HEAPSCOPE_CORPUS']
+CORPUS = os.environ.get('HEAPSCOPE_CORPUS', '')
 WORK = os.path.join(os.environ.get('HEAPSCOPE_WORK', '/tmp'), 'timeline')
 SCHEMAS = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'docs', 'schema')
+SCHEMA_BASE = 'https://heapscope.invalid/schema/'
 
 failures = []
 passed = 0
@@ -77,19 +92,20 @@ def schema_ok(doc, name, ref=None):
     if not _schemas:
         for f in glob.glob(os.path.join(SCHEMAS, '*.json')):
             _schemas[os.path.basename(f)[:-5]] = json.load(open(f))
-    sc = _schemas[name]
-    target = {'$ref': sc['$id'] + ('#/$defs/' + ref if ref else '')}
+    target = {'$ref': SCHEMA_BASE + name + '.json' + ('#/$defs/' + ref if ref else '')}
     try:
         from referencing import Registry, Resource  # jsonschema >= 4.18
-        reg = Registry().with_resources((v['$id'], Resource.from_contents(v))
-                                        for v in _schemas.values())
+        reg = Registry().with_resources((SCHEMA_BASE + k + '.json', Resource.from_contents(v))
+                                        for k, v in _schemas.items())
         v = jsonschema.Draft202012Validator(target, registry=reg)
     except ImportError:  # Debian 12's python3-jsonschema (4.10)
-        store = {v['$id']: v for v in _schemas.values()}
+        store = {SCHEMA_BASE + k + '.json': v for k, v in _schemas.items()}
         v = jsonschema.Draft202012Validator(target, resolver=jsonschema.RefResolver('', target,
                                                                                      store=store))
     try:
-        v.validate(doc)
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore', DeprecationWarning)
+            v.validate(doc)
         return True
     except jsonschema.ValidationError as e:
         print('     schema %s%s: %s at %s' % (name, '#' + ref if ref else '', e.message,
@@ -102,7 +118,7 @@ def flat(ys):
 
 
 def paths_of(j):
-    # JSON vocabulary (docs/JSON-timeline.md): dumps are {"path", "objects", ...}
+    # the JSON vocabulary (docs/JSON.md): dumps are {"path", "objects", ...}
     return [d['path'] for d in j['dumps']]
 
 
@@ -141,8 +157,25 @@ def invariants(j, what):
     check(tot_ok, '%s: the groups of each dump add up to its total' % what)
 
 
-def main():
-    os.makedirs(WORK, exist_ok=True)
+def series_ours():
+    """Our timeline workload: (dumps dir, dumps, expectations)."""
+    data = workloads.ensure_set('tl_s1')
+    truth = workloads.truth(data)
+    G = truth['growing']
+    per = [workloads.expected_types(data, truth, s) for s in truth['snapshots']]
+    return data, {
+        'type': G['type'], 'class': G['class'], 'site': G['site'], 'file': G['file'], 'line': G['line'],
+        'count_deltas': G['count_deltas'], 'count_at_step': G['count_at_step'],
+        'by_type': [{k: v[0] for k, v in p.items()} for p in per],
+        'memsize_by_type': [{k: v[1] for k, v in p.items() if v[1]} for p in per],
+        'other_change': truth['other_types_max_count_change'],
+        # customers' e-mail addresses and the text of their comments
+        'secrets': rb'"value":"([a-z]+\.[a-z]+\d+@mail\.example|(?:[a-z]+ ){5,}[a-z]+)"',
+    }
+
+
+def series_corpus():
+    """gen_timeline.rb of the shared corpus: (dumps dir, expectations)."""
     data = os.path.join(WORK, 'tl_s1')
     shutil.rmtree(data, ignore_errors=True)
     r = subprocess.run(['ruby', os.path.join(CORPUS, 'gen_timeline.rb'), '--steps', '10',
@@ -152,32 +185,18 @@ def main():
         raise SystemExit('gen_timeline.rb failed')
     truth = json.load(open(os.path.join(data, 'truth.json')))
     G = truth['growing']
-    dumps = sorted(glob.glob(os.path.join(data, 'step_*.json')))
-    check(len(dumps) == 10, '10 dumps generated')
-    shuffled = dumps[:]
-    random.Random(7).shuffle(shuffled)
+    return data, {
+        'type': G['type'], 'class': G['class'], 'site': G['site'], 'file': G['file'], 'line': G['line'],
+        'count_deltas': G['observed_count_deltas'], 'count_at_step': G['count_at_step'],
+        'by_type': [s['by_type'] for s in truth['snapshots']],
+        'memsize_by_type': [s['memsize_by_type'] for s in truth['snapshots']],
+        'other_change': truth['other_types_max_count_change'],
+        'secrets': rb'"value":"((?:u\d+@example\.org)|(?:User \d+ [0-9a-z]+))"',
+    }
 
-    # ---------------------------------------------------------------- by type
-    jt = tl_json(['--by', 'type', '--metric', 'count'] + shuffled)
-    check(jt is not None, 'timeline --by type --metric count runs')
-    check(jt['order'] == 'name-time' and jt['order_source'] == 'sequence' and paths_of(jt) == dumps,
-          'shuffled step_NN.json ordered by name sequence (order %s/%s)'
-          % (jt['order'], jt['order_source']))
-    first = jt['groups'][0]
-    check(first['key'] == G['type'] and first['growing'],
-          'by type: %s ranks first and is growing' % first['key'])
-    others = [g for g in jt['groups'] if g['key'] != G['type']]
-    check(all(not g['growing'] for g in others), 'by type: no other type is growing')
-    check(all(flat(g['count']) for g in others),
-          'by type: every other type is exactly flat (truth other_types_max_count_change = %s)'
-          % truth['other_types_max_count_change'])
-    tb = {g['key']: g for g in jt['groups']}
-    truth_ok = all(tb.get(t, {'count': [0] * 10})['count'][k] == truth['snapshots'][k]['by_type'].get(t, 0)
-                   for k in range(10) for t in set(tb) | set(truth['snapshots'][k]['by_type']))
-    check(truth_ok, 'by type: count series equal truth.json snapshots by_type')
-    invariants(jt, 'by type/count')
 
-    # reference.py timeline
+def reference_timeline(data, tb):
+    """reference.py timeline (the corpus's independent checker) = heapscope's per-type series."""
     r = subprocess.run([sys.executable, os.path.join(CORPUS, 'reference.py'), 'timeline', data],
                        capture_output=True, text=True)
     check(r.returncode == 0, 'reference.py timeline runs')
@@ -191,12 +210,55 @@ def main():
            if t in tb and abs(v['slope_count'] - tb[t]['slope_per_step']) > 1e-3]
     check(not bad, 'reference.py: per-type count slopes are equal')
 
+
+def main():
+    source = 'ours'
+    if sys.argv[1:2] == ['--source'] and len(sys.argv) == 3 and sys.argv[2] in ('ours', 'corpus'):
+        source = sys.argv[2]
+    elif sys.argv[1:]:
+        raise SystemExit('usage: check_timeline.py [--source ours|corpus]')
+    if source == 'corpus' and not os.path.exists(os.path.join(CORPUS, 'gen_timeline.rb')):
+        print('SKIP: no corpus at %r (../shared/corpus, or -Dcorpus_dir): not checked: timeline, '
+              'histogram and export on gen_timeline.rb\'s series against its truth.json and against '
+              'reference.py timeline (the same checks run on our own workload: test timeline)' % CORPUS)
+        sys.exit(77)
+    os.makedirs(WORK, exist_ok=True)
+    data, E = series_corpus() if source == 'corpus' else series_ours()
+    print('series: %s (%s)' % (data, source))
+    dumps = sorted(glob.glob(os.path.join(data, 'step_*.json')))
+    check(len(dumps) == 10, '10 dumps generated')
+    shuffled = dumps[:]
+    random.Random(7).shuffle(shuffled)
+
+    # ---------------------------------------------------------------- by type
+    jt = tl_json(['--by', 'type', '--metric', 'count'] + shuffled)
+    check(jt is not None, 'timeline --by type --metric count runs')
+    check(jt['order'] == 'name-time' and jt['order_source'] == 'sequence' and paths_of(jt) == dumps,
+          'shuffled step_NN.json ordered by name sequence (order %s/%s)'
+          % (jt['order'], jt['order_source']))
+    first = jt['groups'][0]
+    check(first['key'] == E['type'] and first['growing'],
+          'by type: %s ranks first and is growing' % first['key'])
+    others = [g for g in jt['groups'] if g['key'] != E['type']]
+    check(all(not g['growing'] for g in others), 'by type: no other type is growing')
+    check(all(flat(g['count']) for g in others),
+          'by type: every other type is exactly flat (truth: other types change by at most %s)'
+          % E['other_change'])
+    tb = {g['key']: g for g in jt['groups']}
+    truth_ok = all(tb.get(t, {'count': [0] * 10})['count'][k] == E['by_type'][k].get(t, 0)
+                   for k in range(10) for t in set(tb) | set(E['by_type'][k]))
+    check(truth_ok, 'by type: count series equal the truth\'s counts per type')
+    invariants(jt, 'by type/count')
+
+    if source == 'corpus':
+        reference_timeline(data, tb)
+
     jm = tl_json(['--by', 'type'] + dumps)
-    check(jm['metric'] == 'memsize' and jm['groups'][0]['key'] == G['type'] and jm['groups'][0]['growing'],
+    check(jm['metric'] == 'memsize' and jm['groups'][0]['key'] == E['type'] and jm['groups'][0]['growing'],
           'by type, memsize (default metric): %s first and growing' % jm['groups'][0]['key'])
     mem_ok = all(tm == {g['key']: g['memsize'][k] for g in jm['groups'] if g['memsize'][k]}
-                 for k, tm in enumerate(s['memsize_by_type'] for s in truth['snapshots']))
-    check(mem_ok, 'by type: memsize series equal truth.json memsize_by_type')
+                 for k, tm in enumerate(E['memsize_by_type']))
+    check(mem_ok, 'by type: memsize series equal the truth\'s memsize per type')
     invariants(jm, 'by type/memsize')
     hold = [g for g in jm['groups'] if g['key'] == 'HASH'][0]
     print('     (HASH memsize, which grows in steps as the holder resizes: slope %.0f/step, R2 %.2f, '
@@ -205,14 +267,14 @@ def main():
     # --------------------------------------------------------------- by class
     for metric in ('count', 'memsize'):
         jc = tl_json(['--by', 'class', '--metric', metric] + dumps)
-        check(jc['groups'][0]['key'] == G['class'] and jc['groups'][0]['growing'],
+        check(jc['groups'][0]['key'] == E['class'] and jc['groups'][0]['growing'],
               'by class/%s: %s ranks first and is growing' % (metric, jc['groups'][0]['key']))
         invariants(jc, 'by class/%s' % metric)
 
     # ----------------------------------------------------------- by file:line
     for metric in ('count', 'memsize'):
         jf = tl_json(['--by', 'file:line', '--metric', metric] + dumps)
-        check(jf['groups'][0]['key'] == G['site'] and jf['groups'][0]['growing'],
+        check(jf['groups'][0]['key'] == E['site'] and jf['groups'][0]['growing'],
               'by file:line/%s: %s ranks first and is growing' % (metric, jf['groups'][0]['key']))
         check(sum(g['growing'] for g in jf['groups']) == 1,
               'by file:line/%s: it is the only growing site (of %d)' % (metric, jf['group_count']))
@@ -220,14 +282,14 @@ def main():
         if metric == 'count':
             ys = jf['groups'][0]['count']
             deltas = [b - a for a, b in zip(ys, ys[1:])]
-            check(deltas == G['observed_count_deltas'],
+            check(deltas == E['count_deltas'],
                   'by file:line: the site grows by %s per step, as the truth' % sorted(set(deltas)))
     for key in ('file:line:class', 'file', 'gem', 'method', 'generation'):
         j = tl_json(['--by', key, '--metric', 'count'] + dumps)
         check(j is not None and j['group_count'] > 0, 'by %s: runs (%d groups)' % (key, j['group_count']))
         invariants(j, 'by %s/count' % key)
     jflc = tl_json(['--by', 'file:line:class', '--metric', 'count'] + dumps)
-    check(jflc['groups'][0]['key'] == '%s:%s' % (G['site'], G['class']),
+    check(jflc['groups'][0]['key'] == '%s:%s' % (E['site'], E['class']),
           'by file:line:class: %s first' % jflc['groups'][0]['key'])
 
     # ----------------------------------------------------- threads, CSV, text
@@ -250,8 +312,8 @@ def main():
     txt = run(['timeline', '--by', 'type'] + dumps)
     lines = txt.stdout.splitlines()
     hdr = [i for i, l in enumerate(lines) if l.strip().startswith('key')]
-    check(txt.returncode == 0 and hdr and G['type'] in lines[hdr[0] + 1] and 'growing' in lines[hdr[0] + 1],
-          'text: the first row is %s, marked growing' % G['type'])
+    check(txt.returncode == 0 and hdr and E['type'] in lines[hdr[0] + 1] and 'growing' in lines[hdr[0] + 1],
+          'text: the first row is %s, marked growing' % E['type'])
     check('order name-time' in txt.stdout, 'text: says which order was used')
     top3 = tl_json(['--by', 'class'] + dumps)  # --top 0 given by tl_json; now explicit top
     t3 = json.loads(run(['timeline', '--json', '--top', '3', '--keep-dumper', '--by', 'class']
@@ -391,29 +453,27 @@ def main():
         check(ok and xml_ok and rendered, 'SVG %s: written, valid XML, rendered to PNG (%s)'
               % (os.path.basename(p), '%d bytes' % os.path.getsize(png) if rendered else 'no'))
     svg_text = open(os.path.join(WORK, 'timeline_type_memsize.svg'), encoding='utf-8').read()
-    check('GROWING' in svg_text and '>%s<' % G['type'] in svg_text and '#d62728' in svg_text,
+    check('GROWING' in svg_text and '>%s<' % E['type'] in svg_text and '#d62728' in svg_text,
           'SVG: legend names the growing group, drawn in colour')
     check('<script' not in svg_text and 'href' not in svg_text, 'SVG: self-contained (no scripts, no links)')
 
     # ------------------------------------------------------------ histogram
-    # histogram --json is the tally document (docs/JSON-timeline.md)
+    # histogram --json is the tally document (docs/JSON.md)
     h = json.loads(run(['histogram', '--json', '--top', '0', '--by', 'class', dumps[-1]]).stdout)
     t = json.loads(run(['tally', '--json', '--top', '0', '--sort', 'memsize', '--by', 'class', dumps[-1]]).stdout)
-    t_rows = t['groups'] if isinstance(t.get('groups'), list) else t['rows']  # tally: being moved to the library
     check(h['kind'] == 'tally' and [(r['key'], r['count'], r['memsize']) for r in h['groups']]
-          == [(r['key'], r['count'], r['memsize']) for r in t_rows],
+          == [(r['key'], r['count'], r['memsize']) for r in t['groups']],
           'histogram --by class = tally --by class --sort memsize (%d rows)' % len(h['groups']))
     hk = json.loads(run(['histogram', '--json', '--top', '0', '--keep-dumper', '--by', 'class',
                          dumps[-1]]).stdout)
-    check(hk['total']['count'] == truth['snapshots'][-1]['objects']
-          and hk['total']['memsize'] == sum(truth['snapshots'][-1]['memsize_by_type'].values())
-          and hk['dumps'][0]['excluded_dumper_objects'] == 0
-          and hk['dumps'][0]['objects'] == truth['snapshots'][-1]['objects'],
+    check(hk['total']['count'] == sum(E['by_type'][-1].values())
+          and hk['total']['memsize'] == sum(E['memsize_by_type'][-1].values())
+          and hk['excluded_dumper_objects'] == 0
+          and hk['dumps'][0]['objects'] == hk['total']['count'],
           'histogram --keep-dumper totals = truth (%d objects)' % hk['total']['count'])
-    hx = h['dumps'][0]['excluded_dumper_objects']
-    check(hx > 0 and h['total']['count'] + hx == hk['total']['count']
-          and h['dumps'][0]['objects'] == hk['total']['count'],
-          'histogram leaves the dumper\'s %d objects out of its totals' % hx)
+    check(h['excluded_dumper_objects'] > 0
+          and h['total']['count'] + h['excluded_dumper_objects'] == hk['total']['count'],
+          'histogram leaves the dumper\'s %d objects out of its totals' % h['excluded_dumper_objects'])
     h = json.loads(run(['histogram', '--json', '--sort', 'count', '--top', '5', dumps[-1]]).stdout)
     counts = [r['count'] for r in h['groups']]
     check(len(counts) == 5 and counts == sorted(counts, reverse=True) and h['groups'][0]['key'] == 'STRING',
@@ -424,10 +484,10 @@ def main():
     # --------------------------------------------------------------- export
     secrets = set()
     for line in open(dumps[0], 'rb'):
-        m = re.search(rb'"value":"((?:u\d+@example\.org)|(?:User \d+ [0-9a-z]+))"', line)
+        m = re.search(E['secrets'], line)
         if m:
             secrets.add(m.group(1))
-    check(len(secrets) > 100, 'dump holds %d identifiable string values (emails, names)' % len(secrets))
+    check(len(secrets) > 100, 'dump holds %d identifiable string values (e-mail addresses, names, user text)' % len(secrets))
     summ = [json.loads(run(['summary', '--json', d]).stdout) for d in dumps[:3]]
     for fmt in ('csv', 'jsonl'):
         out = os.path.join(WORK, 'export_' + fmt)
@@ -450,11 +510,11 @@ def main():
         oraw, ot = table('objects')
         rraw, rt = table('refs')
         per = [sum(1 for o in ot if int(o['dump_id']) == k + 1) for k in range(3)]
-        check(per == [s['objects'] for s in summ], 'export %s: objects per dump = summary %s' % (fmt, per))
+        check(per == [s['total']['count'] for s in summ], 'export %s: objects per dump = summary %s' % (fmt, per))
         per = [sum(1 for e in rt if int(e['dump_id']) == k + 1) for k in range(3)]
         check(per == [s['references'] for s in summ], 'export %s: refs per dump = summary %s' % (fmt, per))
         mem = [sum(int(o['memsize']) for o in ot if int(o['dump_id']) == k + 1) for k in range(3)]
-        check(mem == [s['total_memsize'] for s in summ], 'export %s: memsize per dump = summary' % fmt)
+        check(mem == [s['total']['memsize'] for s in summ], 'export %s: memsize per dump = summary' % fmt)
         cols = list(ot[0].keys())
         check(cols == ['dump_id', 'address', 'type', 'class', 'class_address', 'memsize', 'size',
                        'file', 'line', 'method', 'generation', 'flags', 'detail'],
@@ -462,9 +522,9 @@ def main():
         leaked = [s for s in secrets if s in oraw or s in rraw]
         check(not leaked, 'export %s: no string value in any table (%d checked)' % (fmt, len(secrets)))
         check(not any('value' in k for k in cols), 'export %s: no value column' % fmt)
-        site_rows = [o for o in ot if o['file'] == G['file'] and str(o['line']) == str(G['line'])
+        site_rows = [o for o in ot if o['file'] == E['file'] and str(o['line']) == str(E['line'])
                      and o['type'] == 'STRING']
-        check(len(site_rows) == sum(G['count_at_step'][:3]),
+        check(len(site_rows) == sum(E['count_at_step'][:3]),
               'export %s: %d leak-site Strings, as the truth' % (fmt, len(site_rows)))
     out = os.path.join(WORK, 'export_first_id')
     shutil.rmtree(out, ignore_errors=True)
@@ -515,8 +575,8 @@ def main():
         # every row of the small tables, every 7th of the large ones
         step = 1 if len(rows) < 3000 else 7
         bad += [(table, k) for k in range(0, len(rows), step)
-                if not schema_ok(rows[k], 'export-rows', table)][:3]
-    check(not bad, 'schema: export --format jsonl rows are valid (docs/schema/export-rows.json)')
+                if not schema_ok(rows[k], 'export', table)][:3]
+    check(not bad, 'schema: export --format jsonl rows are valid (docs/schema/export.json $defs)')
 
     # ------------------------------------------------------------ diff --grew
     three = [dumps[0], dumps[4], dumps[9]]
@@ -531,13 +591,13 @@ def main():
               for g in gj['groups']) and len(gj['groups']) == len(ref) and 'counts' not in gj['groups'][0],
           'diff --grew: per-dump "count" and "memsize" = timeline --order given; change and deltas')
     ch = [g['change'] for g in gj['groups']]
-    check(ch == sorted(ch, reverse=True) and gj['groups'][0]['key'] == G['site'],
+    check(ch == sorted(ch, reverse=True) and gj['groups'][0]['key'] == E['site'],
           'diff --grew: largest growth first (%s, +%d)' % (gj['groups'][0]['key'], ch[0]))
     rj = json.loads(run(['diff', '--grew', '--keep-dumper', '--json', '--top', '0', '--by', 'file:line']
                         + three[::-1]).stdout)
-    back = {g['key']: g for g in rj['groups']}[G['site']]
-    check([d['path'] for d in rj['dumps']] == three[::-1] and back['count'] == ref[G['site']]['count'][::-1]
-          and back['change'] < 0 and rj['groups'][0]['key'] != G['site'],
+    back = {g['key']: g for g in rj['groups']}[E['site']]
+    check(paths_of(rj) == three[::-1] and back['count'] == ref[E['site']]['count'][::-1]
+          and back['change'] < 0 and rj['groups'][0]['key'] != E['site'],
           'diff --grew keeps the order given (reversed: the site shrinks by %d)' % -back['change'])
 
     # -------------------------------------- shared options: --no-index -v --threads
@@ -554,9 +614,8 @@ def main():
     same = all(open(os.path.join(outs[0], t), 'rb').read() == open(os.path.join(outs[1], t), 'rb').read()
                for t in ('objects.csv', 'refs.csv', 'roots.csv'))
     check(r.returncode == 0 and same, 'export accepts --no-index, -v and --threads (the same tables)')
-    out = outs[1]
-    for cmd in (['histogram', '--threads', '65', dumps[0]], ['export', '--threads', '0', '--format', 'csv',
-                                                             '--out', out, dumps[0]]):
+    for cmd in (['histogram', '--threads', '65', dumps[0]],
+                ['export', '--threads', '0', '--format', 'csv', '--out', outs[1], dumps[0]]):
         r = run(cmd, rc=None)
         check(r.returncode == 2 and '--threads' in r.stderr, 'usage error: %s --threads %s' % (cmd[0], cmd[2]))
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# PostgreSQL round trip of `heapscope export`, on a real gen_timeline.rb series:
+# PostgreSQL round trip of `heapscope export`, on a real series of dumps (our
+# workload examples/workloads/timeline_series.rb):
 #   start a private server (temp dir, unix socket only), export the dumps as CSV
 #   and as JSON lines, load each with `psql -f schema.sql`, run the SQL recipes
 #   of docs/TIMELINE.md and compare them with `heapscope timeline --json`.
@@ -8,13 +9,13 @@
 # Exit 77 (skipped) only when the PostgreSQL binaries are absent.
 # As root (CI), the server runs as the `postgres` user: initdb refuses root.
 #
-# Env (set by meson): HEAPSCOPE (the CLI), HEAPSCOPE_CORPUS (shared/corpus);
-# HEAPSCOPE_PGBIN forces the PostgreSQL bin directory (no search).
+# Env (set by meson): HEAPSCOPE (the CLI); HEAPSCOPE_PGBIN forces the
+# PostgreSQL bin directory (no search).
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd -P)
 HEAPSCOPE=${HEAPSCOPE:?set HEAPSCOPE to the heapscope binary}
-CORPUS=${HEAPSCOPE_CORPUS:-$HERE/../../../shared/corpus}
+WORKLOAD=$HERE/../../examples/workloads/timeline_series.rb
 DOC=${HEAPSCOPE_TIMELINE_DOC:-$HERE/../../docs/TIMELINE.md}
 
 # --- find the server binaries ------------------------------------------------
@@ -42,7 +43,7 @@ PSQL=$PGBIN/psql
 echo "postgres: $PGBIN ($("$PGBIN/postgres" --version))"
 
 # --- private server ------------------------------------------------------------
-HEAPSCOPE=$(realpath "$HEAPSCOPE"); CORPUS=$(realpath "$CORPUS"); DOC=$(realpath "$DOC")
+HEAPSCOPE=$(realpath "$HEAPSCOPE"); WORKLOAD=$(realpath "$WORKLOAD"); DOC=$(realpath "$DOC")
 T=$(mktemp -d /tmp/heapscope-pg.XXXXXX)
 chmod 755 "$T"
 cd "$T"  # the server user must be able to stand in the working directory
@@ -86,7 +87,7 @@ export PGHOST=$T/sock PGPORT=$PORT PGUSER=postgres PGDATABASE=postgres
 echo "server up: socket $T/sock, port $PORT"
 
 # --- data ------------------------------------------------------------------------
-ruby "$CORPUS/gen_timeline.rb" --steps 4 --scale 1 --out "$T/dumps" >"$T/gen.log" 2>&1 \
+ruby --disable-gems "$WORKLOAD" --steps 4 --scale 1 --out "$T/dumps" >"$T/gen.log" 2>&1 \
   || { cat "$T/gen.log"; exit 1; }
 DUMPS=("$T"/dumps/step_*.json)
 "$HEAPSCOPE" export --format csv --out "$T/csv" "${DUMPS[@]}"

@@ -51,7 +51,7 @@ module Heapscope
         if id.nil?
           next Suspect.new(address: nil, type: "ROOT", class_name: nil, label: "ROOT", file: nil, line: nil,
                            retained: nil, leaked_count: count, leaked_memsize: memsize,
-                           root: root || "(several roots)", path: [])
+                           root: root || "(roots)", path: [])
         end
         addr, type, _k, _d, _m, _s, _g, file, line, _me, _f, _c, name = h._info(id)
         proot, chain = paths._path(id)

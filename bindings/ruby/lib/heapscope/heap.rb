@@ -256,7 +256,7 @@ module Heapscope
     private
 
     def dot_escape(s)
-      s.gsub(/["\\]/) { |c| "\\#{c}" }
+      s.gsub(/["\\\n\r]/) { |c| c == "\n" || c == "\r" ? "\\n" : "\\#{c}" }
     end
 
     def dot_node(id, target)
@@ -266,21 +266,33 @@ module Heapscope
       "  n#{id} [label=\"#{label}\"#{target ? ', style=filled, fillcolor="#f4a6a6"' : ''}];\n"
     end
 
+    # As hscope_paths_write() writes DOT (until the gem calls it): each
+    # root, object and edge once, every given object highlighted.
     def root_paths_dot(ids, paths)
       out = +"digraph heapscope {\n  rankdir=LR;\n  node [shape=box, fontsize=10];\n"
       seen = {}
+      edges = {}
+      targets = ids.to_h { |id| [id, true] }
       ids.each do |tid|
         root, chain = paths._path(tid)
         next unless chain
         root ||= "(roots)"
-        out << "  \"root:#{root}\" [shape=ellipse, style=filled, fillcolor=\"#cfe2f3\"];\n"
+        unless seen[[:root, root]]
+          seen[[:root, root]] = true
+          out << "  \"root:#{dot_escape(root)}\" [shape=ellipse, style=filled, fillcolor=\"#cfe2f3\"];\n"
+        end
         chain.each do |id|
           next if seen[id]
           seen[id] = true
-          out << dot_node(id, id == tid)
+          out << dot_node(id, targets[id])
         end
-        out << "  \"root:#{root}\" -> n#{chain[0]};\n"
+        unless edges[[root, chain[0]]]
+          edges[[root, chain[0]]] = true
+          out << "  \"root:#{dot_escape(root)}\" -> n#{chain[0]};\n"
+        end
         chain.each_cons(2) do |from, to|
+          next if edges[[from, to]]
+          edges[[from, to]] = true
           fi = _refs(from).index(to)
           out << if fi
                    "  n#{from} -> n#{to} [label=\"[#{fi}]\", fontsize=8];\n"

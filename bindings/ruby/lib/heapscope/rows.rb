@@ -173,7 +173,7 @@ module Heapscope
 
   # An object that keeps memory alive (Heap#retained, DominatorTree#top).
   # +class_name+ is the object's label (a class or module: its own name;
-  # as "class" in `heapscope retained --json`); +label+ is "TYPE name" as
+  # as "label" in `heapscope retained --json`); +label+ is "TYPE name" as
   # the CLI prints it.
   Retained = Struct.new(:address, :type, :class_name, :label, :memsize, :retained,
                         :retained_count, :file, :line, keyword_init: true) do
@@ -208,8 +208,8 @@ module Heapscope
   # (nil when a root category holds them directly), type and class, how
   # many leaked objects and bytes it holds, and a path from a GC root.
   # +class_name+ is the holder's label (a class or module: its own name; as
-  # in `heapscope suspects --json`); +label+ is "TYPE name" as the text
-  # report prints it.
+  # "label" in `heapscope suspects --json`); +label+ is "TYPE name" as the
+  # text report prints it.
   Suspect = Struct.new(:address, :type, :class_name, :label, :file, :line, :retained,
                        :leaked_count, :leaked_memsize, :root, :path, keyword_init: true) do
     def to_s

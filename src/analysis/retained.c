@@ -1,0 +1,171 @@
+/*
+ * retained.c - "du for the heap": retained size per group of a tally key.
+ *
+ * Each reachable object is counted once, under its topmost dominator of
+ * the same group, so nested objects of one group (a Hash inside a Hash)
+ * are not counted twice.  A depth-first walk of the dominator tree keeps,
+ * per group, how many objects of that group are on the current path: the
+ * first one entering adds its retained size and count to its group.  The
+ * walk uses an explicit stack (no recursion).
+ */
+#include <string.h>
+
+#include "analysis.h"
+
+typedef struct rgroup {
+    uint64_t retained, count;
+} rgroup;
+
+typedef struct du {
+    hscope_domtree_t *t;
+    hscope__mem *m;
+    uint32_t *grp;        /* group of each object */
+    uint32_t *active;     /* per group: its objects on the current path */
+    rgroup *rows;
+    hscope_id *stk;       /* the path */
+    uint64_t *pos;        /* next child of stk[i] */
+} du;
+
+static void
+open_node(du *d, hscope_id v)
+{
+    uint32_t g = d->grp[v];
+    if (d->active[g]++ == 0) {
+        d->rows[g].retained += hscope_domtree_retained(d->t, v);
+        d->rows[g].count += hscope_domtree_retained_count(d->t, v);
+    }
+}
+
+static hscope_status
+walk(du *d, hscope_id top, hscope_error *err)
+{
+    uint64_t sp = 0;
+    d->stk[0] = top;
+    d->pos[0] = 0;
+    open_node(d, top);
+    for (;;) {
+        const hscope_id *kids;
+        uint64_t nk;
+        hscope_status st = hscope_domtree_children(d->t, d->stk[sp], -1, &kids, &nk, err);
+        if (st != HSCOPE_OK)
+            return st;
+        if (d->pos[sp] < nk) {
+            hscope_id c = kids[d->pos[sp]++];
+            open_node(d, c);
+            d->stk[++sp] = c;
+            d->pos[sp] = 0;
+            continue;
+        }
+        d->active[d->grp[d->stk[sp]]]--;
+        if (sp == 0)
+            return HSCOPE_OK;
+        sp--;
+    }
+}
+
+/* The group of every object: a tally of all objects by key, with members. */
+static hscope_status
+groups_of(du *d, hscope_heap_t *h, const char *key, hscope_tally_t **tl, hscope_error *err)
+{
+    uint32_t n = h->n;
+    hscope_id *all = hscope__malloc(d->m, ((size_t)n + 1) * sizeof(hscope_id));
+    if (!all)
+        return hscope__nomem(err, (size_t)n * sizeof(hscope_id));
+    for (uint32_t i = 0; i < n; i++)
+        all[i] = i;
+    hscope_tally_options to;
+    hscope_tally_options_init(&to);
+    hscope_status st = hscope__tally_run(tl, h, key, &to, hscope__ids_or_none(all, n), n, 1, err);
+    hscope__free(d->m, all);
+    if (st != HSCOPE_OK)
+        return st;
+    for (uint64_t r = 0; r < hscope_tally_row_count(*tl); r++) {
+        const hscope_id *ids;
+        uint64_t k;
+        hscope_tally_row_objects(*tl, r, &ids, &k);
+        for (uint64_t j = 0; j < k; j++)
+            d->grp[ids[j]] = (uint32_t)r;
+    }
+    return HSCOPE_OK;
+}
+
+static hscope_status
+compute(du *d, hscope_heap_t *h, const char *key, hscope_tally_t **tl, hscope_error *err)
+{
+    uint32_t n = h->n;
+    d->grp = hscope__calloc(d->m, (size_t)n + 1, sizeof(uint32_t));
+    d->stk = hscope__malloc(d->m, ((size_t)n + 1) * sizeof(hscope_id));
+    d->pos = hscope__malloc(d->m, ((size_t)n + 1) * sizeof(uint64_t));
+    if (!d->grp || !d->stk || !d->pos)
+        return hscope__nomem(err, (size_t)n * 16);
+    hscope_status st = groups_of(d, h, key, tl, err);
+    if (st != HSCOPE_OK)
+        return st;
+    uint64_t ng = hscope_tally_row_count(*tl);
+    d->rows = hscope__calloc(d->m, (size_t)ng + 1, sizeof(rgroup));
+    d->active = hscope__calloc(d->m, (size_t)ng + 1, sizeof(uint32_t));
+    if (!d->rows || !d->active)
+        return hscope__nomem(err, (size_t)ng * 20);
+    for (uint32_t ci = 0; ci <= h->ncat && st == HSCOPE_OK; ci++) {
+        int32_t cat = ci < h->ncat ? (int32_t)ci : -1;
+        const hscope_id *tops;
+        uint64_t ntop;
+        st = hscope_domtree_children(d->t, HSCOPE_ID_NONE, cat, &tops, &ntop, err);
+        for (uint64_t q = 0; q < ntop && st == HSCOPE_OK; q++)
+            st = walk(d, tops[q], err);
+    }
+    return st;
+}
+
+/* The rows that retain something, into a standalone tally. */
+static hscope_status
+to_tally(const du *d, hscope_heap_t *h, const hscope_tally_t *tl, const char *key,
+         const hscope_tally_options *opts, hscope_tally_t **out, hscope_error *err)
+{
+    hscope_allocator a = { sizeof(a), 0, h->mem.malloc_fn, h->mem.realloc_fn, h->mem.free_fn,
+                           h->mem.ud };
+    hscope_status st = hscope__tally_new(out, &a, err);
+    for (uint64_t r = 0; st == HSCOPE_OK && r < hscope_tally_row_count(tl); r++) {
+        if (!d->rows[r].retained && !d->rows[r].count)
+            continue;
+        const char *k = hscope_tally_row_key(tl, r);
+        st = hscope__tally_add(*out, k, strlen(k), d->rows[r].count, d->rows[r].retained, err);
+    }
+    if (st != HSCOPE_OK)
+        return st;
+    hscope__tally_finish(*out, opts->sort, opts->top);
+    hscope__tally_set_by(*out, key);
+    hscope__tally_set_retained(*out);
+    uint64_t sk[HSCOPE_SKIP__COUNT];
+    for (int r = 0; r < HSCOPE_SKIP__COUNT; r++)
+        sk[r] = hscope_heap_skipped(h, r);
+    hscope__tally_set_source(*out, &h->stats, sk, NULL, 0);
+    return HSCOPE_OK;
+}
+
+hscope_status
+hscope__domtree_tally(hscope_tally_t **out, hscope_domtree_t *t, const char *key,
+                      const hscope_tally_options *opts, hscope_error *err)
+{
+    hscope_heap_t *h = hscope_domtree_heap(t);
+    du d;
+    memset(&d, 0, sizeof(d));
+    d.t = t;
+    d.m = &h->mem;
+    hscope_tally_t *tl = NULL;
+    *out = NULL;
+    hscope_status st = compute(&d, h, key, &tl, err);
+    if (st == HSCOPE_OK)
+        st = to_tally(&d, h, tl, key, opts, out, err);
+    if (st != HSCOPE_OK) {
+        hscope_tally_free(*out);
+        *out = NULL;
+    }
+    hscope_tally_free(tl);
+    hscope__free(d.m, d.grp);
+    hscope__free(d.m, d.stk);
+    hscope__free(d.m, d.pos);
+    hscope__free(d.m, d.rows);
+    hscope__free(d.m, d.active);
+    return st;
+}

@@ -1,0 +1,112 @@
+/*
+ * analysis_api.c - exported entry points of the analyses added with the
+ * report layer (issue 20): retained size per group, leak suspects.
+ * Argument checks and error copy-out; the work is in src/analysis/.
+ */
+#include <string.h>
+
+#include "../analysis/analysis.h"
+
+static hscope_status
+fail(hscope_error *uerr, hscope_status st, const char *msg)
+{
+    hscope_error err;
+    hscope_error_init(&err);
+    hscope__fail(&err, st, "%s", msg);
+    hscope__error_copy_out(uerr, &err);
+    return st;
+}
+
+HSCOPE_API hscope_status
+hscope_domtree_tally(hscope_tally_t **out, hscope_domtree_t *tree, const char *key,
+                     const hscope_tally_options *opts, hscope_error *uerr)
+{
+    if (out)
+        *out = NULL;
+    if (!out || !tree || !key)
+        return fail(uerr, HSCOPE_ERR_INVALID_ARG, "out, tree and key are required");
+    hscope_tally_options o;
+    hscope_tally_options_init(&o);
+    if (opts) {
+        if (opts->size < sizeof(uint32_t) * 2)
+            return fail(uerr, HSCOPE_ERR_INVALID_ARG, "tally options size not set");
+        if (!hscope__tail_is_zero(opts, opts->size, sizeof(o)))
+            return fail(uerr, HSCOPE_ERR_UNSUPPORTED,
+                        "hscope_tally_options has unknown non-zero fields");
+        memcpy(&o, opts, opts->size < sizeof(o) ? opts->size : sizeof(o));
+    }
+    if (o.flags)
+        return fail(uerr, HSCOPE_ERR_UNSUPPORTED,
+                    "hscope_domtree_tally: tally flags have no meaning here (every reachable "
+                    "object is counted)");
+    if (o.sort > HSCOPE_SORT_MEMSIZE)
+        return fail(uerr, HSCOPE_ERR_UNSUPPORTED, "unknown sort");
+    if (hscope__tally_key(key) < 0)
+        return fail(uerr, HSCOPE_ERR_UNSUPPORTED,
+                    "unknown tally key (expected type, class, file, file:line, "
+                    "file:line:class, method, generation or gem)");
+    hscope_error err;
+    hscope_error_init(&err);
+    hscope_status st = hscope__domtree_tally(out, tree, key, &o, &err);
+    if (st != HSCOPE_OK)
+        hscope__error_copy_out(uerr, &err);
+    return st;
+}
+
+HSCOPE_API hscope_status
+hscope_suspects_compute(hscope_suspects_t **out, hscope_diff_t *diff,
+                        const hscope_dom_options *opts, hscope_error *uerr)
+{
+    if (out)
+        *out = NULL;
+    if (!out || !diff)
+        return fail(uerr, HSCOPE_ERR_INVALID_ARG, "out and diff are required");
+    hscope_error err;
+    hscope_error_init(&err);
+    hscope_status st = hscope__suspects_compute(out, diff, opts, &err);
+    if (st != HSCOPE_OK)
+        hscope__error_copy_out(uerr, &err);
+    return st;
+}
+
+HSCOPE_API void
+hscope_suspects_free(hscope_suspects_t *suspects)
+{
+    hscope__suspects_free(suspects);
+}
+
+HSCOPE_API hscope_diff_t *
+hscope_suspects_diff(const hscope_suspects_t *suspects)
+{
+    return suspects ? hscope__suspects_diff(suspects) : NULL;
+}
+
+HSCOPE_API hscope_domtree_t *
+hscope_suspects_domtree(const hscope_suspects_t *suspects)
+{
+    return suspects ? hscope__suspects_domtree(suspects) : NULL;
+}
+
+HSCOPE_API const hscope_holders_t *
+hscope_suspects_holders(const hscope_suspects_t *suspects)
+{
+    return suspects ? hscope__suspects_holders(suspects) : NULL;
+}
+
+HSCOPE_API const hscope_paths_t *
+hscope_suspects_paths(const hscope_suspects_t *suspects)
+{
+    return suspects ? hscope__suspects_paths(suspects) : NULL;
+}
+
+HSCOPE_API uint64_t
+hscope_suspects_path(const hscope_suspects_t *suspects, uint64_t i, hscope_id *out,
+                     uint64_t max, int32_t *root_category)
+{
+    if (!suspects) {
+        if (root_category)
+            *root_category = -1;
+        return 0;
+    }
+    return hscope__suspects_path(suspects, i, out, max, root_category);
+}

@@ -1,0 +1,894 @@
+/*
+ * test_report.c - the writers of one dump's results and of a diff (issue
+ * 20, part A), through the public header only: summary, tally, objects
+ * (show), generations, dominators (text, JSON, folded), retained, retained
+ * per group, paths (text, JSON, DOT), diff and suspects.  Every expected
+ * byte or number is computed by hand from the small dumps below (the
+ * comments show the arithmetic); options, the sink's errors and text
+ * widths are checked too.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <heapscope/heapscope.h>
+
+/*
+ * The fixture.  Object ids in dump order: 0 0x2000 Class, 1 0x1000
+ * PostsController (class Class), 2 0x4000 Hash, 3 0x3000 a Hash, 4 0x6000
+ * String, 5 0x5000 and 6 0x5028 Strings, 7 0x7000 a String held by the
+ * machine_context root.  8 objects, memsize 100+500+100+200+100+40+40+48
+ * = 1128.  Class labels: the three root classes <hidden>, PostsController
+ * Class, the Hash Hash, the Strings String.
+ */
+static const char fixture[] =
+    "{\"type\":\"ROOT\",\"root\":\"vm\",\"references\":[\"0x1000\"]}\n"
+    "{\"type\":\"ROOT\",\"root\":\"machine_context\",\"references\":[\"0x7000\"]}\n"
+    "{\"address\":\"0x2000\",\"type\":\"CLASS\",\"name\":\"Class\",\"memsize\":100}\n"
+    "{\"address\":\"0x1000\",\"type\":\"CLASS\",\"class\":\"0x2000\",\"name\":\"PostsController\","
+    "\"references\":[\"0x3000\"],\"memsize\":500,\"file\":\"app/controllers/posts_controller.rb\","
+    "\"line\":3,\"generation\":1}\n"
+    "{\"address\":\"0x4000\",\"type\":\"CLASS\",\"name\":\"Hash\",\"memsize\":100}\n"
+    "{\"address\":\"0x3000\",\"type\":\"HASH\",\"class\":\"0x4000\",\"references\":[\"0x5000\","
+    "\"0x5028\"],\"memsize\":200,\"size\":2,\"file\":\"app/controllers/posts_controller.rb\","
+    "\"line\":9,\"generation\":2}\n"
+    "{\"address\":\"0x6000\",\"type\":\"CLASS\",\"name\":\"String\",\"memsize\":100}\n"
+    "{\"address\":\"0x5000\",\"type\":\"STRING\",\"class\":\"0x6000\",\"memsize\":40,\"bytesize\":3,"
+    "\"file\":\"app/models/post.rb\",\"line\":12,\"generation\":2,\"value\":\"abc\"}\n"
+    "{\"address\":\"0x5028\",\"type\":\"STRING\",\"class\":\"0x6000\",\"memsize\":40,\"bytesize\":3,"
+    "\"file\":\"app/models/post.rb\",\"line\":12,\"generation\":3,\"value\":\"xyz\"}\n"
+    "{\"address\":\"0x7000\",\"type\":\"STRING\",\"class\":\"0x6000\",\"memsize\":48,\"bytesize\":5}\n";
+
+/* ------------------------------------------------------------------ */
+/* helpers                                                             */
+/* ------------------------------------------------------------------ */
+
+typedef struct sink {
+    char *p;
+    size_t len, cap;
+    int calls, fail_after; /* fail_after > 0: the n-th call fails */
+} sink;
+
+static int32_t
+collect(void *ud, const char *data, uint64_t len)
+{
+    sink *s = ud;
+    if (s->fail_after && ++s->calls >= s->fail_after)
+        return -1;
+    if (s->len + len + 1 > s->cap) {
+        s->cap = (s->len + (size_t)len + 1) * 2;
+        s->p = realloc(s->p, s->cap);
+        assert_non_null(s->p);
+    }
+    memcpy(s->p + s->len, data, (size_t)len);
+    s->len += (size_t)len;
+    s->p[s->len] = '\0';
+    return 0;
+}
+
+static hscope_heap_t *
+load_text(const char *text, uint32_t flags)
+{
+    hscope_heap_t *h = NULL;
+    hscope_error err = HSCOPE_ERROR_INIT;
+    hscope_load_options lo = HSCOPE_LOAD_OPTIONS_INIT;
+    lo.flags = flags;
+    int st = hscope_heap_open_memory(&h, text, strlen(text), &lo, &err);
+    if (st != HSCOPE_OK)
+        fprintf(stderr, "load: %s\n", err.message);
+    assert_int_equal(st, HSCOPE_OK);
+    return h;
+}
+
+static hscope_report_options
+ropts(int32_t format, uint32_t flags)
+{
+    hscope_report_options o = HSCOPE_REPORT_OPTIONS_INIT;
+    o.format = format;
+    o.flags = flags;
+    return o;
+}
+
+/* `needle` must occur in the output (printed in full if not). */
+#define assert_has(s, needle)                                                      \
+    do {                                                                           \
+        if (!strstr((s)->p ? (s)->p : "", (needle)))                               \
+            fail_msg("missing:\n%s\n--- in:\n%s", (needle), (s)->p ? (s)->p : ""); \
+    } while (0)
+#define assert_lacks(s, needle)                                                    \
+    do {                                                                           \
+        if (strstr((s)->p ? (s)->p : "", (needle)))                                \
+            fail_msg("unexpected:\n%s\n--- in:\n%s", (needle), (s)->p);            \
+    } while (0)
+
+/* Display columns of a line (UTF-8 continuation bytes take none). */
+static size_t
+columns(const char *s, size_t n)
+{
+    size_t c = 0;
+    for (size_t i = 0; i < n; i++)
+        c += ((unsigned char)s[i] & 0xC0) != 0x80;
+    return c;
+}
+
+static void
+assert_lines_fit(const sink *s, size_t width)
+{
+    const char *p = s->p;
+    while (p && *p) {
+        const char *nl = strchr(p, '\n');
+        size_t n = nl ? (size_t)(nl - p) : strlen(p);
+        if (columns(p, n) > width)
+            fail_msg("line of %zu columns > %zu: %.*s", columns(p, n), width, (int)n, p);
+        p += n + (nl != NULL);
+    }
+}
+
+static hscope_domtree_t *
+domtree(hscope_heap_t *h, uint32_t flags)
+{
+    hscope_domtree_t *t = NULL;
+    hscope_dom_options o = HSCOPE_DOM_OPTIONS_INIT;
+    o.flags = flags;
+    assert_int_equal(hscope_domtree_compute(&t, h, &o, NULL), HSCOPE_OK);
+    return t;
+}
+
+/* ------------------------------------------------------------------ */
+/* summary                                                             */
+/* ------------------------------------------------------------------ */
+
+static void
+test_summary(void **state)
+{
+    (void)state;
+    hscope_heap_t *h = load_text(fixture, 0);
+    sink s = { 0 };
+    const char *names[1] = { "f.json" };
+    hscope_report_options o = ropts(HSCOPE_FORMAT_JSON, 0);
+    o.dump_names = names;
+    o.dump_name_count = 1;
+    assert_int_equal(hscope_heap_write_summary(h, &o, collect, &s, NULL), HSCOPE_OK);
+    assert_has(&s, "{\"kind\":\"summary\",\"heapscope_version\":\"");
+    assert_has(&s, "\"dumps\":[{\"path\":\"f.json\",\"objects\":8,\"gzip\":false,");
+    assert_has(&s, "\"total\":{\"count\":8,\"memsize\":1128},\"references\":3,");
+    assert_has(&s, "\"roots\":[{\"root\":\"vm\",\"records\":1,\"references\":1,\"unique\":1,"
+                   "\"dangling\":0},{\"root\":\"machine_context\",\"records\":1,\"references\":1,"
+                   "\"unique\":1,\"dangling\":0}]");
+    assert_has(&s, "\"dangling\":{\"references\":0,\"addresses\":0}");
+    /* types: CLASS 4 (100+500+100+100), STRING 3 (40+40+48), HASH 1 */
+    assert_has(&s, "\"by_type\":{\"by\":\"type\",\"group_count\":3,\"groups\":["
+                   "{\"key\":\"CLASS\",\"count\":4,\"memsize\":800},"
+                   "{\"key\":\"STRING\",\"count\":3,\"memsize\":128},"
+                   "{\"key\":\"HASH\",\"count\":1,\"memsize\":200}]}");
+    /* classes: ties by key ('<' sorts before letters) */
+    assert_has(&s, "\"by_class\":{\"by\":\"class\",\"group_count\":4,\"groups\":["
+                   "{\"key\":\"<hidden>\",\"count\":3,\"memsize\":300},"
+                   "{\"key\":\"String\",\"count\":3,\"memsize\":128},"
+                   "{\"key\":\"Class\",\"count\":1,\"memsize\":500},"
+                   "{\"key\":\"Hash\",\"count\":1,\"memsize\":200}]}");
+    assert_has(&s, "\"warnings\":[]}\n");
+    /* top 1: one class, all four counted */
+    free(s.p);
+    memset(&s, 0, sizeof(s));
+    o.top = 1;
+    assert_int_equal(hscope_heap_write_summary(h, &o, collect, &s, NULL), HSCOPE_OK);
+    assert_has(&s, "\"by_class\":{\"by\":\"class\",\"group_count\":4,\"groups\":["
+                   "{\"key\":\"<hidden>\",\"count\":3,\"memsize\":300}]}");
+    /* text: the head lines and a table of types */
+    free(s.p);
+    memset(&s, 0, sizeof(s));
+    o = ropts(0, 0);
+    assert_int_equal(hscope_heap_write_summary(h, &o, collect, &s, NULL), HSCOPE_OK);
+    assert_has(&s, "  objects       8, memsize 1.1 KB\n"); /* 1128 / 1024 = 1.10 */
+    assert_has(&s, "  references    3 (dangling: 0 to 0 missing addresses)\n");
+    assert_has(&s, "  roots         vm 1, machine_context 1\n");
+    /* 4/8 = 50.0%, 800/1128 = 70.9% */
+    assert_has(&s, "by type        count      %    memsize      %\n"
+                   "  CLASS            4  50.0%      800 B  70.9%\n");
+    free(s.p);
+    hscope_heap_free(h);
+}
+
+/* ------------------------------------------------------------------ */
+/* tally: JSON, widths and middle cuts in text, warnings               */
+/* ------------------------------------------------------------------ */
+
+static void
+test_tally_text_width(void **state)
+{
+    (void)state;
+    hscope_heap_t *h = load_text(fixture, 0);
+    hscope_tally_t *t = NULL;
+    assert_int_equal(hscope_tally_compute(&t, h, "file:line:class", NULL, NULL), HSCOPE_OK);
+    sink s = { 0 };
+    hscope_report_options o = ropts(HSCOPE_FORMAT_TEXT, 0);
+    o.width = 80;
+    assert_int_equal(hscope_tally_write(t, &o, collect, &s, NULL), HSCOPE_OK);
+    /*
+     * Fixed columns: indent 2 + " count" 11 + " %" 7 + " memsize" 11 +
+     * " %" 7 = 38, so the key column gets 80 - 38 = 42.  The 43-column key
+     * is cut in the middle: 41 columns around the marker; its last path
+     * component (/posts_controller.rb:3:Class, 28) and a head of 8 fit, so
+     * the tail is 28 + (41 - 28 - 8) / 2 = 30 and the head 11.
+     * count 1 of 8 = 12.5%, 500 of 1128 B = 44.3%.
+     */
+    assert_has(&s, "by file:line:class                                count      %    memsize      %\n");
+    assert_has(&s, "  app/control\xe2\x80\xa6rs/posts_controller.rb:3:Class          1  12.5%"
+                   "      500 B  44.3%\n");
+    /* a short key is padded: the count column stays where it is */
+    assert_has(&s, "  (none):0:<hidden>                                   3  37.5%      300 B  26.6%\n");
+    assert_lines_fit(&s, 80);
+    /* ASCII: "..." takes three columns: 39 around it, tail 28 + 1, head 10 */
+    free(s.p);
+    memset(&s, 0, sizeof(s));
+    o.flags = HSCOPE_REPORT_ASCII;
+    assert_int_equal(hscope_tally_write(t, &o, collect, &s, NULL), HSCOPE_OK);
+    assert_has(&s, "  app/contro...s/posts_controller.rb:3:Class          1  12.5%");
+    assert_lines_fit(&s, 80);
+    /* JSON */
+    free(s.p);
+    memset(&s, 0, sizeof(s));
+    o = ropts(HSCOPE_FORMAT_JSON, 0);
+    assert_int_equal(hscope_tally_write(t, &o, collect, &s, NULL), HSCOPE_OK);
+    assert_has(&s, "\"dumps\":[{\"path\":null,\"objects\":8}],\"by\":\"file:line:class\","
+                   "\"total\":{\"count\":8,\"memsize\":1128},\"group_count\":5,\"groups\":["
+                   "{\"key\":\"(none):0:<hidden>\",\"count\":3,\"memsize\":300},"
+                   "{\"key\":\"app/models/post.rb:12:String\",\"count\":2,\"memsize\":80},");
+    assert_has(&s, "\"excluded_dumper_objects\":0,\"warnings\":[]}\n");
+    free(s.p);
+    hscope_tally_free(t);
+    hscope_heap_free(h);
+}
+
+static void
+test_tally_warnings_and_dumper(void **state)
+{
+    (void)state;
+    /* 4 lines: a ROOT, the dumper's String, a String, a line that is not
+     * JSON; so 1 of 4 lines skipped, the dumper's object left out */
+    static const char text[] =
+        "{\"type\":\"ROOT\",\"root\":\"vm\",\"references\":[]}\n"
+        "{\"address\":\"0x10\",\"type\":\"STRING\",\"memsize\":40,\"file\":\"/r/objspace.rb\","
+        "\"line\":1,\"method\":\"dump_all\",\"generation\":1}\n"
+        "{\"address\":\"0x38\",\"type\":\"STRING\",\"memsize\":40,\"file\":\"a.rb\",\"line\":1,"
+        "\"generation\":1}\n"
+        "not json\n";
+    hscope_heap_t *h = load_text(text, 0);
+    hscope_tally_t *t = NULL;
+    hscope_tally_options to = HSCOPE_TALLY_OPTIONS_INIT;
+    to.flags = HSCOPE_TALLY_SKIP_DUMPER;
+    assert_int_equal(hscope_tally_compute(&t, h, "file", &to, NULL), HSCOPE_OK);
+    sink s = { 0 };
+    hscope_report_options o = ropts(HSCOPE_FORMAT_JSON, 0);
+    assert_int_equal(hscope_tally_write(t, &o, collect, &s, NULL), HSCOPE_OK);
+    assert_has(&s, "\"total\":{\"count\":1,\"memsize\":40},\"group_count\":1,");
+    assert_has(&s, "\"excluded_dumper_objects\":1,\"warnings\":[{\"code\":\"skipped_lines\","
+                   "\"message\":\"1 of 4 lines skipped (bad_json 1)\"}]}\n");
+    free(s.p);
+    memset(&s, 0, sizeof(s));
+    o = ropts(HSCOPE_FORMAT_TEXT, 0);
+    assert_int_equal(hscope_tally_write(t, &o, collect, &s, NULL), HSCOPE_OK);
+    assert_true(strncmp(s.p, "warning: 1 of 4 lines skipped (bad_json 1)\nby file", 50) == 0);
+    assert_has(&s, "\nleft out: 1 object allocated by the dumper itself\n");
+    free(s.p);
+    memset(&s, 0, sizeof(s));
+    o.flags = HSCOPE_REPORT_NO_WARNINGS;
+    assert_int_equal(hscope_tally_write(t, &o, collect, &s, NULL), HSCOPE_OK);
+    assert_lacks(&s, "warning:");
+    free(s.p);
+    hscope_tally_free(t);
+    hscope_heap_free(h);
+}
+
+/* ------------------------------------------------------------------ */
+/* objects (show)                                                      */
+/* ------------------------------------------------------------------ */
+
+static void
+test_objects(void **state)
+{
+    (void)state;
+    hscope_heap_t *h = load_text(fixture, HSCOPE_LOAD_VALUES);
+    uint64_t addrs[3] = { 0x3000, 0xdead, 0x5000 };
+    const char *records[3] = {
+        NULL, NULL,
+        "{\"address\":\"0x5000\",\"type\":\"STRING\",\"value\":\"abc\",\"memsize\":40}" };
+    sink s = { 0 };
+    hscope_report_options o = ropts(HSCOPE_FORMAT_JSON, 0);
+    assert_int_equal(hscope_heap_write_objects(h, addrs, 3, records, &o, collect, &s, NULL),
+                     HSCOPE_OK);
+    assert_has(&s, "\"objects\":[{\"address\":\"0x3000\",\"type\":\"HASH\",\"class\":\"Hash\","
+                   "\"label\":\"Hash\",\"found\":true,\"class_address\":\"0x4000\","
+                   "\"detail\":null,\"memsize\":200,\"size\":2,"
+                   "\"file\":\"app/controllers/posts_controller.rb\",\"line\":9,\"method\":null,"
+                   "\"generation\":2,\"flags\":[],\"record\":null,\"references\":["
+                   "{\"address\":\"0x5000\",\"type\":\"STRING\",\"class\":\"String\","
+                   "\"label\":\"String\",\"memsize\":40},"
+                   "{\"address\":\"0x5028\",\"type\":\"STRING\",\"class\":\"String\","
+                   "\"label\":\"String\",\"memsize\":40}],\"referrers\":["
+                   "{\"address\":\"0x1000\",\"type\":\"CLASS\",\"class\":\"Class\","
+                   "\"label\":\"PostsController\",\"memsize\":500}]},");
+    assert_has(&s, "{\"address\":\"0xdead\",\"found\":false},");
+    /* without HSCOPE_REPORT_VALUES: no value, the record's value hidden */
+    assert_has(&s, "\"record\":{\"address\":\"0x5000\",\"type\":\"STRING\",\"value\":\"(hidden)\","
+                   "\"memsize\":40}");
+    assert_lacks(&s, "abc");
+    /* with it: the heap's value and the record as it is */
+    free(s.p);
+    memset(&s, 0, sizeof(s));
+    o.flags = HSCOPE_REPORT_VALUES;
+    assert_int_equal(hscope_heap_write_objects(h, addrs + 2, 1, records + 2, &o, collect, &s, NULL),
+                     HSCOPE_OK);
+    assert_has(&s, "\"value\":\"abc\",\"record\":{\"address\":\"0x5000\",\"type\":\"STRING\","
+                   "\"value\":\"abc\",\"memsize\":40}");
+    /* a record that is not JSON is written as a string, never raw */
+    free(s.p);
+    memset(&s, 0, sizeof(s));
+    const char *bad[1] = { "{\"address\":\"0x5000\",\"type\":\"STR" };
+    assert_int_equal(hscope_heap_write_objects(h, addrs + 2, 1, bad, &o, collect, &s, NULL),
+                     HSCOPE_OK);
+    assert_has(&s, "\"record\":\"{\\\"address\\\":\\\"0x5000\\\",\\\"type\\\":\\\"STR\"");
+    /* text: the first `top` references, then how many more */
+    free(s.p);
+    memset(&s, 0, sizeof(s));
+    o = ropts(HSCOPE_FORMAT_TEXT, 0);
+    o.top = 1;
+    assert_int_equal(hscope_heap_write_objects(h, addrs, 1, NULL, &o, collect, &s, NULL),
+                     HSCOPE_OK);
+    assert_has(&s, "0x3000  HASH  Hash  memsize 200 B  size 2\n"
+                   "  allocated:  app/controllers/posts_controller.rb:9, generation 2\n"
+                   "  flags:      (none)\n"
+                   "references (2):\n"
+                   "  0x5000           STRING   String       40 B\n"
+                   "  \xe2\x80\xa6 1 more\n"
+                   "referenced by (1):\n"
+                   "  0x1000           CLASS    PostsController      500 B\n");
+    free(s.p);
+    hscope_heap_free(h);
+}
+
+/* ------------------------------------------------------------------ */
+/* generations                                                         */
+/* ------------------------------------------------------------------ */
+
+static void
+test_generations(void **state)
+{
+    (void)state;
+    hscope_heap_t *h = load_text(fixture, 0);
+    sink s = { 0 };
+    hscope_report_options o = ropts(HSCOPE_FORMAT_JSON, 0);
+    assert_int_equal(hscope_heap_write_generations(h, &o, collect, &s, NULL), HSCOPE_OK);
+    /* untraced: the 3 root classes and 0x7000: 100 * 3 + 48 */
+    assert_has(&s, "\"by\":\"file:line:class\",\"untraced\":{\"count\":4,\"memsize\":348},"
+                   "\"generation_count\":3,\"generations\":["
+                   "{\"generation\":1,\"count\":1,\"memsize\":500,\"group_count\":1,\"groups\":["
+                   "{\"key\":\"app/controllers/posts_controller.rb:3:Class\",\"count\":1,"
+                   "\"memsize\":500}]},"
+                   "{\"generation\":2,\"count\":2,\"memsize\":240,\"group_count\":2,\"groups\":["
+                   "{\"key\":\"app/controllers/posts_controller.rb:9:Hash\",\"count\":1,"
+                   "\"memsize\":200},"
+                   "{\"key\":\"app/models/post.rb:12:String\",\"count\":1,\"memsize\":40}]},"
+                   "{\"generation\":3,\"count\":1,\"memsize\":40,\"group_count\":1,\"groups\":["
+                   "{\"key\":\"app/models/post.rb:12:String\",\"count\":1,\"memsize\":40}]}],"
+                   "\"warnings\":[]}\n");
+    free(s.p);
+    memset(&s, 0, sizeof(s));
+    o = ropts(HSCOPE_FORMAT_TEXT, 0);
+    o.top = 1;
+    assert_int_equal(hscope_heap_write_generations(h, &o, collect, &s, NULL), HSCOPE_OK);
+    assert_has(&s, "4 objects without allocation info (348 B)\n\n"
+                   "generation      count    memsize  top sites (file:line:class)\n"
+                   "         1          1      500 B  "
+                   "app/controllers/posts_controller.rb:3:Class (1)\n"
+                   "         2          2      240 B  "
+                   "app/controllers/posts_controller.rb:9:Hash (1)\n");
+    free(s.p);
+    /* a forged generation number costs nothing more (ids sorted, not
+     * counted per possible generation) */
+    hscope_heap_t *g = load_text("{\"address\":\"0x10\",\"type\":\"STRING\",\"memsize\":1,"
+                                 "\"generation\":4294967294}\n", 0);
+    memset(&s, 0, sizeof(s));
+    o = ropts(HSCOPE_FORMAT_JSON, 0);
+    assert_int_equal(hscope_heap_write_generations(g, &o, collect, &s, NULL), HSCOPE_OK);
+    assert_has(&s, "\"generations\":[{\"generation\":4294967294,\"count\":1,");
+    free(s.p);
+    hscope_heap_free(g);
+    hscope_heap_free(h);
+}
+
+/* ------------------------------------------------------------------ */
+/* dominators, retained, folded                                        */
+/* ------------------------------------------------------------------ */
+
+/*
+ * With class edges every object is reachable: 0x1000 dominates its class
+ * 0x2000 and the Hash 0x3000, which dominates its class 0x4000 and the
+ * two Strings; the String class 0x6000 is reached from both roots, so only
+ * the super-root "(roots)" dominates it.  Retained: 0x1000 500 + 100 +
+ * 200 + 100 + 40 + 40 = 980 (6 objects); 0x3000 380 (4); 0x7000 48 (1).
+ */
+static void
+test_dominators(void **state)
+{
+    (void)state;
+    hscope_heap_t *h = load_text(fixture, 0);
+    hscope_domtree_t *t = domtree(h, 0);
+    sink s = { 0 };
+    hscope_report_options o = ropts(HSCOPE_FORMAT_JSON, 0);
+    o.depth = 1;
+    assert_int_equal(hscope_domtree_write(t, HSCOPE_ID_NONE, &o, collect, &s, NULL), HSCOPE_OK);
+    assert_has(&s, "\"class_edges\":true,\"reachable\":{\"count\":8,\"memsize\":1128},"
+                   "\"unreachable\":{\"count\":0,\"memsize\":0},\"depth\":1,\"top\":["
+                   "{\"root\":\"vm\",\"children_total\":1,\"children\":[{\"address\":\"0x1000\","
+                   "\"type\":\"CLASS\",\"class\":\"Class\",\"label\":\"PostsController\","
+                   "\"memsize\":500,\"retained\":{\"count\":6,\"memsize\":980}}]},"
+                   "{\"root\":\"machine_context\",\"children_total\":1,\"children\":["
+                   "{\"address\":\"0x7000\",\"type\":\"STRING\",\"class\":\"String\","
+                   "\"label\":\"String\",\"memsize\":48,\"retained\":{\"count\":1,\"memsize\":48}}]},"
+                   "{\"root\":\"(roots)\",\"children_total\":1,\"children\":["
+                   "{\"address\":\"0x6000\",\"type\":\"CLASS\",\"class\":\"<hidden>\","
+                   "\"label\":\"String\",\"memsize\":100,"
+                   "\"retained\":{\"count\":1,\"memsize\":100}}]}],\"warnings\":[]}\n");
+    /* focus on 0x3000, 2 levels: its chain, its children largest first,
+     * ties by address (0x4000 100 before the Strings, 0x5000 before 0x5028) */
+    free(s.p);
+    memset(&s, 0, sizeof(s));
+    hscope_id hash;
+    assert_int_equal(hscope_heap_find(h, 0x3000, &hash), HSCOPE_OK);
+    o.depth = 2;
+    o.top = 2;
+    assert_int_equal(hscope_domtree_write(t, hash, &o, collect, &s, NULL), HSCOPE_OK);
+    assert_has(&s, "\"focus\":\"0x3000\",\"root\":\"vm\",\"chain\":["
+                   "{\"address\":\"0x1000\",\"type\":\"CLASS\",\"class\":\"Class\","
+                   "\"label\":\"PostsController\"},{\"address\":\"0x3000\",\"type\":\"HASH\","
+                   "\"class\":\"Hash\",\"label\":\"Hash\"}],\"tree\":{\"address\":\"0x3000\","
+                   "\"type\":\"HASH\",\"class\":\"Hash\",\"label\":\"Hash\",\"memsize\":200,"
+                   "\"retained\":{\"count\":4,\"memsize\":380},\"children_total\":3,\"children\":["
+                   "{\"address\":\"0x4000\",\"type\":\"CLASS\",\"class\":\"<hidden>\","
+                   "\"label\":\"Hash\",\"memsize\":100,\"retained\":{\"count\":1,\"memsize\":100},"
+                   "\"children_total\":0,\"children\":[]},"
+                   "{\"address\":\"0x5000\",\"type\":\"STRING\",");
+    assert_lacks(&s, "0x5028");
+    /* text: thousands separators and plurals */
+    free(s.p);
+    memset(&s, 0, sizeof(s));
+    o = ropts(HSCOPE_FORMAT_TEXT, 0);
+    o.depth = 2;
+    assert_int_equal(hscope_domtree_write(t, HSCOPE_ID_NONE, &o, collect, &s, NULL), HSCOPE_OK);
+    assert_has(&s, "8 reachable objects; 0 unreachable (0 B)\n\n"
+                   "root vm (1 object directly below)\n"
+                   "  0x1000 CLASS PostsController  retained 980 B (6 objects), self 500 B\n"
+                   "    0x3000 HASH Hash  retained 380 B (4 objects), self 200 B\n"
+                   "    0x2000 CLASS Class  retained 100 B (1 object), self 100 B\n");
+    assert_has(&s, "\nroot (roots) (1 object directly below)\n"
+                   "  0x6000 CLASS String  retained 100 B (1 object), self 100 B\n");
+    free(s.p);
+    hscope_domtree_free(t);
+    hscope_heap_free(h);
+}
+
+/* Lines of a text, sorted (folded stacks: one line per object). */
+static int
+cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void
+test_folded_and_retained(void **state)
+{
+    (void)state;
+    hscope_heap_t *h = load_text(fixture, 0);
+    hscope_domtree_t *t = domtree(h, 0);
+    sink s = { 0 };
+    hscope_report_options o = ropts(HSCOPE_FORMAT_FOLDED, 0);
+    assert_int_equal(hscope_domtree_write(t, HSCOPE_ID_NONE, &o, collect, &s, NULL), HSCOPE_OK);
+    static const char *want[] = {
+        "(roots);CLASS_String 100",
+        "machine_context;STRING_String 48",
+        "vm;CLASS_PostsController 500",
+        "vm;CLASS_PostsController;CLASS_Class 100",
+        "vm;CLASS_PostsController;HASH_Hash 200",
+        "vm;CLASS_PostsController;HASH_Hash;CLASS_Hash 100",
+        "vm;CLASS_PostsController;HASH_Hash;STRING_String 40",
+        "vm;CLASS_PostsController;HASH_Hash;STRING_String 40",
+    };
+    char *lines[16];
+    size_t n = 0;
+    for (char *p = strtok(s.p, "\n"); p && n < 16; p = strtok(NULL, "\n"))
+        lines[n++] = p;
+    assert_int_equal(n, 8);
+    qsort(lines, n, sizeof(char *), cmp_str);
+    for (size_t i = 0; i < n; i++)
+        assert_string_equal(lines[i], want[i]);
+    free(s.p);
+    /* retained: largest first, ties by address */
+    memset(&s, 0, sizeof(s));
+    o = ropts(HSCOPE_FORMAT_JSON, 0);
+    o.top = 4;
+    assert_int_equal(hscope_domtree_write_retained(t, &o, collect, &s, NULL), HSCOPE_OK);
+    assert_has(&s, "{\"kind\":\"retained\",");
+    assert_has(&s, "\"objects\":[{\"address\":\"0x1000\",\"type\":\"CLASS\",\"class\":\"Class\","
+                   "\"label\":\"PostsController\",\"memsize\":500,"
+                   "\"retained\":{\"count\":6,\"memsize\":980}},"
+                   "{\"address\":\"0x3000\",\"type\":\"HASH\",\"class\":\"Hash\",\"label\":\"Hash\","
+                   "\"memsize\":200,\"retained\":{\"count\":4,\"memsize\":380}},"
+                   "{\"address\":\"0x2000\",");
+    assert_has(&s, "{\"address\":\"0x4000\",\"type\":\"CLASS\",\"class\":\"<hidden>\","
+                   "\"label\":\"Hash\",\"memsize\":100,\"retained\":{\"count\":1,\"memsize\":100}}],");
+    free(s.p);
+    /* text: the type and label column is cut with a marker, never silently */
+    memset(&s, 0, sizeof(s));
+    o = ropts(HSCOPE_FORMAT_TEXT, 0);
+    o.width = 64; /* 64 - 2 - 17 - 33 leaves 12 columns for "TYPE label" */
+    assert_int_equal(hscope_domtree_write_retained(t, &o, collect, &s, NULL), HSCOPE_OK);
+    assert_has(&s, "  0x1000           CLASS\xe2\x80\xa6roller      980 B          6      500 B\n");
+    assert_lines_fit(&s, 64);
+    free(s.p);
+    hscope_domtree_free(t);
+    hscope_heap_free(h);
+}
+
+/*
+ * Retained size per class, each object under its topmost dominator of its
+ * class: Class {0x1000} 980/6; Hash {0x3000} 380/4; <hidden> {0x2000,
+ * 0x4000, 0x6000}: three separate tops, 100 each; String {0x5000, 0x5028,
+ * 0x7000}: 40 + 40 + 48.
+ */
+static void
+test_domtree_tally(void **state)
+{
+    (void)state;
+    hscope_heap_t *h = load_text(fixture, 0);
+    hscope_domtree_t *t = domtree(h, 0);
+    hscope_tally_t *r = NULL;
+    hscope_tally_options to = HSCOPE_TALLY_OPTIONS_INIT;
+    to.sort = HSCOPE_SORT_MEMSIZE;
+    assert_int_equal(hscope_domtree_tally(&r, t, "class", &to, NULL), HSCOPE_OK);
+    hscope_domtree_free(t); /* the tally stands alone */
+    sink s = { 0 };
+    hscope_report_options o = ropts(HSCOPE_FORMAT_JSON, 0);
+    assert_int_equal(hscope_tally_write(r, &o, collect, &s, NULL), HSCOPE_OK);
+    assert_has(&s, "{\"kind\":\"retained\",");
+    assert_has(&s, "\"dumps\":[{\"path\":null,\"objects\":8}],\"by\":\"class\",\"group_count\":4,"
+                   "\"groups\":[{\"key\":\"Class\",\"count\":6,\"memsize\":980},"
+                   "{\"key\":\"Hash\",\"count\":4,\"memsize\":380},"
+                   "{\"key\":\"<hidden>\",\"count\":3,\"memsize\":300},"
+                   "{\"key\":\"String\",\"count\":3,\"memsize\":128}],\"warnings\":[]}\n");
+    free(s.p);
+    memset(&s, 0, sizeof(s));
+    o = ropts(HSCOPE_FORMAT_TEXT, 0);
+    assert_int_equal(hscope_tally_write(r, &o, collect, &s, NULL), HSCOPE_OK);
+    assert_has(&s, "retained by class     retained    objects\n"
+                   "  Class                  980 B          6\n");
+    free(s.p);
+    hscope_tally_free(r);
+    /* no flags, known keys only */
+    t = domtree(h, 0);
+    to.flags = HSCOPE_TALLY_SKIP_DUMPER;
+    assert_int_equal(hscope_domtree_tally(&r, t, "class", &to, NULL), HSCOPE_ERR_UNSUPPORTED);
+    assert_null(r);
+    to.flags = 0;
+    assert_int_equal(hscope_domtree_tally(&r, t, "colour", &to, NULL), HSCOPE_ERR_UNSUPPORTED);
+    hscope_domtree_free(t);
+    hscope_heap_free(h);
+}
+
+/* ------------------------------------------------------------------ */
+/* paths                                                               */
+/* ------------------------------------------------------------------ */
+
+/*
+ * vm -> 0x100 -> 0x300 and vm -> 0x200 -> 0x400 -> 0x300: the shortest
+ * path to 0x300 is [0x100, 0x300]; through its other referrer 0x400,
+ * [0x200, 0x400, 0x300].  No classes.
+ */
+static const char diamond[] =
+    "{\"type\":\"ROOT\",\"root\":\"vm\",\"references\":[\"0x100\",\"0x200\"]}\n"
+    "{\"address\":\"0x100\",\"type\":\"OBJECT\",\"references\":[\"0x300\"],\"memsize\":40}\n"
+    "{\"address\":\"0x200\",\"type\":\"OBJECT\",\"references\":[\"0x400\"],\"memsize\":40}\n"
+    "{\"address\":\"0x300\",\"type\":\"STRING\",\"memsize\":40,\"file\":\"a/b.rb\",\"line\":5}\n"
+    "{\"address\":\"0x400\",\"type\":\"OBJECT\",\"references\":[\"0x500\",\"0x300\"],\"memsize\":40}\n"
+    "{\"address\":\"0x500\",\"type\":\"OBJECT\",\"memsize\":40}\n"
+    "{\"address\":\"0x600\",\"type\":\"OBJECT\",\"memsize\":40}\n";
+
+static void
+test_paths(void **state)
+{
+    (void)state;
+    hscope_heap_t *h = load_text(diamond, 0);
+    hscope_paths_t *p = NULL;
+    assert_int_equal(hscope_paths_compute(&p, h, NULL, NULL), HSCOPE_OK);
+    hscope_id ids[2];
+    assert_int_equal(hscope_heap_find(h, 0x300, &ids[0]), HSCOPE_OK);
+    assert_int_equal(hscope_heap_find(h, 0x600, &ids[1]), HSCOPE_OK); /* unreachable */
+    sink s = { 0 };
+    hscope_report_options o = ropts(HSCOPE_FORMAT_JSON, 0);
+    o.max_paths = 3;
+    assert_int_equal(hscope_paths_write(p, ids, 2, &o, collect, &s, NULL), HSCOPE_OK);
+    assert_has(&s, "\"class_edges\":true,\"max_paths\":3,\"paths\":["
+                   "{\"target\":\"0x300\",\"root\":\"vm\",\"path\":["
+                   "{\"address\":\"0x100\",\"type\":\"OBJECT\",\"class\":\"<hidden>\",\"label\":\"<hidden>\"},"
+                   "{\"address\":\"0x300\",\"type\":\"STRING\",\"class\":\"<hidden>\",\"label\":\"<hidden>\"}]},"
+                   "{\"target\":\"0x300\",\"root\":\"vm\",\"path\":["
+                   "{\"address\":\"0x200\",\"type\":\"OBJECT\",\"class\":\"<hidden>\",\"label\":\"<hidden>\"},"
+                   "{\"address\":\"0x400\",\"type\":\"OBJECT\",\"class\":\"<hidden>\",\"label\":\"<hidden>\"},"
+                   "{\"address\":\"0x300\",\"type\":\"STRING\",\"class\":\"<hidden>\",\"label\":\"<hidden>\"}]},"
+                   "{\"target\":\"0x600\",\"root\":null,\"path\":[]}],\"warnings\":[]}\n");
+    /* DOT: the root, every object and every edge once; the target filled */
+    free(s.p);
+    memset(&s, 0, sizeof(s));
+    o.format = HSCOPE_FORMAT_DOT;
+    assert_int_equal(hscope_paths_write(p, ids, 1, &o, collect, &s, NULL), HSCOPE_OK);
+    hscope_id i100, i200, i300, i400;
+    hscope_heap_find(h, 0x100, &i100);
+    hscope_heap_find(h, 0x200, &i200);
+    hscope_heap_find(h, 0x300, &i300);
+    hscope_heap_find(h, 0x400, &i400);
+    char want[2048];
+    snprintf(want, sizeof(want),
+             "digraph heapscope {\n  rankdir=LR;\n  node [shape=box, fontsize=10];\n"
+             "  \"root:vm\" [shape=ellipse, style=filled, fillcolor=\"#cfe2f3\"];\n"
+             "  n%u [label=\"OBJECT <hidden>\\n0x100\"];\n"
+             "  n%u [label=\"STRING <hidden>\\n0x300\\nb.rb:5\", style=filled, fillcolor=\"#f4a6a6\"];\n"
+             "  \"root:vm\" -> n%u;\n"
+             "  n%u -> n%u [label=\"[0]\", fontsize=8];\n"
+             "  n%u [label=\"OBJECT <hidden>\\n0x200\"];\n"
+             "  n%u [label=\"OBJECT <hidden>\\n0x400\"];\n"
+             "  \"root:vm\" -> n%u;\n"
+             "  n%u -> n%u [label=\"[0]\", fontsize=8];\n"
+             "  n%u -> n%u [label=\"[1]\", fontsize=8];\n"
+             "}\n",
+             i100, i300, i100, i100, i300, i200, i400, i200, i200, i400, i400, i300);
+    assert_string_equal(s.p, want);
+    /* text: a path per line, steps counted */
+    free(s.p);
+    memset(&s, 0, sizeof(s));
+    o = ropts(HSCOPE_FORMAT_TEXT, 0);
+    assert_int_equal(hscope_paths_write(p, ids, 2, &o, collect, &s, NULL), HSCOPE_OK);
+    assert_string_equal(s.p, "0x300: path 1 from root vm (2 steps)\n"
+                             "  0x100 OBJECT <hidden>\n"
+                             "   0x300 STRING <hidden>  (a/b.rb:5)\n\n"
+                             "0x600: not reachable from any root (garbage the dump caught)\n\n");
+    free(s.p);
+    /* an id out of range */
+    hscope_id bad = 99;
+    memset(&s, 0, sizeof(s));
+    assert_int_equal(hscope_paths_write(p, &bad, 1, &o, collect, &s, NULL), HSCOPE_ERR_INVALID_ARG);
+    free(s.p);
+    hscope_paths_free(p);
+    hscope_heap_free(h);
+}
+
+/* ------------------------------------------------------------------ */
+/* diff and suspects                                                   */
+/* ------------------------------------------------------------------ */
+
+#define STR_CLASS "{\"address\":\"0x6000\",\"type\":\"CLASS\",\"name\":\"String\",\"memsize\":100}\n"
+#define ROOT_1000 "{\"type\":\"ROOT\",\"root\":\"vm\",\"references\":[\"0x1000\"]}\n"
+#define LEAK_2000 "{\"address\":\"0x2000\",\"type\":\"STRING\",\"class\":\"0x6000\",\"memsize\":40," \
+                  "\"file\":\"a.rb\",\"line\":7,\"generation\":5}\n"
+#define LEAK_2028 "{\"address\":\"0x2028\",\"type\":\"STRING\",\"class\":\"0x6000\",\"memsize\":40," \
+                  "\"file\":\"a.rb\",\"line\":7,\"generation\":5}\n"
+
+/* A: 0x1000 and the class.  B: + two Strings of generation 5 and a Hash
+ * (6).  C: the Strings still alive, held by 0x1000; the Hash gone; a new
+ * String of generation 7.  Leaked: the two Strings, 80 bytes. */
+static const char dump_a[] = ROOT_1000 STR_CLASS
+    "{\"address\":\"0x1000\",\"type\":\"OBJECT\",\"memsize\":40,\"file\":\"a.rb\",\"line\":1,"
+    "\"generation\":1}\n";
+static const char dump_b[] = ROOT_1000 STR_CLASS
+    "{\"address\":\"0x1000\",\"type\":\"OBJECT\",\"memsize\":40,\"file\":\"a.rb\",\"line\":1,"
+    "\"generation\":1,\"references\":[\"0x3000\"]}\n" LEAK_2000 LEAK_2028
+    "{\"address\":\"0x3000\",\"type\":\"HASH\",\"memsize\":200,\"file\":\"b.rb\",\"line\":2,"
+    "\"generation\":6,\"references\":[\"0x2000\",\"0x2028\"]}\n";
+static const char dump_c[] = ROOT_1000 STR_CLASS
+    "{\"address\":\"0x1000\",\"type\":\"OBJECT\",\"memsize\":40,\"file\":\"a.rb\",\"line\":1,"
+    "\"generation\":1,\"references\":[\"0x2000\",\"0x2028\"]}\n" LEAK_2000 LEAK_2028
+    "{\"address\":\"0x4000\",\"type\":\"STRING\",\"class\":\"0x6000\",\"memsize\":40,"
+    "\"file\":\"c.rb\",\"line\":3,\"generation\":7}\n";
+
+static void
+test_diff_and_suspects(void **state)
+{
+    (void)state;
+    hscope_heap_t *a = load_text(dump_a, 0), *b = load_text(dump_b, 0), *c = load_text(dump_c, 0);
+    hscope_diff_t *d = NULL;
+    assert_int_equal(hscope_diff_compute(&d, a, b, c, NULL, NULL), HSCOPE_OK);
+    hscope_heap_free(a);
+    hscope_heap_free(b);
+    hscope_heap_free(c);
+    const char *names[3] = { "a", "b", "c" };
+    sink s = { 0 };
+    hscope_report_options o = ropts(HSCOPE_FORMAT_JSON, HSCOPE_REPORT_ADDRESSES);
+    o.dump_names = names;
+    o.dump_name_count = 3;
+    /* groups NULL: by file:line:class */
+    assert_int_equal(hscope_diff_write(d, NULL, &o, collect, &s, NULL), HSCOPE_OK);
+    assert_has(&s, "{\"kind\":\"diff\",");
+    assert_has(&s, "\"dumps\":[{\"path\":\"a\",\"objects\":2},{\"path\":\"b\",\"objects\":5},"
+                   "{\"path\":\"c\",\"objects\":5}],\"leaked\":{\"count\":2,\"memsize\":80},"
+                   "\"excluded_dumper_objects\":0,\"reused_addresses\":0,\"by\":\"file:line:class\","
+                   "\"group_count\":1,\"groups\":[{\"key\":\"a.rb:7:String\",\"count\":2,"
+                   "\"memsize\":80,\"addresses\":[\"0x2000\",\"0x2028\"]}],\"warnings\":[]}\n");
+    /* text, 2 dumps' wording aside: plurals and the addresses under the row */
+    free(s.p);
+    memset(&s, 0, sizeof(s));
+    hscope_tally_t *groups = NULL;
+    assert_int_equal(hscope_diff_tally(&groups, d, "class", NULL, NULL), HSCOPE_OK);
+    o = ropts(HSCOPE_FORMAT_TEXT, 0);
+    o.dump_names = names;
+    o.dump_name_count = 3;
+    assert_int_equal(hscope_diff_write(d, groups, &o, collect, &s, NULL), HSCOPE_OK);
+    assert_string_equal(s.p, "A: a (2 objects)\nB: b (5 objects)\nC: c (5 objects)\n\n"
+                             "leaked: 2 objects, 80 B (new in B since A, still alive in C)\n\n"
+                             "by class        count    memsize\n"
+                             "  String            2       80 B\n"
+                             "      0x2000 0x2028\n");
+    free(s.p);
+    /* a tally of another heap is not this diff's */
+    hscope_tally_t *other = NULL;
+    hscope_heap_t *x = load_text(dump_a, 0);
+    assert_int_equal(hscope_tally_compute(&other, x, "type", NULL, NULL), HSCOPE_OK);
+    memset(&s, 0, sizeof(s));
+    assert_int_equal(hscope_diff_write(d, other, &o, collect, &s, NULL), HSCOPE_ERR_INVALID_ARG);
+    free(s.p);
+    hscope_tally_free(other);
+    hscope_heap_free(x);
+    hscope_tally_free(groups);
+
+    /* suspects: 0x1000 holds both Strings (no class edges: retained
+     * 40 + 80 = 120, 3 objects); its path is itself, from vm */
+    hscope_suspects_t *sus = NULL;
+    hscope_dom_options dopt = HSCOPE_DOM_OPTIONS_INIT;
+    dopt.flags = HSCOPE_DOM_NO_CLASS_EDGES;
+    assert_int_equal(hscope_suspects_compute(&sus, d, &dopt, NULL), HSCOPE_OK);
+    hscope_diff_free(d); /* the suspects keep it */
+    assert_ptr_equal(hscope_diff_heap(hscope_suspects_diff(sus)),
+                     hscope_domtree_heap(hscope_suspects_domtree(sus)));
+    assert_int_equal(hscope_holders_count(hscope_suspects_holders(sus)), 1);
+    hscope_id path[4];
+    int32_t cat = 7;
+    assert_int_equal(hscope_suspects_path(sus, 0, path, 4, &cat), 1);
+    assert_int_equal(cat, 0);
+    assert_int_equal(hscope_heap_object_address(hscope_diff_heap(hscope_suspects_diff(sus)), path[0]),
+                     0x1000);
+    assert_int_equal(hscope_suspects_path(sus, 5, path, 4, &cat), 0);
+    assert_int_equal(cat, -1);
+    memset(&s, 0, sizeof(s));
+    o = ropts(HSCOPE_FORMAT_JSON, 0);
+    assert_int_equal(hscope_suspects_write(sus, &o, collect, &s, NULL), HSCOPE_OK);
+    assert_has(&s, "\"leaked\":{\"count\":2,\"memsize\":80},\"excluded_dumper_objects\":0,"
+                   "\"reused_addresses\":0,\"class_edges\":false,\"holder_count\":1,\"suspects\":["
+                   "{\"rank\":1,\"address\":\"0x1000\",\"type\":\"OBJECT\",\"class\":\"<hidden>\","
+                   "\"label\":\"<hidden>\",\"file\":\"a.rb\",\"line\":1,"
+                   "\"retained\":{\"count\":3,\"memsize\":120},\"leaked\":{\"count\":2,\"memsize\":80},"
+                   "\"root\":\"vm\",\"path\":[{\"address\":\"0x1000\",\"type\":\"OBJECT\","
+                   "\"class\":\"<hidden>\",\"label\":\"<hidden>\"}]}],\"warnings\":[]}\n");
+    free(s.p);
+    memset(&s, 0, sizeof(s));
+    o = ropts(HSCOPE_FORMAT_TEXT, 0);
+    assert_int_equal(hscope_suspects_write(sus, &o, collect, &s, NULL), HSCOPE_OK);
+    assert_has(&s, "\n1. 0x1000 OBJECT <hidden> holds 2 leaked objects (80 B), allocated at a.rb:1\n"
+                   "   path from root vm: 0x1000 OBJECT <hidden>\n");
+    free(s.p);
+    hscope_suspects_free(sus);
+}
+
+/* A root category holding a leaked object directly: "(roots)" nowhere,
+ * the category's name, 1 leaked object. */
+static void
+test_suspects_root_holder(void **state)
+{
+    (void)state;
+    hscope_heap_t *a = load_text("{\"type\":\"ROOT\",\"root\":\"vm\",\"references\":[]}\n"
+                                 "{\"address\":\"0x10\",\"type\":\"OBJECT\",\"memsize\":8}\n", 0);
+    hscope_heap_t *b = load_text("{\"type\":\"ROOT\",\"root\":\"vm\",\"references\":[\"0x38\"]}\n"
+                                 "{\"address\":\"0x10\",\"type\":\"OBJECT\",\"memsize\":8}\n"
+                                 "{\"address\":\"0x38\",\"type\":\"OBJECT\",\"memsize\":40}\n", 0);
+    hscope_diff_t *d = NULL;
+    assert_int_equal(hscope_diff_compute(&d, a, b, NULL, NULL, NULL), HSCOPE_OK);
+    hscope_suspects_t *sus = NULL;
+    assert_int_equal(hscope_suspects_compute(&sus, d, NULL, NULL), HSCOPE_OK);
+    sink s = { 0 };
+    hscope_report_options o = ropts(HSCOPE_FORMAT_JSON, 0);
+    assert_int_equal(hscope_suspects_write(sus, &o, collect, &s, NULL), HSCOPE_OK);
+    assert_has(&s, "\"suspects\":[{\"rank\":1,\"address\":null,\"type\":\"ROOT\",\"class\":null,"
+                   "\"label\":\"vm\",\"file\":null,\"line\":null,\"retained\":null,"
+                   "\"leaked\":{\"count\":1,\"memsize\":40},\"root\":\"vm\",\"path\":[]}]");
+    free(s.p);
+    memset(&s, 0, sizeof(s));
+    o = ropts(HSCOPE_FORMAT_TEXT, 0);
+    assert_int_equal(hscope_suspects_write(sus, &o, collect, &s, NULL), HSCOPE_OK);
+    assert_has(&s, "new in B: 1 object, 40 B (absent from A)\n");
+    assert_has(&s, "\n1. root vm directly holds 1 leaked object (40 B)\n");
+    free(s.p);
+    hscope_suspects_free(sus);
+    hscope_diff_free(d);
+    hscope_heap_free(a);
+    hscope_heap_free(b);
+}
+
+/* ------------------------------------------------------------------ */
+/* options and the sink                                                */
+/* ------------------------------------------------------------------ */
+
+static void
+test_options_and_sink(void **state)
+{
+    (void)state;
+    hscope_heap_t *h = load_text(fixture, 0);
+    hscope_domtree_t *t = domtree(h, 0);
+    hscope_error err = HSCOPE_ERROR_INIT;
+    sink s = { 0 };
+    /* formats a result has no writer for */
+    hscope_report_options o = ropts(HSCOPE_FORMAT_DOT, 0);
+    assert_int_equal(hscope_heap_write_summary(h, &o, collect, &s, &err), HSCOPE_ERR_UNSUPPORTED);
+    o.format = HSCOPE_FORMAT_CSV;
+    assert_int_equal(hscope_domtree_write(t, HSCOPE_ID_NONE, &o, collect, &s, &err),
+                     HSCOPE_ERR_UNSUPPORTED);
+    o.format = HSCOPE_FORMAT_FOLDED;
+    assert_int_equal(hscope_domtree_write_retained(t, &o, collect, &s, &err),
+                     HSCOPE_ERR_UNSUPPORTED);
+    /* unknown flags; a size not set; a newer struct with a non-zero tail */
+    o = ropts(0, 0x80);
+    assert_int_equal(hscope_heap_write_generations(h, &o, collect, &s, &err),
+                     HSCOPE_ERR_UNSUPPORTED);
+    o = ropts(0, 0);
+    o.size = 0;
+    assert_int_equal(hscope_heap_write_summary(h, &o, collect, &s, &err), HSCOPE_ERR_INVALID_ARG);
+    struct { hscope_report_options o; uint64_t extra; } big;
+    memset(&big, 0, sizeof(big));
+    big.o.size = sizeof(big);
+    big.extra = 1;
+    assert_int_equal(hscope_heap_write_summary(h, &big.o, collect, &s, &err),
+                     HSCOPE_ERR_UNSUPPORTED);
+    big.extra = 0;
+    assert_int_equal(hscope_heap_write_summary(h, &big.o, collect, &s, &err), HSCOPE_OK);
+    /* NULL arguments */
+    assert_int_equal(hscope_heap_write_summary(NULL, NULL, collect, &s, &err),
+                     HSCOPE_ERR_INVALID_ARG);
+    assert_int_equal(hscope_heap_write_summary(h, NULL, NULL, &s, &err), HSCOPE_ERR_INVALID_ARG);
+    assert_int_equal(hscope_heap_write_objects(h, NULL, 1, NULL, NULL, collect, &s, &err),
+                     HSCOPE_ERR_INVALID_ARG);
+    assert_int_equal(hscope_domtree_write(t, 99, NULL, collect, &s, &err), HSCOPE_ERR_INVALID_ARG);
+    free(s.p);
+    /* a sink that fails: HSCOPE_ERR_IO, first error wins, no more calls */
+    sink f = { 0 };
+    f.fail_after = 1;
+    hscope_error_init(&err);
+    o = ropts(HSCOPE_FORMAT_JSON, 0);
+    assert_int_equal(hscope_domtree_write(t, HSCOPE_ID_NONE, &o, collect, &f, &err), HSCOPE_ERR_IO);
+    assert_int_equal(err.status, HSCOPE_ERR_IO);
+    assert_int_equal(f.calls, 1);
+    free(f.p);
+    hscope_domtree_free(t);
+    hscope_heap_free(h);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_summary),
+        cmocka_unit_test(test_tally_text_width),
+        cmocka_unit_test(test_tally_warnings_and_dumper),
+        cmocka_unit_test(test_objects),
+        cmocka_unit_test(test_generations),
+        cmocka_unit_test(test_dominators),
+        cmocka_unit_test(test_folded_and_retained),
+        cmocka_unit_test(test_domtree_tally),
+        cmocka_unit_test(test_paths),
+        cmocka_unit_test(test_diff_and_suspects),
+        cmocka_unit_test(test_suspects_root_holder),
+        cmocka_unit_test(test_options_and_sink),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
