@@ -108,6 +108,15 @@ FILE *hscope_cli_open_out(const char *path);
 int hscope_cli_close_out(FILE *f, const char *path, hscope_status st,
                          const hscope_error *err);
 
+/* A library writer on an untyped result (a two-line adapter per type). */
+typedef hscope_status (*hscope_cli_writer)(const void *result, const hscope_report_options *ro,
+                                           hscope_write_fn write, void *user_data,
+                                           hscope_error *err);
+/* Write `result` to stdout with `ro`, then, when svg_path is not NULL, as
+ * SVG to that file: 0, or 1 after saying what went wrong. */
+int hscope_cli_write_result(hscope_cli_writer fn, const void *result, hscope_report_options *ro,
+                            const char *svg_path);
+
 /* A timeline's warnings on stderr: each damaged dump (as every command
  * says it), then the series checks. */
 void hscope_cli_warn_timeline(const hscope_timeline_t *tl);

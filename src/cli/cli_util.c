@@ -269,6 +269,24 @@ hscope_cli_close_out(FILE *f, const char *path, hscope_status st, const hscope_e
     return bad ? HSCOPE_CLI_EXIT_BAD_INPUT : 0;
 }
 
+int
+hscope_cli_write_result(hscope_cli_writer fn, const void *result, hscope_report_options *ro,
+                        const char *svg_path)
+{
+    hscope_error err = HSCOPE_ERROR_INIT;
+    int rc = hscope_cli_close_out(stdout, NULL,
+                                  fn(result, ro, hscope_cli_write_file, stdout, &err), &err);
+    if (svg_path) {
+        FILE *f = hscope_cli_open_out(svg_path);
+        if (!f)
+            return HSCOPE_CLI_EXIT_BAD_INPUT;
+        ro->format = HSCOPE_FORMAT_SVG;
+        rc |= hscope_cli_close_out(f, svg_path,
+                                   fn(result, ro, hscope_cli_write_file, f, &err), &err);
+    }
+    return rc;
+}
+
 void
 hscope_cli_warn_timeline(const hscope_timeline_t *tl)
 {

@@ -25,8 +25,8 @@ hscope_cli_diff_grew(const hscope_cli_opts *o, char **paths, int np, const char 
     hscope_report_options ro;
     hscope_cli_report_options(o, &ro, NULL, 0);
     hscope_cli_ascii(&ro);
-    hscope_status st = hscope_timeline_write(tl, &ro, hscope_cli_write_file, stdout, &err);
-    int rc = hscope_cli_close_out(stdout, NULL, st, &err);
+    int rc = hscope_cli_close_out(
+        stdout, NULL, hscope_timeline_write(tl, &ro, hscope_cli_write_file, stdout, &err), &err);
     hscope_timeline_free(tl);
     return rc;
 }

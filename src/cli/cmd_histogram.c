@@ -67,26 +67,22 @@ option(void *ctx, int argc, char **argv, int *i)
     return 1;
 }
 
+static hscope_status
+tally_writer(const void *t, const hscope_report_options *ro, hscope_write_fn write,
+             void *user_data, hscope_error *err)
+{
+    return hscope_tally_write(t, ro, write, user_data, err);
+}
+
 /* The tally to stdout, and its bars to the SVG file. */
 static int
 write_out(const hscope_tally_t *t, const hist_args *a)
 {
     hscope_report_options ro;
-    hscope_error err = HSCOPE_ERROR_INIT;
     hscope_cli_report_options(&a->o, &ro, &a->path, 1);
     hscope_cli_ascii(&ro);
     ro.flags |= HSCOPE_REPORT_BARS;
-    hscope_status st = hscope_tally_write(t, &ro, hscope_cli_write_file, stdout, &err);
-    int rc = hscope_cli_close_out(stdout, NULL, st, &err);
-    if (a->svg) {
-        FILE *f = hscope_cli_open_out(a->svg);
-        if (!f)
-            return HSCOPE_CLI_EXIT_BAD_INPUT;
-        ro.format = HSCOPE_FORMAT_SVG;
-        st = hscope_tally_write(t, &ro, hscope_cli_write_file, f, &err);
-        rc |= hscope_cli_close_out(f, a->svg, st, &err);
-    }
-    return rc;
+    return hscope_cli_write_result(tally_writer, t, &ro, a->svg);
 }
 
 int

@@ -149,27 +149,23 @@ parse(tl_args *a, int argc, char **argv)
     return 0;
 }
 
+static hscope_status
+timeline_writer(const void *tl, const hscope_report_options *ro, hscope_write_fn write,
+                void *user_data, hscope_error *err)
+{
+    return hscope_timeline_write(tl, ro, write, user_data, err);
+}
+
 /* The timeline to stdout (the format asked for) and to the SVG file. */
 static int
 write_out(const hscope_timeline_t *tl, const tl_args *a)
 {
     hscope_report_options ro;
-    hscope_error err = HSCOPE_ERROR_INIT;
     hscope_cli_report_options(&a->o, &ro, NULL, 0);
     hscope_cli_ascii(&ro);
     if (a->csv)
         ro.format = HSCOPE_FORMAT_CSV;
-    hscope_status st = hscope_timeline_write(tl, &ro, hscope_cli_write_file, stdout, &err);
-    int rc = hscope_cli_close_out(stdout, NULL, st, &err);
-    if (a->svg) {
-        FILE *f = hscope_cli_open_out(a->svg);
-        if (!f)
-            return HSCOPE_CLI_EXIT_BAD_INPUT;
-        ro.format = HSCOPE_FORMAT_SVG;
-        st = hscope_timeline_write(tl, &ro, hscope_cli_write_file, f, &err);
-        rc |= hscope_cli_close_out(f, a->svg, st, &err);
-    }
-    return rc;
+    return hscope_cli_write_result(timeline_writer, tl, &ro, a->svg);
 }
 
 int
