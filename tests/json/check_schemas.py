@@ -11,7 +11,9 @@ the schemas against drift (suite 'json').
      (2 and 3 dumps, --addresses, warnings), show (found, missing,
      --values, from a saved index), generations, dominators (top, ADDR,
      --full), retained (objects and --by), root (--max-paths), suspects,
-     waste (--by file:line and gem, --values, a damaged dump) validates against the schema of its "kind", on real dumps of a small
+     timeline, diff --grew, histogram (a tally), export, waste (--by
+     file:line and gem, --values, a damaged dump) validates
+     against the schema of its "kind", on real dumps of a small
      Ruby process and on hand-made ones (damage, a class holder, a root
      category holding leaked objects);
   4. drift fails: a valid document with an unknown member added (at the
@@ -232,6 +234,13 @@ cases = [
     ("paths", ["root", "--json", "--max-paths", "3", h3, "0x10000", "0x3000"]),
     ("suspects", ["suspects", "--json", "--top", "0", A, B, C]),
     ("suspects", ["suspects", "--json", "--top", "0", h1, h2, h3]),
+    # part B: many dumps (h1..h3: a damaged dump, warnings in the timeline)
+    ("timeline", ["timeline", "--json", A, B, C]),
+    ("timeline", ["timeline", "--json", "--top", "0", "--by", "type", "--metric", "count",
+                  "--order", "given", h1, h2, h3]),
+    ("grew", ["diff", "--grew", "--json", A, B, C]),
+    ("tally", ["histogram", "--json", "--top", "0", h3]),
+    ("export", ["export", "--json", "--format", "jsonl", "--out", J("export"), A, B]),
     ("waste", ["waste", "--json", "--top", "0", wd]),
     ("waste", ["waste", "--json", "--values", "--by", "gem", wd]),
     ("waste", ["waste", "--json", "--top", "1", C]),
