@@ -10,11 +10,16 @@
  * Identity (DESIGN.md): address and type agree; if both records carry a
  * generation, generation and allocation file:line agree too; if neither
  * does, the class address agrees.  A record with a generation and one
- * without are different objects.
+ * without are different objects.  Stronger than all of that, Ruby 4.0+
+ * records the object_id of objects whose id was asked for: a base record
+ * with one is the target object with the same id, wherever it lies (moved
+ * by compaction), and no other (an id is never dropped, so a target object
+ * at its address without that id is a new object).
  */
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../parse/parse.h"
@@ -27,6 +32,7 @@ struct hscope_diff {
     uint32_t *ids;
     size_t n;
     uint64_t memsize, excluded, reused, untraced;
+    uint64_t oid_matches, moved;  /* in the pass of the dump before the target */
     uint64_t snap[3];
     uint32_t ndumps;        /* 2 or 3 */
     uint32_t warn;
@@ -35,6 +41,7 @@ struct hscope_diff {
     uint32_t codes[HSCOPE__DIFF_MAX_WARNINGS];
     uint32_t ncodes;
     _Atomic int32_t refs;   /* the handle + hscope_suspects_t holding it */
+    char notes[512];
 };
 
 /* Maps string ids of one interner to the target's (MISSING if absent). */
@@ -73,11 +80,18 @@ map_str(strmap *sm, const hscope__intern *from, uint32_t id, uint32_t *out,
 #define QN 32 /* records looked up together (prefetching the index) */
 
 typedef struct qrec {
-    uint64_t addr, cls;
+    uint64_t addr, cls, oid;
     uint32_t gen, file, line;
     uint16_t flags;
-    uint8_t type;
+    uint8_t type, has_oid;
 } qrec;
+
+/* The target's objects with an object_id, sorted by it. */
+typedef struct oidmap {
+    uint64_t *oid;
+    uint32_t *id;
+    size_t n;
+} oidmap;
 
 /* One marking pass: base records against the target. */
 typedef struct pass {
@@ -90,7 +104,8 @@ typedef struct pass {
     strmap files;
     const char (*base_types)[24];
     int address_only, count_reuse;
-    uint64_t reused, objects, traced, pinned;
+    uint64_t reused, objects, traced, pinned, oid_matches, moved;
+    const oidmap *oids;         /* the target's, or NULL (none, or address_only) */
     hscope_fingerprint_t *fp;   /* the base's, for the series checks */
 } pass;
 
@@ -141,6 +156,40 @@ visit(pass *p, const hscope__intern *bstr, uint32_t tid, int type, uint32_t gen,
     return HSCOPE_OK;
 }
 
+/* The target object whose object_id is oid, or HSCOPE_ID_NONE. */
+static uint32_t
+oid_target(const oidmap *m, uint64_t oid)
+{
+    size_t lo = 0, hi = m->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->oid[mid] < oid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < m->n && m->oid[lo] == oid ? m->id[lo] : HSCOPE_ID_NONE;
+}
+
+/* A base record with an object_id against a target that has some: the id
+ * decides.  The object at the record's address (tid), if any, is another
+ * object unless it is the one with that id. */
+static void
+visit_oid(pass *p, const qrec *r, uint32_t tid)
+{
+    p->objects++;
+    p->traced += r->gen != HSCOPE__GEN_NONE;
+    p->pinned += (r->flags & HSCOPE_FLAG_PINNED) != 0;
+    uint32_t same = oid_target(p->oids, r->oid);
+    if (same != HSCOPE_ID_NONE && same_type(p, same, r->type)) {
+        p->bits[same / 64] |= (uint64_t)1 << (same % 64);
+        p->oid_matches++;
+        p->moved += p->t->addr[same] != r->addr;
+    }
+    if (tid != HSCOPE_ID_NONE && tid != same)
+        p->reused++;
+}
+
 /* Look up the queued records' addresses together, then compare each. */
 static hscope_status
 flush(pass *p, hscope_error *err)
@@ -149,6 +198,10 @@ flush(pass *p, hscope_error *err)
     hscope__index_find_batch(p->t, p->qaddr, tid, p->nq);
     for (size_t i = 0; i < p->nq; i++) {
         const qrec *r = &p->q[i];
+        if (HS_UNLIKELY(r->has_oid) && p->oids) {
+            visit_oid(p, r, tid[i]);
+            continue;
+        }
         hscope_status st = visit(p, p->qstr, tid[i], r->type, r->gen, r->file,
                                  r->line, r->cls, r->flags, err);
         if (st != HSCOPE_OK)
@@ -161,12 +214,14 @@ flush(pass *p, hscope_error *err)
 static hscope_status
 enqueue(pass *p, const hscope__intern *bstr, uint64_t addr, int type,
         uint32_t gen, uint32_t file, uint32_t line, uint64_t cls,
-        uint16_t flags, hscope_error *err)
+        uint16_t flags, int has_oid, uint64_t oid, hscope_error *err)
 {
     p->qstr = bstr;
     qrec *r = &p->q[p->nq];
     r->addr = addr;
     r->cls = cls;
+    r->oid = oid;
+    r->has_oid = (uint8_t)has_oid;
     r->gen = gen;
     r->file = file;
     r->line = line;
@@ -181,11 +236,14 @@ pass_heap(pass *p, const hscope_heap_t *b, hscope_error *err)
 {
     p->base_types = (const char (*)[24])b->type_names;
     hscope__fp_add_heap(p->fp, b);
+    size_t oc = 0; /* b's object ids, walked along with the ids */
     for (uint32_t i = 0; i < b->n; i++) {
         uint32_t s = b->site[i];
-        uint64_t cls = b->cls[i] == HSCOPE__CLS_HIDDEN ? 0 : class_address(b, i);
+        uint64_t cls = b->cls[i] == HSCOPE__CLS_HIDDEN ? 0 : class_address(b, i), oid = 0;
+        int has = hscope__bigvals_next(&b->oids, i, &oc, &oid);
         hscope_status st = enqueue(p, &b->strings, b->addr[i], b->type[i], b->gen[i],
-                                   b->site_file[s], b->site_line[s], cls, b->flags[i], err);
+                                   b->site_file[s], b->site_line[s], cls, b->flags[i], has,
+                                   oid, err);
         if (st != HSCOPE_OK)
             return st;
     }
@@ -199,7 +257,7 @@ sink(void *ud, hscope__builder *b, const hscope__objrec *o, hscope_error *err)
     p->base_types = (const char (*)[24])b->type_names;
     hscope__fp_add(p->fp, o->addr, o->type, o->gen);
     return enqueue(p, &b->strings, o->addr, o->type, o->gen, o->file, o->line,
-                   o->class_addr, o->flags, err);
+                   o->class_addr, o->flags, o->has_oid, o->oid, err);
 }
 
 /* Per site of the target: 1 if it is the dumper's (origin.c's rule). */
@@ -316,6 +374,59 @@ read_opts(const hscope_diff_options *in, hscope_diff_options *o, hscope_error *e
 
 typedef hscope__diff_base base;
 
+static int
+cmp_oid(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The target's (object_id, id) pairs sorted by object_id, in one
+ * allocation (pairs packed as two u64s, then split). */
+static hscope_status
+oidmap_build(oidmap *om, const hscope_heap_t *t, hscope__mem *m, hscope_error *err)
+{
+    size_t n = t->oids.len;
+    uint64_t *pairs = hscope__malloc(m, (n ? n : 1) * 2 * sizeof(uint64_t));
+    om->id = hscope__malloc(m, (n ? n : 1) * sizeof(uint32_t));
+    if (!pairs || !om->id) {
+        hscope__free(m, pairs);
+        return hscope__nomem(err, n * 20);
+    }
+    for (size_t i = 0; i < n; i++) {
+        pairs[2 * i] = t->oids.val[i];
+        pairs[2 * i + 1] = t->oids.id[i];
+    }
+    qsort(pairs, n, 2 * sizeof(uint64_t), cmp_oid);
+    for (size_t i = 0; i < n; i++) {
+        pairs[i] = pairs[2 * i]; /* in place: i <= 2i */
+        om->id[i] = (uint32_t)pairs[2 * i + 1];
+    }
+    om->oid = pairs;
+    om->n = n;
+    return HSCOPE_OK;
+}
+
+/* What the object ids did, for hscope_diff_note_text(). */
+static void
+oid_notes(hscope_diff_t *d, const hscope_heap_t *t, const char *tname, const char *prev,
+          int address_only)
+{
+    if (!t->oids.len)
+        return;
+    if (address_only) {
+        snprintf(d->notes, sizeof(d->notes),
+                 "%llu objects of %s carry Ruby's object_id; not used (address-only comparison)",
+                 (unsigned long long)t->oids.len, tname);
+        return;
+    }
+    snprintf(d->notes, sizeof(d->notes),
+             "identity by object_id (Ruby 4.0+): %llu of the %llu objects of %s that carry one "
+             "matched %s by it, %llu of them at another address (moved)",
+             (unsigned long long)d->oid_matches, (unsigned long long)t->oids.len, tname, prev,
+             (unsigned long long)d->moved);
+}
+
 /* Roots and damage of a loaded dump. */
 static void
 snap_heap(snapinfo *si, const hscope_heap_t *h)
@@ -401,9 +512,13 @@ hscope__diff_run(hscope_diff_t **out, hscope_heap_t *target, const char *target_
     hscope_diff_t *d = NULL;
     hscope__mem *m = &target->mem;
     hscope_fingerprint_t *fps[3] = { NULL, NULL, NULL };
+    oidmap om = { NULL, NULL, 0 };
     pass p;
     memset(&p, 0, sizeof(p));
     if ((st = read_opts(uopts, &o, err)) != HSCOPE_OK)
+        return st;
+    if (target->oids.len && !(o.flags & HSCOPE_DIFF_ADDRESS_ONLY) &&
+        (st = oidmap_build(&om, target, m, err)) != HSCOPE_OK)
         return st;
     size_t words = (size_t)target->n / 64 + 1;
     in_a = hscope__calloc(m, words, sizeof(uint64_t));
@@ -429,6 +544,7 @@ hscope__diff_run(hscope_diff_t **out, hscope_heap_t *target, const char *target_
         p.files.mem = m;
         p.files.to = &target->strings;
         p.address_only = (o.flags & HSCOPE_DIFF_ADDRESS_ONLY) != 0;
+        p.oids = om.n ? &om : NULL;
         si[ns].name = names[ns];
         if ((st = hscope__fp_new(&fps[ns], m, err)) != HSCOPE_OK)
             goto fail;
@@ -440,6 +556,8 @@ hscope__diff_run(hscope_diff_t **out, hscope_heap_t *target, const char *target_
         hscope__fp_finish(fps[ns], bases[k]->heap ? NULL : bases[k]->path);
         if (k == 0)
             d->reused = p.reused;
+        d->oid_matches = p.oid_matches; /* the last pass's: the dump before the target */
+        d->moved = p.moved;
         d->snap[ns++] = p.objects;
     }
     /* the target itself */
@@ -476,6 +594,9 @@ hscope__diff_run(hscope_diff_t **out, hscope_heap_t *target, const char *target_
     }
     warnings(d, si, ns);
     series(d, fps, si, ns);
+    oid_notes(d, target, names[ns - 1], names[ns - 2], (o.flags & HSCOPE_DIFF_ADDRESS_ONLY) != 0);
+    hscope__free(m, om.oid);
+    hscope__free(m, om.id);
     hscope__free(m, in_a);
     hscope__free(m, in_b);
     hscope__free(m, dsite);
@@ -484,6 +605,8 @@ hscope__diff_run(hscope_diff_t **out, hscope_heap_t *target, const char *target_
     *out = d;
     return HSCOPE_OK;
 fail:
+    hscope__free(m, om.oid);
+    hscope__free(m, om.id);
     hscope__free(m, in_a);
     hscope__free(m, in_b);
     hscope__free(m, dsite);
@@ -600,6 +723,24 @@ HSCOPE_API const char *
 hscope_diff_warning_text(const hscope_diff_t *d)
 {
     return d ? d->text : "";
+}
+
+HSCOPE_API uint64_t
+hscope_diff_object_id_matches(const hscope_diff_t *d)
+{
+    return d ? d->oid_matches : 0;
+}
+
+HSCOPE_API uint64_t
+hscope_diff_moved_objects(const hscope_diff_t *d)
+{
+    return d ? d->moved : 0;
+}
+
+HSCOPE_API const char *
+hscope_diff_note_text(const hscope_diff_t *d)
+{
+    return d ? d->notes : "";
 }
 
 HSCOPE_API hscope_status

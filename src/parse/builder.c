@@ -108,7 +108,7 @@ hscope__builder_free(hscope__builder *b)
                      b->site_table, b->root_cat, b->root_addr, b->cat_name,
                      b->cat_records, b->val_id, b->val_off, b->val_len,
                      b->val_arena, b->big_memsize.id, b->big_memsize.val,
-                     b->big_size.id, b->big_size.val };
+                     b->big_size.id, b->big_size.val, b->oids.id, b->oids.val };
     for (size_t i = 0; i < sizeof(ptrs) / sizeof(ptrs[0]); i++)
         hscope__free(m, ptrs[i]);
     memset(b, 0, sizeof(*b));
@@ -191,4 +191,77 @@ hscope__builder_site(hscope__builder *b, uint32_t file, uint32_t line,
     if (b->nsites * 2 > b->site_mask + 1)
         return site_rehash(b, err);
     return HSCOPE_OK;
+}
+
+hscope_status
+hscope__bigvals_push(hscope__mem *m, hscope__bigvals *bv, uint32_t id, uint64_t v,
+                     hscope_error *err)
+{
+    hscope_status st;
+    if ((st = hscope__grow(m, (void **)&bv->id, &bv->cap_id, bv->len + 1,
+                           sizeof(uint32_t), err)) != HSCOPE_OK ||
+        (st = hscope__grow(m, (void **)&bv->val, &bv->cap_val, bv->len + 1,
+                           sizeof(uint64_t), err)) != HSCOPE_OK)
+        return st;
+    bv->id[bv->len] = id;
+    bv->val[bv->len++] = v;
+    return HSCOPE_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* fields this version does not know                                    */
+/* ------------------------------------------------------------------ */
+
+void
+hscope__unknown_note(hscope__unknowns *u, int32_t kind, const char *name, size_t n,
+                     uint64_t count)
+{
+    if (n >= HSCOPE__UNKNOWN_NAME)
+        n = HSCOPE__UNKNOWN_NAME - 1;
+    for (uint32_t i = 0; i < u->n; i++) {
+        hscope__unknown *e = &u->e[i];
+        if (e->kind == kind && strncmp(e->name, name, n) == 0 && e->name[n] == '\0') {
+            e->count += count;
+            return;
+        }
+    }
+    if (u->n == HSCOPE__MAX_UNKNOWN) {
+        u->other += count;
+        return;
+    }
+    hscope__unknown *e = &u->e[u->n++];
+    e->kind = kind;
+    e->count = count;
+    memcpy(e->name, name, n);
+    e->name[n] = '\0';
+}
+
+int
+hscope__bigvals_next(const hscope__bigvals *bv, size_t i, size_t *cursor, uint64_t *v)
+{
+    while (*cursor < bv->len && bv->id[*cursor] < i)
+        (*cursor)++;
+    if (*cursor < bv->len && bv->id[*cursor] == i) {
+        *v = bv->val[*cursor];
+        return 1;
+    }
+    return 0;
+}
+
+hscope_status
+hscope__builder_merge_side(hscope__builder *out, hscope__builder *b, hscope_error *err)
+{
+    hscope_status st = HSCOPE_OK;
+    /* b's objects are the last b->n of out's; a sink took them one by one
+     * (with their object ids), so then there is nothing to keep */
+    uint32_t shift = (uint32_t)(out->n - b->n);
+    for (size_t i = 0; !out->sink && i < b->oids.len && st == HSCOPE_OK; i++)
+        st = hscope__bigvals_push(out->mem, &out->oids, b->oids.id[i] + shift, b->oids.val[i], err);
+    for (uint32_t i = 0; i < b->unknown.n; i++)
+        hscope__unknown_note(&out->unknown, b->unknown.e[i].kind, b->unknown.e[i].name,
+                             strlen(b->unknown.e[i].name), b->unknown.e[i].count);
+    out->unknown.other += b->unknown.other;
+    b->oids.len = 0;
+    memset(&b->unknown, 0, sizeof(b->unknown));
+    return st;
 }

@@ -589,7 +589,7 @@ static hscope_status
 absorb(pool *P, slot *s)
 {
     hscope__builder *o = P->out, *b = &s->b;
-    size_t big = 0, bigs = 0;
+    size_t big = 0, bigs = 0, oc = 0;
     for (size_t i = 0; i < b->n; i++) {
         uint64_t memsize = b->memsize[i], size = b->size[i];
         if (memsize == HSCOPE__U32_BIG) {
@@ -615,6 +615,7 @@ absorb(pool *P, slot *s)
             .flags = b->flags[i], .type = (uint8_t)map_type(P, s, b->type[i]),
             .has_class = b->class_addr[i] != 0,
         };
+        r.has_oid = (uint8_t)hscope__bigvals_next(&b->oids, i, &oc, &r.oid);
         o->streamed++;
         hscope_status st = o->sink(o->sink_ud, o, &r, P->err);
         if (st != HSCOPE_OK)
@@ -685,6 +686,8 @@ merge(pool *P, slot *s)
     o->n += b->n;
     o->nedges += b->nedges;
 counters:
+    if ((st = hscope__builder_merge_side(o, b, P->err)) != HSCOPE_OK)
+        return st;
     o->bytes += s->nbytes; /* block mode (reading in order counts as it reads) */
     o->blocks += P->bsize != 0;
     o->streamed += b->streamed; /* slot sink mode: records folded on the worker */

@@ -31,8 +31,11 @@ enum key {
     K_SHARED, K_FSTRING, K_BROKEN, K_CHILLED, K_SINGLETON, K_BYTESIZE,
     K_LENGTH, K_SIZE, K_VALUE, K_MEMSIZE, K_REFERENCES, K_FILE, K_LINE,
     K_METHOD, K_GENERATION, K_FLAGS, K_NAME, K_REAL_CLASS_NAME, K_IMEMO_TYPE,
-    K_STRUCT, K_NODE_TYPE, K_ROOT
+    K_STRUCT, K_NODE_TYPE, K_ROOT, K_OBJECT_ID, K_SHAREABLE
 };
+
+/* flag_of() for "object_id" (a value, not a bit) */
+#define FLAG_OBJECT_ID (-2)
 
 typedef struct slice {
     const uint8_t *p;
@@ -44,8 +47,8 @@ typedef struct slice {
 typedef struct rec {
     slice type, name, real_name, imemo, strct, node, file, method, root,
         value;
-    uint64_t addr, class_addr, line, gen, memsize, size;
-    uint8_t has_addr, has_class, has_line, has_gen, has_refs;
+    uint64_t addr, class_addr, line, gen, memsize, size, oid;
+    uint8_t has_addr, has_class, has_line, has_gen, has_refs, has_oid;
     uint16_t top_flags, gc_flags;
     uint32_t unknown_keys;
 } rec;
@@ -566,9 +569,10 @@ key_of(const uint8_t *k, size_t n)
     case 9:
         if (KEQ("singleton")) return K_SINGLETON;
         if (KEQ("node_type")) return K_NODE_TYPE;
+        if (KEQ("object_id")) return K_OBJECT_ID;
+        if (KEQ("shareable")) return K_SHAREABLE;
         if (KEQ("slot_size") || KEQ("coderange") || KEQ("called_id") ||
-            KEQ("parent_id") || KEQ("edge_name") || KEQ("shareable") ||
-            KEQ("object_id"))
+            KEQ("parent_id") || KEQ("edge_name"))
             return K_IGNORED;
         break;
     case 10:
@@ -584,6 +588,10 @@ key_of(const uint8_t *k, size_t n)
     case 15:
         if (KEQ("real_class_name")) return K_REAL_CLASS_NAME;
         if (KEQ("variation_count")) return K_IGNORED;
+        break;
+    case 16:
+        /* typed DATA in Ruby's master after 4.0: true or false */
+        if (KEQ("free_immediately")) return K_IGNORED;
         break;
     case 17:
         if (KEQ("too_complex_shape")) return K_IGNORED;
@@ -608,7 +616,10 @@ flag_of(const uint8_t *k, size_t n)
         if (KEQ("infant")) return 0;
         break;
     case 7: if (KEQ("marking")) return HSCOPE_FLAG_MARKING; break;
-    case 9: if (KEQ("object_id") || KEQ("shareable")) return 0; break;
+    case 9:
+        if (KEQ("shareable")) return HSCOPE_FLAG_SHAREABLE;
+        if (KEQ("object_id")) return FLAG_OBJECT_ID;
+        break;
     case 10:
         if (KEQ("remembered")) return HSCOPE_FLAG_REMEMBERED;
         if (KEQ("long_lived")) return 0;
@@ -651,6 +662,20 @@ read_key(hscope__lp *lp, const uint8_t *s, const uint8_t **k, size_t *n)
         return NULL;
     }
     return skip_ws(s + 1);
+}
+
+/* Remember the name of a field this version does not know (cold path);
+ * hscope__lp_line notes it in the builder if the record is stored. */
+static void
+note_unknown(hscope__lp *lp, int32_t kind, const uint8_t *k, size_t n)
+{
+    if (lp->nunk == sizeof(lp->unk) / sizeof(lp->unk[0]))
+        return;
+    if (n >= HSCOPE__UNKNOWN_NAME)
+        n = HSCOPE__UNKNOWN_NAME - 1;
+    lp->unk[lp->nunk].kind = kind;
+    lp->unk[lp->nunk].len = (uint32_t)n;
+    memcpy(lp->unk[lp->nunk++].name, k, n);
 }
 
 /* ------------------------------------------------------------------ */
@@ -727,6 +752,20 @@ opt_bool(hscope__lp *lp, const uint8_t *s, uint16_t *flags, uint16_t bit)
         return NULL;
     FAIL(lp, s, HSCOPE_SKIP_BAD_VALUE, "expected true or false");
     return NULL;
+}
+
+/* Ruby's object_id: an integer is kept; any other value is skipped (a
+ * future Ruby's form of it must not cost the record). */
+static const uint8_t *
+opt_oid(hscope__lp *lp, const uint8_t *s, rec *r)
+{
+    if (*s >= '0' && *s <= '9') {
+        if ((s = parse_uint(lp, s, &r->oid)))
+            r->has_oid = 1;
+        return s;
+    }
+    r->has_oid = 0;
+    return skip_value(lp, s);
 }
 
 static const uint8_t *
@@ -852,11 +891,28 @@ parse_flags(hscope__lp *lp, const uint8_t *s, rec *r)
             r->gc_flags |= HSCOPE_FLAG_MARKED;
             goto next;
         }
+        /* Ruby 4.0+: "age" (0-3) on every record, "shareable" on many */
+        if (s[1] == 'a' && memcmp(s, "\"age\":", 6) == 0 && s[6] >= '0' && s[6] <= '9' &&
+            (s[7] == ',' || s[7] == '}')) {
+            s += 7;
+            goto next;
+        }
+        if (s[1] == 's' && LIT("\"shareable\":true")) {
+            r->gc_flags |= HSCOPE_FLAG_SHAREABLE;
+            goto next;
+        }
         if (!(s = read_key(lp, s, &k, &n)))
             return NULL;
         int bit = flag_of(k, n);
-        if (bit < 0)
+        if (bit == FLAG_OBJECT_ID) {
+            if (!(s = opt_oid(lp, s, r)))
+                return NULL;
+            goto next;
+        }
+        if (bit < 0) {
             r->unknown_keys++;
+            note_unknown(lp, HSCOPE_UNKNOWN_FLAG, k, n);
+        }
         if (s[0] == 't' && match_lit(s, "true", 4)) {
             if (bit > 0)
                 r->gc_flags |= (uint16_t)bit;
@@ -982,6 +1038,8 @@ value_of(hscope__lp *lp, const uint8_t *s, rec *r, enum key key)
     case K_STRUCT: return opt_string(lp, s, &r->strct);
     case K_NODE_TYPE: return opt_string(lp, s, &r->node);
     case K_ROOT: return opt_string(lp, s, &r->root);
+    case K_OBJECT_ID: return opt_oid(lp, s, r);
+    case K_SHAREABLE: return opt_bool(lp, s, &r->top_flags, HSCOPE_FLAG_SHAREABLE);
     case K_VALUE:
         if (*s == '"')
             return lex_string(lp, s + 1, &r->value);
@@ -1009,6 +1067,8 @@ parse_pair(hscope__lp *lp, const uint8_t *s, rec *r)
         if (!(s = read_key(lp, s, &k, &n)))
             return NULL;
         key = key_of(k, n);
+        if (HS_UNLIKELY(key == K_UNKNOWN))
+            note_unknown(lp, HSCOPE_UNKNOWN_KEY, k, n);
     }
     return value_of(lp, s, r, key);
 }
@@ -1074,21 +1134,6 @@ grow_objects(hscope__builder *b, hscope_error *err)
     G(edge_start, uint32_t);
 #undef G
     b->cap = nc;
-    return HSCOPE_OK;
-}
-
-static hscope_status
-push_big(hscope__builder *b, hscope__bigvals *bv, uint32_t id, uint64_t v,
-         hscope_error *err)
-{
-    hscope_status st;
-    if ((st = hscope__grow(b->mem, (void **)&bv->id, &bv->cap_id, bv->len + 1,
-                           sizeof(uint32_t), err)) != HSCOPE_OK ||
-        (st = hscope__grow(b->mem, (void **)&bv->val, &bv->cap_val, bv->len + 1,
-                           sizeof(uint64_t), err)) != HSCOPE_OK)
-        return st;
-    bv->id[bv->len] = id;
-    bv->val[bv->len++] = v;
     return HSCOPE_OK;
 }
 
@@ -1224,6 +1269,7 @@ store_object(hscope__lp *lp, rec *r, int type)
             .site = site, .gen = gen,
             .flags = (uint16_t)(r->top_flags | r->gc_flags),
             .type = (uint8_t)type, .has_class = r->has_class,
+            .oid = r->oid, .has_oid = r->has_oid,
         };
         b->streamed++;
         return b->sink(b->sink_ud, b, &o, err);
@@ -1242,10 +1288,13 @@ store_object(hscope__lp *lp, rec *r, int type)
         return st;
     uint32_t id = (uint32_t)b->n;
     if (r->memsize >= HSCOPE__U32_BIG &&
-        (st = push_big(b, &b->big_memsize, id, r->memsize, err)) != HSCOPE_OK)
+        (st = hscope__bigvals_push(b->mem, &b->big_memsize, id, r->memsize, err)) != HSCOPE_OK)
         return st;
     if (r->size >= HSCOPE__U32_BIG &&
-        (st = push_big(b, &b->big_size, id, r->size, err)) != HSCOPE_OK)
+        (st = hscope__bigvals_push(b->mem, &b->big_size, id, r->size, err)) != HSCOPE_OK)
+        return st;
+    if (HS_UNLIKELY(r->has_oid) &&
+        (st = hscope__bigvals_push(b->mem, &b->oids, id, r->oid, err)) != HSCOPE_OK)
         return st;
     if (b->keep_values && r->value.set &&
         (st = store_value(lp, &r->value, id)) != HSCOPE_OK)
@@ -1291,13 +1340,19 @@ commit(hscope__lp *lp, rec *r, const uint8_t *s)
     } else {
         if (!r->has_addr)
             return FAIL(lp, s, HSCOPE_SKIP_NO_ADDRESS, "object record has no \"address\"");
-        st = store_object(lp, r, hscope__type_code(b, t, tn));
+        int code = hscope__type_code(b, t, tn);
+        /* noted first: storing may decode other strings over t */
+        if (code >= 32)
+            hscope__unknown_note(&b->unknown, HSCOPE_UNKNOWN_TYPE, t, tn, 1);
+        st = store_object(lp, r, code);
     }
     if (st != HSCOPE_OK) {
         lp->fatal = st;
         return FATAL;
     }
     b->unknown_keys += r->unknown_keys;
+    for (uint32_t i = 0; HS_UNLIKELY(i < lp->nunk); i++)
+        hscope__unknown_note(&b->unknown, lp->unk[i].kind, lp->unk[i].name, lp->unk[i].len, 1);
     return OK;
 }
 
@@ -1338,6 +1393,7 @@ lp_parse(hscope__lp *lp, const uint8_t *s, const uint8_t **eol)
     rec r;
     memset(&r, 0, sizeof(r));
     lp->nrefs = 0;
+    lp->nunk = 0;
     lp->why = NULL;
     lp->fatal = HSCOPE_OK;
     s = skip_ws(s);

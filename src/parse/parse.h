@@ -41,6 +41,14 @@ typedef struct hscope__lp {
     /* the last file and method strings interned (ids in b->strings):
      * consecutive records mostly repeat them */
     uint32_t last_file, last_method;
+    /* names of the current record's fields this version does not know,
+     * noted in the builder when the record is stored (the first 8) */
+    struct {
+        int32_t kind;
+        uint32_t len;
+        char name[HSCOPE__UNKNOWN_NAME];
+    } unk[8];
+    uint32_t nunk;
 } hscope__lp;
 
 void hscope__lp_init(hscope__lp *lp, hscope__builder *b,
