@@ -689,7 +689,7 @@ hscope_heap_root_category_conservative(const hscope_heap_t *h, uint32_t i)
 HSCOPE_API uint32_t
 hscope_heap_unknown_count(const hscope_heap_t *h)
 {
-    return h ? h->unknown.n + (h->unknown.other != 0) : 0;
+    return h && h->unknown ? h->unknown->n + (h->unknown->other != 0) : 0;
 }
 
 HSCOPE_API hscope_status
@@ -700,12 +700,12 @@ hscope_heap_unknown_get(const hscope_heap_t *h, uint32_t i, int32_t *kind,
         return HSCOPE_ERR_INVALID_ARG;
     if (i >= hscope_heap_unknown_count(h))
         return HSCOPE_ERR_NOT_FOUND;
-    const hscope__unknown *e = i < h->unknown.n ? &h->unknown.e[i] : NULL;
+    const hscope__unknown *e = i < h->unknown->n ? &h->unknown->e[i] : NULL;
     if (kind)
         *kind = e ? e->kind : HSCOPE_UNKNOWN_OTHER;
     if (name)
         *name = e ? e->name : "(other)";
     if (count)
-        *count = e ? e->count : h->unknown.other;
+        *count = e ? e->count : h->unknown->other;
     return HSCOPE_OK;
 }

@@ -535,7 +535,6 @@ take_columns(hscope_heap_t *h, hscope__builder *b)
     h->big_memsize = b->big_memsize;
     h->big_size = b->big_size;
     h->oids = b->oids;
-    h->unknown = b->unknown;
     h->strings = b->strings;
     h->site_file = b->site_file;
     h->site_line = b->site_line;
@@ -615,6 +614,13 @@ hscope__model_build(hscope_heap_t *h, hscope__builder *b, unsigned threads,
         }
     }
     take_columns(h, b);
+    if (b->unknown.n || b->unknown.other) {
+        if (!(h->unknown = hscope__malloc(&h->mem, sizeof(*h->unknown)))) {
+            st = hscope__nomem(err, sizeof(*h->unknown));
+            goto fail;
+        }
+        *h->unknown = b->unknown;
+    }
     size_t dcap = 0;
     if ((st = hscope__index_build(h, err)) != HSCOPE_OK)
         goto fail;
@@ -652,7 +658,7 @@ hscope__model_free(hscope_heap_t *h)
     void *ptrs[] = { h->addr, h->type, h->flags, h->cls, h->detail, h->site,
                      h->gen, h->memsize, h->size, h->edge_start, h->edges,
                      h->big_memsize.id, h->big_memsize.val, h->big_size.id,
-                     h->big_size.val, h->oids.id, h->oids.val, h->ucls_id,
+                     h->big_size.val, h->oids.id, h->oids.val, h->unknown, h->ucls_id,
                      h->ucls_addr, h->site_file,
                      h->site_line, h->site_method, h->imemo_detail,
                      h->imemo_label, h->cat_name, h->cat_records, h->root_dang,

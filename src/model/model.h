@@ -40,8 +40,9 @@ struct hscope_heap {
     /* Ruby's object_id of the objects whose record has one (4.0+),
      * sorted by id: a side table, nothing per object without */
     hscope__bigvals oids;
-    /* fields of the dump this version does not know, by name */
-    hscope__unknowns unknown;
+    /* fields of the dump this version does not know, by name; NULL when
+     * it has none */
+    hscope__unknowns *unknown;
 
     /* raw class address of objects whose class did not resolve (sorted
      * by id), so nothing the dump said is lost */

@@ -75,6 +75,7 @@ enum {
     M_SKIP_REASON = M_SKIP_LINE + HSCOPE__MAX_SKIP_EXAMPLES,
     M_STATS = M_SKIP_REASON + HSCOPE__MAX_SKIP_EXAMPLES,
     M_NOID = M_STATS + sizeof(hscope_load_stats) / 8 + 1,
+    M_UNKNOWN,                  /* bytes of the unknown-fields table: 0 or its size */
     M__COUNT
 };
 
@@ -184,7 +185,7 @@ parts_of(const hscope_heap_t *h, part *ps, uint64_t *meta, const uint32_t *index
     P(S_INDEX, index, 4, index_mask + 1);
     P(S_OID_ID, h->oids.id, 4, h->oids.len);
     P(S_OID_VAL, h->oids.val, 8, h->oids.len);
-    P(S_UNKNOWN, &h->unknown, 1, sizeof(h->unknown));
+    P(S_UNKNOWN, h->unknown, 1, h->unknown ? sizeof(*h->unknown) : 0);
 #undef P
     meta[M_N] = h->n;
     meta[M_NEDGES] = h->nedges;
@@ -208,6 +209,7 @@ parts_of(const hscope_heap_t *h, part *ps, uint64_t *meta, const uint32_t *index
     meta[M_NVAL] = h->nval;
     meta[M_VAL_ARENA] = ps[k - 5].count;
     meta[M_NOID] = h->oids.len;
+    meta[M_UNKNOWN] = h->unknown ? sizeof(*h->unknown) : 0;
     meta[M_INDEX_MASK] = index_mask;
     meta[M_DUPLICATES] = h->duplicates;
     meta[M_NSKIP] = h->nskip;
@@ -520,11 +522,12 @@ validate(const hscope_heap_t *h, uint64_t str_arena, uint64_t val_arena, hscope_
             return CORRUPT("index values are malformed");
     if (h->nskip > HSCOPE__MAX_SKIP_EXAMPLES)
         return CORRUPT("index skip list is malformed");
-    if (h->unknown.n > HSCOPE__MAX_UNKNOWN)
+    const hscope__unknowns *u = h->unknown;
+    if (u && u->n > HSCOPE__MAX_UNKNOWN)
         return CORRUPT("index unknown fields are malformed");
-    for (uint32_t i = 0; i < h->unknown.n; i++)
-        if (h->unknown.e[i].kind < HSCOPE_UNKNOWN_KEY || h->unknown.e[i].kind > HSCOPE_UNKNOWN_TYPE ||
-            !memchr(h->unknown.e[i].name, 0, sizeof(h->unknown.e[i].name)))
+    for (uint32_t i = 0; u && i < u->n; i++)
+        if (u->e[i].kind < HSCOPE_UNKNOWN_KEY || u->e[i].kind > HSCOPE_UNKNOWN_TYPE ||
+            !memchr(u->e[i].name, 0, sizeof(u->e[i].name)))
             return CORRUPT("index unknown field %u is malformed", i);
     return HSCOPE_OK;
 }
@@ -613,10 +616,12 @@ attach(hscope_heap_t *h, const header *hd, const unsigned char *base, hscope_err
     S(oids.id, S_OID_ID, meta[M_NOID], 4);
     S(oids.val, S_OID_VAL, meta[M_NOID], 8);
 #undef S
-    const void *unk = section(hd, base, S_UNKNOWN, sizeof(h->unknown), 1, err, &st);
+    if (meta[M_UNKNOWN] != 0 && meta[M_UNKNOWN] != sizeof(*h->unknown))
+        return CORRUPT("index unknown fields have the wrong size");
+    const void *unk = section(hd, base, S_UNKNOWN, meta[M_UNKNOWN], 1, err, &st);
     if (!unk)
         return st;
-    memcpy(&h->unknown, unk, sizeof(h->unknown));
+    h->unknown = meta[M_UNKNOWN] ? (hscope__unknowns *)(uintptr_t)unk : NULL;
     h->lbl_hidden = (uint32_t)meta[M_LBL_HIDDEN];
     h->lbl_unknown = (uint32_t)meta[M_LBL_UNKNOWN];
     h->lbl_anon = (uint32_t)meta[M_LBL_ANON];
