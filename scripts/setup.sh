@@ -15,6 +15,10 @@ PKGS=(meson ninja-build pkg-config gcc clang zlib1g-dev libisal-dev libxxhash-de
       gdb
       # the JSON Schemas of every --json output (tests/json)
       python3-jsonschema)
+# Node and npm run CRuby for WASI, the version matrix (tests/versions):
+# Debian's packages only where the machine has none of its own.
+command -v node >/dev/null 2>&1 || PKGS+=(nodejs)
+command -v npm >/dev/null 2>&1 || PKGS+=(npm)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -30,3 +34,7 @@ if [ ! -d "$BUILD" ]; then
 fi
 ninja -C "$BUILD" >/dev/null
 echo "setup: built $BUILD/heapscope"
+# The pinned ruby.wasm packages (tests/versions/package.json) into the cache
+# (~/.cache/heapscope or $HEAPSCOPE_CACHE); without npm or the registry the
+# version tests of 3.2..head are skipped, which this says.
+python3 tests/versions/rubies.py install >/dev/null

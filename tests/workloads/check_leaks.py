@@ -25,7 +25,8 @@ rubygems loaded).  For each:
   * suspects: every holder among the first N+1 (N planted leaks), keeping
     alive at least the objects of its planted sites;
   * root: every object of a planted site has a path through its holder;
-    each holder's path is as short as the breadth-first search here.
+    each holder's path is as short as the breadth-first search here (from
+    the precise roots first, then machine_context, as heapscope's paths).
 
 Env: HEAPSCOPE (the CLI), HEAPSCOPE_WORK (where the sets are cached).
 """

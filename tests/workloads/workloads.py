@@ -201,24 +201,29 @@ class Dump:
         return False
 
     def path_lengths(self, targets):
-        """Length (objects after the root) of a shortest path from any ROOT
-        to each target, over `references` only (no object -> class edges)."""
+        """Length (objects after the root) of a shortest path from a ROOT
+        to each target, over `references` only (no object -> class edges):
+        from the precise roots first, from machine_context (conservative)
+        only for what they do not reach, as heapscope's paths do."""
         want = set(targets)
         depth = {}
-        frontier = []
-        for refs in self.roots.values():
-            for a in refs:
-                if a in self.objects and a not in depth:
-                    depth[a] = 1
-                    frontier.append(a)
-        while frontier and not want <= depth.keys():
-            nxt = []
-            for a in frontier:
-                for b in self.objects[a].get('references') or []:
-                    if b in self.objects and b not in depth:
-                        depth[b] = depth[a] + 1
-                        nxt.append(b)
-            frontier = nxt
+        for conservative in (False, True):
+            frontier = []
+            for cat, refs in self.roots.items():
+                if (cat == 'machine_context') != conservative:
+                    continue
+                for a in refs:
+                    if a in self.objects and a not in depth:
+                        depth[a] = 1
+                        frontier.append(a)
+            while frontier and not want <= depth.keys():
+                nxt = []
+                for a in frontier:
+                    for b in self.objects[a].get('references') or []:
+                        if b in self.objects and b not in depth:
+                            depth[b] = depth[a] + 1
+                            nxt.append(b)
+                frontier = nxt
         return {a: depth.get(a) for a in targets}
 
 
