@@ -614,13 +614,8 @@ hscope__model_build(hscope_heap_t *h, hscope__builder *b, unsigned threads,
         }
     }
     take_columns(h, b);
-    if (b->unknown.n || b->unknown.other) {
-        if (!(h->unknown = hscope__malloc(&h->mem, sizeof(*h->unknown)))) {
-            st = hscope__nomem(err, sizeof(*h->unknown));
-            goto fail;
-        }
-        *h->unknown = b->unknown;
-    }
+    h->unknown = b->unknown; /* NULL for a dump without unknown fields */
+    b->unknown = NULL;
     size_t dcap = 0;
     if ((st = hscope__index_build(h, err)) != HSCOPE_OK)
         goto fail;

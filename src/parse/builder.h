@@ -107,8 +107,8 @@ typedef struct hscope__builder {
     char *val_arena;
     size_t val_arena_len, val_arena_cap;
 
-    /* fields this version does not know, by name */
-    hscope__unknowns unknown;
+    /* fields this version does not know, by name; NULL until one is met */
+    hscope__unknowns *unknown;
 
     /* counters */
     uint64_t lines, bytes, shapes, shape_memsize, free_slots, unknown_keys;
@@ -167,9 +167,10 @@ hscope_status hscope__bigvals_push(hscope__mem *m, hscope__bigvals *bv, uint32_t
                                    uint64_t v, hscope_error *err);
 
 /* Count `count` occurrences of an unknown field (HSCOPE_UNKNOWN_* kind,
- * name bytes). */
-void hscope__unknown_note(hscope__unknowns *u, int32_t kind, const char *name,
-                          size_t n, uint64_t count);
+ * name bytes) in *u, allocated (with m) on the first. */
+hscope_status hscope__unknown_note(hscope__mem *m, hscope__unknowns **u, int32_t kind,
+                                   const char *name, size_t n, uint64_t count,
+                                   hscope_error *err);
 
 /* Object `i`'s value in a side table, scanning forward from *cursor (ids
  * asked in rising order, *cursor 0 at first): 1 and *v, or 0 if none. */

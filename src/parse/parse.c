@@ -47,8 +47,9 @@ typedef struct slice {
 typedef struct rec {
     slice type, name, real_name, imemo, strct, node, file, method, root,
         value;
-    uint64_t addr, class_addr, line, gen, memsize, size, oid;
-    uint8_t has_addr, has_class, has_line, has_gen, has_refs, has_oid;
+    uint64_t addr, class_addr, line, gen, memsize, size;
+    uint8_t has_addr, has_class, has_line, has_gen, has_refs;
+    uint8_t rare; /* HSCOPE__RARE_* (in the padding: rec keeps its size) */
     uint16_t top_flags, gc_flags;
     uint32_t unknown_keys;
 } rec;
@@ -667,8 +668,13 @@ read_key(hscope__lp *lp, const uint8_t *s, const uint8_t **k, size_t *n)
 /* Remember the name of a field this version does not know (cold path);
  * hscope__lp_line notes it in the builder if the record is stored. */
 static void
-note_unknown(hscope__lp *lp, int32_t kind, const uint8_t *k, size_t n)
+note_unknown(hscope__lp *lp, rec *r, int32_t kind, const uint8_t *k, size_t n)
 {
+    r->unknown_keys++;
+    if (!(r->rare & HSCOPE__RARE_UNK)) {
+        r->rare |= HSCOPE__RARE_UNK;
+        lp->nunk = 0;
+    }
     if (lp->nunk == sizeof(lp->unk) / sizeof(lp->unk[0]))
         return;
     if (n >= HSCOPE__UNKNOWN_NAME)
@@ -759,12 +765,14 @@ opt_bool(hscope__lp *lp, const uint8_t *s, uint16_t *flags, uint16_t bit)
 static const uint8_t *
 opt_oid(hscope__lp *lp, const uint8_t *s, rec *r)
 {
+    r->rare &= (uint8_t)~HSCOPE__RARE_OID; /* a repeated key replaces the value */
     if (*s >= '0' && *s <= '9') {
-        if ((s = parse_uint(lp, s, &r->oid)))
-            r->has_oid = 1;
+        /* through opt_uint: parse_uint keeps one caller, inlined there */
+        uint8_t has = 0;
+        if ((s = opt_uint(lp, s, &lp->oid, &has)) && has)
+            r->rare |= HSCOPE__RARE_OID;
         return s;
     }
-    r->has_oid = 0;
     return skip_value(lp, s);
 }
 
@@ -909,10 +917,8 @@ parse_flags(hscope__lp *lp, const uint8_t *s, rec *r)
                 return NULL;
             goto next;
         }
-        if (bit < 0) {
-            r->unknown_keys++;
-            note_unknown(lp, HSCOPE_UNKNOWN_FLAG, k, n);
-        }
+        if (bit < 0)
+            note_unknown(lp, r, HSCOPE_UNKNOWN_FLAG, k, n);
         if (s[0] == 't' && match_lit(s, "true", 4)) {
             if (bit > 0)
                 r->gc_flags |= (uint16_t)bit;
@@ -1046,8 +1052,7 @@ value_of(hscope__lp *lp, const uint8_t *s, rec *r, enum key key)
         r->value.set = 0;
         return skip_value(lp, s);
     case K_UNKNOWN:
-        r->unknown_keys++;
-        return skip_value(lp, s);
+        return skip_value(lp, s); /* parse_pair noted it */
     case K_IGNORED:
     default:
         return skip_value(lp, s);
@@ -1068,7 +1073,7 @@ parse_pair(hscope__lp *lp, const uint8_t *s, rec *r)
             return NULL;
         key = key_of(k, n);
         if (HS_UNLIKELY(key == K_UNKNOWN))
-            note_unknown(lp, HSCOPE_UNKNOWN_KEY, k, n);
+            note_unknown(lp, r, HSCOPE_UNKNOWN_KEY, k, n);
     }
     return value_of(lp, s, r, key);
 }
@@ -1259,8 +1264,13 @@ store_object(hscope__lp *lp, rec *r, int type)
     uint32_t gen = !r->has_gen ? HSCOPE__GEN_NONE
                    : r->gen >= HSCOPE__GEN_NONE ? HSCOPE__GEN_NONE - 1
                                                 : (uint32_t)r->gen;
-    if (type >= 32)
+    if (HS_UNLIKELY(type >= 32)) {
         b->unknown_types++;
+        const char *tn = b->type_names[type];
+        if ((st = hscope__unknown_note(b->mem, &b->unknown, HSCOPE_UNKNOWN_TYPE, tn, strlen(tn),
+                                       1, err)) != HSCOPE_OK)
+            return st;
+    }
     if (b->sink) {
         hscope__objrec o = {
             .addr = r->addr, .class_addr = r->has_class ? r->class_addr : 0,
@@ -1269,7 +1279,7 @@ store_object(hscope__lp *lp, rec *r, int type)
             .site = site, .gen = gen,
             .flags = (uint16_t)(r->top_flags | r->gc_flags),
             .type = (uint8_t)type, .has_class = r->has_class,
-            .oid = r->oid, .has_oid = r->has_oid,
+            .oid = lp->oid, .has_oid = (r->rare & HSCOPE__RARE_OID) != 0,
         };
         b->streamed++;
         return b->sink(b->sink_ud, b, &o, err);
@@ -1293,9 +1303,6 @@ store_object(hscope__lp *lp, rec *r, int type)
     if (r->size >= HSCOPE__U32_BIG &&
         (st = hscope__bigvals_push(b->mem, &b->big_size, id, r->size, err)) != HSCOPE_OK)
         return st;
-    if (HS_UNLIKELY(r->has_oid) &&
-        (st = hscope__bigvals_push(b->mem, &b->oids, id, r->oid, err)) != HSCOPE_OK)
-        return st;
     if (b->keep_values && r->value.set &&
         (st = store_value(lp, &r->value, id)) != HSCOPE_OK)
         return st;
@@ -1316,12 +1323,34 @@ store_object(hscope__lp *lp, rec *r, int type)
     return HSCOPE_OK;
 }
 
+/* What a stored record had that few have (lp->rare): the object_id of an
+ * object (the sink took it with the record) and the names of unknown
+ * fields. */
+static hscope_status
+rare_fields(hscope__lp *lp, const rec *r, int object)
+{
+    hscope__builder *b = lp->b;
+    if (r->rare & HSCOPE__RARE_UNK) {
+        b->unknown_keys += r->unknown_keys;
+        for (uint32_t i = 0; i < lp->nunk; i++) {
+            hscope_status st = hscope__unknown_note(b->mem, &b->unknown, lp->unk[i].kind,
+                                                    lp->unk[i].name, lp->unk[i].len, 1, lp->err);
+            if (st != HSCOPE_OK)
+                return st;
+        }
+    }
+    if ((r->rare & HSCOPE__RARE_OID) && object && !b->sink)
+        return hscope__bigvals_push(b->mem, &b->oids, (uint32_t)(b->n - 1), lp->oid, lp->err);
+    return HSCOPE_OK;
+}
+
 /* Classify and store a fully parsed record. */
 static int
 commit(hscope__lp *lp, rec *r, const uint8_t *s)
 {
     hscope__builder *b = lp->b;
     hscope_status st = HSCOPE_OK;
+    int object = 0;
     if (!r->type.set)
         return FAIL(lp, s, HSCOPE_SKIP_NO_TYPE, "record has no \"type\"");
     const char *t;
@@ -1340,19 +1369,16 @@ commit(hscope__lp *lp, rec *r, const uint8_t *s)
     } else {
         if (!r->has_addr)
             return FAIL(lp, s, HSCOPE_SKIP_NO_ADDRESS, "object record has no \"address\"");
-        int code = hscope__type_code(b, t, tn);
-        /* noted first: storing may decode other strings over t */
-        if (code >= 32)
-            hscope__unknown_note(&b->unknown, HSCOPE_UNKNOWN_TYPE, t, tn, 1);
-        st = store_object(lp, r, code);
+        st = store_object(lp, r, hscope__type_code(b, t, tn));
+        object = 1;
     }
+    /* object ids and unknown fields (r->unknown_keys is 0 without) */
+    if (HS_UNLIKELY(r->rare) && st == HSCOPE_OK)
+        st = rare_fields(lp, r, object);
     if (st != HSCOPE_OK) {
         lp->fatal = st;
         return FATAL;
     }
-    b->unknown_keys += r->unknown_keys;
-    for (uint32_t i = 0; HS_UNLIKELY(i < lp->nunk); i++)
-        hscope__unknown_note(&b->unknown, lp->unk[i].kind, lp->unk[i].name, lp->unk[i].len, 1);
     return OK;
 }
 
@@ -1393,7 +1419,6 @@ lp_parse(hscope__lp *lp, const uint8_t *s, const uint8_t **eol)
     rec r;
     memset(&r, 0, sizeof(r));
     lp->nrefs = 0;
-    lp->nunk = 0;
     lp->why = NULL;
     lp->fatal = HSCOPE_OK;
     s = skip_ws(s);

@@ -41,8 +41,11 @@ typedef struct hscope__lp {
     /* the last file and method strings interned (ids in b->strings):
      * consecutive records mostly repeat them */
     uint32_t last_file, last_method;
-    /* names of the current record's fields this version does not know,
-     * noted in the builder when the record is stored (the first 8) */
+    /* What few records have, for the current record (the record's rare
+     * bits, HSCOPE__RARE_*, say which; a record without pays one test):
+     * Ruby's object_id, and the names of the fields this version does not
+     * know (the first 8) */
+    uint64_t oid;
     struct {
         int32_t kind;
         uint32_t len;
@@ -50,6 +53,9 @@ typedef struct hscope__lp {
     } unk[8];
     uint32_t nunk;
 } hscope__lp;
+
+#define HSCOPE__RARE_OID 0x1u
+#define HSCOPE__RARE_UNK 0x2u
 
 void hscope__lp_init(hscope__lp *lp, hscope__builder *b,
                      const hscope__parse_opts *o, hscope_error *err);
