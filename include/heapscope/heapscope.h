@@ -1276,9 +1276,9 @@ HSCOPE_API int32_t hscope_heap_root_category_conservative(const hscope_heap_t *h
 
 /**
  * Fields of the dump this version does not know (a newer Ruby's): never an
- * error, the record is kept and the field counted by name.  Entries in the
- * order first met (keys and flags cut to their first 47 bytes); the
- * unknown_keys and unknown_types load statistics are their totals.
+ * error, the record is kept and the field counted by name.  Entries: keys and
+ * flags in the order first met (cut to their first 47 bytes), then types;
+ * the unknown_keys and unknown_types load statistics are their totals.
  * Since 0.2.
  */
 HSCOPE_API uint32_t hscope_heap_unknown_count(const hscope_heap_t *heap);

@@ -80,10 +80,10 @@ map_str(strmap *sm, const hscope__intern *from, uint32_t id, uint32_t *out,
 #define QN 32 /* records looked up together (prefetching the index) */
 
 typedef struct qrec {
-    uint64_t addr, cls, oid;
+    uint64_t addr, cls;
     uint32_t gen, file, line;
     uint16_t flags;
-    uint8_t type, has_oid;
+    uint8_t type;
 } qrec;
 
 /* The target's objects with an object_id, sorted by it. */
@@ -112,7 +112,7 @@ typedef struct pass {
 static uint64_t
 class_address(const hscope_heap_t *h, uint32_t id)
 {
-    return hscope_heap_object_class_address(h, id);
+    return hscope__class_addr(h, id);
 }
 
 static int
@@ -171,20 +171,21 @@ oid_target(const oidmap *m, uint64_t oid)
     return lo < m->n && m->oid[lo] == oid ? m->id[lo] : HSCOPE_ID_NONE;
 }
 
-/* A base record with an object_id against a target that has some: the id
- * decides.  The object at the record's address (tid), if any, is another
- * object unless it is the one with that id. */
+/* A base record with an object_id, against a target that has some: the
+ * id decides.  The object at the record's address, if any, is another
+ * object unless it is the one with that id.  Few records have one: they
+ * skip the queue (and its batched address lookups). */
 static void
-visit_oid(pass *p, const qrec *r, uint32_t tid)
+visit_oid(pass *p, uint64_t addr, int type, uint32_t gen, uint16_t flags, uint64_t oid)
 {
     p->objects++;
-    p->traced += r->gen != HSCOPE__GEN_NONE;
-    p->pinned += (r->flags & HSCOPE_FLAG_PINNED) != 0;
-    uint32_t same = oid_target(p->oids, r->oid);
-    if (same != HSCOPE_ID_NONE && same_type(p, same, r->type)) {
+    p->traced += gen != HSCOPE__GEN_NONE;
+    p->pinned += (flags & HSCOPE_FLAG_PINNED) != 0;
+    uint32_t same = oid_target(p->oids, oid), tid = hscope__index_find(p->t, addr);
+    if (same != HSCOPE_ID_NONE && same_type(p, same, type)) {
         p->bits[same / 64] |= (uint64_t)1 << (same % 64);
         p->oid_matches++;
-        p->moved += p->t->addr[same] != r->addr;
+        p->moved += p->t->addr[same] != addr;
     }
     if (tid != HSCOPE_ID_NONE && tid != same)
         p->reused++;
@@ -198,10 +199,6 @@ flush(pass *p, hscope_error *err)
     hscope__index_find_batch(p->t, p->qaddr, tid, p->nq);
     for (size_t i = 0; i < p->nq; i++) {
         const qrec *r = &p->q[i];
-        if (HS_UNLIKELY(r->has_oid) && p->oids) {
-            visit_oid(p, r, tid[i]);
-            continue;
-        }
         hscope_status st = visit(p, p->qstr, tid[i], r->type, r->gen, r->file,
                                  r->line, r->cls, r->flags, err);
         if (st != HSCOPE_OK)
@@ -211,24 +208,30 @@ flush(pass *p, hscope_error *err)
     return HSCOPE_OK;
 }
 
+/* Queue a record; a full queue is compared first, so that the last record
+ * queued stays there until the next one comes (sink_oid() may take it
+ * back).  The pass ends with a flush. */
 static hscope_status
 enqueue(pass *p, const hscope__intern *bstr, uint64_t addr, int type,
         uint32_t gen, uint32_t file, uint32_t line, uint64_t cls,
-        uint16_t flags, int has_oid, uint64_t oid, hscope_error *err)
+        uint16_t flags, hscope_error *err)
 {
+    if (p->nq == QN) {
+        hscope_status st = flush(p, err);
+        if (st != HSCOPE_OK)
+            return st;
+    }
     p->qstr = bstr;
     qrec *r = &p->q[p->nq];
     r->addr = addr;
     r->cls = cls;
-    r->oid = oid;
-    r->has_oid = (uint8_t)has_oid;
     r->gen = gen;
     r->file = file;
     r->line = line;
     r->flags = flags;
     r->type = (uint8_t)type;
     p->qaddr[p->nq++] = addr;
-    return p->nq == QN ? flush(p, err) : HSCOPE_OK;
+    return HSCOPE_OK;
 }
 
 static hscope_status
@@ -240,10 +243,12 @@ pass_heap(pass *p, const hscope_heap_t *b, hscope_error *err)
     for (uint32_t i = 0; i < b->n; i++) {
         uint32_t s = b->site[i];
         uint64_t cls = b->cls[i] == HSCOPE__CLS_HIDDEN ? 0 : class_address(b, i), oid = 0;
-        int has = hscope__bigvals_next(&b->oids, i, &oc, &oid);
+        if (p->oids && hscope__bigvals_next(&b->oids, i, &oc, &oid)) {
+            visit_oid(p, b->addr[i], b->type[i], b->gen[i], b->flags[i], oid);
+            continue;
+        }
         hscope_status st = enqueue(p, &b->strings, b->addr[i], b->type[i], b->gen[i],
-                                   b->site_file[s], b->site_line[s], cls, b->flags[i], has,
-                                   oid, err);
+                                   b->site_file[s], b->site_line[s], cls, b->flags[i], err);
         if (st != HSCOPE_OK)
             return st;
     }
@@ -257,7 +262,21 @@ sink(void *ud, hscope__builder *b, const hscope__objrec *o, hscope_error *err)
     p->base_types = (const char (*)[24])b->type_names;
     hscope__fp_add(p->fp, o->addr, o->type, o->gen);
     return enqueue(p, &b->strings, o->addr, o->type, o->gen, o->file, o->line,
-                   o->class_addr, o->flags, o->has_oid, o->oid, err);
+                   o->class_addr, o->flags, err);
+}
+
+/* The record just queued has an object_id: the id decides, not its address. */
+static hscope_status
+sink_oid(void *ud, hscope__builder *b, uint64_t oid, hscope_error *err)
+{
+    (void)b;
+    (void)err;
+    pass *p = ud;
+    if (!p->oids || !p->nq)
+        return HSCOPE_OK;
+    const qrec *r = &p->q[--p->nq];
+    visit_oid(p, r->addr, r->type, r->gen, r->flags, oid);
+    return HSCOPE_OK;
 }
 
 /* Per site of the target: 1 if it is the dumper's (origin.c's rule). */
@@ -454,6 +473,7 @@ run_pass(pass *p, const base *b, snapinfo *si, hscope_error *err)
             return st;
         }
         bl.sink = sink;
+        bl.sink_oid = sink_oid;
         bl.sink_ud = p;
         hscope__parse_opts po = {
             .strict = lo && (lo->flags & HSCOPE_LOAD_STRICT),

@@ -563,6 +563,26 @@ take_columns(hscope_heap_t *h, hscope__builder *b)
     b->val_arena = NULL;
 }
 
+/* Objects of type names this version does not know, counted per name
+ * from the type column (after the keys and flags the parser noted). */
+static hscope_status
+note_unknown_types(hscope_heap_t *h, hscope_error *err)
+{
+    uint64_t per[256] = { 0 };
+    for (uint32_t i = 0; i < h->n; i++)
+        per[h->type[i]]++;
+    for (int t = 32; t < 256; t++) {
+        if (!per[t])
+            continue;
+        hscope_status st = hscope__unknown_note(&h->mem, &h->unknown, HSCOPE_UNKNOWN_TYPE,
+                                                h->type_names[t], strlen(h->type_names[t]),
+                                                per[t], err);
+        if (st != HSCOPE_OK)
+            return st;
+    }
+    return HSCOPE_OK;
+}
+
 static void
 fill_stats(hscope_heap_t *h, const hscope__builder *b)
 {
@@ -616,6 +636,8 @@ hscope__model_build(hscope_heap_t *h, hscope__builder *b, unsigned threads,
     take_columns(h, b);
     h->unknown = b->unknown; /* NULL for a dump without unknown fields */
     b->unknown = NULL;
+    if (b->ntypes > 32 && (st = note_unknown_types(h, err)) != HSCOPE_OK)
+        goto fail;
     size_t dcap = 0;
     if ((st = hscope__index_build(h, err)) != HSCOPE_OK)
         goto fail;

@@ -250,18 +250,6 @@ hscope__unknown_note(hscope__mem *m, hscope__unknowns **up, int32_t kind, const 
     return HSCOPE_OK;
 }
 
-int
-hscope__bigvals_next(const hscope__bigvals *bv, size_t i, size_t *cursor, uint64_t *v)
-{
-    while (*cursor < bv->len && bv->id[*cursor] < i)
-        (*cursor)++;
-    if (*cursor < bv->len && bv->id[*cursor] == i) {
-        *v = bv->val[*cursor];
-        return 1;
-    }
-    return 0;
-}
-
 hscope_status
 hscope__builder_merge_side(hscope__builder *out, hscope__builder *b, hscope_error *err)
 {

@@ -43,15 +43,18 @@ struct hscope__builder;
  * strings are ids in the builder's interner. */
 typedef struct hscope__objrec {
     uint64_t addr, class_addr, memsize, size, nrefs;
-    uint64_t oid;           /* Ruby's object_id (4.0+ flags), if has_oid */
     uint32_t detail, file, line, method, site, gen; /* gen: GEN_NONE if absent */
     uint16_t flags;
-    uint8_t type, has_class, has_oid;
+    uint8_t type, has_class;
 } hscope__objrec;
 
 typedef hscope_status (*hscope__sink_fn)(void *ud, struct hscope__builder *b,
                                          const hscope__objrec *o,
                                          hscope_error *err);
+/* Ruby's object_id (4.0+) of the record the sink was just given: called
+ * right after the sink, for the few records that have one. */
+typedef hscope_status (*hscope__sink_oid_fn)(void *ud, struct hscope__builder *b,
+                                             uint64_t oid, hscope_error *err);
 
 typedef struct hscope__builder {
     hscope__mem *mem;
@@ -122,6 +125,7 @@ typedef struct hscope__builder {
 
     /* sink mode: objects go to sink() instead of the columns */
     hscope__sink_fn sink;
+    hscope__sink_oid_fn sink_oid;   /* optional */
     void *sink_ud;
     uint64_t streamed;      /* objects handed to the sink */
     /* optional, for the parallel parser: a sink whose records may be taken
@@ -174,8 +178,17 @@ hscope_status hscope__unknown_note(hscope__mem *m, hscope__unknowns **u, int32_t
 
 /* Object `i`'s value in a side table, scanning forward from *cursor (ids
  * asked in rising order, *cursor 0 at first): 1 and *v, or 0 if none. */
-int hscope__bigvals_next(const hscope__bigvals *bv, size_t i, size_t *cursor,
-                         uint64_t *v);
+static inline int
+hscope__bigvals_next(const hscope__bigvals *bv, size_t i, size_t *cursor, uint64_t *v)
+{
+    while (*cursor < bv->len && bv->id[*cursor] < i)
+        (*cursor)++;
+    if (*cursor < bv->len && bv->id[*cursor] == i) {
+        *v = bv->val[*cursor];
+        return 1;
+    }
+    return 0;
+}
 
 /*
  * The parallel parser's hand-over of what a chunk's builder keeps beside

@@ -615,9 +615,11 @@ absorb(pool *P, slot *s)
             .flags = b->flags[i], .type = (uint8_t)map_type(P, s, b->type[i]),
             .has_class = b->class_addr[i] != 0,
         };
-        r.has_oid = (uint8_t)hscope__bigvals_next(&b->oids, i, &oc, &r.oid);
         o->streamed++;
         hscope_status st = o->sink(o->sink_ud, o, &r, P->err);
+        uint64_t oid;
+        if (st == HSCOPE_OK && o->sink_oid && hscope__bigvals_next(&b->oids, i, &oc, &oid))
+            st = o->sink_oid(o->sink_ud, o, oid, P->err);
         if (st != HSCOPE_OK)
             return st;
     }

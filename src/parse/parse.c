@@ -1264,13 +1264,8 @@ store_object(hscope__lp *lp, rec *r, int type)
     uint32_t gen = !r->has_gen ? HSCOPE__GEN_NONE
                    : r->gen >= HSCOPE__GEN_NONE ? HSCOPE__GEN_NONE - 1
                                                 : (uint32_t)r->gen;
-    if (HS_UNLIKELY(type >= 32)) {
-        b->unknown_types++;
-        const char *tn = b->type_names[type];
-        if ((st = hscope__unknown_note(b->mem, &b->unknown, HSCOPE_UNKNOWN_TYPE, tn, strlen(tn),
-                                       1, err)) != HSCOPE_OK)
-            return st;
-    }
+    if (type >= 32)
+        b->unknown_types++; /* by name: the model counts its type column */
     if (b->sink) {
         hscope__objrec o = {
             .addr = r->addr, .class_addr = r->has_class ? r->class_addr : 0,
@@ -1279,7 +1274,6 @@ store_object(hscope__lp *lp, rec *r, int type)
             .site = site, .gen = gen,
             .flags = (uint16_t)(r->top_flags | r->gc_flags),
             .type = (uint8_t)type, .has_class = r->has_class,
-            .oid = lp->oid, .has_oid = (r->rare & HSCOPE__RARE_OID) != 0,
         };
         b->streamed++;
         return b->sink(b->sink_ud, b, &o, err);
@@ -1323,9 +1317,9 @@ store_object(hscope__lp *lp, rec *r, int type)
     return HSCOPE_OK;
 }
 
-/* What a stored record had that few have (lp->rare): the object_id of an
- * object (the sink took it with the record) and the names of unknown
- * fields. */
+/* What a stored record had that few have (r->rare): the object_id of an
+ * object (into the side table, or to the sink's sink_oid right after the
+ * sink took the record) and the names of unknown fields. */
 static hscope_status
 rare_fields(hscope__lp *lp, const rec *r, int object)
 {
@@ -1339,9 +1333,11 @@ rare_fields(hscope__lp *lp, const rec *r, int object)
                 return st;
         }
     }
-    if ((r->rare & HSCOPE__RARE_OID) && object && !b->sink)
-        return hscope__bigvals_push(b->mem, &b->oids, (uint32_t)(b->n - 1), lp->oid, lp->err);
-    return HSCOPE_OK;
+    if (!(r->rare & HSCOPE__RARE_OID) || !object)
+        return HSCOPE_OK;
+    if (b->sink)
+        return b->sink_oid ? b->sink_oid(b->sink_ud, b, lp->oid, lp->err) : HSCOPE_OK;
+    return hscope__bigvals_push(b->mem, &b->oids, (uint32_t)(b->n - 1), lp->oid, lp->err);
 }
 
 /* Classify and store a fully parsed record. */

@@ -228,8 +228,8 @@ check_unknown(const hscope_heap_t *h)
 {
     static const struct { int32_t kind; const char *name; uint64_t count; } want[] = {
         { HSCOPE_UNKNOWN_FLAG, "sparkle", 2 },
-        { HSCOPE_UNKNOWN_TYPE, "FUTURE", 1 },
         { HSCOPE_UNKNOWN_KEY, "x_new", 1 },
+        { HSCOPE_UNKNOWN_TYPE, "FUTURE", 1 },
     };
     assert_int_equal(hscope_heap_unknown_count(h), 3);
     for (uint32_t i = 0; i < 3; i++) {
