@@ -931,11 +931,6 @@ typedef struct rb_handle {
     VALUE parent;          /* the Ruby object whose heap this refers to */
     hscope_heap_t *heap;   /* the heap the handle's ids refer to */
     size_t accounted;
-    /* Diffs only: a filtered view of the leaked set (Diff#_exclude_files),
-     * used instead of hscope_diff_objects() when `filtered` is set. */
-    int filtered;
-    hscope_id *sub;
-    uint64_t nsub, submem, subexcluded;
 } rb_handle;
 
 static void
@@ -957,7 +952,6 @@ handle_free(void *p)
     rb_handle *h = p;
     if (h->ptr && h->free_fn)
         h->free_fn(h->ptr);
-    xfree(h->sub);
     if (h->accounted)
         rb_gc_adjust_memory_usage(-(ssize_t)h->accounted);
     xfree(h);
@@ -1040,7 +1034,7 @@ typedef struct analysis_args {
     hscope_status st;
 } analysis_args;
 
-enum { AN_TALLY, AN_DIFF_TALLY, AN_SUBSET_TALLY, AN_DOMTREE, AN_PATHS, AN_DIFF, AN_DIFF_FILES,
+enum { AN_TALLY, AN_DIFF_TALLY, AN_DOMTREE, AN_PATHS, AN_DIFF, AN_DIFF_FILES,
        AN_HOLDERS };
 
 static void *
@@ -1054,10 +1048,6 @@ analysis_nogvl(void *p)
         break;
     case AN_DIFF_TALLY:
         a->st = hscope_diff_tally((hscope_tally_t **)&res, a->diff, a->key, &a->topts, &a->err);
-        break;
-    case AN_SUBSET_TALLY:
-        a->st = hscope_tally_subset((hscope_tally_t **)&res, a->heap, a->key, a->ids, a->nids,
-                                    &a->topts, &a->err);
         break;
     case AN_DOMTREE:
         a->st = hscope_domtree_compute((hscope_domtree_t **)&res, a->heap, &a->dopts, &a->err);
@@ -1331,14 +1321,10 @@ diff_get(VALUE self)
     return handle_get(self, &diff_type)->ptr;
 }
 
-/* The leaked set: the library's, or the filtered view. */
+/* The leaked set. */
 static const hscope_id *
 diff_ids(const rb_handle *h, uint64_t *n)
 {
-    if (h->filtered) {
-        *n = h->nsub;
-        return h->sub;
-    }
     *n = hscope_diff_count(h->ptr);
     return hscope_diff_objects(h->ptr);
 }
@@ -1346,72 +1332,23 @@ diff_ids(const rb_handle *h, uint64_t *n)
 static VALUE
 diff_count(VALUE self)
 {
-    rb_handle *h = handle_get(self, &diff_type);
-    return ULL2NUM(h->filtered ? h->nsub : hscope_diff_count(h->ptr));
+    return ULL2NUM(hscope_diff_count(diff_get(self)));
 }
 
 static VALUE
 diff_memsize(VALUE self)
 {
-    rb_handle *h = handle_get(self, &diff_type);
-    return ULL2NUM(h->filtered ? h->submem : hscope_diff_memsize(h->ptr));
+    return ULL2NUM(hscope_diff_memsize(diff_get(self)));
 }
 
-/* Objects left out: the dumper's own (library) plus those filtered here. */
+/* Objects left out as the dumper's own (ObjectSpace.dump_all's, the gem's
+ * snapshot code's: the library's rule). */
 static VALUE
 diff_excluded(VALUE self)
 {
-    rb_handle *h = handle_get(self, &diff_type);
-    return ULL2NUM(hscope_diff_excluded(h->ptr) + h->subexcluded);
+    return ULL2NUM(hscope_diff_excluded(diff_get(self)));
 }
 
-/* Diff#_exclude_files(prefixes): leave out leaked objects allocated in
- * files starting with one of the prefixes (the gem's own snapshot code
- * in find_leaks, as the library leaves out objspace.rb's).  Once only. */
-static VALUE
-diff_exclude_files(VALUE self, VALUE prefixes)
-{
-    rb_handle *h = handle_get(self, &diff_type);
-    Check_Type(prefixes, T_ARRAY);
-    if (h->filtered)
-        rb_raise(eError, "diff already filtered");
-    long np = RARRAY_LEN(prefixes);
-    for (long i = 0; i < np; i++)
-        Check_Type(RARRAY_AREF(prefixes, i), T_STRING);
-    uint64_t n = hscope_diff_count(h->ptr);
-    const hscope_id *ids = hscope_diff_objects(h->ptr);
-    hscope_id *keep = ALLOC_N(hscope_id, n ? n : 1);
-    uint64_t nk = 0, mem = 0;
-    const char *last = NULL;
-    int last_drop = 0;
-    for (uint64_t i = 0; i < n; i++) {
-        const char *f = hscope_heap_object_file(h->heap, ids[i]);
-        int drop = 0;
-        if (f && f == last) {
-            drop = last_drop;
-        } else if (f) {
-            size_t fl = strlen(f);
-            for (long k = 0; k < np && !drop; k++) {
-                VALUE p = RARRAY_AREF(prefixes, k);
-                size_t pl = (size_t)RSTRING_LEN(p);
-                drop = pl && pl <= fl && memcmp(f, RSTRING_PTR(p), pl) == 0;
-            }
-            last = f;
-            last_drop = drop;
-        }
-        if (!drop) {
-            keep[nk++] = ids[i];
-            mem += hscope_heap_object_memsize(h->heap, ids[i]);
-        }
-    }
-    h->sub = keep;
-    h->nsub = nk;
-    h->submem = mem;
-    h->subexcluded = n - nk;
-    h->filtered = 1;
-    RB_GC_GUARD(prefixes);
-    return self;
-}
 static VALUE diff_reused(VALUE self) { return ULL2NUM(hscope_diff_reused_addresses(diff_get(self))); }
 static VALUE diff_warning_bits(VALUE self) { return UINT2NUM(hscope_diff_warnings(diff_get(self))); }
 static VALUE diff_warning_text(VALUE self) { return cstr_or_nil(hscope_diff_warning_text(diff_get(self))); }
@@ -1463,14 +1400,7 @@ diff_tally(VALUE self, VALUE key, VALUE top, VALUE sort)
     a.topts.sort = sort_arg(sort);
     VALUE obj = handle_new(cTally, &tally_type, free_tally, self, d->heap);
     a.out = DATA_PTR(obj);
-    if (d->filtered) {
-        a.what = AN_SUBSET_TALLY;
-        a.heap = d->heap;
-        a.ids = d->sub;
-        a.nids = d->nsub;
-    } else {
-        a.what = AN_DIFF_TALLY;
-    }
+    a.what = AN_DIFF_TALLY;
     run_analysis(&a);
     uint64_t n;
     diff_ids(d, &n);
@@ -1786,7 +1716,6 @@ Init_heapscope(void)
     rb_define_method(cDiff, "heap", diff_heap, 0);
     rb_define_method(cDiff, "_addresses", diff_addresses, 1);
     rb_define_method(cDiff, "_tally", diff_tally, 3);
-    rb_define_method(cDiff, "_exclude_files", diff_exclude_files, 1);
 
     cDomTree = rb_define_class_under(mHeapscope, "DominatorTree", rb_cObject);
     rb_undef_alloc_func(cDomTree);
