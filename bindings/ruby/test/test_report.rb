@@ -259,6 +259,41 @@ class TestReport < Minitest::Test
     assert_raises(TypeError) { heap.report(io: Object.new) }
   end
 
+  # A writer runs without the GVL: Thread#raise reaches it through the
+  # unblock function, whose flag makes the sink fail, and the writer stops
+  # at once (the library's loops over every object end when the output
+  # failed): the exception comes from inside _write, in a fraction of the
+  # time the whole write takes, and no String is returned.  A heap of
+  # 300,000 objects, whose full dominator JSON (17 MB) takes long enough.
+  def test_interrupt_stops_a_writer
+    n = 300_000
+    dump = +%({"type":"ROOT","root":"vm","references":["0x10000"]}\n)
+    dump << %({"address":"0x10000","type":"ARRAY","references":[) <<
+      (1..n).map { |i| %("0x#{(0x10000 + (i * 40)).to_s(16)}") }.join(",") << %(],"memsize":40}\n)
+    (1..n).each { |i| dump << %({"address":"0x#{(0x10000 + (i * 40)).to_s(16)}","type":"STRING","memsize":40}\n) }
+    tree = Heapscope::Heap.parse(dump).dominators
+    t0 = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+    whole = tree.report(format: :json, full: true)
+    full = Process.clock_gettime(Process::CLOCK_MONOTONIC) - t0
+    started = Queue.new
+    th = Thread.new do
+      Thread.current.report_on_exception = false
+      started << true
+      tree.report(format: :json, full: true)
+    end
+    started.pop
+    sleep full / 10
+    t0 = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+    th.raise(Interrupt, "stop the writer")
+    e = assert_raises(Interrupt) { th.value }
+    after = Process.clock_gettime(Process::CLOCK_MONOTONIC) - t0
+    assert_match(/in `_write'/, e.backtrace.first)
+    assert_operator after, :<, full / 2, "the writer ran on after the interrupt (whole write: #{full} s)"
+    # and the next write of the tree is whole again
+    assert_equal whole, tree.report(format: :json, full: true)
+    assert_equal n + 1, JSON.parse(whole)["retained"].size
+  end
+
   def test_bad_options
     assert_raises(ArgumentError) { heap.tally.report(format: :pdf) }
     assert_raises(ArgumentError) { heap.report(colour: true) }
