@@ -74,6 +74,8 @@ class TestReport < Minitest::Test
     assert_equal leak, doc["dumps"].map { |d| d["path"] }
     assert_equal [], doc["warnings"]
     assert_equal({ "count" => leak_diff.count, "memsize" => leak_diff.memsize }, doc["leaked"])
+    assert_equal doc["leaked"].values, leak_diff.leaked.to_a
+    assert_equal doc["excluded_dumper_objects"], leak_diff.excluded_dumper_objects
   end
 
   # Point 1: Ruby says what the JSON says (summary[:total][:memsize], not

@@ -1,9 +1,11 @@
 /*
  * rb_heapscope.c - Ruby binding of libheapscope.
  *
- * Binding code only: every answer comes from the library.  The Ruby classes
- * (lib/heapscope.rb) turn the plain values returned here into Structs and
- * reports; methods starting with an underscore are internal.
+ * Binding code only: every answer comes from the library, and so does every
+ * report (the _write methods run the library's writers into a String or an
+ * IO: see "reports" below).  The Ruby classes (lib/heapscope.rb) turn the
+ * plain values returned here into Structs; methods starting with an
+ * underscore are internal.
  *
  * Handles are TypedData objects with dfree and dsize; the memory the library
  * holds for a handle is reported to the GC (rb_gc_adjust_memory_usage) and to

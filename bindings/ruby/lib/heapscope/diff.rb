@@ -22,6 +22,17 @@ module Heapscope
       WARNINGS.select { |bit, _| warning_bits & bit != 0 }.values
     end
 
+    # The leaked objects and their memsize (count, memsize), a Total: the
+    # JSON's "leaked".
+    def leaked
+      Total.new(count, memsize)
+    end
+
+    # Objects left out as the dumper's own (the JSON's name for #excluded).
+    def excluded_dumper_objects
+      excluded
+    end
+
     # Addresses of the leaked objects (all, or the first +limit+).
     def addresses(limit = nil)
       _addresses(limit)
