@@ -1118,6 +1118,19 @@ top_arg(VALUE top)
     return (uint64_t)t;
 }
 
+/* The key (returned: a frozen copy the caller keeps alive, *ckey its
+ * bytes) and tally options of a _tally call. */
+static VALUE
+tally_args(VALUE key, VALUE top, VALUE sort, const char **ckey, hscope_tally_options *o)
+{
+    VALUE k = rb_str_new_frozen(StringValue(key));
+    *ckey = StringValueCStr(k);
+    hscope_tally_options_init(o);
+    o->top = top_arg(top);
+    o->sort = sort_arg(sort);
+    return k;
+}
+
 /* Heap#_tally(key, top, sort, keep_dumper) -> Native::Tally */
 static VALUE
 heap_tally(VALUE self, VALUE key, VALUE top, VALUE sort, VALUE keep_dumper)
@@ -1125,11 +1138,7 @@ heap_tally(VALUE self, VALUE key, VALUE top, VALUE sort, VALUE keep_dumper)
     analysis_args a;
     memset(&a, 0, sizeof(a));
     a.heap = heap_get(self);
-    key = rb_str_new_frozen(StringValue(key));
-    a.key = StringValueCStr(key);
-    hscope_tally_options_init(&a.topts);
-    a.topts.top = top_arg(top);
-    a.topts.sort = sort_arg(sort);
+    key = tally_args(key, top, sort, &a.key, &a.topts);
     if (!RTEST(keep_dumper))
         a.topts.flags |= HSCOPE_TALLY_SKIP_DUMPER;
     VALUE obj = handle_new(cTally, &tally_type, free_tally, self, a.heap);
@@ -1396,11 +1405,7 @@ diff_tally(VALUE self, VALUE key, VALUE top, VALUE sort)
     memset(&a, 0, sizeof(a));
     rb_handle *d = handle_get(self, &diff_type);
     a.diff = d->ptr;
-    key = rb_str_new_frozen(StringValue(key));
-    a.key = StringValueCStr(key);
-    hscope_tally_options_init(&a.topts);
-    a.topts.top = top_arg(top);
-    a.topts.sort = sort_arg(sort);
+    key = tally_args(key, top, sort, &a.key, &a.topts);
     VALUE obj = handle_new(cTally, &tally_type, free_tally, self, d->heap);
     a.out = DATA_PTR(obj);
     a.what = AN_DIFF_TALLY;
@@ -1928,15 +1933,23 @@ write_job_init(write_job *j, int what, void *handle)
     j->focus = HSCOPE_ID_NONE;
 }
 
+/* Run the job of `self`'s method (self, and so its handle, kept alive;
+ * the other arguments are on the VM stack of the call). */
+static VALUE
+write_run(VALUE self, write_job *j, VALUE opts)
+{
+    VALUE r = run_write(j, opts);
+    RB_GC_GUARD(self);
+    return r;
+}
+
 /* A writer whose only argument is the result: `self`'s handle. */
 static VALUE
 write_handle(VALUE self, int what, void *handle, VALUE opts)
 {
     write_job j;
     write_job_init(&j, what, handle);
-    VALUE r = run_write(&j, opts);
-    RB_GC_GUARD(self);
-    return r;
+    return write_run(self, &j, opts);
 }
 
 /* A writer of some objects of `heap`: addresses (W_OBJECTS: uint64_t,
@@ -1959,9 +1972,8 @@ write_items(VALUE self, int what, void *handle, const hscope_heap_t *heap, VALUE
     write_job_init(&j, what, handle);
     j.items = RSTRING_PTR(buf);
     j.nitems = (uint64_t)n;
-    VALUE r = run_write(&j, opts);
+    VALUE r = write_run(self, &j, opts);
     RB_GC_GUARD(buf);
-    RB_GC_GUARD(self);
     return r;
 }
 
@@ -2009,10 +2021,7 @@ diff_write(VALUE self, VALUE groups, VALUE opts)
             rb_raise(rb_eArgError, "the groups are not of this diff");
         j.groups = g->ptr;
     }
-    VALUE r = run_write(&j, opts);
-    RB_GC_GUARD(self);
-    RB_GC_GUARD(groups);
-    return r;
+    return write_run(self, &j, opts);
 }
 
 /* DominatorTree#_write(focus id or nil, opts) */
@@ -2024,9 +2033,7 @@ domtree_write(VALUE self, VALUE focus, VALUE opts)
     write_job_init(&j, W_DOMTREE, t->ptr);
     if (!NIL_P(focus))
         j.focus = id_arg(t->heap, focus);
-    VALUE r = run_write(&j, opts);
-    RB_GC_GUARD(self);
-    return r;
+    return write_run(self, &j, opts);
 }
 
 /* DominatorTree#_write_retained(opts) */
@@ -2123,11 +2130,7 @@ domtree_tally(VALUE self, VALUE key, VALUE top, VALUE sort)
     report_analysis a;
     memset(&a, 0, sizeof(a));
     a.tree = t->ptr;
-    key = rb_str_new_frozen(StringValue(key));
-    a.key = StringValueCStr(key);
-    hscope_tally_options_init(&a.topts);
-    a.topts.top = top_arg(top);
-    a.topts.sort = sort_arg(sort);
+    key = tally_args(key, top, sort, &a.key, &a.topts);
     VALUE obj = handle_new(cTally, &tally_type, free_tally, self, t->heap);
     a.out = DATA_PTR(obj);
     run_report_analysis(&a, domtree_tally_nogvl);
