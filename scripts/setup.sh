@@ -9,6 +9,8 @@ PKGS=(meson ninja-build pkg-config gcc clang zlib1g-dev libisal-dev libxxhash-de
       librsvg2-bin postgresql abigail-tools ruby-ffi g++ make rake chromium
       # ruby-rspec: the gem's RSpec matcher (bindings/ruby/test/test_leak_apps.rb)
       ruby-rspec
+      # python3-jsonschema: the --json outputs are validated against docs/schema/
+      python3-jsonschema
       # groff: the man page test (tests/docs) renders docs/heapscope.1
       groff-base
       # gdb: the test watchdog (tests/watchdog.h) prints a hung test's stacks

@@ -1020,6 +1020,8 @@ typedef int32_t (*hscope_write_fn)(void *user_data, const char *data, uint64_t l
 /* text: leave out the "warning: ..." lines, for a caller that shows the
  * warnings elsewhere (the CLI: on stderr); JSON always has them. */
 #define HSCOPE_REPORT_NO_WARNINGS 0x10u
+#define HSCOPE_REPORT_BARS     0x20u /* text: a bar of '#' per tally row, scaled
+                                        to the largest (the histogram) */
 
 /** `top` value meaning every row. */
 #define HSCOPE_TOP_ALL UINT64_MAX
@@ -1051,12 +1053,14 @@ HSCOPE_API void hscope_report_options_init(hscope_report_options *opts);
 HSCOPE_API const char *hscope_tally_by(const hscope_tally_t *tally);
 
 /**
- * Write a tally: text (a table), JSON (kind "tally"; kind "retained" for a
- * tally of hscope_domtree_tally()), CSV (key, count, memsize).  Rows are
- * those the tally kept (its `top`); rows of a subset or diff tally list
- * their members' addresses with HSCOPE_REPORT_ADDRESSES.  Warnings: lines
- * the tally's dump had skipped, a dump cut short; the dumper's objects left
- * out are counted (text: a "left out:" line).
+ * Write a tally: text (a table; with HSCOPE_REPORT_BARS a bar per row, by
+ * the tally's sort), JSON (kind "tally"; kind "retained" for a tally of
+ * hscope_domtree_tally()), CSV (key, count, memsize), SVG (bars of memsize
+ * and count per row: the histogram).  Rows are those the tally kept (its
+ * `top`); rows of a subset or diff tally list their members' addresses
+ * with HSCOPE_REPORT_ADDRESSES.  Warnings: lines the tally's dump had
+ * skipped, a dump cut short; the dumper's objects left out are counted
+ * (text: a "left out:" line).
  */
 HSCOPE_API hscope_status hscope_tally_write(const hscope_tally_t *tally,
                                             const hscope_report_options *opts,
@@ -1302,6 +1306,229 @@ HSCOPE_API uint64_t hscope_diff_moved_objects(const hscope_diff_t *diff);
 /** Notes on how the diff decided identity (e.g. by object_id), one per
  * line; "" if none.  Not warnings: nothing is wrong.  Since 0.2. */
 HSCOPE_API const char *hscope_diff_note_text(const hscope_diff_t *diff);
+
+/* ------------------------------------------------------------------------ */
+/* Memory over time: timeline (and diff --grew), export (since 0.2)          */
+/* ------------------------------------------------------------------------ */
+
+/** How dumps are put in time order (docs/TIMELINE.md).  Fixed values. */
+#define HSCOPE_ORDER_AUTO  0  /* the first of the rules below that applies */
+#define HSCOPE_ORDER_NAME  1  /* a date-time, an epoch or a sequence number
+                                 in every file name */
+#define HSCOPE_ORDER_MTIME 2  /* the files' modification times */
+#define HSCOPE_ORDER_GIVEN 3  /* the order of the paths */
+
+/** The series a timeline fits and ranks.  Fixed values; 0 means memsize. */
+#define HSCOPE_METRIC_MEMSIZE 1  /* the sum of the objects' memsize */
+#define HSCOPE_METRIC_COUNT   2  /* the number of objects */
+
+/** hscope_timeline_options.flags: keep the objects the dumper allocated
+ * (default: left out of every dump and counted, as HSCOPE_TALLY_SKIP_DUMPER). */
+#define HSCOPE_TIMELINE_KEEP_DUMPER 0x1u
+/**
+ * hscope_timeline_options.flags: the "grew" view (heapy's, `heapscope diff
+ * --grew`): the dumps in the order given (whatever `order` says), groups
+ * ranked by the change of the metric from the first dump to the last,
+ * largest first (ties by key); the writers write it as kind "grew".
+ */
+#define HSCOPE_TIMELINE_GREW        0x2u
+
+/**
+ * Options for hscope_timeline_compute().  Zero in every field means the
+ * default; NULL for all defaults.
+ */
+typedef struct hscope_timeline_options {
+    uint32_t size;        /* sizeof(hscope_timeline_options) */
+    uint32_t flags;       /* HSCOPE_TIMELINE_* */
+    const char *by;       /* a tally key; NULL: "file:line:class" */
+    int32_t metric;       /* HSCOPE_METRIC_*; 0: memsize */
+    int32_t order;        /* HSCOPE_ORDER_*; 0: auto */
+    uint32_t threads;     /* dumps folded at once; 0: one per core */
+    uint32_t min_dumps;   /* dumps a growing group needs; 0: 3 (at least 2) */
+} hscope_timeline_options;
+
+#define HSCOPE_TIMELINE_OPTIONS_INIT { sizeof(hscope_timeline_options), 0, NULL, 0, 0, 0, 0 }
+HSCOPE_API void hscope_timeline_options_init(hscope_timeline_options *opts);
+
+/**
+ * What grows over time: each dump folded into totals per group (as
+ * hscope_tally_file(): no object graph, memory bounded by the number of
+ * groups; several dumps at once), the dumps put in time order, and per
+ * group its series (count and memsize in every dump, 0 where absent), a
+ * least-squares line against the step (and against the time in hours when
+ * the times are known), R^2 and the "growing" verdict: at least
+ * `min_dumps` dumps, slope > 0, R^2 >= 0.8, the last value above the
+ * first, and a fitted rise (slope x (dumps - 1)) of at least max(10
+ * objects or 4096 bytes, 2% of the group's mean).  Groups are ranked
+ * growing first, then by slope x R^2, the last value, the key.
+ * Consecutive dumps are checked as a series (hscope_series_check()); a
+ * damaged dump is a warning (of the writers), not an error.  Free with hscope_timeline_free().
+ */
+typedef struct hscope_timeline hscope_timeline_t;
+
+/**
+ * Compute a timeline of the dump files paths[0..n) (n >= 1).  `load`
+ * applies to each dump (its max_memory caps each fold; `threads` 0 gives
+ * each fold its share of the cores).  The progress callback, if any, is
+ * called with the bytes of all dumps (never by two threads at once); a
+ * line callback makes the dumps fold one at a time.  On failure the error
+ * names the dump; HSCOPE_ERR_INVALID_ARG when a forced order (NAME, MTIME)
+ * cannot order the dumps.  Thread-safe: any number of timelines at once.
+ */
+HSCOPE_API hscope_status hscope_timeline_compute(hscope_timeline_t **out,
+                                                 const char *const *paths,
+                                                 uint64_t n,
+                                                 const hscope_load_options *load,
+                                                 const hscope_timeline_options *opts,
+                                                 hscope_error *err);
+HSCOPE_API void hscope_timeline_free(hscope_timeline_t *tl);
+
+/** The key the groups are made by ("file:line:class", ...). Static. */
+HSCOPE_API const char *hscope_timeline_by(const hscope_timeline_t *tl);
+/** HSCOPE_METRIC_MEMSIZE or HSCOPE_METRIC_COUNT: what was fitted. */
+HSCOPE_API int32_t hscope_timeline_metric(const hscope_timeline_t *tl);
+/** The rule that ordered the dumps: "name-time", "mtime" or "given", and
+ * what it read: "datetime", "epoch", "epoch-ms", "sequence", "mtime" or
+ * "given" (docs/TIMELINE.md).  Static strings. */
+HSCOPE_API const char *hscope_timeline_order(const hscope_timeline_t *tl);
+HSCOPE_API const char *hscope_timeline_order_source(const hscope_timeline_t *tl);
+/** 1 when the dumps' times are known (slopes per hour), else 0. */
+HSCOPE_API int32_t hscope_timeline_times_known(const hscope_timeline_t *tl);
+
+/** Number of dumps.  Dump i is the i-th in time order. */
+HSCOPE_API uint64_t hscope_timeline_dump_count(const hscope_timeline_t *tl);
+/** Its path as given (borrowed), and its index among the paths given. */
+HSCOPE_API const char *hscope_timeline_dump_path(const hscope_timeline_t *tl, uint64_t i);
+HSCOPE_API uint64_t hscope_timeline_dump_given(const hscope_timeline_t *tl, uint64_t i);
+/** "No value" of the int64_t accessors below (the ABI has no floating
+ * point: times and fits are fixed-point integers). */
+#define HSCOPE_NO_VALUE (-9223372036854775807LL - 1)
+
+/** Its time in milliseconds since the epoch (UTC), or HSCOPE_NO_VALUE when
+ * the times are not known. */
+HSCOPE_API int64_t hscope_timeline_dump_time_ms(const hscope_timeline_t *tl, uint64_t i);
+/** Its objects and their memsize (the dumper's left out unless kept). */
+HSCOPE_API hscope_status hscope_timeline_dump_totals(const hscope_timeline_t *tl,
+                                                     uint64_t i, uint64_t *count,
+                                                     uint64_t *memsize);
+/** Objects of dump i left out as the dumper's own. */
+HSCOPE_API uint64_t hscope_timeline_dump_excluded(const hscope_timeline_t *tl, uint64_t i);
+/** The load statistics of the pass over dump i (as hscope_tally_stats()),
+ * and its lines skipped for `reason`: so a front end can say that a dump
+ * was damaged.  Fields beyond stats->size are not written. */
+HSCOPE_API hscope_status hscope_timeline_dump_stats(const hscope_timeline_t *tl,
+                                                    uint64_t i,
+                                                    hscope_load_stats *stats);
+HSCOPE_API uint64_t hscope_timeline_dump_skipped(const hscope_timeline_t *tl,
+                                                 uint64_t i, int32_t reason);
+
+/** Number of groups (all of them, ranked), and of growing ones (the
+ * first hscope_timeline_growing_count() groups). */
+HSCOPE_API uint64_t hscope_timeline_group_count(const hscope_timeline_t *tl);
+HSCOPE_API uint64_t hscope_timeline_growing_count(const hscope_timeline_t *tl);
+/** Key of group g (borrowed), NULL when out of range. */
+HSCOPE_API const char *hscope_timeline_group_key(const hscope_timeline_t *tl, uint64_t g);
+/** Series of group g by `metric` (HSCOPE_METRIC_*): one value per dump,
+ * in time order (borrowed); NULL when out of range. */
+HSCOPE_API const uint64_t *hscope_timeline_group_series(const hscope_timeline_t *tl,
+                                                        uint64_t g, int32_t metric);
+/**
+ * Fit of group g's series (the timeline's metric) in fixed point; each
+ * out-pointer may be NULL.  In thousandths of the metric's unit (bytes or
+ * objects), rounded: the slope per step (HSCOPE_NO_VALUE with one dump),
+ * the slope per hour (HSCOPE_NO_VALUE when the times are not known), the
+ * mean and the fitted rise; R^2 in millionths, 0 to 1000000
+ * (HSCOPE_NO_VALUE with one dump).  HSCOPE_ERR_NOT_FOUND when g is out of
+ * range.
+ */
+HSCOPE_API hscope_status hscope_timeline_group_fit(const hscope_timeline_t *tl, uint64_t g,
+                                                   int64_t *slope_per_step_milli,
+                                                   int64_t *slope_per_hour_milli,
+                                                   int64_t *r2_micro, int64_t *mean_milli,
+                                                   int64_t *rise_milli);
+/** 1 when group g is growing, else 0. */
+HSCOPE_API int32_t hscope_timeline_group_growing(const hscope_timeline_t *tl, uint64_t g);
+
+/** Warnings as HSCOPE_DIFF_WARN_* bits: _SKIPPED (a damaged dump: see
+ * hscope_timeline_dump_stats()), and the series checks' _REPEATED,
+ * _DIFFERENT_PROCESS, _BACKWARDS. */
+HSCOPE_API uint32_t hscope_timeline_warnings(const hscope_timeline_t *tl);
+/** The series checks' findings, one a line ("" when none).  Borrowed.
+ * (The writers also say the damaged dumps.) */
+HSCOPE_API const char *hscope_timeline_warning_text(const hscope_timeline_t *tl);
+/** Number of series checks' findings; finding i's code ("repeated",
+ * "different_process", "backwards") and message (borrowed). */
+HSCOPE_API uint64_t hscope_timeline_warning_count(const hscope_timeline_t *tl);
+HSCOPE_API hscope_status hscope_timeline_warning(const hscope_timeline_t *tl, uint64_t i,
+                                                 const char **code, const char **message);
+
+/**
+ * Write a timeline: text (a table with a trend sparkline per group),
+ * JSON (kind "timeline", or "grew" for HSCOPE_TIMELINE_GREW), CSV (one
+ * row per group and dump: rank,key,step,dump,time,count,memsize,growing)
+ * or SVG (the series of the first min(top, 12) groups, and their change
+ * since the first dump).  `top` groups (0: 20; HSCOPE_TOP_ALL: all).
+ * The dumps are named by their paths, or by opts->dump_names in the order
+ * the paths were given.  Warnings (JSON "warnings"; text: "warning: ..."
+ * lines first, unless HSCOPE_REPORT_NO_WARNINGS): each damaged dump, then
+ * the series checks.
+ */
+HSCOPE_API hscope_status hscope_timeline_write(const hscope_timeline_t *tl,
+                                               const hscope_report_options *opts,
+                                               hscope_write_fn write, void *user_data,
+                                               hscope_error *err);
+
+/**
+ * Export: write dump files as tables for PostgreSQL and DuckDB
+ * (docs/TIMELINE.md, "heapscope export"): DIR/dumps, objects, refs, roots
+ * (.csv or .jsonl) and DIR/schema.sql, DIR/schema.duckdb.sql.  One dump is
+ * loaded at a time; string values are never loaded, so never exported;
+ * text is written as valid UTF-8.  The result says what was written.
+ */
+typedef struct hscope_export hscope_export_t;
+
+typedef struct hscope_export_options {
+    uint32_t size;        /* sizeof(hscope_export_options) */
+    int32_t format;       /* HSCOPE_FORMAT_CSV (0) or HSCOPE_FORMAT_JSONL */
+    int32_t order;        /* HSCOPE_ORDER_*: the dump ids' order; 0: auto */
+    uint32_t reserved;    /* zero */
+    uint64_t first_id;    /* dump_id of the first dump; 0: 1 (at most 10^9) */
+} hscope_export_options;
+
+#define HSCOPE_EXPORT_OPTIONS_INIT { sizeof(hscope_export_options), 0, 0, 0, 0 }
+HSCOPE_API void hscope_export_options_init(hscope_export_options *opts);
+
+/**
+ * Export paths[0..n) into the directory `dir` (created if missing; files
+ * replaced).  `out` (may be NULL) gets what was written.  `load` applies to
+ * each dump (HSCOPE_LOAD_VALUES is ignored: values are never exported).
+ * On failure the error names the dump or file.
+ */
+HSCOPE_API hscope_status hscope_export_files(hscope_export_t **out,
+                                             const char *const *paths, uint64_t n,
+                                             const char *dir,
+                                             const hscope_load_options *load,
+                                             const hscope_export_options *opts,
+                                             hscope_error *err);
+HSCOPE_API void hscope_export_free(hscope_export_t *ex);
+/** Number of dumps written, and dump i's path (time order; borrowed). */
+HSCOPE_API uint64_t hscope_export_dump_count(const hscope_export_t *ex);
+HSCOPE_API const char *hscope_export_dump_path(const hscope_export_t *ex, uint64_t i);
+/** Objects and references written, over all dumps. */
+HSCOPE_API void hscope_export_totals(const hscope_export_t *ex, uint64_t *objects,
+                                     uint64_t *references);
+/** The load statistics of dump i (time order) and its lines skipped for
+ * `reason`, as hscope_timeline_dump_stats(): to say a damaged dump. */
+HSCOPE_API hscope_status hscope_export_dump_stats(const hscope_export_t *ex, uint64_t i,
+                                                  hscope_load_stats *stats);
+HSCOPE_API uint64_t hscope_export_dump_skipped(const hscope_export_t *ex, uint64_t i,
+                                               int32_t reason);
+/** Write what was exported: text (one line) or JSON (kind "export": the
+ * dumps with their ids, the files, the damaged dumps as warnings). */
+HSCOPE_API hscope_status hscope_export_write(const hscope_export_t *ex,
+                                             const hscope_report_options *opts,
+                                             hscope_write_fn write, void *user_data,
+                                             hscope_error *err);
 
 #ifdef __cplusplus
 }

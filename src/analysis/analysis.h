@@ -115,6 +115,12 @@ void hscope__tally_set_by(hscope_tally_t *t, const char *key);
  * "retained"). */
 void hscope__tally_set_retained(hscope_tally_t *t);
 int hscope__tally_is_retained(const hscope_tally_t *t);
+/* The static name of a tally key ("file:line:class"), or NULL. */
+const char *hscope__tally_key_name(const char *key);
+/* HSCOPE_SORT_* of a tally's rows. */
+uint32_t hscope__tally_sort(const hscope_tally_t *t);
+/* The allocator a tally allocates with (for its writers' scratch). */
+hscope__mem *hscope__tally_mem(const hscope_tally_t *t);
 /* The heap a tally was computed on, or NULL (folded from a stream). */
 const hscope_heap_t *hscope__tally_heap(const hscope_tally_t *t);
 
@@ -187,5 +193,105 @@ hscope_status hscope__diff_run(hscope_diff_t **out, hscope_heap_t *target,
                                const char *const names[3],
                                const hscope_diff_options *opts,
                                hscope_error *err);
+
+/* ------------------------------------------------------------------ */
+/* Memory over time (order.c, timeline.c; issue 20)                   */
+/* ------------------------------------------------------------------ */
+
+/* The error `src` of the work on file `path`, into err (first error
+ * wins), naming the file when the message does not. */
+hscope_status hscope__fail_for_file(hscope_error *err, const hscope_error *src,
+                                    const char *path);
+/* Basename of a path (a pointer into it). */
+const char *hscope__basename(const char *path);
+
+/* A dump's place in time: its index among the paths as given, and its
+ * time (epoch seconds, UTC) when the rule that ordered it knows one. */
+typedef struct hscope__dump_time {
+    uint64_t given;
+    int has_time;
+    double time;
+    uint64_t seq;     /* the sort key of a sequence number */
+} hscope__dump_time;
+
+/* The rule that put the dumps in order (docs/TIMELINE.md). */
+typedef struct hscope__order {
+    int32_t rule;        /* HSCOPE_ORDER_NAME, _MTIME or _GIVEN */
+    const char *name;    /* "name-time", "mtime" or "given" (static) */
+    const char *source;  /* "datetime", "epoch", "epoch-ms", "sequence",
+                            "mtime" or "given" (static) */
+    int times_known;
+} hscope__order;
+
+/* Put paths[0..n) in time order by `rule` (HSCOPE_ORDER_*): d[0..n) gets
+ * the dumps in that order.  HSCOPE_ERR_INVALID_ARG when a forced rule
+ * (name, mtime) cannot order them. */
+hscope_status hscope__order_dumps(const char *const *paths, uint64_t n, int32_t rule,
+                                  hscope__dump_time *d, hscope__order *ord,
+                                  hscope_error *err);
+/* "the sequence number in each file name", ... for an order source. */
+const char *hscope__order_source_text(const char *source);
+
+/* One dump of a timeline, in time order. */
+typedef struct hscope__tl_dump {
+    char *path;                 /* as given (a copy) */
+    uint64_t given;             /* index among the paths given */
+    int has_time;
+    double time;
+    uint64_t count, memsize;    /* totals over every group */
+    uint64_t excluded;          /* the dumper's objects left out */
+    hscope_load_stats stats;
+    uint64_t skipped[HSCOPE_SKIP__COUNT];
+} hscope__tl_dump;
+
+/* One group of a timeline: its series and fit. */
+typedef struct hscope__tl_group {
+    char *key;
+    uint64_t *count, *memsize;  /* per dump, in time order */
+    double slope, slope_h, r2, mean, rise, score, last;
+    int has_slope_h, growing;
+} hscope__tl_group;
+
+typedef struct hscope__tl_warning {
+    const char *code;           /* static: "repeated", "different_process", "backwards" */
+    char *message;
+} hscope__tl_warning;
+
+/* The "growing" verdict's constants (docs/TIMELINE.md). */
+#define HSCOPE__GROW_MIN_DUMPS 3
+#define HSCOPE__GROW_MIN_R2 0.8
+#define HSCOPE__GROW_MIN_RISE_FRACTION 0.02  /* of the group's mean */
+#define HSCOPE__GROW_MIN_RISE_COUNT 10.0     /* objects */
+#define HSCOPE__GROW_MIN_RISE_BYTES 4096.0   /* bytes of memsize */
+
+struct hscope_timeline {
+    hscope__mem mem;
+    uint32_t flags;             /* HSCOPE_TIMELINE_* */
+    int32_t metric;             /* HSCOPE_METRIC_MEMSIZE or _COUNT */
+    uint32_t min_dumps;
+    const char *by;             /* static key name */
+    hscope__order order;
+    hscope__tl_dump *d;
+    uint64_t nd;
+    hscope__tl_group *g;        /* ranked */
+    size_t ng, gcap;
+    size_t growing;
+    hscope__tl_warning *w;
+    size_t nw, wcap;
+    uint32_t warn;              /* HSCOPE_DIFF_WARN_* bits */
+    char *warn_text;            /* every message, one a line */
+};
+
+hscope_status hscope__timeline_compute(hscope_timeline_t **out, const char *const *paths,
+                                       uint64_t n, const hscope_load_options *lo,
+                                       const hscope_timeline_options *o, hscope_error *err);
+void hscope__timeline_free(hscope_timeline_t *tl);
+
+/* The value of group g in dump i by the timeline's metric. */
+static inline uint64_t
+hscope__tl_value(const hscope_timeline_t *tl, const hscope__tl_group *g, uint64_t i)
+{
+    return tl->metric == HSCOPE_METRIC_COUNT ? g->count[i] : g->memsize[i];
+}
 
 #endif

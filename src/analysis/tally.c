@@ -50,6 +50,7 @@ struct hscope_tally {
     hscope_fingerprint_t *fp;
     const char *by;    /* key name (static), or NULL */
     int retained;      /* rows are what groups retain (hscope_domtree_tally) */
+    uint32_t sort;     /* HSCOPE_SORT_* the rows are in */
 };
 
 const uint32_t hscope__no_ids[1] = { 0 };
@@ -565,6 +566,7 @@ grouped:
     if (t->ng)
         qsort(t->g, t->ng, sizeof(group),
               o.sort == HSCOPE_SORT_MEMSIZE ? cmp_memsize : cmp_count);
+    t->sort = o.sort;
     if (members && (st = collect_members(t, gidx, subset ? subset : NULL,
                                          total, &err)) != HSCOPE_OK)
         goto done;
@@ -783,6 +785,7 @@ hscope__tally_finish(hscope_tally_t *t, uint32_t sort, uint64_t top)
 {
     for (size_t j = 0; j < t->ng; j++)
         t->g[j].tp = t->arena + t->g[j].text;
+    t->sort = sort;
     if (t->ng)
         qsort(t->g, t->ng, sizeof(group),
               sort == HSCOPE_SORT_MEMSIZE ? cmp_memsize : cmp_count);
@@ -799,12 +802,33 @@ hscope__tally_key(const char *key)
     return -1;
 }
 
+const char *
+hscope__tally_key_name(const char *key)
+{
+    for (size_t ki = 0; key && ki < sizeof(keys) / sizeof(keys[0]); ki++)
+        if (strcmp(keys[ki].name, key) == 0)
+            return keys[ki].name;
+    return NULL;
+}
+
 void
 hscope__tally_set_by(hscope_tally_t *t, const char *key)
 {
-    for (size_t ki = 0; ki < sizeof(keys) / sizeof(keys[0]); ki++)
-        if (strcmp(keys[ki].name, key) == 0)
-            t->by = keys[ki].name;
+    const char *name = hscope__tally_key_name(key);
+    if (name)
+        t->by = name;
+}
+
+uint32_t
+hscope__tally_sort(const hscope_tally_t *t)
+{
+    return t->sort;
+}
+
+hscope__mem *
+hscope__tally_mem(const hscope_tally_t *t)
+{
+    return t->mem;
 }
 
 HSCOPE_API const char *

@@ -72,7 +72,8 @@ HSCOPE_API hscope_status
 hscope_tally_write(const hscope_tally_t *tally, const hscope_report_options *opts,
                    hscope_write_fn write, void *user_data, hscope_error *uerr)
 {
-    return run(tally, tally, tally_body, TEXT_JSON | HSCOPE__FMT(HSCOPE_FORMAT_CSV), opts,
+    return run(tally, tally, tally_body,
+               TEXT_JSON | HSCOPE__FMT(HSCOPE_FORMAT_CSV) | HSCOPE__FMT(HSCOPE_FORMAT_SVG), opts,
                write, user_data, uerr);
 }
 
@@ -229,4 +230,38 @@ hscope_suspects_write(const hscope_suspects_t *suspects, const hscope_report_opt
                       hscope_write_fn write, void *user_data, hscope_error *uerr)
 {
     return run(suspects, suspects, suspects_body, TEXT_JSON, opts, write, user_data, uerr);
+}
+
+/* ------------------------------------------------------------------ */
+/* Memory over time (issue 20, part B)                                 */
+/* ------------------------------------------------------------------ */
+
+static hscope_status
+timeline_body(const void *args, const hscope__ropts *ro, hscope__out *o, hscope_error *err)
+{
+    (void)err;
+    return hscope__timeline_write(args, ro, o);
+}
+
+HSCOPE_API hscope_status
+hscope_timeline_write(const hscope_timeline_t *tl, const hscope_report_options *opts,
+                      hscope_write_fn write, void *user_data, hscope_error *uerr)
+{
+    return run(tl, tl, timeline_body,
+               TEXT_JSON | HSCOPE__FMT(HSCOPE_FORMAT_CSV) | HSCOPE__FMT(HSCOPE_FORMAT_SVG), opts,
+               write, user_data, uerr);
+}
+
+static hscope_status
+export_body(const void *args, const hscope__ropts *ro, hscope__out *o, hscope_error *err)
+{
+    (void)err;
+    return hscope__export_write(args, ro, o);
+}
+
+HSCOPE_API hscope_status
+hscope_export_write(const hscope_export_t *ex, const hscope_report_options *opts,
+                    hscope_write_fn write, void *user_data, hscope_error *uerr)
+{
+    return run(ex, ex, export_body, TEXT_JSON, opts, write, user_data, uerr);
 }

@@ -1,6 +1,8 @@
 /*
- * cli.h - declarations shared by the CLI's "memory over time" commands
- * (timeline.c, export.c, svg.c) and the main dispatcher (heapscope.c).
+ * cli.h - declarations shared by the CLI's commands: the "memory over
+ * time" commands (cmd_timeline.c, cmd_histogram.c, cmd_export.c,
+ * cmd_grew.c), the HTML report (report.c) and the main dispatcher
+ * (heapscope.c); the helpers are in cli_util.c.
  *
  *   heapscope timeline  [--by KEY] [--metric memsize|count] ... DUMP...
  *   heapscope histogram [--by type|class] [--top N] [--svg FILE] DUMP
@@ -28,15 +30,13 @@ int hscope_cli_histogram(int argc, char **argv);
 int hscope_cli_export(int argc, char **argv);
 
 /* ------------------------------------------------------------------ */
-/* Shared helpers (defined in timeline.c)                             */
+/* Shared helpers (cli_util.c)                                        */
 /* ------------------------------------------------------------------ */
 
 /* Print "heapscope: <fmt with arg>" and the usage text on stderr; returns
  * HSCOPE_CLI_EXIT_USAGE. */
 int hscope_cli_usage_error(const char *usage, const char *fmt, const char *arg);
 
-/* Print usage (and the load options) on stdout if argv has -h/--help. */
-int hscope_cli_want_help(int argc, char **argv, const char *usage);
 
 /* "123", "64K", "2M", "1G" -> bytes; -1 when malformed. */
 int hscope_cli_parse_size(const char *s, uint64_t *out);
@@ -72,6 +72,9 @@ void hscope_cli_warn_tally_damage(const char *path, const hscope_tally_t *t);
 /* "left out: N objects allocated by the dumper itself" (nothing for 0). */
 void hscope_cli_dumper_note(FILE *f, uint64_t n);
 
+/* Basename of a path (pointer into it). */
+const char *hscope_cli_basename(const char *path);
+
 /* The tally keys timeline/histogram/export accept. */
 int hscope_cli_valid_key(const char *by);
 
@@ -88,102 +91,34 @@ uint32_t hscope_cli_width(void);
 void hscope_cli_guard_terminal(void);
 
 /* ------------------------------------------------------------------ */
-/* Ordering dumps in time (defined in timeline.c)                     */
+/* Memory over time: timeline, histogram, export (cli_util.c)         */
 /* ------------------------------------------------------------------ */
 
-/*
- * The rules (docs/TIMELINE.md, "How dumps are ordered"), in this order:
- *  1. name-time, time source "datetime": every basename holds a date and
- *     time, YYYY-MM-DD[T_ -.]HH[:-.]MM[:-.]SS or YYYYMMDD[T_-.]HHMMSS
- *     (or a date alone, meaning midnight), years 2000-2099, read as UTC;
- *  2. name-time, "epoch": every basename holds a run of 9-11 digits that is
- *     a plausible epoch in seconds, or 12-14 digits that is one in
- *     milliseconds (both between 2000-01-01 and 2100-01-01); the last such
- *     run of a name counts;
- *  3. name-time, "sequence": every basename ends in a number (the last run
- *     of digits: step_03.json -> 3, heapscope.4242.7.json.gz -> 7,
- *     heap.json.12 -> 12);
- *  4. mtime: the files' modification times;
- *  5. given: the command-line order.
- * A rule applies only if it yields pairwise distinct values for all dumps.
- * Times are known (slopes per hour) for datetime, epoch and mtime.
- */
-#define HSCOPE_CLI_ORDER_NAME_TIME 0
-#define HSCOPE_CLI_ORDER_MTIME 1
-#define HSCOPE_CLI_ORDER_GIVEN 2
+/* hscope_write_fn into a FILE * (user_data). */
+int32_t hscope_cli_write_file(void *user_data, const char *data, uint64_t len);
 
-typedef struct hscope_cli_dump {
-    const char *path;  /* as given on the command line */
-    int given;         /* position on the command line, 0-based */
-    int has_time;      /* time is known (epoch seconds, UTC) */
-    double time;
-    uint64_t seq;      /* the sort key actually used */
-} hscope_cli_dump;
+/* HSCOPE_REPORT_ASCII when the locale (LC_ALL, LC_CTYPE, LANG) is not
+ * UTF-8: "..." for a cut key, ASCII sparklines. */
+void hscope_cli_ascii(hscope_report_options *ro);
 
-typedef struct hscope_cli_order {
-    int order;          /* HSCOPE_CLI_ORDER_* */
-    const char *name;   /* "name-time", "mtime" or "given" */
-    const char *source; /* "datetime", "epoch", "epoch-ms", "sequence",
-                           "mtime" or "given" */
-    int times_known;
-} hscope_cli_order;
+/* Open `path` for writing (NULL: stdout); NULL after saying why. */
+FILE *hscope_cli_open_out(const char *path);
+/* Close what hscope_cli_open_out() opened after a writer returned `st`
+ * (its error in err): 0, or 1 after saying what went wrong. */
+int hscope_cli_close_out(FILE *f, const char *path, hscope_status st,
+                         const hscope_error *err);
 
-/*
- * Sort dumps[0..n) in time order.  `force` is NULL or "auto" (the rules
- * above), "name" (rules 1-3 only), "mtime" or "given".  Returns 0, or -1
- * with a message in errbuf when a forced rule cannot be applied.
- */
-int hscope_cli_order_dumps(hscope_cli_dump *dumps, size_t n, const char *force,
-                           hscope_cli_order *out, char *errbuf, size_t errlen);
+/* A library writer on an untyped result (a two-line adapter per type). */
+typedef hscope_status (*hscope_cli_writer)(const void *result, const hscope_report_options *ro,
+                                           hscope_write_fn write, void *user_data,
+                                           hscope_error *err);
+/* Write `result` to stdout with `ro`, then, when svg_path is not NULL, as
+ * SVG to that file: 0, or 1 after saying what went wrong. */
+int hscope_cli_write_result(hscope_cli_writer fn, const void *result, hscope_report_options *ro,
+                            const char *svg_path);
 
-/* Basename of a path (pointer into it). */
-const char *hscope_cli_basename(const char *path);
-
-/* ------------------------------------------------------------------ */
-/* SVG charts (defined in svg.c)                                      */
-/* ------------------------------------------------------------------ */
-
-typedef struct hscope_svg_line {
-    const char *label;   /* group key */
-    const double *y;     /* npoints values */
-    int highlight;       /* growing: coloured and thick; else grey */
-    const char *note;    /* shown after the label in the legend, or NULL */
-} hscope_svg_line;
-
-typedef struct hscope_svg_lines_chart {
-    const char *title;
-    const char *subtitle;
-    const char *y_label;       /* e.g. "memsize" or "objects" */
-    int y_bytes;               /* format the value axis as B/KB/MB/GB */
-    size_t npoints;
-    const double *x;           /* epoch seconds per point, or NULL: steps */
-    const char *const *point_names; /* per point (tooltips), or NULL */
-    const hscope_svg_line *lines;
-    size_t nlines;
-    size_t more;               /* groups not plotted (noted in legend) */
-} hscope_svg_lines_chart;
-
-typedef struct hscope_svg_bar {
-    const char *label;
-    uint64_t memsize;
-    uint64_t count;
-} hscope_svg_bar;
-
-typedef struct hscope_svg_bars_chart {
-    const char *title;
-    const char *subtitle;
-    const hscope_svg_bar *bars;
-    size_t nbars;
-    uint64_t total_memsize;    /* for the % column; 0: not shown */
-    uint64_t total_count;
-} hscope_svg_bars_chart;
-
-/* Write a self-contained SVG document; 0 on success, -1 on write error. */
-int hscope_svg_write_lines(FILE *f, const hscope_svg_lines_chart *c);
-int hscope_svg_write_bars(FILE *f, const hscope_svg_bars_chart *c);
-
-/* Copy s to f as XML character data: escapes & < > " ', replaces bytes
- * that are not valid UTF-8 or not XML characters with U+FFFD. */
-void hscope_svg_escape(FILE *f, const char *s);
+/* A timeline's warnings on stderr: each damaged dump (as every command
+ * says it), then the series checks. */
+void hscope_cli_warn_timeline(const hscope_timeline_t *tl);
 
 #endif

@@ -1,18 +1,14 @@
 /*
  * cmd_diff.c - heapscope diff: objects born between dumps and still alive.
- *
- * diff --grew (per group: the count in each dump) is still computed and
- * written here; it moves onto the library's timeline (issue 20, part B).
+ * diff --grew (per group: the count in each dump) is a timeline of the
+ * dumps in the order given: cmd_grew.c.
  */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "json_out.h"
 #include "opts.h"
 
-static const char *prog = "heapscope";
 
 static const char usage[] =
     "usage: heapscope diff [--by KEY] [--top N] [--addresses] [--json] [--grew]\n"
@@ -42,177 +38,11 @@ static const char usage[] =
     "  --json          {\"kind\": \"diff\", \"dumps\", \"leaked\": {\"count\", \"memsize\"},\n"
     "                  \"by\", \"group_count\", \"groups\", \"warnings\", ...} (docs/JSON.md)\n"
     "  --grew          instead: per group, the count in each dump and the\n"
-    "                  deltas, largest growth first (dumps streamed in parallel)\n"
+    "                  deltas, largest growth first (a timeline of the dumps in\n"
+    "                  the order given, streamed in parallel; JSON kind grew)\n"
     "  --address-only  classic heapleak: compare addresses only\n"
     "  --keep-dumper   keep the objects the dumper itself allocated\n"
     "                  (ObjectSpace.dump_all's, the heapscope gem's snapshot code's)\n";
-
-typedef struct foldjob {
-    const char *path, *by;
-    uint32_t tflags;
-    const hscope_load_options *lo;
-    hscope_tally_t *t;
-    hscope_error err;
-    hscope_status st;
-} foldjob;
-
-static void *
-fold_thread(void *arg)
-{
-    foldjob *j = arg;
-    hscope_tally_options to = HSCOPE_TALLY_OPTIONS_INIT;
-    to.flags = j->tflags | HSCOPE_TALLY_FINGERPRINT; /* for the series checks */
-    hscope_error_init(&j->err);
-    j->st = hscope_tally_file(&j->t, j->path, j->by, j->lo, &to, &j->err);
-    return NULL;
-}
-
-typedef struct growrow {
-    const char *key;
-    uint64_t n[3], m[3];
-    int64_t delta;
-} growrow;
-
-static int
-cmp_grow(const void *a, const void *b)
-{
-    const growrow *x = a, *y = b;
-    if (x->delta != y->delta)
-        return x->delta > y->delta ? -1 : 1;
-    return strcmp(x->key, y->key);
-}
-
-static int
-cmp_key(const void *a, const void *b)
-{
-    return strcmp(((const growrow *)a)->key, ((const growrow *)b)->key);
-}
-
-/* Per group: count in each dump and the deltas (heapy's "grew" view). */
-static int
-diff_grew(char **paths, int np, const char *by, uint64_t top, int json,
-          const hscope_load_options *lo, uint32_t tflags)
-{
-    foldjob jobs[3];
-    pthread_t th[3];
-    hscope_load_options quiet = *lo;
-    quiet.progress = NULL;
-    if (!quiet.threads)
-        quiet.threads = 1; /* the three dumps are folded at once */
-    for (int i = 0; i < np; i++) {
-        jobs[i] = (foldjob){ paths[i], by, tflags, &quiet, NULL, HSCOPE_ERROR_INIT, 0 };
-        if (pthread_create(&th[i], NULL, fold_thread, &jobs[i]) != 0)
-            fold_thread(&jobs[i]), th[i] = 0;
-    }
-    for (int i = 0; i < np; i++)
-        if (th[i])
-            pthread_join(th[i], NULL);
-    int rc = 0;
-    for (int i = 0; i < np; i++)
-        if (jobs[i].st != HSCOPE_OK) {
-            fprintf(stderr, "%s: %s: %s\n", prog, paths[i], jobs[i].err.message);
-            rc = HSCOPE_CLI_EXIT_BAD_INPUT;
-        }
-    char wtext[2048] = "";
-    if (!rc) {
-        const hscope_fingerprint_t *fps[3];
-        for (int i = 0; i < np; i++) {
-            hscope_cli_warn_tally_damage(paths[i], jobs[i].t);
-            fps[i] = hscope_tally_fingerprint(jobs[i].t);
-        }
-        hscope_series_check(fps, (const char *const *)paths, (uint64_t)np, wtext, sizeof(wtext));
-        hscope_cli_warn_text(wtext);
-    }
-    size_t cap = 0, n = 0;
-    growrow *rows = NULL;
-    for (int i = 0; i < np && !rc; i++) {
-        hscope_tally_t *t = jobs[i].t;
-        cap += hscope_tally_row_count(t);
-    }
-    rows = calloc(cap + 1, sizeof(growrow));
-    if (!rows && !rc)
-        rc = HSCOPE_CLI_EXIT_BAD_INPUT;
-    /* union of keys: collect, sort by key, merge */
-    for (int i = 0; i < np && !rc; i++) {
-        hscope_tally_t *t = jobs[i].t;
-        for (uint64_t r = 0; r < hscope_tally_row_count(t); r++) {
-            growrow *g = &rows[n++];
-            g->key = hscope_tally_row_key(t, r);
-            g->n[i] = hscope_tally_row_count_of(t, r);
-            g->m[i] = hscope_tally_row_memsize(t, r);
-        }
-    }
-    if (!rc) {
-        qsort(rows, n, sizeof(growrow), cmp_key);
-        size_t u = 0;
-        for (size_t i = 0; i < n; i++) {
-            if (u && strcmp(rows[u - 1].key, rows[i].key) == 0) {
-                for (int k = 0; k < 3; k++) {
-                    rows[u - 1].n[k] += rows[i].n[k];
-                    rows[u - 1].m[k] += rows[i].m[k];
-                }
-            } else {
-                rows[u++] = rows[i];
-            }
-        }
-        n = u;
-        for (size_t i = 0; i < n; i++)
-            rows[i].delta = (int64_t)rows[i].n[np - 1] - (int64_t)rows[i].n[0];
-        qsort(rows, n, sizeof(growrow), cmp_grow);
-        size_t shown = top && top < n ? (size_t)top : n;
-        if (json) {
-            jw w;
-            jw_init(&w, stdout, 0);
-            jw_obj(&w);
-            jw_key(&w, "dumps"); jw_arr(&w);
-            for (int i = 0; i < np; i++) jw_str(&w, paths[i]);
-            jw_end_arr(&w);
-            jw_key(&w, "by"); jw_str(&w, by);
-            jw_key(&w, "warnings"); jw_lines(&w, wtext);
-            jw_key(&w, "grew"); jw_arr(&w);
-            for (size_t i = 0; i < shown; i++) {
-                jw_obj(&w);
-                jw_key(&w, "key"); jw_str(&w, rows[i].key);
-                jw_key(&w, "counts"); jw_arr(&w);
-                for (int k = 0; k < np; k++) jw_u64(&w, rows[i].n[k]);
-                jw_end_arr(&w);
-                jw_key(&w, "memsize"); jw_arr(&w);
-                for (int k = 0; k < np; k++) jw_u64(&w, rows[i].m[k]);
-                jw_end_arr(&w);
-                jw_key(&w, "deltas"); jw_arr(&w);
-                for (int k = 1; k < np; k++)
-                    jw_i64(&w, (int64_t)rows[i].n[k] - (int64_t)rows[i].n[k - 1]);
-                jw_end_arr(&w);
-                jw_end_obj(&w);
-            }
-            jw_end_arr(&w);
-            jw_end_obj(&w);
-            jw_done(&w);
-        } else {
-            printf("%-50s", by);
-            for (int k = 0; k < np; k++)
-                printf(" %10c", 'A' + k);
-            for (int k = 1; k < np; k++)
-                printf("   %c-%c", 'A' + k, 'A' + k - 1);
-            printf("\n");
-            for (size_t i = 0; i < shown; i++) {
-                printf("  %-48s", rows[i].key);
-                for (int k = 0; k < np; k++)
-                    printf(" %10llu", (unsigned long long)rows[i].n[k]);
-                for (int k = 1; k < np; k++)
-                    printf(" %+6lld", (long long)rows[i].n[k] - (long long)rows[i].n[k - 1]);
-                printf("\n");
-            }
-            if (shown < n)
-                printf("  ... %zu more groups (--top 0 shows all)\n", n - shown);
-        }
-    }
-    free(rows);
-    for (int i = 0; i < np; i++)
-        hscope_tally_free(jobs[i].t);
-    return rc;
-}
-
 
 typedef struct args {
     hscope_cli_opts o;
@@ -276,8 +106,8 @@ hscope_cli_diff(int argc, char **argv)
         return rc;
     uint64_t top = a.o.top == HSCOPE_TOP_ALL ? 0 : a.o.top;
     if (a.grew)
-        return diff_grew(a.paths, a.np, a.by, top, a.o.json, &a.o.lo,
-                         (a.dopt.flags & HSCOPE_DIFF_KEEP_DUMPER) ? 0 : HSCOPE_TALLY_SKIP_DUMPER);
+        return hscope_cli_diff_grew(&a.o, a.paths, a.np, a.by,
+                                    (a.dopt.flags & HSCOPE_DIFF_KEEP_DUMPER) != 0);
     hscope_error err = HSCOPE_ERROR_INIT;
     hscope_diff_t *d = NULL;
     hscope_tally_t *t = NULL;

@@ -136,4 +136,9 @@ int hscope_cli_suspects(int argc, char **argv);
 int hscope_cli_redact(int argc, char **argv);
 int hscope_cli_index(int argc, char **argv);
 
+/* Memory over time (issue 20, part B; cmd_grew.c): diff --grew, a
+ * timeline of the dumps in the order given, in its "grew" view. */
+int hscope_cli_diff_grew(const hscope_cli_opts *o, char **paths, int np, const char *by,
+                         int keep_dumper);
+
 #endif

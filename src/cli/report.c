@@ -18,26 +18,18 @@
  */
 #include <errno.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "opts.h"
 #include "report.h"
 
 #define EXIT_BAD_INPUT HSCOPE_CLI_EXIT_BAD_INPUT
 #define EXIT_USAGE HSCOPE_CLI_EXIT_USAGE
 
-/* Same "growing" verdict as `heapscope timeline` (timeline.c keeps its
- * constants private; keep these in step with docs/TIMELINE.md). */
-#define GROW_MIN_DUMPS 3
-#define GROW_MIN_R2 0.8
-#define GROW_MIN_RISE_FRACTION 0.02
-#define GROW_MIN_RISE_BYTES 4096.0
-#define SVG_MAX_LINES 12
 
 #define MAX_TREE_NODES 3000
 #define MAX_PATH_SHOWN 12
@@ -81,11 +73,7 @@ static const char usage_report[] =
 /* output helpers                                                     */
 /* ------------------------------------------------------------------ */
 
-static void
-esc(FILE *f, const char *s)
-{
-    hscope_svg_escape(f, s ? s : "");
-}
+static void esc(FILE *f, const char *s);
 
 /* Length of the valid UTF-8 sequence at s (1-4) or 0; code point in *cp. */
 static int
@@ -116,6 +104,30 @@ u8seq(const unsigned char *s, unsigned *cp)
         return 0;
     *cp = v;
     return n;
+}
+
+/* HTML/XML text: & < > " ' escaped, invalid UTF-8 and control bytes as
+ * U+FFFD.  (The library's writers have their own; this page moves into
+ * the library with issue 20's HTML report.) */
+static void
+esc(FILE *f, const char *s)
+{
+    static const char *const named[] = { "&amp;", "&lt;", "&gt;", "&quot;", "&#39;" };
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p;) {
+        unsigned cp;
+        int l = u8seq(p, &cp);
+        const char *e = !l || (cp < 0x20 && cp != '\t' && cp != '\n' && cp != '\r') ||
+                                cp == 0xFFFE || cp == 0xFFFF
+                            ? "\xef\xbf\xbd" : NULL;
+        const char *hit = l && cp && cp < 0x80 ? strchr("&<>\"'", (int)cp) : NULL;
+        if (!e && hit)
+            e = named[hit - "&<>\"'"];
+        if (e)
+            fputs(e, f);
+        else
+            fwrite(p, 1, (size_t)l, f);
+        p += l ? l : 1;
+    }
 }
 
 /* JSON string safe inside <script>: < > & and controls as \u00XX, invalid
@@ -193,43 +205,40 @@ human(uint64_t v, char *b, size_t n)
     hscope_cli_human_bytes((double)v, b, n);
 }
 
-/* Copy an SVG document (from an svg.c writer) into the page, without its
- * XML declaration. */
+/* Copy an SVG document (written by the library into a memory stream)
+ * into the page, without its XML declaration. */
+static void
+embed_svg(FILE *f, const char *buf, size_t len)
+{
+    const char *p = buf;
+    if (strncmp(p, "<?xml", 5) == 0) {
+        const char *nl = strchr(p, '\n');
+        p = nl ? nl + 1 : p + len;
+    }
+    fputs("<div class=\"chart\">", f);
+    fwrite(p, 1, len - (size_t)(p - buf), f);
+    fputs("</div>\n", f);
+}
+
+/* The SVG of a tally (its bars) or of a timeline, into the page. */
 static int
-embed_svg(FILE *f, int (*writer)(FILE *, const void *), const void *chart)
+embed_chart(FILE *f, const hscope_tally_t *t, const hscope_timeline_t *tl)
 {
     char *buf = NULL;
     size_t len = 0;
     FILE *m = open_memstream(&buf, &len);
     if (!m)
         return -1;
-    int rc = writer(m, chart);
-    if (fclose(m) != 0)
-        rc = -1;
-    if (rc == 0 && buf) {
-        const char *p = buf;
-        if (strncmp(p, "<?xml", 5) == 0) {
-            const char *nl = strchr(p, '\n');
-            p = nl ? nl + 1 : p + len;
-        }
-        fputs("<div class=\"chart\">", f);
-        fwrite(p, 1, len - (size_t)(p - buf), f);
-        fputs("</div>\n", f);
-    }
+    hscope_report_options ro = HSCOPE_REPORT_OPTIONS_INIT;
+    hscope_error err = HSCOPE_ERROR_INIT;
+    ro.format = HSCOPE_FORMAT_SVG;
+    hscope_status st = t ? hscope_tally_write(t, &ro, hscope_cli_write_file, m, &err)
+                         : hscope_timeline_write(tl, &ro, hscope_cli_write_file, m, &err);
+    int rc = fclose(m) != 0 || st != HSCOPE_OK ? -1 : 0;
+    if (rc == 0 && buf)
+        embed_svg(f, buf, len);
     free(buf);
     return rc;
-}
-
-static int
-bars_writer(FILE *f, const void *c)
-{
-    return hscope_svg_write_bars(f, c);
-}
-
-static int
-lines_writer(FILE *f, const void *c)
-{
-    return hscope_svg_write_lines(f, c);
 }
 
 /* "TYPE Class" (CLASS/MODULE: "CLASS Name"). */
@@ -511,24 +520,6 @@ tally_of(hscope_tally_t **out, hscope_heap_t *h, const char *key, uint32_t sort,
     return 0;
 }
 
-static void
-bars_from_tally(FILE *f, hscope_tally_t *t, const char *title, const char *sub)
-{
-    uint64_t n = hscope_tally_row_count(t), tc = 0, tm = 0;
-    hscope_tally_totals(t, &tc, &tm);
-    hscope_svg_bar *bars = calloc(n ? n : 1, sizeof(*bars));
-    if (!bars)
-        return;
-    for (uint64_t i = 0; i < n; i++) {
-        bars[i].label = hscope_tally_row_key(t, i);
-        bars[i].memsize = hscope_tally_row_memsize(t, i);
-        bars[i].count = hscope_tally_row_count_of(t, i);
-    }
-    hscope_svg_bars_chart c = { title, sub, bars, (size_t)n, tm, tc };
-    embed_svg(f, bars_writer, &c);
-    free(bars);
-}
-
 static int
 sec_histograms(FILE *f, hscope_heap_t *h, uint64_t top, uint32_t tflags)
 {
@@ -540,14 +531,8 @@ sec_histograms(FILE *f, hscope_heap_t *h, uint64_t top, uint32_t tflags)
     }
     fputs("<section id=\"histograms\"><h2>What is on the heap</h2>\n", f);
     dumper_note(f, hscope_tally_excluded(ty));
-    char sub[160];
-    snprintf(sub, sizeof(sub), "all %llu types, largest memsize first",
-             (unsigned long long)hscope_tally_group_count(ty));
-    bars_from_tally(f, ty, "Memsize and objects by type", sub);
-    snprintf(sub, sizeof(sub), "top %llu of %llu classes by memsize",
-             (unsigned long long)hscope_tally_row_count(cl),
-             (unsigned long long)hscope_tally_group_count(cl));
-    bars_from_tally(f, cl, "Memsize and objects by class", sub);
+    embed_chart(f, ty, NULL);
+    embed_chart(f, cl, NULL);
     fputs("</section>\n", f);
     hscope_tally_free(ty);
     hscope_tally_free(cl);
@@ -977,299 +962,96 @@ out:
 
 /* --- timeline ------------------------------------------------------ */
 
-typedef struct fold_ctx {
-    hscope_cli_dump *dumps;
-    size_t nd;
-    const char *by;
-    const hscope_load_options *lo;
-    hscope_tally_t **t;
-    hscope_error *err;
-    hscope_status *st;
-    uint32_t tflags;    /* HSCOPE_TALLY_SKIP_DUMPER unless --keep-dumper,
-                           HSCOPE_TALLY_FINGERPRINT for the series checks */
-    pthread_mutex_t mu;
-    size_t next;
-} fold_ctx;
-
-static void *
-fold_worker(void *arg)
-{
-    fold_ctx *c = arg;
-    hscope_tally_options to = HSCOPE_TALLY_OPTIONS_INIT;
-    to.flags = c->tflags;
-    for (;;) {
-        pthread_mutex_lock(&c->mu);
-        size_t i = c->next++;
-        pthread_mutex_unlock(&c->mu);
-        if (i >= c->nd)
-            return NULL;
-        hscope_error_init(&c->err[i]);
-        c->st[i] = hscope_tally_file(&c->t[i], c->dumps[i].path, c->by, c->lo, &to, &c->err[i]);
-    }
-}
-
-typedef struct tl_row {
-    const char *key;
-    size_t dump;
-    uint64_t count, memsize;
-} tl_row;
-
+/* The growth ranking of a timeline (hscope_timeline_compute(): the same
+ * fit, verdict and order as `heapscope timeline`).  With check_series: the
+ * warnings of the dumps (damage, series checks) on stderr and the page (a
+ * 2-3 dump report says them with its diff). */
 static int
-cmp_row(const void *a, const void *b)
+sec_timeline(FILE *f, const hscope_timeline_t *tl, uint64_t top, int check_series)
 {
-    const tl_row *x = a, *y = b;
-    int c = strcmp(x->key, y->key);
-    if (c)
-        return c;
-    return x->dump < y->dump ? -1 : x->dump > y->dump;
-}
-
-typedef struct tl_grp {
-    const char *key;
-    double *mem;     /* per dump */
-    uint64_t *cnt;
-    double slope, r2, mean, rise, score, last;
-    int growing;
-} tl_grp;
-
-static int
-cmp_grp(const void *a, const void *b)
-{
-    const tl_grp *x = a, *y = b;
-    if (x->growing != y->growing)
-        return y->growing - x->growing;
-    if (x->score != y->score)
-        return x->score > y->score ? -1 : 1;
-    if (x->last != y->last)
-        return x->last > y->last ? -1 : 1;
-    return strcmp(x->key, y->key);
-}
-
-static void
-grp_stats(tl_grp *g, size_t n)
-{
-    double mx = 0, my = 0;
-    for (size_t i = 0; i < n; i++) {
-        mx += (double)i;
-        my += g->mem[i];
-    }
-    mx /= (double)n;
-    my /= (double)n;
-    double sxx = 0, sxy = 0, syy = 0;
-    for (size_t i = 0; i < n; i++) {
-        double dx = (double)i - mx, dy = g->mem[i] - my;
-        sxx += dx * dx;
-        sxy += dx * dy;
-        syy += dy * dy;
-    }
-    g->mean = my;
-    g->slope = sxx > 0 ? sxy / sxx : 0;
-    g->r2 = sxx > 0 && syy > 0 ? (sxy * sxy) / (sxx * syy) : 0;
-    if (g->r2 > 1)
-        g->r2 = 1;
-    g->last = g->mem[n - 1];
-    g->rise = g->slope * (double)(n - 1);
-    double need = GROW_MIN_RISE_FRACTION * g->mean;
-    if (need < GROW_MIN_RISE_BYTES)
-        need = GROW_MIN_RISE_BYTES;
-    g->growing = n >= GROW_MIN_DUMPS && g->slope > 0 && g->r2 >= GROW_MIN_R2 &&
-                 g->rise >= need && g->mem[n - 1] > g->mem[0];
-    g->score = g->slope * g->r2;
-}
-
-/* With check_series: the damage of each dump and the series checks, on
- * stderr and on the page (a 2-3 dump report says them with its diff). */
-static int
-sec_timeline(FILE *f, hscope_cli_dump *dumps, size_t nd, const hscope_cli_order *ord,
-             const char *by, const hscope_load_options *lo, uint64_t top, uint32_t tflags,
-             int check_series)
-{
-    int rc = -1;
-    fold_ctx c;
-    memset(&c, 0, sizeof(c));
-    c.tflags = tflags | (check_series ? HSCOPE_TALLY_FINGERPRINT : 0);
-    c.dumps = dumps;
-    c.nd = nd;
-    c.by = by;
-    c.lo = lo;
-    c.t = calloc(nd, sizeof(*c.t));
-    c.err = calloc(nd, sizeof(*c.err));
-    c.st = calloc(nd, sizeof(*c.st));
-    tl_row *rows = NULL;
-    tl_grp *g = NULL;
-    double *vals = NULL, *xs = NULL;
-    uint64_t *cnts = NULL;
-    size_t ng = 0, nr = 0;
-    if (!c.t || !c.err || !c.st)
-        goto out;
-    pthread_mutex_init(&c.mu, NULL);
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    size_t nth = cores > 0 ? (size_t)cores : 1;
-    if (nth > nd)
-        nth = nd;
-    if (nth > 8)
-        nth = 8;
-    /* dumps folded at once share the cores: each fold gets its part */
-    hscope_load_options plo = *lo;
-    if (!plo.threads)
-        plo.threads = (uint32_t)(nth > 0 && (size_t)cores > nth ? (size_t)cores / nth : 1);
-    c.lo = &plo;
-    pthread_t th[8];
-    size_t started = 0;
-    for (size_t i = 0; i < nth; i++)
-        if (pthread_create(&th[i], NULL, fold_worker, &c) == 0)
-            started++;
-    if (!started)
-        fold_worker(&c);
-    for (size_t i = 0; i < started; i++)
-        pthread_join(th[i], NULL);
-    pthread_mutex_destroy(&c.mu);
-    for (size_t i = 0; i < nd; i++)
-        if (c.st[i] != HSCOPE_OK) {
-            fprintf(stderr, "%s: report: %s: %s\n", prog, dumps[i].path, c.err[i].message);
-            goto out;
-        }
-    char wtext[4096] = "";
+    uint64_t nd = hscope_timeline_dump_count(tl), ng = hscope_timeline_group_count(tl);
+    const char *by = hscope_timeline_by(tl);
+    if (check_series)
+        hscope_cli_warn_timeline(tl);
     uint64_t excluded = 0;
-    {
-        const hscope_fingerprint_t **fps = calloc(nd, sizeof(*fps));
-        const char **paths = calloc(nd, sizeof(*paths));
-        for (size_t i = 0; i < nd; i++) {
-            excluded += hscope_tally_excluded(c.t[i]);
-            if (check_series)
-                hscope_cli_warn_tally_damage(dumps[i].path, c.t[i]);
-            if (fps && paths) {
-                fps[i] = hscope_tally_fingerprint(c.t[i]);
-                paths[i] = dumps[i].path;
-            }
-        }
-        if (check_series && fps && paths) {
-            hscope_series_check(fps, paths, nd, wtext, sizeof(wtext));
-            hscope_cli_warn_text(wtext);
-        }
-        free(fps);
-        free(paths);
+    for (uint64_t i = 0; i < nd; i++)
+        excluded += hscope_timeline_dump_excluded(tl, i);
+    fputs("<section id=\"timeline\"><h2>What grows over time</h2>\n", f);
+    fprintf(f, "<p class=\"muted\">%llu dumps, in time order (%s, %s). A group is "
+               "<b>growing</b> when its memsize rises with R&sup2; &ge; 0.8 over 3+ dumps "
+               "by at least 4 KB and 2%% of its mean (as <code>heapscope timeline</code>).</p>\n",
+            (unsigned long long)nd, hscope_timeline_order(tl), hscope_timeline_order_source(tl));
+    fputs("<details><summary>dumps</summary><table><thead><tr><th>#</th><th>file</th>"
+          "</tr></thead><tbody>\n", f);
+    for (uint64_t i = 0; i < nd; i++) {
+        fprintf(f, "<tr><td class=\"n\">%llu</td>", (unsigned long long)i + 1);
+        td_text(f, hscope_timeline_dump_path(tl, i), "key mono");
+        fputs("</tr>\n", f);
     }
-    /* merge the per-dump tallies by key */
-    for (size_t i = 0; i < nd; i++)
-        nr += hscope_tally_row_count(c.t[i]);
-    rows = malloc((nr ? nr : 1) * sizeof(*rows));
-    g = calloc(nr ? nr : 1, sizeof(*g));
-    vals = calloc((nr ? nr : 1) * nd, sizeof(double));
-    cnts = calloc((nr ? nr : 1) * nd, sizeof(uint64_t));
-    xs = calloc(nd, sizeof(double));
-    if (!rows || !g || !vals || !cnts || !xs)
-        goto out;
-    size_t k = 0;
-    for (size_t i = 0; i < nd; i++)
-        for (uint64_t r = 0; r < hscope_tally_row_count(c.t[i]); r++)
-            rows[k++] = (tl_row){ hscope_tally_row_key(c.t[i], r), i,
-                                  hscope_tally_row_count_of(c.t[i], r),
-                                  hscope_tally_row_memsize(c.t[i], r) };
-    qsort(rows, nr, sizeof(*rows), cmp_row);
-    for (size_t r = 0; r < nr; r++) {
-        if (!ng || strcmp(g[ng - 1].key, rows[r].key) != 0) {
-            g[ng].key = rows[r].key;
-            g[ng].mem = vals + ng * nd;
-            g[ng].cnt = cnts + ng * nd;
-            ng++;
-        }
-        g[ng - 1].mem[rows[r].dump] += (double)rows[r].memsize;
-        g[ng - 1].cnt[rows[r].dump] += rows[r].count;
+    fputs("</tbody></table></details>\n", f);
+    if (check_series)
+        warn_block(f, hscope_timeline_warning_text(tl));
+    dumper_note(f, excluded);
+    if (embed_chart(f, NULL, tl) != 0)
+        return -1;
+    uint64_t shown = top && top < ng ? top : ng;
+    fprintf(f, "<h3>Growth ranking (top %llu of %llu groups by %s)</h3>\n",
+            (unsigned long long)shown, (unsigned long long)ng, by);
+    fputs("<table class=\"sortable\" id=\"growth-table\"><thead><tr><th>#</th><th>", f);
+    esc(f, by);
+    fputs("</th><th>growing</th><th>first</th><th>last</th><th>change</th>"
+          "<th>slope / dump</th><th>R&sup2;</th><th>objects first</th><th>objects last</th>"
+          "</tr></thead><tbody>\n", f);
+    for (uint64_t i = 0; i < shown; i++) {
+        const uint64_t *mem = hscope_timeline_group_series(tl, i, HSCOPE_METRIC_MEMSIZE);
+        const uint64_t *cnt = hscope_timeline_group_series(tl, i, HSCOPE_METRIC_COUNT);
+        int growing = hscope_timeline_group_growing(tl, i);
+        int64_t slope_m = 0, r2_u = 0;
+        hscope_timeline_group_fit(tl, i, &slope_m, NULL, &r2_u, NULL, NULL);
+        double slope = nd < 2 ? 0 : (double)slope_m / 1e3, r2 = nd < 2 ? 0 : (double)r2_u / 1e6;
+        fprintf(f, "<tr%s><td class=\"n\" data-v=\"%llu\">%llu</td>",
+                growing ? " class=\"growing\"" : "", (unsigned long long)i + 1,
+                (unsigned long long)i + 1);
+        td_text(f, hscope_timeline_group_key(tl, i), "key mono");
+        fprintf(f, "<td data-v=\"%d\"%s>%s</td>", growing, growing ? " class=\"bad\"" : "",
+                growing ? "yes" : "no");
+        td_bytes(f, mem[0]);
+        td_bytes(f, mem[nd - 1]);
+        char b[32];
+        double ch_ = (double)mem[nd - 1] - (double)mem[0];
+        hscope_cli_human_bytes(ch_, b, sizeof(b));
+        fprintf(f, "<td class=\"n\" data-v=\"%.0f\">%s%s</td>", ch_, ch_ > 0 ? "+" : "", b);
+        hscope_cli_human_bytes(slope, b, sizeof(b));
+        fprintf(f, "<td class=\"n\" data-v=\"%.3f\">%s%s</td>", slope, slope > 0 ? "+" : "", b);
+        fprintf(f, "<td class=\"n\" data-v=\"%.4f\">%.2f</td>", r2, r2);
+        td_count(f, cnt[0]);
+        td_count(f, cnt[nd - 1]);
+        fputs("</tr>\n", f);
     }
-    size_t ngrow = 0;
-    for (size_t i = 0; i < ng; i++) {
-        grp_stats(&g[i], nd);
-        ngrow += g[i].growing != 0;
-    }
-    qsort(g, ng, sizeof(*g), cmp_grp);
+    fputs("</tbody></table>\n</section>\n", f);
+    return 0;
+}
 
-    /* the plot */
-    size_t nl = ng < SVG_MAX_LINES ? ng : SVG_MAX_LINES;
-    hscope_svg_line *lines = calloc(nl ? nl : 1, sizeof(*lines));
-    const char **names = calloc(nd, sizeof(char *));
-    char (*notes)[64] = calloc(nl ? nl : 1, sizeof(*notes));
-    char title[128], sub[256];
-    snprintf(title, sizeof(title), "Memsize by %s over %zu dumps", by, nd);
-    snprintf(sub, sizeof(sub), "%zu groups, %zu growing; ordered by %s (%s)", ng, ngrow,
-             ord->name, ord->source);
-    if (lines && names && notes) {
-        for (size_t i = 0; i < nd; i++) {
-            names[i] = hscope_cli_basename(dumps[i].path);
-            xs[i] = dumps[i].time;
-        }
-        for (size_t i = 0; i < nl; i++) {
-            char s[32];
-            hscope_cli_human_bytes(g[i].slope, s, sizeof(s));
-            snprintf(notes[i], sizeof(notes[i]), "%s%s/dump", g[i].slope >= 0 ? "+" : "", s);
-            lines[i] = (hscope_svg_line){ g[i].key, g[i].mem, g[i].growing, notes[i] };
-        }
-        hscope_svg_lines_chart ch = { title, sub, "memsize", 1, nd,
-                                      ord->times_known ? xs : NULL, names, lines, nl,
-                                      ng > nl ? ng - nl : 0 };
-        fputs("<section id=\"timeline\"><h2>What grows over time</h2>\n", f);
-        fprintf(f, "<p class=\"muted\">%zu dumps, in time order (%s, %s). A group is "
-                   "<b>growing</b> when its memsize rises with R&sup2; &ge; %.1f over %d+ dumps "
-                   "by at least 4 KB and %.0f%% of its mean (as <code>heapscope timeline</code>).</p>\n",
-                nd, ord->name, ord->source, GROW_MIN_R2, GROW_MIN_DUMPS,
-                GROW_MIN_RISE_FRACTION * 100);
-        fputs("<details><summary>dumps</summary><table><thead><tr><th>#</th><th>file</th>"
-              "</tr></thead><tbody>\n", f);
-        for (size_t i = 0; i < nd; i++) {
-            fprintf(f, "<tr><td class=\"n\">%zu</td>", i + 1);
-            td_text(f, dumps[i].path, "key mono");
-            fputs("</tr>\n", f);
-        }
-        fputs("</tbody></table></details>\n", f);
-        warn_block(f, wtext);
-        dumper_note(f, excluded);
-        embed_svg(f, lines_writer, &ch);
-        size_t shown = top && top < ng ? (size_t)top : ng;
-        fprintf(f, "<h3>Growth ranking (top %zu of %zu groups by %s)</h3>\n", shown, ng, by);
-        fputs("<table class=\"sortable\" id=\"growth-table\"><thead><tr><th>#</th><th>", f);
-        esc(f, by);
-        fputs("</th><th>growing</th><th>first</th><th>last</th><th>change</th>"
-              "<th>slope / dump</th><th>R&sup2;</th><th>objects first</th><th>objects last</th>"
-              "</tr></thead><tbody>\n", f);
-        for (size_t i = 0; i < shown; i++) {
-            fprintf(f, "<tr%s><td class=\"n\" data-v=\"%zu\">%zu</td>",
-                    g[i].growing ? " class=\"growing\"" : "", i + 1, i + 1);
-            td_text(f, g[i].key, "key mono");
-            fprintf(f, "<td data-v=\"%d\"%s>%s</td>", g[i].growing,
-                    g[i].growing ? " class=\"bad\"" : "", g[i].growing ? "yes" : "no");
-            td_bytes(f, (uint64_t)g[i].mem[0]);
-            td_bytes(f, (uint64_t)g[i].mem[nd - 1]);
-            char b[32];
-            double ch_ = g[i].mem[nd - 1] - g[i].mem[0];
-            hscope_cli_human_bytes(ch_, b, sizeof(b));
-            fprintf(f, "<td class=\"n\" data-v=\"%.0f\">%s%s</td>", ch_, ch_ > 0 ? "+" : "", b);
-            hscope_cli_human_bytes(g[i].slope, b, sizeof(b));
-            fprintf(f, "<td class=\"n\" data-v=\"%.3f\">%s%s</td>", g[i].slope,
-                    g[i].slope > 0 ? "+" : "", b);
-            fprintf(f, "<td class=\"n\" data-v=\"%.4f\">%.2f</td>", g[i].r2, g[i].r2);
-            td_count(f, g[i].cnt[0]);
-            td_count(f, g[i].cnt[nd - 1]);
-            fputs("</tr>\n", f);
-        }
-        fputs("</tbody></table>\n</section>\n", f);
-        rc = 0;
+/* The timeline of 2+ dumps: memsize by `by`, in time order. */
+static hscope_timeline_t *
+compute_timeline(char **paths, int np, const char *by, int32_t order, uint32_t tflags,
+                 const hscope_load_options *lo, int *usage)
+{
+    hscope_timeline_options to = HSCOPE_TIMELINE_OPTIONS_INIT;
+    to.by = by;
+    to.order = order;
+    to.metric = HSCOPE_METRIC_MEMSIZE;
+    to.flags = tflags ? 0 : HSCOPE_TIMELINE_KEEP_DUMPER;
+    hscope_timeline_t *tl = NULL;
+    hscope_error err = HSCOPE_ERROR_INIT;
+    hscope_status st = hscope_timeline_compute(&tl, (const char *const *)paths, (uint64_t)np, lo,
+                                               &to, &err);
+    if (st != HSCOPE_OK) {
+        fprintf(stderr, "%s: report: %s%s\n", prog, st == HSCOPE_ERR_INVALID_ARG ? "--" : "",
+                err.message);
+        *usage = st == HSCOPE_ERR_INVALID_ARG && order;
     }
-    free(lines);
-    free(names);
-    free(notes);
-out:
-    if (c.t)
-        for (size_t i = 0; i < nd; i++)
-            hscope_tally_free(c.t[i]);
-    free(c.t);
-    free(c.err);
-    free(c.st);
-    free(rows);
-    free(g);
-    free(vals);
-    free(cnts);
-    free(xs);
-    return rc;
+    return tl;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1294,10 +1076,11 @@ load_main(const char *path, const hscope_load_options *lo, int no_index)
 int
 hscope_cli_report(int argc, char **argv)
 {
-    if (hscope_cli_want_help(argc, argv, usage_report))
+    if (hscope_cli_help(argc, argv, usage_report))
         return 0;
     hscope_load_options lo = HSCOPE_LOAD_OPTIONS_INIT;
-    const char *out = "report.html", *by = "class", *order = NULL;
+    const char *out = "report.html", *by = "class";
+    int32_t order = HSCOPE_ORDER_AUTO;
     uint64_t top = 30;
     int nce = 0, no_index = 0, np = 0;
     uint32_t tflags = HSCOPE_TALLY_SKIP_DUMPER;
@@ -1341,13 +1124,14 @@ hscope_cli_report(int argc, char **argv)
                         return hscope_cli_usage_error(usage_report, "--top needs a number, not '%s'", v);
                     }
                 } else if (strcmp(a, "--order") == 0) {
-                    if (strcmp(v, "auto") && strcmp(v, "name") && strcmp(v, "mtime") &&
-                        strcmp(v, "given")) {
+                    static const char *const orders[] = { "auto", "name", "mtime", "given" };
+                    for (order = 0; order < 4 && strcmp(v, orders[order]); order++)
+                        ;
+                    if (order == 4) {
                         free(paths);
                         return hscope_cli_usage_error(usage_report,
                                                       "--order: auto, name, mtime or given, not '%s'", v);
                     }
-                    order = v;
                 } else {
                     uint64_t t;
                     if (hscope_cli_parse_size(v, &t) != 0 || t == 0 || t > 64) {
@@ -1386,9 +1170,7 @@ hscope_cli_report(int argc, char **argv)
     }
 
     int rc = EXIT_BAD_INPUT;
-    hscope_cli_dump *dumps = NULL;
-    hscope_cli_order ord;
-    memset(&ord, 0, sizeof(ord));
+    hscope_timeline_t *tl = NULL;
     hscope_diff_t *d = NULL;
     hscope_heap_t *h = NULL;
     hscope_domtree_t *t = NULL;
@@ -1398,21 +1180,13 @@ hscope_cli_report(int argc, char **argv)
     const char *main_path = paths[np - 1];
 
     if (np >= 2) {
-        dumps = calloc((size_t)np, sizeof(*dumps));
-        if (!dumps)
-            goto out;
-        for (int i = 0; i < np; i++) {
-            dumps[i].path = paths[i];
-            dumps[i].given = i;
-        }
-        char eb[256];
-        if (hscope_cli_order_dumps(dumps, (size_t)np, order, &ord, eb, sizeof(eb)) != 0) {
-            fprintf(stderr, "%s: report: %s\n", prog, eb);
-            rc = EXIT_USAGE;
+        int usage = 0;
+        if (!(tl = compute_timeline(paths, np, by, order, tflags, &lo, &usage))) {
+            rc = usage ? EXIT_USAGE : EXIT_BAD_INPUT;
             goto out;
         }
         if (np > 3)
-            main_path = dumps[np - 1].path;
+            main_path = hscope_timeline_dump_path(tl, (uint64_t)np - 1);
     }
     hscope_error err = HSCOPE_ERROR_INIT;
     if (np == 2 || np == 3) {
@@ -1474,7 +1248,7 @@ hscope_cli_report(int argc, char **argv)
         if (sec_diff(f, d, paths, np, top) != 0 || sec_suspects(f, d, t, nce, top) != 0)
             goto out;
     }
-    if (np >= 2 && sec_timeline(f, dumps, (size_t)np, &ord, by, &lo, top, tflags, np > 3) != 0)
+    if (tl && sec_timeline(f, tl, top, np > 3) != 0)
         goto out;
     if (sec_histograms(f, h, top, tflags) != 0 || sec_sites(f, h, top, tflags) != 0)
         goto out;
@@ -1518,7 +1292,7 @@ out:
     hscope_domtree_free(t);
     hscope_heap_free(h);
     hscope_diff_free(d);
-    free(dumps);
+    hscope_timeline_free(tl);
     free(paths);
     return rc;
 }

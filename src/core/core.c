@@ -271,6 +271,17 @@ hscope__strlcpy(char *dst, const char *src, size_t n)
     dst[l] = '\0';
 }
 
+char *
+hscope__strndup(hscope__mem *m, const char *s, size_t n)
+{
+    char *p = n < SIZE_MAX ? hscope__malloc(m, n + 1) : NULL;
+    if (p) {
+        memcpy(p, s, n);
+        p[n] = '\0';
+    }
+    return p;
+}
+
 /* Check a caller's options struct: known size, zero unknown tail. */
 hscope_status
 hscope__read_load_options(const hscope_load_options *in,

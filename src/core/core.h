@@ -126,6 +126,8 @@ uint64_t hscope__now_ns(void);
 
 /* snprintf into a fixed buffer, always terminated. */
 void hscope__strlcpy(char *dst, const char *src, size_t n);
+/* A copy of s[0..n) and a NUL, allocated with m; NULL when out of memory. */
+char *hscope__strndup(hscope__mem *m, const char *s, size_t n);
 
 /* Length (1-4) of the valid UTF-8 sequence at s[0..avail) and its code
  * point in *cp; 0 if the bytes are not valid UTF-8 (overlong, surrogate,
@@ -137,5 +139,34 @@ size_t hscope__utf8_columns(const char *s, size_t len);
 /* Run fn(a), and fn(b) too when `both`: b on a second thread while a runs
  * on this one (on this one after a if no thread can be started). */
 void hscope__run_pair(void *(*fn)(void *), void *a, void *b, int both);
+
+/* ------------------------------------------------------------------ */
+/* Thread pool and least squares (pool.c, fit.c; issue 20)            */
+/* ------------------------------------------------------------------ */
+
+/* Online cores (at least 1). */
+uint32_t hscope__cores(void);
+
+/* A job of hscope__pool_run(): job i of n; return non-zero to stop the
+ * hand-out of the jobs not started yet (those running finish). */
+typedef int (*hscope__job_fn)(void *ctx, uint64_t i);
+#define HSCOPE__POOL_MAX 256
+/*
+ * Run fn(ctx, i) for i in [0, n), each once, on up to `threads` threads
+ * (0: one per core; never more than n or HSCOPE__POOL_MAX), the calling
+ * thread included; jobs are handed out in order of i.  Runs everything on
+ * the calling thread when no thread can be started.  Returns 1 when a job
+ * stopped the hand-out, else 0.
+ */
+int hscope__pool_run(uint64_t n, uint32_t threads, hscope__job_fn fn, void *ctx);
+
+/* A least-squares line y = a + slope x. */
+typedef struct hscope__fit {
+    double slope;    /* 0 when every x is the same */
+    double r2;       /* square of the correlation; 0 when x or y is constant */
+    double mean;     /* of y */
+    int ok;          /* 1 when the x values are not all the same */
+} hscope__fit;
+void hscope__fit_line(const double *x, const double *y, size_t n, hscope__fit *out);
 
 #endif

@@ -196,9 +196,19 @@ hscope__table_fit(hscope__table *t)
         fixed += 1 + (size_t)t->widths[i];
     for (int i = 0; i < t->nleads; i++)
         fixed += 1 + (size_t)t->lead_widths[i];
+    if (t->tail_title)
+        fixed += 2 + (size_t)t->tail_width;
     size_t room = t->width > fixed + 12 ? t->width - fixed : 12;
     if (t->key_width > room)
         t->key_width = room;
+}
+
+void
+hscope__table_tail(hscope__table *t, const char *title, int width)
+{
+    int w = (int)hscope__utf8_columns(title, strlen(title));
+    t->tail_title = title;
+    t->tail_width = width > w ? width : w;
 }
 
 void
@@ -219,6 +229,33 @@ hscope__table_header(hscope__table *t)
     }
     for (int i = 0; i < t->ncols; i++)
         hscope__out_printf(t->o, " %*s", t->widths[i], t->titles[i]);
+    if (t->tail_title)
+        hscope__out_printf(t->o, "  %s", t->tail_title);
+    hscope__out_putc(t->o, '\n');
+}
+
+void
+hscope__table_row_ex(hscope__table *t, const char *mark, const char *const *leads,
+                     const char *key, const char *const *cells, const char *tail)
+{
+    hscope__table_fit(t);
+    size_t ml = mark ? strlen(mark) : 0;
+    if (ml && ml + 1 < (size_t)t->indent) {
+        hscope__out_putc(t->o, ' ');
+        hscope__out_puts(t->o, mark);
+        hscope__out_fill(t->o, ' ', (size_t)t->indent - 1 - ml);
+    } else {
+        hscope__out_fill(t->o, ' ', (size_t)t->indent);
+    }
+    for (int i = 0; i < t->nleads; i++) {
+        hscope__text_fit(t->o, leads ? leads[i] : "", (size_t)t->lead_widths[i], 1, t->ascii);
+        hscope__out_putc(t->o, ' ');
+    }
+    hscope__text_fit(t->o, key, t->key_width, t->ncols > 0 || tail, t->ascii);
+    for (int i = 0; i < t->ncols; i++)
+        hscope__out_printf(t->o, " %*s", t->widths[i], cells[i] ? cells[i] : "");
+    if (tail && *tail)
+        hscope__out_printf(t->o, "  %s", tail);
     hscope__out_putc(t->o, '\n');
 }
 
@@ -226,16 +263,7 @@ void
 hscope__table_row_lead(hscope__table *t, const char *const *leads, const char *key,
                        const char *const *cells)
 {
-    hscope__table_fit(t);
-    hscope__out_fill(t->o, ' ', (size_t)t->indent);
-    for (int i = 0; i < t->nleads; i++) {
-        hscope__text_fit(t->o, leads ? leads[i] : "", (size_t)t->lead_widths[i], 1, t->ascii);
-        hscope__out_putc(t->o, ' ');
-    }
-    hscope__text_fit(t->o, key, t->key_width, t->ncols > 0, t->ascii);
-    for (int i = 0; i < t->ncols; i++)
-        hscope__out_printf(t->o, " %*s", t->widths[i], cells[i] ? cells[i] : "");
-    hscope__out_putc(t->o, '\n');
+    hscope__table_row_ex(t, NULL, leads, key, cells, NULL);
 }
 
 void

@@ -6,6 +6,8 @@
 
 #include "writer.h"
 
+#define BAR_MAX 20
+
 static const char *
 row_key(const void *ctx, uint64_t i)
 {
@@ -61,6 +63,13 @@ hscope__tally_text(const hscope_tally_t *t, const hscope__ropts *ro, hscope__out
 {
     uint64_t rows = hscope_tally_row_count(t);
     int with_pct = total_count || total_mem;
+    int bars = (ro->flags & HSCOPE_REPORT_BARS) != 0;
+    int by_mem = hscope__tally_sort(t) == HSCOPE_SORT_MEMSIZE;
+    uint64_t top_value = 0;
+    for (uint64_t i = 0; bars && i < rows; i++) {
+        uint64_t v = by_mem ? hscope_tally_row_memsize(t, i) : hscope_tally_row_count_of(t, i);
+        top_value = v > top_value ? v : top_value;
+    }
     int members = samples && rows && hscope_tally_row_objects(t, 0, &(const hscope_id *){ NULL },
                                                               &(uint64_t){ 0 }) == HSCOPE_OK;
     hscope__table tb;
@@ -71,6 +80,8 @@ hscope__tally_text(const hscope_tally_t *t, const hscope__ropts *ro, hscope__out
     hscope__table_col(&tb, "memsize", 10);
     if (with_pct)
         hscope__table_col(&tb, "%", 6);
+    if (bars)
+        hscope__table_tail(&tb, by_mem ? "memsize" : "count", BAR_MAX);
     hscope__table_header(&tb);
     for (uint64_t i = 0; i < rows; i++) {
         uint64_t n = hscope_tally_row_count_of(t, i), m = hscope_tally_row_memsize(t, i);
@@ -87,7 +98,14 @@ hscope__tally_text(const hscope_tally_t *t, const hscope__ropts *ro, hscope__out
         cells[k++] = b;
         if (with_pct)
             cells[k++] = bp;
-        hscope__table_row(&tb, hscope_tally_row_key(t, i), cells);
+        char bar[BAR_MAX + 1] = "";
+        if (bars && top_value) {
+            uint64_t v = by_mem ? m : n;
+            size_t len = (size_t)((double)v / (double)top_value * BAR_MAX + 0.5);
+            memset(bar, '#', len);
+            bar[len] = '\0';
+        }
+        hscope__table_row_ex(&tb, NULL, NULL, hscope_tally_row_key(t, i), cells, bar);
         if (members)
             member_addresses(t, i, samples, ro, o);
     }
@@ -123,6 +141,37 @@ hscope__json_groups_of_tally(hscope__json *w, const hscope_tally_t *t, int addre
         hscope__json_end_obj(w);
     }
     hscope__json_end_arr(w);
+}
+
+/* The histogram: bars of memsize and count per row. */
+static void
+tally_svg(const hscope_tally_t *t, const hscope__ropts *ro, hscope__out *o)
+{
+    uint64_t rows = hscope_tally_row_count(t), groups = hscope_tally_group_count(t), tn, tm;
+    hscope_tally_totals(t, &tn, &tm);
+    hscope__mem *m = hscope__tally_mem(t);
+    hscope__svg_bar *bars = hscope__calloc(m, rows ? (size_t)rows : 1, sizeof(*bars));
+    if (!bars) {
+        if (o->status == HSCOPE_OK)
+            o->status = hscope__nomem(o->err, (size_t)rows * sizeof(*bars));
+        return;
+    }
+    for (uint64_t i = 0; i < rows; i++)
+        bars[i] = (hscope__svg_bar){ hscope_tally_row_key(t, i), hscope_tally_row_memsize(t, i),
+                                     hscope_tally_row_count_of(t, i) };
+    const char *by = hscope_tally_by(t), *name = hscope__ropts_dump_name(ro, 0);
+    char title[128], sub[512], a[32], b[32];
+    snprintf(title, sizeof(title), "heapscope histogram: memsize and objects by %s",
+             by ? by : "key");
+    hscope__fmt_count(tn, a, sizeof(a));
+    hscope__fmt_bytes((double)tm, b, sizeof(b));
+    snprintf(sub, sizeof(sub), "%s%s%s objects, %s; %s%llu of %llu groups, largest %s first",
+             name ? hscope__basename(name) : "", name ? ": " : "", a, b,
+             rows < groups ? "top " : "", (unsigned long long)rows, (unsigned long long)groups,
+             hscope__tally_sort(t) == HSCOPE_SORT_MEMSIZE ? "memsize" : "count");
+    hscope__svg_bars_chart ch = { title, sub, bars, (size_t)rows, tm, tn };
+    hscope__svg_bars(o, &ch);
+    hscope__free(m, bars);
 }
 
 /* Objects of the tally's dump (its load statistics). */
@@ -213,6 +262,9 @@ hscope__tally_write(const hscope_tally_t *t, const hscope__ropts *ro, hscope__ou
         break;
     case HSCOPE_FORMAT_CSV:
         tally_csv(t, o);
+        break;
+    case HSCOPE_FORMAT_SVG:
+        tally_svg(t, ro, o);
         break;
     default: {
         hscope__text_warnings(o, ro, &ws);

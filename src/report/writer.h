@@ -174,6 +174,8 @@ typedef struct hscope__table {
     int ascii;
     int indent;              /* spaces before every row (header: 0) */
     int fitted;
+    const char *tail_title;  /* a last, unaligned column (NULL: none) */
+    int tail_width;          /* columns it may take */
 } hscope__table;
 
 /* Start a table: `keys[0..nkeys)` are the keys of the rows to come, used
@@ -201,6 +203,15 @@ void hscope__table_row(hscope__table *t, const char *key,
 /* One row with nleads lead cells first. */
 void hscope__table_row_lead(hscope__table *t, const char *const *leads,
                             const char *key, const char *const *cells);
+/* A last column of free text (a trend, a bar), left-aligned after two
+ * spaces, reserved `width` display columns when the table is sized
+ * (before the header is written). */
+void hscope__table_tail(hscope__table *t, const char *title, int width);
+/* A row with a mark in its indent (" * " for a growing group; the indent
+ * must be wider than the mark + 1; NULL: none), its lead cells (NULL:
+ * none) and the tail text (NULL: none). */
+void hscope__table_row_ex(hscope__table *t, const char *mark, const char *const *leads,
+                          const char *key, const char *const *cells, const char *tail);
 /* Write `s` cut in the middle to at most `cols` display columns, padded
  * with spaces to exactly `cols` when pad. */
 void hscope__text_fit(hscope__out *o, const char *s, size_t cols, int pad,
@@ -327,5 +338,91 @@ void hscope__json_domtree_head(hscope__json *w, const char *kind, const hscope_d
 /* The dumps and leaked totals of a diff (diff and suspects documents). */
 void hscope__json_diff_head(hscope__json *w, const hscope_diff_t *d, const hscope__ropts *ro);
 void hscope__text_diff_head(hscope__out *o, const hscope_diff_t *d, const hscope__ropts *ro);
+/* w_timeline.c: every format; the "grew" view for HSCOPE_TIMELINE_GREW. */
+hscope_status hscope__timeline_write(const hscope_timeline_t *tl, const hscope__ropts *ro,
+                                     hscope__out *o);
+
+/* ------------------------------------------------------------------ */
+/* SVG charts (svg.c)                                                  */
+/* ------------------------------------------------------------------ */
+
+/* XML character data: escapes & < > " ', and replaces bytes that are not
+ * valid UTF-8 or not XML characters with U+FFFD (NULL: nothing). */
+void hscope__xml_escape(hscope__out *o, const char *s);
+
+typedef struct hscope__svg_line {
+    const char *label;   /* group key */
+    const double *y;     /* npoints values */
+    int highlight;       /* growing: coloured and thick; else grey */
+    const char *note;    /* shown after the label in the legend, or NULL */
+} hscope__svg_line;
+
+typedef struct hscope__svg_lines_chart {
+    hscope__mem *mem;          /* for the chart's scratch */
+    const char *title;
+    const char *subtitle;
+    const char *y_label;       /* e.g. "memsize" or "objects" */
+    int y_bytes;               /* format the value axis as B/KB/MB/GB */
+    size_t npoints;
+    const double *x;           /* epoch seconds per point, or NULL: steps */
+    const char *const *point_names; /* per point (tooltips), or NULL */
+    const hscope__svg_line *lines;
+    size_t nlines;
+    size_t more;               /* groups not plotted (noted in legend) */
+} hscope__svg_lines_chart;
+
+typedef struct hscope__svg_bar {
+    const char *label;
+    uint64_t memsize;
+    uint64_t count;
+} hscope__svg_bar;
+
+typedef struct hscope__svg_bars_chart {
+    const char *title;
+    const char *subtitle;
+    const hscope__svg_bar *bars;
+    size_t nbars;
+    uint64_t total_memsize;    /* for the % column; 0: not shown */
+    uint64_t total_count;
+} hscope__svg_bars_chart;
+
+/* A self-contained SVG document (1120 px wide). */
+void hscope__svg_lines(hscope__out *o, const hscope__svg_lines_chart *c);
+void hscope__svg_bars(hscope__out *o, const hscope__svg_bars_chart *c);
+
+/* ------------------------------------------------------------------ */
+/* Export (export.c)                                                   */
+/* ------------------------------------------------------------------ */
+
+typedef struct hscope__ex_dump {
+    char *path;                 /* as given (a copy) */
+    uint64_t id;                /* dump_id */
+    int has_time;
+    double time;
+    hscope_load_stats stats;
+    uint64_t skipped[HSCOPE_SKIP__COUNT];
+} hscope__ex_dump;
+
+#define HSCOPE__PATH_MAX 4096
+
+struct hscope_export {
+    hscope__mem mem;
+    int32_t format;             /* HSCOPE_FORMAT_CSV or _JSONL */
+    uint64_t first_id;
+    char *dir;                  /* as given */
+    char absdir[HSCOPE__PATH_MAX];
+    hscope__order order;
+    hscope__ex_dump *d;         /* time order */
+    uint64_t nd;
+    uint64_t objects, references;
+};
+
+hscope_status hscope__export_files(hscope_export_t **out, const char *const *paths,
+                                   uint64_t n, const char *dir,
+                                   const hscope_load_options *lo,
+                                   const hscope_export_options *o, hscope_error *err);
+void hscope__export_free(hscope_export_t *ex);
+hscope_status hscope__export_write(const hscope_export_t *ex, const hscope__ropts *ro,
+                                   hscope__out *o);
 
 #endif

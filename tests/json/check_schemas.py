@@ -10,8 +10,9 @@ the schemas against drift (suite 'json').
   3. every --json command of summary, tally (plain and --stream), diff
      (2 and 3 dumps, --addresses, warnings), show (found, missing,
      --values, from a saved index), generations, dominators (top, ADDR,
-     --full), retained (objects and --by), root (--max-paths), suspects
-     validates against the schema of its "kind", on real dumps of a small
+     --full), retained (objects and --by), root (--max-paths), suspects,
+     timeline, diff --grew, histogram (a tally) and export validates
+     against the schema of its "kind", on real dumps of a small
      Ruby process and on hand-made ones (damage, a class holder, a root
      category holding leaked objects, Ruby 4.0's fields objects, object
      ids, flags and fields no version knows);
@@ -251,6 +252,13 @@ cases = [
     ("diff", ["diff", "--json", "--addresses", g1, g2, g3]),
     ("suspects", ["suspects", "--json", "--top", "0", g1, g2, g3]),
     ("paths", ["root", "--json", g3, "0x3300", "0x8000"]),
+    # part B: many dumps (h1..h3: a damaged dump, warnings in the timeline)
+    ("timeline", ["timeline", "--json", A, B, C]),
+    ("timeline", ["timeline", "--json", "--top", "0", "--by", "type", "--metric", "count",
+                  "--order", "given", h1, h2, h3]),
+    ("grew", ["diff", "--grew", "--json", A, B, C]),
+    ("tally", ["histogram", "--json", "--top", "0", h3]),
+    ("export", ["export", "--json", "--format", "jsonl", "--out", J("export"), A, B]),
 ]
 docs = {}
 for kind, args in cases:

@@ -78,7 +78,8 @@ def main():
     # given in reverse: timeline must order them itself
     by_type = timeline(a.heapscope, dumps[::-1], 'type', 'memsize')
     by_file = timeline(a.heapscope, dumps[::-1], 'file', 'memsize')
-    check(by_type['dumps'] == dumps, 'timeline ordered the dumps by name (%s)' % by_type['order_source'])
+    check([d['path'] for d in by_type['dumps']] == dumps,
+          'timeline ordered the dumps by name (%s)' % by_type['order_source'])
 
     for db in a.databases:
         tag = '[%s] ' % db

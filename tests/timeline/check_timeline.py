@@ -20,7 +20,12 @@ usage: check_timeline.py [--source ours|corpus]
   * CSV = JSON; text output; thread-count independence;
   * SVGs parse as XML and render with rsvg-convert (librsvg2-bin);
   * histogram = tally; export row counts, valid UTF-8, no string values;
-  * usage errors and bad input.
+  * usage errors and bad input; the shared options (--no-index, -v,
+    --threads) accepted by timeline, histogram and export;
+  * every --json output (timeline, diff --grew, histogram, export, the JSON
+    lines rows) valid against its schema in docs/schema/ (python3-jsonschema);
+  * diff --grew = a timeline of the dumps in the order given;
+  * long keys cut in the middle, keeping the file name, line and class.
 
 Env (meson): HEAPSCOPE, HEAPSCOPE_CORPUS, HEAPSCOPE_WORK.
 """
@@ -34,7 +39,10 @@ import re
 import shutil
 import subprocess
 import sys
+import warnings
 import xml.etree.ElementTree as ET
+
+import jsonschema
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'workloads'))
 import workloads  # noqa: E402
@@ -42,6 +50,8 @@ import workloads  # noqa: E402
 HEAPSCOPE = os.environ['HEAPSCOPE']
 CORPUS = os.environ.get('HEAPSCOPE_CORPUS', '')
 WORK = os.path.join(os.environ.get('HEAPSCOPE_WORK', '/tmp'), 'timeline')
+SCHEMAS = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'docs', 'schema')
+SCHEMA_BASE = 'https://heapscope.invalid/schema/'
 
 failures = []
 passed = 0
@@ -74,13 +84,51 @@ def tl_json(args):
     return json.loads(r.stdout)
 
 
+_schemas = {}
+
+
+def schema_ok(doc, name, ref=None):
+    """doc is valid against docs/schema/NAME.json (or its #/$defs/REF)."""
+    if not _schemas:
+        for f in glob.glob(os.path.join(SCHEMAS, '*.json')):
+            _schemas[os.path.basename(f)[:-5]] = json.load(open(f))
+    target = {'$ref': SCHEMA_BASE + name + '.json' + ('#/$defs/' + ref if ref else '')}
+    try:
+        from referencing import Registry, Resource  # jsonschema >= 4.18
+        reg = Registry().with_resources((SCHEMA_BASE + k + '.json', Resource.from_contents(v))
+                                        for k, v in _schemas.items())
+        v = jsonschema.Draft202012Validator(target, registry=reg)
+    except ImportError:  # Debian 12's python3-jsonschema (4.10)
+        store = {SCHEMA_BASE + k + '.json': v for k, v in _schemas.items()}
+        v = jsonschema.Draft202012Validator(target, resolver=jsonschema.RefResolver('', target,
+                                                                                     store=store))
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter('ignore', DeprecationWarning)
+            v.validate(doc)
+        return True
+    except jsonschema.ValidationError as e:
+        print('     schema %s%s: %s at %s' % (name, '#' + ref if ref else '', e.message,
+                                             list(e.absolute_path)))
+        return False
+
+
 def flat(ys):
     return len(set(ys)) == 1
 
 
+def paths_of(j):
+    # the JSON vocabulary (docs/JSON.md): dumps are {"path", "objects", ...}
+    return [d['path'] for d in j['dumps']]
+
+
+def times_of(j):
+    return [d['time'] for d in j['dumps']]
+
+
 def rule_ok(g, metric, ndumps):
     """Every group marked growing satisfies the documented rule."""
-    ys = g['series']
+    ys = g[metric]
     floor = 10 if metric == 'count' else 4096
     need = max(floor, 0.02 * g['mean'])
     return (ndumps >= 3 and g['slope_per_step'] > 0 and g['r2'] >= 0.8 and ys[-1] > ys[0]
@@ -89,7 +137,7 @@ def rule_ok(g, metric, ndumps):
 
 def invariants(j, what):
     n = len(j['dumps'])
-    bad_flat = [g['key'] for g in j['groups'] if g['growing'] and flat(g['series'])]
+    bad_flat = [g['key'] for g in j['groups'] if g['growing'] and flat(g[j['metric']])]
     check(not bad_flat, '%s: no flat group is growing' % what)
     bad_rule = [g['key'] for g in j['groups'] if g['growing'] and not rule_ok(g, j['metric'], n)]
     check(not bad_rule, '%s: every growing group meets the rule' % what)
@@ -101,9 +149,12 @@ def invariants(j, what):
         elif seen_nongrowing:
             order_ok = False
     check(order_ok, '%s: growing groups come first' % what)
-    sums_ok = all(len(g['series']) == n and len(g['count']) == n and len(g['memsize']) == n
-                  and g['series'] == g[j['metric']] for g in j['groups'])
-    check(sums_ok, '%s: series = %s array, one value per dump' % (what, j['metric']))
+    sums_ok = all(len(g['count']) == n and len(g['memsize']) == n for g in j['groups'])
+    check(sums_ok, '%s: count and memsize arrays, one value per dump' % what)
+    tot_ok = all(sum(g['count'][k] for g in j['groups']) == d['total']['count'] and
+                 sum(g['memsize'][k] for g in j['groups']) == d['total']['memsize']
+                 for k, d in enumerate(j['dumps'])) if j['group_count'] == len(j['groups']) else True
+    check(tot_ok, '%s: the groups of each dump add up to its total' % what)
 
 
 def series_ours():
@@ -182,7 +233,7 @@ def main():
     # ---------------------------------------------------------------- by type
     jt = tl_json(['--by', 'type', '--metric', 'count'] + shuffled)
     check(jt is not None, 'timeline --by type --metric count runs')
-    check(jt['order'] == 'name-time' and jt['order_source'] == 'sequence' and jt['dumps'] == dumps,
+    check(jt['order'] == 'name-time' and jt['order_source'] == 'sequence' and paths_of(jt) == dumps,
           'shuffled step_NN.json ordered by name sequence (order %s/%s)'
           % (jt['order'], jt['order_source']))
     first = jt['groups'][0]
@@ -190,7 +241,7 @@ def main():
           'by type: %s ranks first and is growing' % first['key'])
     others = [g for g in jt['groups'] if g['key'] != E['type']]
     check(all(not g['growing'] for g in others), 'by type: no other type is growing')
-    check(all(flat(g['series']) for g in others),
+    check(all(flat(g['count']) for g in others),
           'by type: every other type is exactly flat (truth: other types change by at most %s)'
           % E['other_change'])
     tb = {g['key']: g for g in jt['groups']}
@@ -277,7 +328,7 @@ def main():
         subprocess.run(['gzip', '-6', '-n', '-c', d], stdout=open(p, 'wb'), check=True)
         gz.append(p)
     jg = tl_json(['--by', 'type', '--metric', 'count'] + gz)
-    check(jg['dumps'] == gz and all(g['count'] == tb[g['key']]['count'][:3] for g in jg['groups']),
+    check(paths_of(jg) == gz and all(g['count'] == tb[g['key']]['count'][:3] for g in jg['groups']),
           'gzip dumps (step_NN.json.gz): same order and series as plain')
 
     # ------------------------------------------------------------- ordering
@@ -306,12 +357,12 @@ def main():
     ]
     for what, fmt, vals, order, source, per_hour_factor in cases:
         paths = names(fmt, vals)
-        j = tl_json(['--metric', 'count'] + paths[::-1])
+        j = tl_json(['--by', 'type', '--metric', 'count'] + paths[::-1])
         g = j['groups'][0]
-        ok = (j['order'] == order and j['order_source'] == source and j['dumps'] == paths
+        ok = (j['order'] == order and j['order_source'] == source and paths_of(j) == paths
               and g['count'] == tb[g['key']]['count'][:4])
         if per_hour_factor is None:
-            ok = ok and g['slope_per_hour'] is None and j['times'] is None
+            ok = ok and g['slope_per_hour'] is None and times_of(j) == [None] * 4
         else:
             ok = ok and abs(g['slope_per_hour'] - g['slope_per_step'] * per_hour_factor) < 1e-2 * abs(g['slope_per_step'])
         check(ok, 'order: %s names -> %s/%s%s' % (what, j['order'], j['order_source'],
@@ -324,18 +375,18 @@ def main():
         shutil.copyfile(src, p)
         os.utime(p, ns=(1717000000 * 10**9 + k * 600 * 10**9,) * 2)
         mt.append(p)
-    j = tl_json(['--metric', 'count'] + sorted(mt))
-    check(j['order'] == 'mtime' and j['dumps'] == mt and j['times'] is not None
+    j = tl_json(['--by', 'type', '--metric', 'count'] + sorted(mt))
+    check(j['order'] == 'mtime' and paths_of(j) == mt and None not in times_of(j)
           and abs(j['groups'][0]['slope_per_hour'] - 6 * j['groups'][0]['slope_per_step']) < 1e-2 * j['groups'][0]['slope_per_step'],
           'order: names without numbers -> mtime (10 minutes apart: slope/hour = 6 x slope/step)')
     for p in mt:
         os.utime(p, ns=(1717000000 * 10**9,) * 2)
     given = [mt[2], mt[0], mt[3], mt[1]]
-    j = tl_json(['--metric', 'count'] + given)
-    check(j['order'] == 'given' and j['dumps'] == given and j['times'] is None,
+    j = tl_json(['--by', 'type', '--metric', 'count'] + given)
+    check(j['order'] == 'given' and paths_of(j) == given and times_of(j) == [None] * 4,
           'order: equal mtimes -> given (command-line order)')
     j = tl_json(['--order', 'given'] + four[::-1])
-    check(j['order'] == 'given' and j['dumps'] == four[::-1], '--order given keeps the command line')
+    check(j['order'] == 'given' and paths_of(j) == four[::-1], '--order given keeps the command line')
     r = run(['timeline', '--order', 'name'] + mt, rc=2)
     check(r.returncode == 2 and 'order' in r.stderr, '--order name without numbers in names: usage error')
     j = tl_json(['--order', 'mtime'] + four)
@@ -407,23 +458,25 @@ def main():
     check('<script' not in svg_text and 'href' not in svg_text, 'SVG: self-contained (no scripts, no links)')
 
     # ------------------------------------------------------------ histogram
+    # histogram --json is the tally document (docs/JSON.md)
     h = json.loads(run(['histogram', '--json', '--top', '0', '--by', 'class', dumps[-1]]).stdout)
     t = json.loads(run(['tally', '--json', '--top', '0', '--sort', 'memsize', '--by', 'class', dumps[-1]]).stdout)
-    check([(r['key'], r['count'], r['memsize']) for r in h['rows']]
+    check(h['kind'] == 'tally' and [(r['key'], r['count'], r['memsize']) for r in h['groups']]
           == [(r['key'], r['count'], r['memsize']) for r in t['groups']],
-          'histogram --by class = tally --by class --sort memsize (%d rows)' % len(h['rows']))
+          'histogram --by class = tally --by class --sort memsize (%d rows)' % len(h['groups']))
     hk = json.loads(run(['histogram', '--json', '--top', '0', '--keep-dumper', '--by', 'class',
                          dumps[-1]]).stdout)
-    check(hk['total_count'] == sum(E['by_type'][-1].values())
-          and hk['total_memsize'] == sum(E['memsize_by_type'][-1].values())
-          and hk['excluded_dumper_objects'] == 0,
-          'histogram --keep-dumper totals = truth (%d objects)' % hk['total_count'])
+    check(hk['total']['count'] == sum(E['by_type'][-1].values())
+          and hk['total']['memsize'] == sum(E['memsize_by_type'][-1].values())
+          and hk['excluded_dumper_objects'] == 0
+          and hk['dumps'][0]['objects'] == hk['total']['count'],
+          'histogram --keep-dumper totals = truth (%d objects)' % hk['total']['count'])
     check(h['excluded_dumper_objects'] > 0
-          and h['total_count'] + h['excluded_dumper_objects'] == hk['total_count'],
+          and h['total']['count'] + h['excluded_dumper_objects'] == hk['total']['count'],
           'histogram leaves the dumper\'s %d objects out of its totals' % h['excluded_dumper_objects'])
     h = json.loads(run(['histogram', '--json', '--sort', 'count', '--top', '5', dumps[-1]]).stdout)
-    counts = [r['count'] for r in h['rows']]
-    check(len(counts) == 5 and counts == sorted(counts, reverse=True) and h['rows'][0]['key'] == 'STRING',
+    counts = [r['count'] for r in h['groups']]
+    check(len(counts) == 5 and counts == sorted(counts, reverse=True) and h['groups'][0]['key'] == 'STRING',
           'histogram --sort count --top 5: largest count first')
     ht = run(['histogram', dumps[-1]])
     check(ht.returncode == 0 and '#' in ht.stdout and 'DATA' in ht.stdout, 'histogram: text with bars')
@@ -492,6 +545,105 @@ def main():
         utf8 = False
     check(r.returncode == 0 and utf8 and '\ufffd' in txt and b's3cr3t' not in raw,
           'export: invalid UTF-8 in names replaced by U+FFFD; values absent')
+
+    # ------------------------------------------------------- JSON schemas
+    one = tl_json(['--by', 'type', dumps[0]])
+    for what, doc in (('timeline --by type --metric count', jt), ('timeline --by type', jm),
+                      ('timeline --by file:line:class', jflc), ('timeline --top 3', t3),
+                      ('timeline of one dump', one), ('timeline, hostile names', jw),
+                      ('timeline, epoch names', tl_json(['--by', 'class'] + names(
+                          'e-%d.json', [1700000000 + 60 * k for k in range(4)])))):
+        check(schema_ok(doc, 'timeline'), 'schema: %s --json is valid (docs/schema/timeline.json)' % what)
+    for what, args in (('histogram --by class', ['--by', 'class', '--top', '0']),
+                       ('histogram', []), ('histogram --keep-dumper', ['--keep-dumper'])):
+        doc = json.loads(run(['histogram', '--json'] + args + [dumps[-1]]).stdout)
+        check(schema_ok(doc, 'tally'), 'schema: %s --json is valid (docs/schema/tally.json)' % what)
+    for fmt in ('csv', 'jsonl'):
+        out = os.path.join(WORK, 'export_json_' + fmt)
+        shutil.rmtree(out, ignore_errors=True)
+        r = run(['export', '--json', '--format', fmt, '--out', out] + dumps[:2])
+        doc = json.loads(r.stdout) if r.returncode == 0 else {}
+        check(schema_ok(doc, 'export') and [d['path'] for d in doc['dumps']] == dumps[:2]
+              and [d['dump_id'] for d in doc['dumps']] == [1, 2]
+              and doc['objects'] == sum(d['objects'] for d in doc['dumps'])
+              and sorted(doc['files']) == sorted(os.listdir(out)) and r.stderr == '',
+              'schema: export --json --format %s is valid and names the files written' % fmt)
+    out = os.path.join(WORK, 'export_jsonl')
+    bad = []
+    for table in ('dumps', 'objects', 'refs', 'roots'):
+        rows = [json.loads(l) for l in open(os.path.join(out, table + '.jsonl'), encoding='utf-8')]
+        # every row of the small tables, every 7th of the large ones
+        step = 1 if len(rows) < 3000 else 7
+        bad += [(table, k) for k in range(0, len(rows), step)
+                if not schema_ok(rows[k], 'export', table)][:3]
+    check(not bad, 'schema: export --format jsonl rows are valid (docs/schema/export.json $defs)')
+
+    # ------------------------------------------------------------ diff --grew
+    three = [dumps[0], dumps[4], dumps[9]]
+    r = run(['diff', '--grew', '--keep-dumper', '--json', '--top', '0', '--by', 'file:line'] + three)
+    gj = json.loads(r.stdout) if r.returncode == 0 else {}
+    check(r.returncode == 0 and schema_ok(gj, 'grew'), 'schema: diff --grew --json is valid (kind grew)')
+    ref = tl_json(['--by', 'file:line', '--order', 'given', '--metric', 'count'] + three)
+    ref = {g['key']: g for g in ref['groups']}
+    check(all(g['count'] == ref[g['key']]['count'] and g['memsize'] == ref[g['key']]['memsize']
+              and g['change'] == g['count'][-1] - g['count'][0]
+              and g['deltas'] == [b - a for a, b in zip(g['count'], g['count'][1:])]
+              for g in gj['groups']) and len(gj['groups']) == len(ref) and 'counts' not in gj['groups'][0],
+          'diff --grew: per-dump "count" and "memsize" = timeline --order given; change and deltas')
+    ch = [g['change'] for g in gj['groups']]
+    check(ch == sorted(ch, reverse=True) and gj['groups'][0]['key'] == E['site'],
+          'diff --grew: largest growth first (%s, +%d)' % (gj['groups'][0]['key'], ch[0]))
+    rj = json.loads(run(['diff', '--grew', '--keep-dumper', '--json', '--top', '0', '--by', 'file:line']
+                        + three[::-1]).stdout)
+    back = {g['key']: g for g in rj['groups']}[E['site']]
+    check(paths_of(rj) == three[::-1] and back['count'] == ref[E['site']]['count'][::-1]
+          and back['change'] < 0 and rj['groups'][0]['key'] != E['site'],
+          'diff --grew keeps the order given (reversed: the site shrinks by %d)' % -back['change'])
+
+    # -------------------------------------- shared options: --no-index -v --threads
+    base = run(['timeline', '--json', '--by', 'class'] + dumps[:3]).stdout
+    r = run(['timeline', '--json', '--by', 'class', '--no-index', '-v', '--threads', '2'] + dumps[:3])
+    check(r.returncode == 0 and r.stdout == base, 'timeline accepts --no-index, -v and --threads (same JSON)')
+    base = run(['histogram', '--json', dumps[0]]).stdout
+    r = run(['histogram', '--json', '--no-index', '--verbose', '--threads', '1', dumps[0]])
+    check(r.returncode == 0 and r.stdout == base, 'histogram accepts --no-index, -v and --threads (same JSON)')
+    outs = [os.path.join(WORK, 'export_opts%d' % k) for k in range(2)]
+    for k, extra in enumerate(([], ['--no-index', '-v', '--threads', '1'])):
+        shutil.rmtree(outs[k], ignore_errors=True)
+        r = run(['export', '--format', 'csv'] + extra + ['--out', outs[k], dumps[0]])
+    same = all(open(os.path.join(outs[0], t), 'rb').read() == open(os.path.join(outs[1], t), 'rb').read()
+               for t in ('objects.csv', 'refs.csv', 'roots.csv'))
+    check(r.returncode == 0 and same, 'export accepts --no-index, -v and --threads (the same tables)')
+    for cmd in (['histogram', '--threads', '65', dumps[0]],
+                ['export', '--threads', '0', '--format', 'csv', '--out', outs[1], dumps[0]]):
+        r = run(cmd, rc=None)
+        check(r.returncode == 2 and '--threads' in r.stderr, 'usage error: %s --threads %s' % (cmd[0], cmd[2]))
+
+    # ------------------------------------------ long keys: cut in the middle
+    ld = os.path.join(WORK, 'longkeys')
+    shutil.rmtree(ld, ignore_errors=True)
+    os.makedirs(ld)
+    deep = '/srv/' + '/'.join('dir%02d' % k for k in range(30)) + '/leaky_file.rb'
+    longs = []
+    for k in range(3):
+        ls = [b'{"type":"ROOT", "root":"vm", "references":["0x7f0000000001"]}',
+              b'{"address":"0x7f0000000001", "type":"CLASS", "name":"String", "references":[], "memsize":100}']
+        for i in range(100 + 200 * k):
+            ls.append(b'{"address":"0x7f00000%05x", "type":"STRING", "class":"0x7f0000000001", '
+                      b'"file":"%s", "line":42, "generation":1, "memsize":40}' % (0x1000 + i, deep.encode()))
+        p = os.path.join(ld, 'long_%d.json' % (k + 1))
+        open(p, 'wb').write(b'\n'.join(ls) + b'\n')
+        longs.append(p)
+    key = deep + ':42:String'
+    for what, args in (('timeline', ['timeline', '--by', 'file:line:class'] + longs),
+                       ('histogram', ['histogram', '--by', 'file:line:class', longs[-1]]),
+                       ('diff --grew', ['diff', '--grew'] + longs)):
+        r = run(args)
+        rows = [l for l in r.stdout.splitlines() if 'leaky_file.rb:42:String' in l]
+        check(r.returncode == 0 and len(rows) == 1 and key not in rows[0] and '/srv/' in rows[0]
+              and ('...' in rows[0] or '\u2026' in rows[0]) and len(rows[0]) <= 100,
+              '%s: a %d-character key is cut in the middle, keeping its end, within 100 columns (%r)'
+              % (what, len(key), rows[0] if rows else None))
 
     # --------------------------------------------------------------- errors
     for cmd in (['timeline'], ['timeline', '--by', 'nope', dumps[0]], ['timeline', '--metric', 'bytes', dumps[0]],

@@ -76,6 +76,7 @@ else
     linked += ", gzip by ISA-L"
   end
   have_library("pthread", "pthread_create", "pthread.h")
+  have_library("m", "floor", "math.h") # the report layer's charts and fits
   tree[:include].each { |dir| $INCFLAGS << " -I#{dir}" }
   # Compile the sources flat: file names are unique across src/, and quoted
   # includes resolve relative to each file, so VPATH is enough.

@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""Cost of the "memory over time" commands against a plain load, for one or
+more heapscope binaries in the same run (bench/README.md, "Series commands").
+
+On a bench set (heap_1.json .. heap_3.json of bench/run.py's data), times:
+
+  load       summary --json --no-index heap_3      (the yardstick: a full load)
+  timeline   timeline --json --by file:line:class heap_1 heap_2 heap_3
+  timeline-type   the same --by type
+  grew       diff --grew --json heap_1 heap_2 heap_3
+  histogram  histogram --json heap_3
+  export-csv, export-jsonl   export --format F --out TMP heap_1 heap_2 heap_3
+
+Every command of every binary runs once untimed (warm page cache), then N
+rounds interleave all of them (so a busier machine slows all alike); the best
+wall time and the lowest CPU time (user + sys, 10 ms resolution) of the N are
+reported, with peak RSS (/usr/bin/time), the ratios to the same binary's load,
+and, with two binaries, the second's over the first's.  On a busy machine the
+CPU ratios are the steadier ones.  Binaries are copied with their libheapscope.so first, so that a
+rebuild during the run does not mix versions.  Python 3 standard library only.
+
+  python3 bench/series.py --data /work/data/bench/100M OLD/heapscope build/heapscope
+"""
+import argparse
+import glob
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+TIME_BIN = "/usr/bin/time"
+
+
+def freeze(binary, into):
+    """Copy the binary and the libheapscope.so* beside it (RUNPATH $ORIGIN)."""
+    os.makedirs(into)
+    src = os.path.dirname(os.path.abspath(binary))
+    shutil.copy2(binary, os.path.join(into, "heapscope"))
+    for lib in glob.glob(os.path.join(src, "libheapscope.so*")):
+        if os.path.isdir(lib) and not os.path.islink(lib):
+            continue  # meson's object directory, libheapscope.so.X.Y.Z.p
+        dst = os.path.join(into, os.path.basename(lib))
+        if os.path.islink(lib):
+            os.symlink(os.readlink(lib), dst)
+        else:
+            shutil.copy2(lib, dst)
+    return os.path.join(into, "heapscope")
+
+
+def commands(data, tmp):
+    d = [os.path.join(data, "heap_%d.json" % k) for k in (1, 2, 3)]
+    return [
+        ("load", ["summary", "--json", "--no-progress", "--no-index", d[2]]),
+        ("timeline", ["timeline", "--json", "--by", "file:line:class"] + d),
+        ("timeline-type", ["timeline", "--json", "--by", "type"] + d),
+        ("grew", ["diff", "--grew", "--json"] + d),
+        ("histogram", ["histogram", "--json", d[2]]),
+        ("export-csv", ["export", "--format", "csv", "--out", os.path.join(tmp, "csv")] + d),
+        ("export-jsonl", ["export", "--format", "jsonl", "--out", os.path.join(tmp, "jsonl")] + d),
+    ]
+
+
+def run_once(exe, args):
+    """(wall seconds, CPU seconds, peak RSS KB) of one run; raises on failure."""
+    t0 = time.perf_counter()
+    p = subprocess.run([TIME_BIN, "-f", "%M %U %S", exe] + args, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.PIPE, text=True)
+    wall = time.perf_counter() - t0
+    if p.returncode != 0:
+        raise SystemExit("%s %s failed: %s" % (exe, " ".join(args), p.stderr[-400:]))
+    rss, user, sys_ = p.stderr.strip().splitlines()[-1].split()
+    return wall, float(user) + float(sys_), int(rss)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data", required=True, help="a bench set: DIR/heap_{1,2,3}.json")
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--only", help="comma-separated commands to time (load is always timed)")
+    ap.add_argument("binaries", nargs="+", help="heapscope binaries (first: the reference)")
+    a = ap.parse_args()
+    if not os.access(TIME_BIN, os.X_OK):
+        raise SystemExit("needs GNU time at %s (apt-get install time)" % TIME_BIN)
+    with tempfile.TemporaryDirectory(prefix="hs-series-") as tmp:
+        exes = [freeze(b, os.path.join(tmp, "bin%d" % i)) for i, b in enumerate(a.binaries)]
+        cmds = commands(a.data, tmp)
+        if a.only:
+            keep = set(a.only.split(",")) | {"load"}
+            cmds = [c for c in cmds if c[0] in keep]
+        best = {}
+        for rnd in range(a.runs + 1):  # round 0: warm-up, untimed
+            for name, args in cmds:
+                # alternate which binary goes first, so neither is always
+                # the one that runs on a just-warmed cache
+                order = list(enumerate(exes))
+                for i, exe in (order if rnd % 2 else order[::-1]):
+                    w, cpu, rss = run_once(exe, args)
+                    if rnd:
+                        b = best.setdefault((i, name), [w, cpu, rss])
+                        b[0] = min(b[0], w)
+                        b[1] = min(b[1], cpu)
+                        b[2] = max(b[2], rss)
+            print("[series] round %d of %d done" % (rnd, a.runs), file=sys.stderr)
+        load = os.uname().nodename, os.getloadavg()
+        two = len(exes) > 1
+        print("| command | " + " | ".join("bin %d wall s, CPU s, RSS MB | bin %d x load (wall, CPU)"
+                                         % (i, i) for i in range(len(exes)))
+              + (" | bin 1 / bin 0 (wall, CPU) |" if two else " |"))
+        print("|---" * (2 * len(exes) + 1 + two) + "|")
+        for name, _ in cmds:
+            cells = []
+            for i in range(len(exes)):
+                w, cpu, rss = best[(i, name)]
+                lw, lc = best[(i, "load")][:2]
+                cells.append("%.3f, %.2f, %.0f | %.2f, %.2f" % (w, cpu, rss / 1024, w / lw,
+                                                                cpu / max(lc, 0.01)))
+            ratio = ""
+            if two:
+                ratio = " | %.2f, %.2f" % (best[(1, name)][0] / best[(0, name)][0],
+                                           best[(1, name)][1] / max(best[(0, name)][1], 0.01))
+            print("| %s | %s%s |" % (name, " | ".join(cells), ratio))
+        print("\nbest of %d runs; %s, load average %.2f %.2f %.2f after the run" %
+              (a.runs, load[0], *load[1]))
+        for i, b in enumerate(a.binaries):
+            print("bin %d: %s" % (i, b))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,303 @@
+/*
+ * cli_util.c - helpers the commands share: usage errors and --help, the
+ * load options, number formats of the commands not yet on the library's
+ * writers (the HTML report), damage and dumper notes on stderr, and the
+ * output helpers of timeline, histogram, export and diff --grew.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static const char *prog = "heapscope";
+
+int
+hscope_cli_usage_error(const char *usage, const char *fmt, const char *arg)
+{
+    fprintf(stderr, "%s: ", prog);
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\n\n%s", usage);
+    return HSCOPE_CLI_EXIT_USAGE;
+}
+
+int
+hscope_cli_parse_size(const char *s, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s || *s == '-')
+        return -1;
+    uint64_t mul = 1;
+    switch (*end) {
+    case 'k': case 'K': mul = 1ull << 10; end++; break;
+    case 'm': case 'M': mul = 1ull << 20; end++; break;
+    case 'g': case 'G': mul = 1ull << 30; end++; break;
+    default: break;
+    }
+    if (*end || (v && mul > UINT64_MAX / v))
+        return -1;
+    *out = v * mul;
+    return 0;
+}
+
+int
+hscope_cli_load_option(hscope_load_options *lo, int argc, char **argv, int *i,
+                       const char *usage)
+{
+    const char *a = argv[*i];
+    if (strcmp(a, "--strict") == 0) {
+        lo->flags |= HSCOPE_LOAD_STRICT;
+        return 1;
+    }
+    if (strcmp(a, "--no-progress") == 0)
+        return 1;
+    uint64_t *dst = NULL;
+    if (strcmp(a, "--max-line") == 0)
+        dst = &lo->max_line_bytes;
+    else if (strcmp(a, "--max-memory") == 0)
+        dst = &lo->max_memory;
+    if (!dst)
+        return 0;
+    if (*i + 1 >= argc) {
+        hscope_cli_usage_error(usage, "%s needs a value", a);
+        return -1;
+    }
+    if (hscope_cli_parse_size(argv[++*i], dst) != 0 || *dst == 0) {
+        hscope_cli_usage_error(usage, "bad size '%s'", argv[*i]);
+        return -1;
+    }
+    return 1;
+}
+
+void
+hscope_cli_human_bytes(double b, char *buf, size_t n)
+{
+    static const char *const u[] = { "B", "KB", "MB", "GB", "TB" };
+    const char *sign = b < 0 ? "-" : "";
+    double v = fabs(b);
+    int i = 0;
+    while (v >= 1024 && i < 4) {
+        v /= 1024;
+        i++;
+    }
+    if (i == 0)
+        snprintf(buf, n, "%s%.0f B", sign, v);
+    else
+        snprintf(buf, n, "%s%.1f %s", sign, v, u[i]);
+}
+
+void
+hscope_cli_grouped(uint64_t v, char *buf, size_t n)
+{
+    char tmp[32];
+    snprintf(tmp, sizeof(tmp), "%llu", (unsigned long long)v);
+    size_t len = strlen(tmp), o = 0;
+    for (size_t i = 0; i < len && o + 2 < n; i++) {
+        if (i && (len - i) % 3 == 0)
+            buf[o++] = ',';
+        buf[o++] = tmp[i];
+    }
+    buf[o] = '\0';
+}
+
+int
+hscope_cli_valid_key(const char *by)
+{
+    static const char *const keys[] = { "type", "class", "file", "file:line",
+        "file:line:class", "method", "generation", "gem" };
+    for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+        if (strcmp(keys[k], by) == 0)
+            return 1;
+    return 0;
+}
+
+const char *
+hscope_cli_basename(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return s && s[1] ? s + 1 : path;
+}
+
+int
+hscope_cli_parse_address(const char *s, uint64_t *out)
+{
+    while (isspace((unsigned char)*s))
+        s++;
+    if (s[0] != '0' || (s[1] != 'x' && s[1] != 'X') || !isxdigit((unsigned char)s[2]))
+        return -1;
+    s += 2;
+    uint64_t v = 0;
+    int digits = 0;
+    for (; isxdigit((unsigned char)*s); s++, digits++) {
+        if (digits == 16)
+            return -1;
+        int c = (unsigned char)*s;
+        v = v << 4 | (uint64_t)(c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10);
+    }
+    while (isspace((unsigned char)*s))
+        s++;
+    if (*s)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int
+hscope_cli_bad_address(const char *usage, const char *arg)
+{
+    return hscope_cli_usage_error(usage, "'%s' is not an address: addresses are hex with "
+                                         "0x, as in the dump (0x7f2a3c4d5e60)", arg);
+}
+
+void
+hscope_cli_warn_text(const char *text)
+{
+    while (text && *text) {
+        const char *nl = strchr(text, '\n');
+        int n = nl ? (int)(nl - text) : (int)strlen(text);
+        fprintf(stderr, "%s: warning: %.*s\n", prog, n, text);
+        text += n + (nl != NULL);
+    }
+}
+
+void
+hscope_cli_warn_damage(const char *path, const hscope_load_stats *s,
+                       const uint64_t skipped[HSCOPE_SKIP__COUNT])
+{
+    if (!s->skipped_lines && !s->truncated)
+        return;
+    char why[256] = "";
+    size_t len = 0;
+    for (int r = 0; r < HSCOPE_SKIP__COUNT && len < sizeof(why); r++)
+        if (skipped[r])
+            len += (size_t)snprintf(why + len, sizeof(why) - len, "%s%s %llu", len ? ", " : "",
+                                    hscope_skip_reason_name(r), (unsigned long long)skipped[r]);
+    fprintf(stderr, "%s: warning: %s: ", prog, path);
+    if (s->skipped_lines)
+        fprintf(stderr, "%llu of %llu lines skipped (%s)%s", (unsigned long long)s->skipped_lines,
+                (unsigned long long)s->lines, why, s->truncated ? "; " : "");
+    if (s->truncated)
+        fputs("the dump is truncated (it ends in the middle of a record or gzip stream)", stderr);
+    if (s->skipped_lines * 2 > s->lines)
+        fputs("; most lines could not be read: is this really a heap dump?", stderr);
+    fputs("\n", stderr);
+}
+
+void
+hscope_cli_warn_tally_damage(const char *path, const hscope_tally_t *t)
+{
+    hscope_load_stats s = HSCOPE_LOAD_STATS_INIT;
+    uint64_t sk[HSCOPE_SKIP__COUNT];
+    if (hscope_tally_stats(t, &s) != HSCOPE_OK)
+        return;
+    for (int r = 0; r < HSCOPE_SKIP__COUNT; r++)
+        sk[r] = hscope_tally_skipped(t, r);
+    hscope_cli_warn_damage(path, &s, sk);
+}
+
+void
+hscope_cli_warn_heap_damage(const char *path, const hscope_heap_t *h)
+{
+    hscope_load_stats s = HSCOPE_LOAD_STATS_INIT;
+    uint64_t sk[HSCOPE_SKIP__COUNT];
+    if (hscope_heap_stats(h, &s) != HSCOPE_OK)
+        return;
+    for (int r = 0; r < HSCOPE_SKIP__COUNT; r++)
+        sk[r] = hscope_heap_skipped(h, r);
+    hscope_cli_warn_damage(path, &s, sk);
+}
+
+void
+hscope_cli_dumper_note(FILE *f, uint64_t n)
+{
+    if (n)
+        fprintf(f, "left out: %llu object%s allocated by the dumper itself (--keep-dumper "
+                   "keeps them)\n", (unsigned long long)n, n == 1 ? "" : "s");
+}
+
+
+/* ------------------------------------------------------------------ */
+/* memory over time: timeline, histogram, export, diff --grew          */
+/* ------------------------------------------------------------------ */
+
+int32_t
+hscope_cli_write_file(void *user_data, const char *data, uint64_t len)
+{
+    return fwrite(data, 1, (size_t)len, user_data) == len ? 0 : -1;
+}
+
+void
+hscope_cli_ascii(hscope_report_options *ro)
+{
+    const char *v = getenv("LC_ALL");
+    if (!v || !*v)
+        v = getenv("LC_CTYPE");
+    if (!v || !*v)
+        v = getenv("LANG");
+    if (!(v && (strstr(v, "UTF-8") || strstr(v, "utf-8") || strstr(v, "UTF8") ||
+                strstr(v, "utf8"))))
+        ro->flags |= HSCOPE_REPORT_ASCII;
+}
+
+FILE *
+hscope_cli_open_out(const char *path)
+{
+    if (!path)
+        return stdout;
+    FILE *f = fopen(path, "w");
+    if (!f)
+        fprintf(stderr, "%s: %s: %s\n", prog, path, strerror(errno));
+    return f;
+}
+
+int
+hscope_cli_close_out(FILE *f, const char *path, hscope_status st, const hscope_error *err)
+{
+    int bad = st != HSCOPE_OK;
+    if (bad && st != HSCOPE_ERR_IO)
+        fprintf(stderr, "%s: %s\n", prog, err->message);
+    bad |= ferror(f) != 0;
+    bad |= (path ? fclose(f) : fflush(f)) != 0;
+    if (bad && (st == HSCOPE_OK || st == HSCOPE_ERR_IO))
+        fprintf(stderr, "%s: write error on %s\n", prog, path ? path : "standard output");
+    return bad ? HSCOPE_CLI_EXIT_BAD_INPUT : 0;
+}
+
+int
+hscope_cli_write_result(hscope_cli_writer fn, const void *result, hscope_report_options *ro,
+                        const char *svg_path)
+{
+    hscope_error err = HSCOPE_ERROR_INIT;
+    int rc = hscope_cli_close_out(stdout, NULL,
+                                  fn(result, ro, hscope_cli_write_file, stdout, &err), &err);
+    if (svg_path) {
+        FILE *f = hscope_cli_open_out(svg_path);
+        if (!f)
+            return HSCOPE_CLI_EXIT_BAD_INPUT;
+        ro->format = HSCOPE_FORMAT_SVG;
+        rc |= hscope_cli_close_out(f, svg_path,
+                                   fn(result, ro, hscope_cli_write_file, f, &err), &err);
+    }
+    return rc;
+}
+
+void
+hscope_cli_warn_timeline(const hscope_timeline_t *tl)
+{
+    for (uint64_t i = 0; i < hscope_timeline_dump_count(tl); i++) {
+        hscope_load_stats s = HSCOPE_LOAD_STATS_INIT;
+        uint64_t sk[HSCOPE_SKIP__COUNT];
+        if (hscope_timeline_dump_stats(tl, i, &s) != HSCOPE_OK)
+            continue;
+        for (int r = 0; r < HSCOPE_SKIP__COUNT; r++)
+            sk[r] = hscope_timeline_dump_skipped(tl, i, r);
+        hscope_cli_warn_damage(hscope_timeline_dump_path(tl, i), &s, sk);
+    }
+    hscope_cli_warn_text(hscope_timeline_warning_text(tl));
+}

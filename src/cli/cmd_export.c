@@ -1,0 +1,158 @@
+/*
+ * cmd_export.c - heapscope export: the dumps as tables for PostgreSQL and
+ * DuckDB (hscope_export_files()); what was written on stderr, or as JSON
+ * on stdout.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opts.h"
+
+static const char *prog = "heapscope";
+
+static const char usage_export[] =
+    "usage: heapscope export --format csv|jsonl --out DIR [--first-id N]\n"
+    "                        [--order auto|name|mtime|given] [--json]\n"
+    "                        [load options] DUMP...\n"
+    "\n"
+    "Write the dumps as tables for PostgreSQL or DuckDB, one dump id per DUMP\n"
+    "(in time order, see 'heapscope timeline --help'):\n"
+    "  dumps     dump_id, seq, path, name, taken_at, order_source, objects,\n"
+    "            refs, memsize, bytes, input_bytes, gzip, skipped_lines\n"
+    "  objects   dump_id, address, type, class, class_address, memsize, size,\n"
+    "            file, line, method, generation, flags, detail\n"
+    "  refs      dump_id, from_address, to_address (object references, in\n"
+    "            dump order, with duplicates)\n"
+    "  roots     dump_id, category, address\n"
+    "and DIR/schema.sql: CREATE TABLE and \\copy lines, so that\n"
+    "'psql -f DIR/schema.sql' loads everything; DIR/schema.duckdb.sql does the\n"
+    "same for 'duckdb FILE.db < DIR/schema.duckdb.sql'.  String values are\n"
+    "never exported.\n"
+    "\n"
+    "  --format F      csv (RFC 4180, header line) or jsonl (one object a line)\n"
+    "  --out DIR       output directory (created if missing; files replaced)\n"
+    "  --first-id N    dump_id of the first dump (default 1), to add more\n"
+    "                  dumps to a database later\n"
+    "  --order HOW     auto (default), name, mtime or given\n"
+    "  --json          what was written, on stdout: {\"kind\": \"export\", \"dumps\",\n"
+    "                  \"files\", \"warnings\", ...} (default: one line on stderr)\n"
+    "  --no-index      accepted; no effect (the dumps are parsed, not indexed)\n"
+    "  -v, --verbose   accepted; no effect\n";
+
+typedef struct ex_args {
+    hscope_cli_opts o;
+    hscope_export_options eo;
+    const char *out;
+    char **paths;
+} ex_args;
+
+/* The command's own option at argv[*i]: 1 taken, 0 not ours, or a usage
+ * error (said). */
+static int
+option(void *ctx, int argc, char **argv, int *i)
+{
+    static const char *const orders[] = { "auto", "name", "mtime", "given" };
+    ex_args *a = ctx;
+    const char *o = argv[*i], *v = *i + 1 < argc ? argv[*i + 1] : NULL;
+    if (strcmp(o, "--format") && strcmp(o, "--out") && strcmp(o, "--first-id") &&
+        strcmp(o, "--order"))
+        return 0;
+    if (!v)
+        return hscope_cli_usage_error(usage_export, "%s needs a value", o);
+    ++*i;
+    if (strcmp(o, "--format") == 0) {
+        if (strcmp(v, "csv") && strcmp(v, "jsonl"))
+            return hscope_cli_usage_error(usage_export, "--format: expected csv or jsonl, not '%s'", v);
+        a->eo.format = v[0] == 'c' ? HSCOPE_FORMAT_CSV : HSCOPE_FORMAT_JSONL;
+    } else if (strcmp(o, "--out") == 0) {
+        a->out = v;
+    } else if (strcmp(o, "--first-id") == 0) {
+        if (hscope_cli_parse_size(v, &a->eo.first_id) != 0 || a->eo.first_id == 0 ||
+            a->eo.first_id > 1000000000u)
+            return hscope_cli_usage_error(usage_export, "--first-id needs a number from 1 to 10^9%s", "");
+    } else {
+        int32_t k = 0;
+        while (k < 4 && strcmp(v, orders[k]))
+            k++;
+        if (k == 4)
+            return hscope_cli_usage_error(usage_export,
+                                          "--order: expected auto, name, mtime or given, not '%s'", v);
+        a->eo.order = k; /* HSCOPE_ORDER_AUTO .. _GIVEN */
+    }
+    return 1;
+}
+
+static int
+parse(ex_args *a, int argc, char **argv, int *np)
+{
+    hscope_cli_args ca = { option, a, (const char **)a->paths, 0, 0, NULL };
+    int rc = hscope_cli_parse_args(&a->o, &ca, argc, argv);
+    if (rc)
+        return rc;
+    *np = ca.n;
+    if (!a->eo.format)
+        return hscope_cli_usage_error(usage_export, "--format csv|jsonl is required%s", "");
+    if (!a->out)
+        return hscope_cli_usage_error(usage_export, "--out DIR is required%s", "");
+    if (*np == 0)
+        return hscope_cli_usage_error(usage_export, "no DUMP given%s", "");
+    return 0;
+}
+
+/* Each damaged dump on stderr, as every command says it. */
+static void
+warn_damage(const hscope_export_t *ex)
+{
+    for (uint64_t i = 0; i < hscope_export_dump_count(ex); i++) {
+        hscope_load_stats s = HSCOPE_LOAD_STATS_INIT;
+        uint64_t sk[HSCOPE_SKIP__COUNT];
+        if (hscope_export_dump_stats(ex, i, &s) != HSCOPE_OK)
+            continue;
+        for (int r = 0; r < HSCOPE_SKIP__COUNT; r++)
+            sk[r] = hscope_export_dump_skipped(ex, i, r);
+        hscope_cli_warn_damage(hscope_export_dump_path(ex, i), &s, sk);
+    }
+}
+
+int
+hscope_cli_export(int argc, char **argv)
+{
+    if (hscope_cli_help(argc, argv, usage_export))
+        return 0;
+    ex_args a;
+    memset(&a, 0, sizeof(a));
+    hscope_cli_opts_init(&a.o, "export", usage_export, HSCOPE_CLI_JSON, 0);
+    hscope_export_options_init(&a.eo);
+    a.paths = calloc((size_t)argc, sizeof(char *));
+    if (!a.paths) {
+        fprintf(stderr, "%s: out of memory\n", prog);
+        return HSCOPE_CLI_EXIT_BAD_INPUT;
+    }
+    int np = 0;
+    int rc = parse(&a, argc, argv, &np);
+    hscope_export_t *ex = NULL;
+    hscope_error err = HSCOPE_ERROR_INIT;
+    hscope_status st = rc ? HSCOPE_OK
+                          : hscope_export_files(&ex, (const char *const *)a.paths, (uint64_t)np,
+                                                a.out, &a.o.lo, &a.eo, &err);
+    if (rc) {
+        /* a usage error, said */
+    } else if (st == HSCOPE_ERR_INVALID_ARG && a.eo.order) {
+        rc = hscope_cli_usage_error(usage_export, "--%s", err.message);
+    } else if (st != HSCOPE_OK) {
+        rc = hscope_cli_fail(NULL, &err);
+    } else {
+        warn_damage(ex);
+        hscope_report_options ro = HSCOPE_REPORT_OPTIONS_INIT;
+        ro.format = a.o.json ? HSCOPE_FORMAT_JSON : HSCOPE_FORMAT_TEXT;
+        FILE *f = a.o.json ? stdout : stderr;
+        if (!a.o.json)
+            fprintf(f, "%s: ", prog);
+        st = hscope_export_write(ex, &ro, hscope_cli_write_file, f, &err);
+        rc = hscope_cli_close_out(f, NULL, st, &err);
+    }
+    hscope_export_free(ex);
+    free(a.paths);
+    return rc;
+}

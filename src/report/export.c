@@ -1,0 +1,691 @@
+/*
+ * export.c - dumps, objects, references and roots as CSV or JSON-lines
+ * tables, plus schema.sql (psql) and schema.duckdb.sql, for fleets of
+ * dumps that outgrow one process (docs/TIMELINE.md, "heapscope export").
+ *
+ * One dump is loaded at a time, without its values: STRING values hold
+ * secrets and are never loaded, so never exported.  Every text field is
+ * valid UTF-8 (what is not becomes U+FFFD), because PostgreSQL refuses
+ * invalid UTF-8 in COPY.  Rows go out through hscope__out into a FILE with
+ * a large buffer; numbers are formatted by hand (the tables are as large
+ * as the dumps).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "writer.h"
+
+#define NTABLES 4
+
+/* Column sets (the order of the CSV columns and JSON keys). */
+static const char *const dumps_cols[] = { "dump_id", "seq", "path", "name", "taken_at",
+    "order_source", "objects", "refs", "memsize", "bytes", "input_bytes", "gzip",
+    "skipped_lines", NULL };
+static const char *const objects_cols[] = { "dump_id", "address", "type", "class",
+    "class_address", "memsize", "size", "file", "line", "method", "generation", "flags",
+    "detail", NULL };
+static const char *const refs_cols[] = { "dump_id", "from_address", "to_address", NULL };
+static const char *const roots_cols[] = { "dump_id", "category", "address", NULL };
+
+typedef struct table {
+    const char *name;
+    const char *const *cols;
+    const char *ddl;          /* column definitions */
+    FILE *f;
+    char *buf;
+    hscope__out out;
+    hscope__json js;          /* JSON lines: the string escaper */
+    int col;                  /* next column of the row */
+} table;
+
+static const table table_defs[NTABLES] = {
+    { "dumps", dumps_cols,
+      "  dump_id       integer PRIMARY KEY,\n"
+      "  seq           integer NOT NULL,      -- 1-based position in time order\n"
+      "  path          text NOT NULL,\n"
+      "  name          text NOT NULL,\n"
+      "  taken_at      timestamptz,           -- NULL when the time is not known\n"
+      "  order_source  text NOT NULL,         -- datetime, epoch, epoch-ms, sequence, mtime, given\n"
+      "  objects       bigint NOT NULL,\n"
+      "  refs          bigint NOT NULL,\n"
+      "  memsize       bigint NOT NULL,\n"
+      "  bytes         bigint NOT NULL,       -- uncompressed dump size\n"
+      "  input_bytes   bigint NOT NULL,       -- file size (compressed for gzip)\n"
+      "  gzip          boolean NOT NULL,\n"
+      "  skipped_lines bigint NOT NULL",
+      NULL, NULL, { 0 }, { 0 }, 0 },
+    { "objects", objects_cols,
+      "  dump_id       integer NOT NULL,\n"
+      "  address       text NOT NULL,         -- '0x7f...' as in the dump\n"
+      "  type          text NOT NULL,         -- STRING, ARRAY, ...\n"
+      "  class         text NOT NULL,         -- class label (<hidden>, <imemo:env>, ...)\n"
+      "  class_address text,\n"
+      "  memsize       bigint NOT NULL,\n"
+      "  size          bigint,                -- bytesize / length / size (STRING, SYMBOL, ARRAY, HASH)\n"
+      "  file          text,                  -- allocation site (traced objects)\n"
+      "  line          integer,\n"
+      "  method        text,\n"
+      "  generation    bigint,\n"
+      "  flags         integer NOT NULL,      -- HSCOPE_FLAG_* bits\n"
+      "  detail        text                   -- class/module name, imemo type, DATA struct",
+      NULL, NULL, { 0 }, { 0 }, 0 },
+    { "refs", refs_cols,
+      "  dump_id       integer NOT NULL,\n"
+      "  from_address  text NOT NULL,\n"
+      "  to_address    text NOT NULL",
+      NULL, NULL, { 0 }, { 0 }, 0 },
+    { "roots", roots_cols,
+      "  dump_id       integer NOT NULL,\n"
+      "  category      text NOT NULL,         -- vm, machine_context, global_tbl, ...\n"
+      "  address       text NOT NULL",
+      NULL, NULL, { 0 }, { 0 }, 0 },
+};
+
+/* ------------------------------------------------------------------ */
+/* rows: CSV or JSON lines                                             */
+/* ------------------------------------------------------------------ */
+
+static int32_t
+file_write(void *ud, const char *data, uint64_t len)
+{
+    return fwrite(data, 1, (size_t)len, ud) == len ? 0 : -1;
+}
+
+static int
+is_jsonl(const hscope_export_t *ex)
+{
+    return ex->format == HSCOPE_FORMAT_JSONL;
+}
+
+static void
+row_begin(table *t, int jsonl)
+{
+    t->col = 0;
+    if (jsonl)
+        hscope__out_putc(&t->out, '{');
+}
+
+static void
+row_sep(table *t, int jsonl)
+{
+    hscope__out *o = &t->out;
+    if (jsonl) {
+        if (t->col)
+            hscope__out_putc(o, ',');
+        hscope__out_putc(o, '"');
+        hscope__out_puts(o, t->cols[t->col]);
+        hscope__out_puts(o, "\":");
+    } else if (t->col) {
+        hscope__out_putc(o, ',');
+    }
+    t->col++;
+}
+
+static void
+row_end(table *t, int jsonl)
+{
+    if (jsonl)
+        hscope__out_putc(&t->out, '}');
+    hscope__out_putc(&t->out, '\n');
+}
+
+static void
+col_null(table *t, int jsonl)
+{
+    row_sep(t, jsonl);
+    if (jsonl)
+        hscope__out_puts(&t->out, "null");
+}
+
+static void
+col_u64(table *t, int jsonl, uint64_t v)
+{
+    char b[24];
+    int i = (int)sizeof(b);
+    do {
+        b[--i] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    row_sep(t, jsonl);
+    hscope__out_write(&t->out, b + i, sizeof(b) - (size_t)i);
+}
+
+static void
+col_bool(table *t, int jsonl, int v)
+{
+    row_sep(t, jsonl);
+    hscope__out_puts(&t->out, v ? "true" : "false");
+}
+
+/* "0x7f3a..." (quoted in JSON). */
+static void
+col_addr(table *t, int jsonl, uint64_t a)
+{
+    static const char hex[] = "0123456789abcdef";
+    char b[20];
+    int i = (int)sizeof(b);
+    if (jsonl)
+        b[--i] = '"';
+    do {
+        b[--i] = hex[a & 15];
+        a >>= 4;
+    } while (a);
+    b[--i] = 'x';
+    b[--i] = '0';
+    if (jsonl)
+        b[--i] = '"';
+    row_sep(t, jsonl);
+    hscope__out_write(&t->out, b + i, sizeof(b) - (size_t)i);
+}
+
+/* A text value; NULL is SQL NULL (CSV: an empty unquoted field). */
+static void
+col_str(table *t, int jsonl, const char *s)
+{
+    if (!s) {
+        col_null(t, jsonl);
+        return;
+    }
+    row_sep(t, jsonl);
+    if (jsonl)
+        hscope__json_str(&t->js, s);
+    else
+        hscope__csv_field(&t->out, s);
+}
+
+/* ------------------------------------------------------------------ */
+/* files                                                               */
+/* ------------------------------------------------------------------ */
+
+static hscope_status
+open_table(table *t, const hscope_export_t *ex, hscope__mem *m, hscope_error *err)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof(path), "%s/%s.%s", ex->dir, t->name, is_jsonl(ex) ? "jsonl" : "csv");
+    t->f = fopen(path, "w");
+    if (!t->f)
+        return hscope__fail_errno(err, errno, "cannot write %s", path);
+    t->buf = hscope__malloc(m, 1 << 20);
+    if (t->buf)
+        setvbuf(t->f, t->buf, _IOFBF, 1 << 20);
+    hscope__out_init(&t->out, file_write, t->f, err);
+    hscope__json_init(&t->js, &t->out, 0);
+    t->js.script_safe = 1; /* invalid UTF-8 as \ufffd */
+    if (!is_jsonl(ex)) {
+        for (int i = 0; t->cols[i]; i++) {
+            if (i)
+                hscope__out_putc(&t->out, ',');
+            hscope__out_puts(&t->out, t->cols[i]);
+        }
+        hscope__out_putc(&t->out, '\n');
+    }
+    return HSCOPE_OK;
+}
+
+/* Close a table's file (every one, even after an error); the first
+ * error wins. */
+static hscope_status
+close_table(table *t, const hscope_export_t *ex, hscope__mem *m, hscope_error *err)
+{
+    hscope_status st = HSCOPE_OK;
+    if (t->f) {
+        st = hscope__out_finish(&t->out);
+        int bad = ferror(t->f);
+        bad |= fclose(t->f) != 0;
+        if (bad && st == HSCOPE_OK)
+            st = hscope__fail(err, HSCOPE_ERR_IO, "write error on %s/%s.%s", ex->dir, t->name,
+                              is_jsonl(ex) ? "jsonl" : "csv");
+    }
+    t->f = NULL;
+    hscope__free(m, t->buf);
+    t->buf = NULL;
+    return st;
+}
+
+/* psql single-quoted argument: '' doubles a quote. */
+static void
+sql_quoted(hscope__out *o, const char *s)
+{
+    hscope__out_putc(o, '\'');
+    for (; *s; s++) {
+        if (*s == '\'')
+            hscope__out_putc(o, '\'');
+        hscope__out_putc(o, *s);
+    }
+    hscope__out_putc(o, '\'');
+}
+
+static void
+schema_copy(hscope__out *o, const hscope_export_t *ex, const char *name, int duck)
+{
+    const char *ext = is_jsonl(ex) ? "jsonl" : "csv";
+    char file[HSCOPE__PATH_MAX + 64];
+    snprintf(file, sizeof(file), "%s/%s.%s", ex->absdir, name, ext);
+    if (duck) {
+        hscope__out_printf(o, "COPY %s FROM ", name);
+        sql_quoted(o, file);
+        hscope__out_puts(o, is_jsonl(ex) ? " (FORMAT json);\n" : " (FORMAT csv, HEADER true);\n");
+    } else if (!is_jsonl(ex)) {
+        hscope__out_printf(o, "\\copy %s FROM ", name);
+        sql_quoted(o, file);
+        hscope__out_puts(o, " WITH (FORMAT csv, HEADER true)\n");
+    } else {
+        /* one JSON document per line: CSV mode with quote and delimiter
+         * bytes that never occur in the files (JSON escapes controls) */
+        hscope__out_puts(o, "\\copy heapscope_jsonl (doc) FROM ");
+        sql_quoted(o, file);
+        hscope__out_puts(o, " WITH (FORMAT csv, QUOTE E'\\x01', DELIMITER E'\\x02')\n");
+        hscope__out_printf(o, "INSERT INTO %s SELECT r.* FROM heapscope_jsonl, "
+                              "jsonb_populate_record(NULL::%s, doc) AS r;\n"
+                              "TRUNCATE heapscope_jsonl;\n", name, name);
+    }
+}
+
+static void
+schema_text(hscope__out *o, const hscope_export_t *ex, int duck)
+{
+    hscope__out_printf(o, "-- heapscope %s export (%s): %s\n", hscope_version_string(),
+                       is_jsonl(ex) ? "jsonl" : "csv",
+                       duck ? "duckdb FILE.db < schema.duckdb.sql" : "psql -f schema.sql");
+    hscope__out_puts(o, "-- Tables are created if missing, so several exports (with distinct\n"
+                        "-- --first-id ranges) can be loaded into one database.\n");
+    if (!duck)
+        hscope__out_puts(o, "\\set ON_ERROR_STOP on\nBEGIN;\nSET LOCAL client_encoding = 'UTF8';\n");
+    for (int i = 0; i < NTABLES; i++)
+        hscope__out_printf(o, "CREATE TABLE IF NOT EXISTS %s (\n%s\n);\n", table_defs[i].name,
+                           table_defs[i].ddl);
+    if (!duck && is_jsonl(ex))
+        hscope__out_puts(o, "CREATE TEMP TABLE heapscope_jsonl (doc jsonb) ON COMMIT DROP;\n");
+    for (int i = 0; i < NTABLES; i++)
+        schema_copy(o, ex, table_defs[i].name, duck);
+    hscope__out_puts(o, "CREATE INDEX IF NOT EXISTS objects_dump_address ON objects (dump_id, address);\n");
+    hscope__out_puts(o, "CREATE INDEX IF NOT EXISTS refs_dump_to ON refs (dump_id, to_address);\n");
+    if (!duck)
+        hscope__out_puts(o, "COMMIT;\nANALYZE dumps;\nANALYZE objects;\nANALYZE refs;\nANALYZE roots;\n");
+}
+
+static hscope_status
+write_schema(const hscope_export_t *ex, int duck, hscope_error *err)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof(path), "%s/%s", ex->dir, duck ? "schema.duckdb.sql" : "schema.sql");
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return hscope__fail_errno(err, errno, "cannot write %s", path);
+    hscope__out o;
+    hscope__out_init(&o, file_write, f, err);
+    schema_text(&o, ex, duck);
+    hscope_status st = hscope__out_finish(&o);
+    int bad = ferror(f);
+    bad |= fclose(f) != 0;
+    if (bad && st == HSCOPE_OK)
+        st = hscope__fail(err, HSCOPE_ERR_IO, "write error on %s", path);
+    return st;
+}
+
+/* ------------------------------------------------------------------ */
+/* one dump                                                            */
+/* ------------------------------------------------------------------ */
+
+typedef struct cols {
+    const uint64_t *addr;
+    const uint8_t *type;
+    const uint16_t *flags;
+    const uint32_t *mem, *size, *gen, *site, *rstart, *refs;
+} cols;
+
+static hscope_status
+get_cols(const hscope_heap_t *h, cols *c, hscope_error *err)
+{
+    static const struct { int32_t col, elem; size_t off; } want[] = {
+        { HSCOPE_COL_ADDRESS, HSCOPE_ELEM_U64, offsetof(cols, addr) },
+        { HSCOPE_COL_TYPE, HSCOPE_ELEM_U8, offsetof(cols, type) },
+        { HSCOPE_COL_FLAGS, HSCOPE_ELEM_U16, offsetof(cols, flags) },
+        { HSCOPE_COL_MEMSIZE, HSCOPE_ELEM_U32, offsetof(cols, mem) },
+        { HSCOPE_COL_SIZE, HSCOPE_ELEM_U32, offsetof(cols, size) },
+        { HSCOPE_COL_GENERATION, HSCOPE_ELEM_U32, offsetof(cols, gen) },
+        { HSCOPE_COL_SITE, HSCOPE_ELEM_U32, offsetof(cols, site) },
+        { HSCOPE_COL_REF_START, HSCOPE_ELEM_U32, offsetof(cols, rstart) },
+        { HSCOPE_COL_REFS, HSCOPE_ELEM_U32, offsetof(cols, refs) },
+    };
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+        const void *data;
+        uint64_t len;
+        int32_t et;
+        if (hscope_heap_column(h, want[i].col, &data, &len, &et) != HSCOPE_OK ||
+            et != want[i].elem)
+            return hscope__fail(err, HSCOPE_ERR_INTERNAL, "cannot read the heap's column %d",
+                                (int)want[i].col);
+        memcpy((char *)c + want[i].off, &data, sizeof(data));
+    }
+    return HSCOPE_OK;
+}
+
+static void
+object_row(table *t, int jl, const hscope_heap_t *h, const cols *c, uint64_t id, uint32_t i)
+{
+    int ty = c->type[i];
+    uint32_t fid = 0, line = 0, mid = 0;
+    hscope_heap_site(h, c->site[i], &fid, &line, &mid);
+    const char *file = hscope_heap_string(h, fid);
+    row_begin(t, jl);
+    col_u64(t, jl, id);
+    col_addr(t, jl, c->addr[i]);
+    col_str(t, jl, hscope_heap_type_name(h, ty));
+    col_str(t, jl, hscope_heap_object_class_label(h, i));
+    uint64_t ca = hscope_heap_object_class_address(h, i);
+    if (ca)
+        col_addr(t, jl, ca);
+    else
+        col_null(t, jl);
+    col_u64(t, jl, c->mem[i] != 0xFFFFFFFFu ? c->mem[i] : hscope_heap_object_memsize(h, i));
+    if (ty == HSCOPE_TYPE_STRING || ty == HSCOPE_TYPE_SYMBOL || ty == HSCOPE_TYPE_ARRAY ||
+        ty == HSCOPE_TYPE_HASH)
+        col_u64(t, jl, c->size[i] != 0xFFFFFFFFu ? c->size[i] : hscope_heap_object_size(h, i));
+    else
+        col_null(t, jl);
+    col_str(t, jl, file);
+    if (file || line)
+        col_u64(t, jl, line);
+    else
+        col_null(t, jl);
+    col_str(t, jl, hscope_heap_string(h, mid));
+    if (c->gen[i] != 0xFFFFFFFFu)
+        col_u64(t, jl, c->gen[i]);
+    else
+        col_null(t, jl);
+    col_u64(t, jl, c->flags[i]);
+    col_str(t, jl, hscope_heap_object_detail(h, i));
+    row_end(t, jl);
+}
+
+static void
+root_rows(table *t, int jl, const hscope_heap_t *h, const cols *c, uint64_t id)
+{
+    for (uint32_t k = 0; k < hscope_heap_root_category_count(h); k++) {
+        const hscope_id *tg;
+        const uint64_t *dang;
+        uint64_t nt = 0, nd = 0;
+        hscope_heap_root_targets(h, k, &tg, &nt, NULL);
+        hscope_heap_root_dangling(h, k, &dang, &nd);
+        const char *cat = hscope_heap_root_category_name(h, k);
+        for (uint64_t r = 0; r < nt + nd; r++) {
+            row_begin(t, jl);
+            col_u64(t, jl, id);
+            col_str(t, jl, cat);
+            col_addr(t, jl, r < nt ? c->addr[tg[r]] : dang[r - nt]);
+            row_end(t, jl);
+        }
+    }
+}
+
+static hscope_status
+heap_rows(table *tabs, int jl, const hscope_heap_t *h, uint64_t id, hscope_error *err)
+{
+    cols c;
+    hscope_status st = get_cols(h, &c, err);
+    if (st != HSCOPE_OK)
+        return st;
+    uint64_t n = hscope_heap_object_count(h);
+    for (uint64_t i = 0; i < n; i++) {
+        object_row(&tabs[1], jl, h, &c, id, (uint32_t)i);
+        for (uint32_t e = c.rstart[i]; e < c.rstart[i + 1]; e++) {
+            row_begin(&tabs[2], jl);
+            col_u64(&tabs[2], jl, id);
+            col_addr(&tabs[2], jl, c.addr[i]);
+            col_addr(&tabs[2], jl, c.addr[c.refs[e]]);
+            row_end(&tabs[2], jl);
+        }
+    }
+    root_rows(&tabs[3], jl, h, &c, id);
+    return HSCOPE_OK;
+}
+
+/* "2024-05-01T12:00:00.250Z" */
+static void
+taken_at(double t, char *buf, size_t n)
+{
+    char tb[48];
+    time_t sec = (time_t)floor(t);
+    struct tm tm;
+    gmtime_r(&sec, &tm);
+    strftime(tb, sizeof(tb), "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(buf, n, "%s.%03dZ", tb, (int)((t - (double)sec) * 1000.0 + 0.5) % 1000);
+}
+
+static void
+dump_row(table *t, int jl, const hscope_export_t *ex, const hscope__ex_dump *d, uint64_t k)
+{
+    const hscope_load_stats *s = &d->stats;
+    row_begin(t, jl);
+    col_u64(t, jl, d->id);
+    col_u64(t, jl, k + 1);
+    col_str(t, jl, d->path);
+    col_str(t, jl, hscope__basename(d->path));
+    if (d->has_time) {
+        char tb[64];
+        taken_at(d->time, tb, sizeof(tb));
+        col_str(t, jl, tb);
+    } else {
+        col_null(t, jl);
+    }
+    col_str(t, jl, ex->order.source);
+    col_u64(t, jl, s->objects);
+    col_u64(t, jl, s->references);
+    col_u64(t, jl, s->total_memsize);
+    col_u64(t, jl, s->bytes);
+    col_u64(t, jl, s->input_bytes);
+    col_bool(t, jl, (int)s->gzip);
+    col_u64(t, jl, s->skipped_lines);
+    row_end(t, jl);
+}
+
+/* Load dump k (time order) and write its rows; its damage is a warning. */
+static hscope_status
+export_dump(hscope_export_t *ex, table *tabs, uint64_t k, const hscope_load_options *lo,
+            hscope_error *err)
+{
+    hscope__ex_dump *d = &ex->d[k];
+    hscope_heap_t *h = NULL;
+    hscope_error e;
+    hscope_error_init(&e);
+    if (hscope_heap_open_file(&h, d->path, lo, &e) != HSCOPE_OK)
+        return hscope__fail_for_file(err, &e, d->path);
+    d->stats.size = sizeof(d->stats);
+    hscope_heap_stats(h, &d->stats);
+    for (int r = 0; r < HSCOPE_SKIP__COUNT; r++)
+        d->skipped[r] = hscope_heap_skipped(h, r);
+    int jl = is_jsonl(ex);
+    dump_row(&tabs[0], jl, ex, d, k);
+    hscope_status st = heap_rows(tabs, jl, h, d->id, err);
+    ex->objects += d->stats.objects;
+    ex->references += d->stats.references;
+    hscope_heap_free(h);
+    for (int t = 0; t < NTABLES && st == HSCOPE_OK; t++)
+        if (tabs[t].out.status != HSCOPE_OK || ferror(tabs[t].f))
+            st = hscope__fail(err, HSCOPE_ERR_IO, "write error on %s/%s", ex->dir, tabs[t].name);
+    return st;
+}
+
+/* ------------------------------------------------------------------ */
+/* the result                                                          */
+/* ------------------------------------------------------------------ */
+
+void
+hscope__export_free(hscope_export_t *ex)
+{
+    if (!ex)
+        return;
+    hscope__mem m = ex->mem;
+    for (uint64_t i = 0; ex->d && i < ex->nd; i++)
+        hscope__free(&m, ex->d[i].path);
+    hscope__free(&m, ex->d);
+    hscope__free(&m, ex->dir);
+    hscope__free(&m, ex);
+}
+
+/* The dumps in time order with their ids; the directory made. */
+static hscope_status
+prepare(hscope_export_t *ex, const char *const *paths, const char *dir, int32_t order,
+        hscope_error *err)
+{
+    size_t n = (size_t)ex->nd;
+    hscope__dump_time *dt = hscope__calloc(&ex->mem, n, sizeof(*dt));
+    ex->d = hscope__calloc(&ex->mem, n, sizeof(*ex->d));
+    ex->dir = hscope__strndup(&ex->mem, dir, strlen(dir));
+    hscope_status st = HSCOPE_OK;
+    if (!dt || !ex->d || !ex->dir)
+        st = hscope__nomem(err, n * (sizeof(*dt) + sizeof(*ex->d)));
+    if (st == HSCOPE_OK)
+        st = hscope__order_dumps(paths, ex->nd, order, dt, &ex->order, err);
+    for (size_t i = 0; st == HSCOPE_OK && i < n; i++) {
+        ex->d[i].id = ex->first_id + i;
+        ex->d[i].has_time = dt[i].has_time;
+        ex->d[i].time = dt[i].time;
+        if (!(ex->d[i].path = hscope__strndup(&ex->mem, paths[dt[i].given], strlen(paths[dt[i].given]))))
+            st = hscope__nomem(err, strlen(paths[dt[i].given]) + 1);
+    }
+    hscope__free(&ex->mem, dt);
+    if (st == HSCOPE_OK && mkdir(dir, 0777) != 0 && errno != EEXIST)
+        st = hscope__fail_errno(err, errno, "cannot make the directory %s", dir);
+    if (st == HSCOPE_OK && !realpath(dir, ex->absdir))
+        st = hscope__fail_errno(err, errno, "%s", dir);
+    return st;
+}
+
+static hscope_status
+write_all(hscope_export_t *ex, const hscope_load_options *lo, hscope_error *err)
+{
+    table tabs[NTABLES];
+    memcpy(tabs, table_defs, sizeof(tabs));
+    hscope_status st = HSCOPE_OK;
+    for (int t = 0; t < NTABLES && st == HSCOPE_OK; t++)
+        st = open_table(&tabs[t], ex, &ex->mem, err);
+    for (uint64_t k = 0; k < ex->nd && st == HSCOPE_OK; k++)
+        st = export_dump(ex, tabs, k, lo, err);
+    for (int t = 0; t < NTABLES; t++) {
+        hscope_status cst = close_table(&tabs[t], ex, &ex->mem, err);
+        if (st == HSCOPE_OK)
+            st = cst;
+    }
+    if (st == HSCOPE_OK)
+        st = write_schema(ex, 0, err);
+    if (st == HSCOPE_OK)
+        st = write_schema(ex, 1, err);
+    return st;
+}
+
+hscope_status
+hscope__export_files(hscope_export_t **out, const char *const *paths, uint64_t n,
+                     const char *dir, const hscope_load_options *lo,
+                     const hscope_export_options *o, hscope_error *err)
+{
+    hscope__mem m;
+    hscope__mem_init(&m, lo->allocator, 0);
+    hscope_export_t *ex = hscope__calloc(&m, 1, sizeof(*ex));
+    if (!ex)
+        return hscope__nomem(err, sizeof(*ex));
+    ex->mem = m;
+    atomic_store(&ex->mem.used, atomic_load(&m.used));
+    ex->format = o->format ? o->format : HSCOPE_FORMAT_CSV;
+    ex->first_id = o->first_id ? o->first_id : 1;
+    ex->nd = n;
+    hscope_load_options plain = *lo;
+    plain.flags &= ~(uint32_t)(HSCOPE_LOAD_VALUES | HSCOPE_LOAD_USE_INDEX);
+    hscope_status st = prepare(ex, paths, dir, o->order, err);
+    if (st == HSCOPE_OK)
+        st = write_all(ex, &plain, err);
+    if (st != HSCOPE_OK || !out) {
+        hscope__export_free(ex);
+        return st;
+    }
+    *out = ex;
+    return HSCOPE_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* what was written: text and JSON                                     */
+/* ------------------------------------------------------------------ */
+
+static void
+export_json(const hscope_export_t *ex, const hscope__ropts *ro, hscope__out *o)
+{
+    hscope__json w;
+    hscope__json_init(&w, o, (ro->flags & HSCOPE_REPORT_PRETTY) != 0);
+    hscope__json_begin_doc(&w, "export");
+    hscope__json_key(&w, "dumps");
+    hscope__json_arr(&w);
+    for (uint64_t i = 0; i < ex->nd; i++) {
+        const hscope__ex_dump *d = &ex->d[i];
+        hscope__json_obj(&w);
+        hscope__json_kstr(&w, "path", d->path);
+        hscope__json_ku64(&w, "objects", d->stats.objects);
+        hscope__json_ku64(&w, "dump_id", d->id);
+        hscope__json_ku64(&w, "references", d->stats.references);
+        hscope__json_ku64(&w, "memsize", d->stats.total_memsize);
+        hscope__json_key(&w, "time");
+        if (d->has_time)
+            hscope__json_f64(&w, d->time, 3);
+        else
+            hscope__json_null(&w);
+        hscope__json_end_obj(&w);
+    }
+    hscope__json_end_arr(&w);
+    hscope__json_kstr(&w, "format", is_jsonl(ex) ? "jsonl" : "csv");
+    hscope__json_kstr(&w, "directory", ex->absdir);
+    hscope__json_kstr(&w, "order", ex->order.name);
+    hscope__json_kstr(&w, "order_source", ex->order.source);
+    hscope__json_ku64(&w, "objects", ex->objects);
+    hscope__json_ku64(&w, "references", ex->references);
+    hscope__json_key(&w, "files");
+    hscope__json_arr(&w);
+    for (int t = 0; t < NTABLES; t++) {
+        char f[32];
+        snprintf(f, sizeof(f), "%s.%s", table_defs[t].name, is_jsonl(ex) ? "jsonl" : "csv");
+        hscope__json_str(&w, f);
+    }
+    hscope__json_str(&w, "schema.sql");
+    hscope__json_str(&w, "schema.duckdb.sql");
+    hscope__json_end_arr(&w);
+    hscope__json_key(&w, "warnings");
+    hscope__json_arr(&w);
+    for (uint64_t i = 0; i < ex->nd; i++) {
+        hscope__warnings ws;
+        ws.n = 0;
+        hscope__warn_damage(&ws, ex->d[i].path, &ex->d[i].stats, ex->d[i].skipped);
+        for (int k = 0; k < ws.n; k++) {
+            hscope__json_obj(&w);
+            hscope__json_kstr(&w, "code", ws.w[k].code);
+            hscope__json_kstr(&w, "message", ws.w[k].message);
+            hscope__json_end_obj(&w);
+        }
+    }
+    hscope__json_end_arr(&w);
+    hscope__json_end_obj(&w);
+    hscope__json_done(&w);
+}
+
+hscope_status
+hscope__export_write(const hscope_export_t *ex, const hscope__ropts *ro, hscope__out *o)
+{
+    if (ro->format == HSCOPE_FORMAT_JSON) {
+        export_json(ex, ro, o);
+        return o->status;
+    }
+    uint64_t n = ex->nd;
+    hscope__out_printf(o, "exported %llu dump%s (ids %llu-%llu, order %s by %s): %llu objects, "
+                          "%llu references -> %s/{dumps,objects,refs,roots}.%s, schema.sql\n",
+                       (unsigned long long)n, n == 1 ? "" : "s",
+                       (unsigned long long)ex->first_id,
+                       (unsigned long long)(ex->first_id + n - 1), ex->order.name,
+                       ex->order.source, (unsigned long long)ex->objects,
+                       (unsigned long long)ex->references, ex->dir,
+                       is_jsonl(ex) ? "jsonl" : "csv");
+    return o->status;
+}

@@ -1,0 +1,746 @@
+/*
+ * test_timeline.c - "memory over time" through the public header only:
+ * the timeline handle (dump ordering rules, the least-squares fit against
+ * series computed here by hand, the growing verdict and ranking, the
+ * "grew" view, warnings, writers) and export.  Every dump is written here
+ * with known counts per type, so every expectation is exact.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include <heapscope/heapscope.h>
+
+/* ------------------------------------------------------------------ */
+/* dumps with known contents                                           */
+/* ------------------------------------------------------------------ */
+
+static char tmpdir[512];
+
+static void
+make_tmpdir(void)
+{
+    const char *base = getenv("TMPDIR");
+    snprintf(tmpdir, sizeof(tmpdir), "%s/hscope-tl-XXXXXX", base ? base : "/tmp");
+    assert_non_null(mkdtemp(tmpdir));
+}
+
+/* A dump of `strings` STRINGs (memsize 40), `arrays` ARRAYs (memsize 80)
+ * and `hashes` HASHes (memsize 200), at addresses starting at `base`. */
+static char *
+write_dump(const char *name, unsigned strings, unsigned arrays, unsigned hashes, unsigned base)
+{
+    char *path = NULL;
+    assert_true(asprintf(&path, "%s/%s", tmpdir, name) > 0);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "{\"type\":\"ROOT\",\"root\":\"vm\",\"references\":[\"0x%x\"]}\n", base);
+    unsigned a = base;
+    for (unsigned i = 0; i < strings; i++, a += 0x28)
+        fprintf(f, "{\"address\":\"0x%x\",\"type\":\"STRING\",\"memsize\":40}\n", a);
+    for (unsigned i = 0; i < arrays; i++, a += 0x28)
+        fprintf(f, "{\"address\":\"0x%x\",\"type\":\"ARRAY\",\"memsize\":80}\n", a);
+    for (unsigned i = 0; i < hashes; i++, a += 0x28)
+        fprintf(f, "{\"address\":\"0x%x\",\"type\":\"HASH\",\"memsize\":200}\n", a);
+    assert_int_equal(fclose(f), 0);
+    return path;
+}
+
+static void
+set_mtime(const char *path, long sec)
+{
+    struct timeval tv[2] = { { sec, 0 }, { sec, 0 } };
+    assert_int_equal(utimes(path, tv), 0);
+}
+
+static hscope_timeline_t *
+timeline(char **paths, uint64_t n, const char *by, int32_t metric, int32_t order, uint32_t flags)
+{
+    hscope_timeline_options o = HSCOPE_TIMELINE_OPTIONS_INIT;
+    o.by = by;
+    o.metric = metric;
+    o.order = order;
+    o.flags = flags;
+    hscope_timeline_t *tl = NULL;
+    hscope_error err = HSCOPE_ERROR_INIT;
+    hscope_status st = hscope_timeline_compute(&tl, (const char *const *)paths, n, NULL, &o, &err);
+    if (st != HSCOPE_OK)
+        fprintf(stderr, "timeline: %s\n", err.message);
+    assert_int_equal(st, HSCOPE_OK);
+    return tl;
+}
+
+/* The group with this key, or -1. */
+static int64_t
+group(const hscope_timeline_t *tl, const char *key)
+{
+    for (uint64_t g = 0; g < hscope_timeline_group_count(tl); g++)
+        if (strcmp(hscope_timeline_group_key(tl, g), key) == 0)
+            return (int64_t)g;
+    return -1;
+}
+
+static void
+free_paths(char **p, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unlink(p[i]);
+        free(p[i]);
+    }
+}
+
+/* A write function that collects the output in a string. */
+typedef struct sink {
+    char *p;
+    size_t len;
+    int fail_after;  /* > 0: fail on that call */
+    int calls;
+} sink;
+
+static int32_t
+collect(void *ud, const char *data, uint64_t len)
+{
+    sink *s = ud;
+    if (s->fail_after && ++s->calls >= s->fail_after)
+        return -1;
+    s->p = realloc(s->p, s->len + (size_t)len + 1);
+    assert_non_null(s->p);
+    memcpy(s->p + s->len, data, (size_t)len);
+    s->len += (size_t)len;
+    s->p[s->len] = '\0';
+    return 0;
+}
+
+static char *
+write_as(const hscope_timeline_t *tl, int32_t format, uint64_t top)
+{
+    hscope_report_options ro = HSCOPE_REPORT_OPTIONS_INIT;
+    ro.format = format;
+    ro.top = top;
+    ro.flags = HSCOPE_REPORT_ASCII;
+    sink s = { NULL, 0, 0, 0 };
+    hscope_error err = HSCOPE_ERROR_INIT;
+    assert_int_equal(hscope_timeline_write(tl, &ro, collect, &s, &err), HSCOPE_OK);
+    assert_non_null(s.p);
+    return s.p;
+}
+
+/* ------------------------------------------------------------------ */
+/* the fit and the verdict                                             */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Four dumps, 30 minutes apart (epochs in the names), given in reverse:
+ *   STRING  10 20 30 40   slope 10/step, R^2 1, mean 25, rise 30: growing
+ *   ARRAY    5  5  5  5   flat: slope 0, R^2 0 (constant), not growing
+ *   HASH    10 30 10 30   x 0..3: sxy 20, sxx 5, syy 400: slope 4, R^2 0.2
+ * Per hour (x = 0, .5, 1, 1.5): STRING 20/hour.
+ */
+static void
+test_fit_and_verdict(void **state)
+{
+    (void)state;
+    make_tmpdir();
+    static const unsigned s[4] = { 10, 20, 30, 40 }, h[4] = { 10, 30, 10, 30 };
+    char *paths[4];
+    for (int k = 0; k < 4; k++) {
+        char name[64];
+        snprintf(name, sizeof(name), "app-%d.json", 1700000000 + 1800 * (3 - k));
+        paths[k] = write_dump(name, s[3 - k], 5, h[3 - k], 0x1000);
+        set_mtime(paths[k], 1700000000L + 1800 * (3 - k)); /* else: "out of order" */
+    }
+    hscope_timeline_t *tl = timeline(paths, 4, "type", HSCOPE_METRIC_COUNT, 0, 0);
+    assert_string_equal(hscope_timeline_by(tl), "type");
+    assert_int_equal(hscope_timeline_metric(tl), HSCOPE_METRIC_COUNT);
+    assert_string_equal(hscope_timeline_order(tl), "name-time");
+    assert_string_equal(hscope_timeline_order_source(tl), "epoch");
+    assert_int_equal(hscope_timeline_times_known(tl), 1);
+    assert_int_equal(hscope_timeline_dump_count(tl), 4);
+    for (uint64_t i = 0; i < 4; i++) {
+        assert_int_equal(hscope_timeline_dump_given(tl, i), 3 - i);
+        assert_string_equal(hscope_timeline_dump_path(tl, i), paths[3 - i]);
+        assert_int_equal(hscope_timeline_dump_time_ms(tl, i), (1700000000LL + 1800 * (int64_t)i) * 1000);
+        uint64_t c = 0, m = 0;
+        assert_int_equal(hscope_timeline_dump_totals(tl, i, &c, &m), HSCOPE_OK);
+        assert_int_equal(c, s[i] + 5 + h[i]);
+        assert_int_equal(m, 40 * s[i] + 80 * 5 + 200 * h[i]);
+    }
+    assert_int_equal(hscope_timeline_group_count(tl), 3);
+    assert_int_equal(hscope_timeline_growing_count(tl), 1);
+    /* ranked: the growing group first */
+    assert_string_equal(hscope_timeline_group_key(tl, 0), "STRING");
+    int64_t slope, hour, r2, mean, rise;
+    assert_int_equal(hscope_timeline_group_fit(tl, 0, &slope, &hour, &r2, &mean, &rise), HSCOPE_OK);
+    assert_int_equal(slope, 10000);
+    assert_int_equal(hour, 20000);
+    assert_int_equal(r2, 1000000);
+    assert_int_equal(mean, 25000);
+    assert_int_equal(rise, 30000);
+    assert_int_equal(hscope_timeline_group_growing(tl, 0), 1);
+    const uint64_t *cs = hscope_timeline_group_series(tl, 0, HSCOPE_METRIC_COUNT);
+    const uint64_t *ms = hscope_timeline_group_series(tl, 0, HSCOPE_METRIC_MEMSIZE);
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(cs[i], s[i]);
+        assert_int_equal(ms[i], 40 * s[i]);
+    }
+    int64_t g = group(tl, "HASH");
+    assert_true(g > 0);
+    assert_int_equal(hscope_timeline_group_fit(tl, (uint64_t)g, &slope, NULL, &r2, NULL, NULL),
+                     HSCOPE_OK);
+    assert_int_equal(slope, 4000);
+    assert_int_equal(r2, 200000);
+    assert_int_equal(hscope_timeline_group_growing(tl, (uint64_t)g), 0);
+    g = group(tl, "ARRAY");
+    assert_int_equal(hscope_timeline_group_fit(tl, (uint64_t)g, &slope, NULL, &r2, &mean, NULL),
+                     HSCOPE_OK);
+    assert_int_equal(slope, 0);
+    assert_int_equal(r2, 0);
+    assert_int_equal(mean, 5000);
+    assert_int_equal(hscope_timeline_group_growing(tl, (uint64_t)g), 0);
+    /* out of range */
+    assert_int_equal(hscope_timeline_group_fit(tl, 3, &slope, NULL, NULL, NULL, NULL),
+                     HSCOPE_ERR_NOT_FOUND);
+    assert_null(hscope_timeline_group_key(tl, 3));
+    assert_null(hscope_timeline_group_series(tl, 0, 7));
+    assert_int_equal(hscope_timeline_dump_time_ms(tl, 4), HSCOPE_NO_VALUE);
+    assert_string_equal(hscope_timeline_warning_text(tl), "");
+    hscope_timeline_free(tl);
+
+    /* memsize: STRING 400..1600 bytes rises 1200 >= 4096? no: not growing;
+     * HASH 2000 6000 2000 6000: R^2 0.2 */
+    tl = timeline(paths, 4, "type", 0, 0, 0);
+    assert_int_equal(hscope_timeline_metric(tl), HSCOPE_METRIC_MEMSIZE);
+    assert_int_equal(hscope_timeline_growing_count(tl), 0);
+    assert_int_equal(hscope_timeline_group_fit(tl, (uint64_t)group(tl, "STRING"), &slope, NULL,
+                                               NULL, NULL, &rise), HSCOPE_OK);
+    assert_int_equal(slope, 400000);
+    assert_int_equal(rise, 1200000);
+    hscope_timeline_free(tl);
+
+    /* min_dumps 5: four dumps are not enough */
+    hscope_timeline_options o = HSCOPE_TIMELINE_OPTIONS_INIT;
+    o.by = "type";
+    o.metric = HSCOPE_METRIC_COUNT;
+    o.min_dumps = 5;
+    hscope_error err = HSCOPE_ERROR_INIT;
+    assert_int_equal(hscope_timeline_compute(&tl, (const char *const *)paths, 4, NULL, &o, &err),
+                     HSCOPE_OK);
+    assert_int_equal(hscope_timeline_growing_count(tl), 0);
+    hscope_timeline_free(tl);
+    free_paths(paths, 4);
+    rmdir(tmpdir);
+}
+
+/* Irregular times (hours 0, 1, 3, 4; mtimes, names without numbers):
+ * STRING 10 20 30 40 -> slope per hour 70 / 10 = 7; and the rise floor:
+ * 100 101 102 103 objects fit perfectly but rise 3 < 10: not growing. */
+static void
+test_irregular_times_and_floor(void **state)
+{
+    (void)state;
+    make_tmpdir();
+    static const char *const names[4] = { "delta.json", "alpha.json", "charlie.json", "bravo.json" };
+    static const long hours[4] = { 0, 1, 3, 4 };
+    char *paths[4];
+    for (int k = 0; k < 4; k++) {
+        paths[k] = write_dump(names[k], 10 * (unsigned)(k + 1), 100 + (unsigned)k, 0, 0x1000);
+        set_mtime(paths[k], 1717000000L + 3600 * hours[k]);
+    }
+    /* given shuffled: mtime orders them back */
+    char *shuffled[4] = { paths[2], paths[0], paths[3], paths[1] };
+    hscope_timeline_t *tl = timeline(shuffled, 4, "type", HSCOPE_METRIC_COUNT, 0, 0);
+    assert_string_equal(hscope_timeline_order(tl), "mtime");
+    assert_string_equal(hscope_timeline_order_source(tl), "mtime");
+    for (uint64_t i = 0; i < 4; i++)
+        assert_string_equal(hscope_timeline_dump_path(tl, i), paths[i]);
+    int64_t slope, hour, r2;
+    uint64_t s = (uint64_t)group(tl, "STRING"), a = (uint64_t)group(tl, "ARRAY");
+    assert_int_equal(hscope_timeline_group_fit(tl, s, &slope, &hour, NULL, NULL, NULL), HSCOPE_OK);
+    assert_int_equal(slope, 10000);
+    assert_int_equal(hour, 7000);
+    assert_int_equal(hscope_timeline_group_growing(tl, s), 1);
+    assert_int_equal(hscope_timeline_group_fit(tl, a, &slope, NULL, &r2, NULL, NULL), HSCOPE_OK);
+    assert_int_equal(slope, 1000);
+    assert_int_equal(r2, 1000000);
+    assert_int_equal(hscope_timeline_group_growing(tl, a), 0);
+    hscope_timeline_free(tl);
+
+    /* equal mtimes: the order given */
+    for (int k = 0; k < 4; k++)
+        set_mtime(paths[k], 1717000000L);
+    tl = timeline(shuffled, 4, "type", HSCOPE_METRIC_COUNT, 0, 0);
+    assert_string_equal(hscope_timeline_order(tl), "given");
+    assert_int_equal(hscope_timeline_times_known(tl), 0);
+    for (uint64_t i = 0; i < 4; i++)
+        assert_string_equal(hscope_timeline_dump_path(tl, i), shuffled[i]);
+    assert_int_equal(hscope_timeline_group_fit(tl, 0, NULL, &hour, NULL, NULL, NULL), HSCOPE_OK);
+    assert_int_equal(hour, HSCOPE_NO_VALUE);
+    hscope_timeline_free(tl);
+
+    /* a forced rule that cannot order them */
+    hscope_timeline_options o = HSCOPE_TIMELINE_OPTIONS_INIT;
+    o.order = HSCOPE_ORDER_NAME;
+    hscope_error err = HSCOPE_ERROR_INIT;
+    tl = (hscope_timeline_t *)&o; /* must be reset to NULL */
+    assert_int_equal(hscope_timeline_compute(&tl, (const char *const *)paths, 4, NULL, &o, &err),
+                     HSCOPE_ERR_INVALID_ARG);
+    assert_null(tl);
+    assert_non_null(strstr(err.message, "order name"));
+    o.order = HSCOPE_ORDER_MTIME;
+    assert_int_equal(hscope_timeline_compute(&tl, (const char *const *)paths, 4, NULL, &o, &err),
+                     HSCOPE_ERR_INVALID_ARG);
+    free_paths(paths, 4);
+    rmdir(tmpdir);
+}
+
+/* The name rules, in order: datetime, then epoch, then sequence. */
+static void
+test_name_rules(void **state)
+{
+    (void)state;
+    make_tmpdir();
+    struct {
+        const char *fmt[3];
+        const char *source;
+        int64_t t0_ms, step_ms;
+    } cases[] = {
+        { { "heap-2024-05-01T10:00:00.json", "heap-2024-05-01T12:00:00.json",
+            "heap-2024-05-01T14:00:00.json" }, "datetime", 1714557600000LL, 7200000 },
+        { { "h-20240501-100000.json.gz", "h-20240501-120000.json.gz", "h-20240501-140000.json.gz" },
+          "datetime", 1714557600000LL, 7200000 },
+        { { "hs_1700000000000.json", "hs_1700001800000.json", "hs_1700003600000.json" },
+          "epoch-ms", 1700000000000LL, 1800000 },
+        { { "heapscope.4242.3.json", "heapscope.4242.10.json", "heapscope.4242.200.json" },
+          "sequence", HSCOPE_NO_VALUE, 0 },
+        /* the same epoch in every name: not distinct, so the sequence after it */
+        { { "heap-1700000000-2.json", "heap-1700000000-5.json", "heap-1700000000-9.json" },
+          "sequence", HSCOPE_NO_VALUE, 0 },
+    };
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        char *paths[3];
+        for (int k = 0; k < 3; k++)
+            paths[k] = write_dump(cases[c].fmt[k], 1 + (unsigned)k, 0, 0, 0x1000);
+        char *rev[3] = { paths[2], paths[1], paths[0] };
+        hscope_timeline_t *tl = timeline(rev, 3, NULL, 0, HSCOPE_ORDER_NAME, 0);
+        assert_string_equal(hscope_timeline_by(tl), "file:line:class");
+        assert_string_equal(hscope_timeline_order(tl), "name-time");
+        assert_string_equal(hscope_timeline_order_source(tl), cases[c].source);
+        for (uint64_t i = 0; i < 3; i++) {
+            assert_string_equal(hscope_timeline_dump_path(tl, i), paths[i]);
+            int64_t want = cases[c].t0_ms == HSCOPE_NO_VALUE
+                               ? HSCOPE_NO_VALUE
+                               : cases[c].t0_ms + (int64_t)i * cases[c].step_ms;
+            assert_int_equal(hscope_timeline_dump_time_ms(tl, i), want);
+        }
+        hscope_timeline_free(tl);
+        free_paths(paths, 3);
+    }
+    rmdir(tmpdir);
+}
+
+/* ------------------------------------------------------------------ */
+/* the grew view, warnings, writers                                    */
+/* ------------------------------------------------------------------ */
+
+static void
+test_grew(void **state)
+{
+    (void)state;
+    make_tmpdir();
+    /* counts in the order given: STRING 50 10 20 (change -30), ARRAY 1 2 9
+     * (+8), HASH 3 3 3 (0); names with sequence numbers in another order */
+    char *paths[3] = { write_dump("s_3.json", 50, 1, 3, 0x1000),
+                       write_dump("s_1.json", 10, 2, 3, 0x1000),
+                       write_dump("s_2.json", 20, 9, 3, 0x1000) };
+    hscope_timeline_t *tl = timeline(paths, 3, "type", HSCOPE_METRIC_COUNT, HSCOPE_ORDER_AUTO,
+                                     HSCOPE_TIMELINE_GREW);
+    assert_string_equal(hscope_timeline_order(tl), "given");
+    assert_string_equal(hscope_timeline_dump_path(tl, 0), paths[0]);
+    assert_string_equal(hscope_timeline_group_key(tl, 0), "ARRAY");
+    assert_string_equal(hscope_timeline_group_key(tl, 1), "HASH");
+    assert_string_equal(hscope_timeline_group_key(tl, 2), "STRING");
+    char *json = write_as(tl, HSCOPE_FORMAT_JSON, HSCOPE_TOP_ALL);
+    assert_non_null(strstr(json, "{\"kind\":\"grew\","));
+    assert_non_null(strstr(json, "{\"key\":\"ARRAY\",\"count\":[1,2,9],\"memsize\":[80,160,720],"
+                                 "\"change\":8,\"deltas\":[1,7]}"));
+    assert_non_null(strstr(json, "{\"key\":\"STRING\",\"count\":[50,10,20],"
+                                 "\"memsize\":[2000,400,800],\"change\":-30,\"deltas\":[-40,10]}"));
+    assert_null(strstr(json, "\"counts\""));
+    free(json);
+    char *text = write_as(tl, HSCOPE_FORMAT_TEXT, 0);
+    /* the table: A B C, B-A, C-B */
+    assert_non_null(strstr(text, "  ARRAY "));
+    assert_non_null(strstr(text, "B-A"));
+    assert_non_null(strstr(text, "C-B"));
+    assert_non_null(strstr(text, "-40"));
+    free(text);
+    hscope_timeline_free(tl);
+    /* the same dumps as a timeline: ordered by the sequence, s_1 first */
+    tl = timeline(paths, 3, "type", HSCOPE_METRIC_COUNT, 0, 0);
+    assert_string_equal(hscope_timeline_dump_path(tl, 0), paths[1]);
+    json = write_as(tl, HSCOPE_FORMAT_JSON, 1);
+    assert_non_null(strstr(json, "{\"kind\":\"timeline\","));
+    assert_non_null(strstr(json, "\"group_count\":3,"));
+    assert_non_null(strstr(json, "\"groups\":[{\"key\":\"STRING\",\"count\":[10,20,50],"));
+    assert_null(strstr(json, "\"key\":\"ARRAY\""));  /* top 1 */
+    free(json);
+    char *csv = write_as(tl, HSCOPE_FORMAT_CSV, HSCOPE_TOP_ALL);
+    assert_true(strncmp(csv, "rank,key,step,dump,time,count,memsize,growing\n", 46) == 0);
+    size_t lines = 0;
+    for (const char *p = csv; *p; p++)
+        lines += *p == '\n';
+    assert_int_equal(lines, 1 + 3 * 3);
+    free(csv);
+    char *svg = write_as(tl, HSCOPE_FORMAT_SVG, 0);
+    assert_true(strncmp(svg, "<?xml", 5) == 0);
+    assert_non_null(strstr(svg, "</svg>\n"));
+    free(svg);
+    hscope_timeline_free(tl);
+    free_paths(paths, 3);
+    rmdir(tmpdir);
+}
+
+static void
+test_warnings_and_errors(void **state)
+{
+    (void)state;
+    make_tmpdir();
+    char *a = write_dump("w_1.json", 10, 0, 0, 0x1000);
+    char *b = write_dump("w_2.json", 20, 0, 0, 0x7f000000);
+    /* a damaged dump: one line that is not JSON */
+    char *c = write_dump("w_3.json", 30, 0, 0, 0x7f000000);
+    FILE *f = fopen(c, "a");
+    assert_non_null(f);
+    fputs("{not json\n", f);
+    fclose(f);
+    char *paths[4] = { a, b, c, c };
+    hscope_timeline_t *tl = timeline(paths, 4, "type", 0, HSCOPE_ORDER_GIVEN, 0);
+    uint32_t w = hscope_timeline_warnings(tl);
+    assert_true(w & HSCOPE_DIFF_WARN_SKIPPED);
+    assert_true(w & HSCOPE_DIFF_WARN_DIFFERENT_PROCESS); /* a and b share no address */
+    assert_true(w & HSCOPE_DIFF_WARN_REPEATED);          /* c twice */
+    const char *code, *msg;
+    int seen_rep = 0, seen_proc = 0;
+    assert_int_equal(hscope_timeline_warning_count(tl), 2); /* the series checks */
+    for (uint64_t i = 0; i < hscope_timeline_warning_count(tl); i++) {
+        assert_int_equal(hscope_timeline_warning(tl, i, &code, &msg), HSCOPE_OK);
+        seen_rep += strcmp(code, "repeated") == 0 && strstr(msg, "same file");
+        seen_proc += strcmp(code, "different_process") == 0;
+    }
+    assert_int_equal(seen_rep, 1);
+    assert_int_equal(seen_proc, 1);
+    /* the writers say the damage too: once for each fold of c */
+    char *json = write_as(tl, HSCOPE_FORMAT_JSON, 0), *want = NULL;
+    assert_true(asprintf(&want, "{\"code\":\"skipped_lines\",\"message\":\"%s: 1 of 32 lines "
+                                "skipped (bad_json 1)\"}", c) > 0);
+    char *first = strstr(json, want);
+    assert_non_null(first);
+    assert_non_null(strstr(first + 1, want));
+    assert_non_null(strstr(json, "\"code\":\"repeated\""));
+    free(want);
+    free(json);
+    char *text = write_as(tl, HSCOPE_FORMAT_TEXT, 0);
+    assert_true(strncmp(text, "warning: ", 9) == 0); /* text: the warnings first */
+    free(text);
+    assert_int_equal(hscope_timeline_warning(tl, 99, &code, &msg), HSCOPE_ERR_NOT_FOUND);
+    assert_non_null(strstr(hscope_timeline_warning_text(tl), "different processes"));
+    hscope_load_stats st = HSCOPE_LOAD_STATS_INIT;
+    assert_int_equal(hscope_timeline_dump_stats(tl, 2, &st), HSCOPE_OK);
+    assert_int_equal(st.skipped_lines, 1);
+    assert_int_equal(hscope_timeline_dump_skipped(tl, 2, HSCOPE_SKIP_BAD_JSON), 1);
+
+    /* a sink that fails: HSCOPE_ERR_IO */
+    hscope_report_options ro = HSCOPE_REPORT_OPTIONS_INIT;
+    ro.format = HSCOPE_FORMAT_JSON;
+    sink s = { NULL, 0, 1, 0 };
+    hscope_error err = HSCOPE_ERROR_INIT;
+    assert_int_equal(hscope_timeline_write(tl, &ro, collect, &s, &err), HSCOPE_ERR_IO);
+    ro.format = HSCOPE_FORMAT_DOT;
+    assert_int_equal(hscope_timeline_write(tl, &ro, collect, &s, &err), HSCOPE_ERR_UNSUPPORTED);
+    free(s.p);
+    hscope_timeline_free(tl);
+
+    /* a missing dump: the error names it */
+    char *missing = NULL;
+    assert_true(asprintf(&missing, "%s/no-such.json", tmpdir) > 0);
+    char *bad[2] = { a, missing };
+    hscope_error_init(&err);
+    assert_int_equal(hscope_timeline_compute(&tl, (const char *const *)bad, 2, NULL, NULL, &err),
+                     HSCOPE_ERR_IO);
+    assert_null(tl);
+    assert_non_null(strstr(err.message, missing));
+    /* bad arguments and options */
+    hscope_timeline_options o = HSCOPE_TIMELINE_OPTIONS_INIT;
+    assert_int_equal(hscope_timeline_compute(&tl, (const char *const *)paths, 0, NULL, NULL, &err),
+                     HSCOPE_ERR_INVALID_ARG);
+    o.by = "nope";
+    assert_int_equal(hscope_timeline_compute(&tl, (const char *const *)paths, 1, NULL, &o, &err),
+                     HSCOPE_ERR_UNSUPPORTED);
+    o.by = NULL;
+    o.flags = 0x80;
+    assert_int_equal(hscope_timeline_compute(&tl, (const char *const *)paths, 1, NULL, &o, &err),
+                     HSCOPE_ERR_UNSUPPORTED);
+    o.flags = 0;
+    o.min_dumps = 1;
+    assert_int_equal(hscope_timeline_compute(&tl, (const char *const *)paths, 1, NULL, &o, &err),
+                     HSCOPE_ERR_INVALID_ARG);
+    o.min_dumps = 0;
+    o.size = 0;
+    assert_int_equal(hscope_timeline_compute(&tl, (const char *const *)paths, 1, NULL, &o, &err),
+                     HSCOPE_ERR_INVALID_ARG);
+    assert_null(tl);
+    free(missing);
+    unlink(a), unlink(b), unlink(c);
+    free(a), free(b), free(c);
+    rmdir(tmpdir);
+}
+
+/* ------------------------------------------------------------------ */
+/* allocation: through the caller's hooks, every failure clean          */
+/* ------------------------------------------------------------------ */
+
+typedef struct counting {
+    long live, calls, fail_at;
+} counting;
+
+static void *
+c_malloc(void *ud, size_t n)
+{
+    counting *c = ud;
+    if (c->fail_at && ++c->calls == c->fail_at)
+        return NULL;
+    void *p = malloc(n);
+    c->live += p != NULL;
+    return p;
+}
+
+static void *
+c_realloc(void *ud, void *p, size_t n)
+{
+    counting *c = ud;
+    if (c->fail_at && ++c->calls == c->fail_at)
+        return NULL;
+    void *q = realloc(p, n);
+    c->live += q && !p;
+    return q;
+}
+
+static void
+c_free(void *ud, void *p)
+{
+    counting *c = ud;
+    c->live -= p != NULL;
+    free(p);
+}
+
+static void
+test_allocation_failures(void **state)
+{
+    (void)state;
+    make_tmpdir();
+    char *paths[3] = { write_dump("f_1.json", 10, 3, 1, 0x1000),
+                       write_dump("f_2.json", 20, 3, 1, 0x1000),
+                       write_dump("f_3.json", 30, 3, 1, 0x1000) };
+    counting c = { 0, 0, 0 };
+    hscope_allocator al = { sizeof(al), 0, c_malloc, c_realloc, c_free, &c };
+    hscope_load_options lo = HSCOPE_LOAD_OPTIONS_INIT;
+    lo.allocator = &al;
+    lo.threads = 1;
+    hscope_timeline_options o = HSCOPE_TIMELINE_OPTIONS_INIT;
+    o.threads = 1; /* one fold at a time, one parser thread: the n-th
+                      allocation is the same in every run */
+    hscope_timeline_t *tl = NULL;
+    hscope_error err = HSCOPE_ERROR_INIT;
+    assert_int_equal(hscope_timeline_compute(&tl, (const char *const *)paths, 3, &lo, &o, &err),
+                     HSCOPE_OK);
+    assert_true(c.live > 0); /* the handle's memory came from the hooks */
+    hscope_timeline_free(tl);
+    assert_int_equal(c.live, 0);
+    int failed = 0;
+    for (long k = 1; k < 2000; k++) {
+        c = (counting){ 0, 0, k };
+        tl = NULL;
+        hscope_error_init(&err);
+        hscope_status st = hscope_timeline_compute(&tl, (const char *const *)paths, 3, &lo, &o, &err);
+        if (st == HSCOPE_OK) {
+            hscope_timeline_free(tl);
+            assert_int_equal(c.live, 0);
+            break;
+        }
+        assert_int_equal(st, HSCOPE_ERR_NOMEM);
+        assert_null(tl);
+        assert_int_equal(c.live, 0); /* nothing leaked */
+        failed++;
+    }
+    assert_true(failed > 10);
+    free_paths(paths, 3);
+    rmdir(tmpdir);
+}
+
+/* ------------------------------------------------------------------ */
+/* export                                                              */
+/* ------------------------------------------------------------------ */
+
+static size_t
+count_lines(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    size_t n = 0;
+    int ch;
+    while ((ch = fgetc(f)) != EOF)
+        n += ch == '\n';
+    fclose(f);
+    return n;
+}
+
+static void
+test_export(void **state)
+{
+    (void)state;
+    make_tmpdir();
+    char *paths[2] = { write_dump("e_2.json", 4, 2, 1, 0x1000), write_dump("e_1.json", 3, 1, 0, 0x1000) };
+    char *dir = NULL;
+    assert_true(asprintf(&dir, "%s/out", tmpdir) > 0);
+    hscope_export_options eo = HSCOPE_EXPORT_OPTIONS_INIT;
+    eo.first_id = 7;
+    hscope_export_t *ex = NULL;
+    hscope_error err = HSCOPE_ERROR_INIT;
+    assert_int_equal(hscope_export_files(&ex, (const char *const *)paths, 2, dir, NULL, &eo, &err),
+                     HSCOPE_OK);
+    assert_int_equal(hscope_export_dump_count(ex), 2);
+    assert_string_equal(hscope_export_dump_path(ex, 0), paths[1]); /* sequence 1 first */
+    uint64_t objs, refs;
+    hscope_export_totals(ex, &objs, &refs);
+    assert_int_equal(objs, 7 + 4);
+    assert_int_equal(refs, 0);
+    hscope_load_stats ls = HSCOPE_LOAD_STATS_INIT;
+    assert_int_equal(hscope_export_dump_stats(ex, 1, &ls), HSCOPE_OK);
+    assert_int_equal(ls.objects, 7);
+    assert_int_equal(ls.skipped_lines, 0);
+    assert_int_equal(hscope_export_dump_stats(ex, 2, &ls), HSCOPE_ERR_NOT_FOUND);
+    static const char *const files[] = { "dumps.csv", "objects.csv", "refs.csv", "roots.csv",
+                                         "schema.sql", "schema.duckdb.sql" };
+    size_t want[] = { 1 + 2, 1 + 11, 1, 1 + 2, 0, 0 };
+    for (size_t i = 0; i < 6; i++) {
+        char *p = NULL;
+        assert_true(asprintf(&p, "%s/%s", dir, files[i]) > 0);
+        if (want[i])
+            assert_int_equal(count_lines(p), want[i]);
+        else
+            assert_true(count_lines(p) > 10);
+        unlink(p);
+        free(p);
+    }
+    hscope_report_options ro = HSCOPE_REPORT_OPTIONS_INIT;
+    ro.format = HSCOPE_FORMAT_JSON;
+    sink s = { NULL, 0, 0, 0 };
+    assert_int_equal(hscope_export_write(ex, &ro, collect, &s, &err), HSCOPE_OK);
+    assert_non_null(strstr(s.p, "{\"kind\":\"export\","));
+    assert_non_null(strstr(s.p, "\"objects\":4,\"dump_id\":7,"));
+    assert_non_null(strstr(s.p, "\"objects\":7,\"dump_id\":8,"));
+    free(s.p);
+    hscope_export_free(ex);
+    /* JSON lines, no result wanted */
+    eo.format = HSCOPE_FORMAT_JSONL;
+    eo.first_id = 0;
+    assert_int_equal(hscope_export_files(NULL, (const char *const *)paths, 2, dir, NULL, &eo, &err),
+                     HSCOPE_OK);
+    char *p = NULL;
+    assert_true(asprintf(&p, "%s/objects.jsonl", dir) > 0);
+    assert_int_equal(count_lines(p), 11);
+    free(p);
+    /* bad options */
+    eo.format = HSCOPE_FORMAT_SVG;
+    assert_int_equal(hscope_export_files(&ex, (const char *const *)paths, 2, dir, NULL, &eo, &err),
+                     HSCOPE_ERR_UNSUPPORTED);
+    assert_null(ex);
+    eo.format = 0;
+    eo.first_id = 2000000000;
+    assert_int_equal(hscope_export_files(&ex, (const char *const *)paths, 2, dir, NULL, &eo, &err),
+                     HSCOPE_ERR_INVALID_ARG);
+    assert_int_equal(hscope_export_files(&ex, (const char *const *)paths, 2, NULL, NULL, NULL, &err),
+                     HSCOPE_ERR_INVALID_ARG);
+    char cmd[1200];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+    free(dir);
+    free_paths(paths, 2);
+    rmdir(tmpdir);
+}
+
+/* ------------------------------------------------------------------ */
+/* progress and cancellation                                            */
+/* ------------------------------------------------------------------ */
+
+typedef struct prog {
+    int calls, cancel_at;
+    uint64_t last_total;
+} prog;
+
+static int32_t
+on_progress(void *ud, uint64_t done, uint64_t total)
+{
+    prog *p = ud;
+    p->calls++;
+    assert_true(done <= total);       /* the bytes of all the dumps */
+    p->last_total = total;
+    return p->cancel_at && p->calls >= p->cancel_at;
+}
+
+static void
+test_progress_and_cancel(void **state)
+{
+    (void)state;
+    make_tmpdir();
+    char *paths[3] = { write_dump("p_1.json", 10, 1, 1, 0x1000), write_dump("p_2.json", 20, 1, 1, 0x1000),
+                       write_dump("p_3.json", 30, 1, 1, 0x1000) };
+    uint64_t bytes = 0;
+    for (int k = 0; k < 3; k++) {
+        struct stat st;
+        assert_int_equal(stat(paths[k], &st), 0);
+        bytes += (uint64_t)st.st_size;
+    }
+    prog p = { 0, 0, 0 };
+    hscope_load_options lo = HSCOPE_LOAD_OPTIONS_INIT;
+    lo.progress = on_progress;
+    lo.progress_user_data = &p;
+    hscope_timeline_t *tl = NULL;
+    hscope_error err = HSCOPE_ERROR_INIT;
+    assert_int_equal(hscope_timeline_compute(&tl, (const char *const *)paths, 3, &lo, NULL, &err),
+                     HSCOPE_OK);
+    assert_true(p.calls >= 3);               /* at least once per dump */
+    assert_int_equal(p.last_total, bytes);   /* the sizes of all three files */
+    hscope_timeline_free(tl);
+    /* the callback says stop: cancelled, nothing returned */
+    p = (prog){ 0, 2, 0 };
+    assert_int_equal(hscope_timeline_compute(&tl, (const char *const *)paths, 3, &lo, NULL, &err),
+                     HSCOPE_ERR_CANCELLED);
+    assert_null(tl);
+    free_paths(paths, 3);
+    rmdir(tmpdir);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fit_and_verdict),
+        cmocka_unit_test(test_irregular_times_and_floor),
+        cmocka_unit_test(test_name_rules),
+        cmocka_unit_test(test_grew),
+        cmocka_unit_test(test_warnings_and_errors),
+        cmocka_unit_test(test_allocation_failures),
+        cmocka_unit_test(test_export),
+        cmocka_unit_test(test_progress_and_cancel),
+    };
+    return cmocka_run_group_tests_name("timeline", tests, NULL, NULL);
+}
