@@ -311,9 +311,11 @@ typedef struct hscope_load_stats {
     uint64_t index_bytes;          /* memory held by the address index */
     uint64_t total_memsize;        /* sum of object memsize */
     uint64_t from_index;           /* 1 if opened from a saved index */
+    uint64_t object_ids;           /* objects whose record has Ruby's
+                                      object_id (4.0+; since 0.2) */
 } hscope_load_stats;
 
-#define HSCOPE_LOAD_STATS_INIT { sizeof(hscope_load_stats), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
+#define HSCOPE_LOAD_STATS_INIT { sizeof(hscope_load_stats), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
 
 /** Function twin of HSCOPE_LOAD_STATS_INIT. */
 HSCOPE_API void hscope_load_stats_init(hscope_load_stats *stats);
@@ -383,6 +385,8 @@ HSCOPE_API uint64_t hscope_heap_skipped_line(const hscope_heap_t *heap,
 #define HSCOPE_FLAG_REMEMBERED    0x0800u
 #define HSCOPE_FLAG_SINGLETON     0x1000u
 #define HSCOPE_FLAG_CHILLED       0x2000u
+/** Ractor-shareable (Ruby 4.0+ "flags": {"shareable": true}).  Since 0.2. */
+#define HSCOPE_FLAG_SHAREABLE     0x4000u
 
 /** Number of objects (records other than ROOT, SHAPE and NONE). */
 HSCOPE_API uint64_t hscope_heap_object_count(const hscope_heap_t *heap);
@@ -582,6 +586,17 @@ typedef struct hscope_tally hscope_tally_t;
  * hscope_series_check(); two multiplies per object).  Since 0.2.
  */
 #define HSCOPE_TALLY_FINGERPRINT 0x2u
+/**
+ * hscope_tally_options.flags, loaded heaps only: count each IMEMO fields
+ * object (Ruby 4.0+ keeps the instance variables of Strings, Arrays,
+ * classes and typed Data in one) in its owner's row, under the owner's key
+ * for every key, with its own memsize (hscope_heap_object_owner()).  Off
+ * by default: rows then count objects as the dump and
+ * ObjectSpace.count_objects do, with "<imemo:fields>" a row of its own.
+ * hscope_tally_file() refuses it (HSCOPE_ERR_UNSUPPORTED: the owner can
+ * come later in the stream).  Since 0.2.
+ */
+#define HSCOPE_TALLY_FIELDS_WITH_OWNER 0x4u
 
 typedef struct hscope_tally_options {
     uint32_t size;      /* sizeof(hscope_tally_options) */
@@ -930,7 +945,10 @@ HSCOPE_API uint64_t hscope_domtree_top(const hscope_domtree_t *tree,
 /* ------------------------------------------------------------------------ */
 
 /** Shortest paths from the GC roots (a BFS tree over the dominator graph;
- * options as for the dominator tree).  Holds a heap reference. */
+ * options as for the dominator tree), from the precise roots first: a path
+ * starts at a conservative root (hscope_heap_root_category_conservative(),
+ * machine_context) only when no other root reaches the object (since 0.2;
+ * before, whichever was shorter).  Holds a heap reference. */
 typedef struct hscope_paths hscope_paths_t;
 
 HSCOPE_API hscope_status hscope_paths_compute(hscope_paths_t **out,
@@ -1455,6 +1473,70 @@ HSCOPE_API hscope_status hscope_suspects_write(const hscope_suspects_t *suspects
                                                void *user_data,
                                                hscope_error *err);
 /* ---- end of part A writers ---- */
+/* ------------------------------------------------------------------------ */
+/* Ruby 4.0 and later; fields this version does not know (since 0.2)         */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * Ruby's object_id of an object, recorded by Ruby 4.0+ (flags "object_id")
+ * for objects whose id was asked for.  Returns 1 and sets *object_id (may
+ * be NULL) when the dump has it, else 0.  Since 0.2.
+ */
+HSCOPE_API int32_t hscope_heap_object_oid(const hscope_heap_t *heap, hscope_id id,
+                                          uint64_t *object_id);
+
+/**
+ * The owner of an IMEMO fields object (Ruby 4.0+: the instance variables of
+ * a String, Array, class or typed Data live in one; its "class" field is
+ * the owner, which references it): the owner's id, or HSCOPE_ID_NONE when
+ * `id` is not a fields object or its owner is not in the dump.  Since 0.2.
+ */
+HSCOPE_API hscope_id hscope_heap_object_owner(const hscope_heap_t *heap, hscope_id id);
+
+/**
+ * 1 if root category i is conservative: "machine_context", the GC's scan of
+ * the C stack and registers (on WASI, of the shadow stack and the spilled
+ * locals), which keeps alive whatever a stale slot happens to point at; 0
+ * otherwise.  hscope_paths_compute() prefers the other roots.  Since 0.2.
+ */
+HSCOPE_API int32_t hscope_heap_root_category_conservative(const hscope_heap_t *heap,
+                                                          uint32_t i);
+
+/** Kinds of fields a dump has that this version does not know. */
+#define HSCOPE_UNKNOWN_KEY   1 /* a record key; counted per record */
+#define HSCOPE_UNKNOWN_FLAG  2 /* a name inside "flags"; counted per record */
+#define HSCOPE_UNKNOWN_TYPE  3 /* an object "type"; counted per object (the
+                                  objects are kept, under that type name) */
+#define HSCOPE_UNKNOWN_OTHER 4 /* names beyond the first 32, together */
+
+/**
+ * Fields of the dump this version does not know (a newer Ruby's): never an
+ * error, the record is kept and the field counted by name.  Entries: keys and
+ * flags in the order first met (cut to their first 47 bytes), then types;
+ * the unknown_keys and unknown_types load statistics are their totals.
+ * Since 0.2.
+ */
+HSCOPE_API uint32_t hscope_heap_unknown_count(const hscope_heap_t *heap);
+/** Entry i: kind (HSCOPE_UNKNOWN_*), name (borrowed; "(other)" for
+ * HSCOPE_UNKNOWN_OTHER) and count.  HSCOPE_ERR_NOT_FOUND past the end. */
+HSCOPE_API hscope_status hscope_heap_unknown_get(const hscope_heap_t *heap, uint32_t i,
+                                                 int32_t *kind, const char **name,
+                                                 uint64_t *count);
+
+/**
+ * Objects of the diff's last dump matched by Ruby's object_id (Ruby 4.0+
+ * records it for objects whose id was asked for): when both records of an
+ * object have one, the ids decide identity, wherever the object lies (so
+ * an object moved by compaction is still a survivor, and an address reused
+ * by another object is not).  Since 0.2.
+ */
+HSCOPE_API uint64_t hscope_diff_object_id_matches(const hscope_diff_t *diff);
+/** Of those, the objects found at another address than in an earlier
+ * dump (moved by GC compaction).  Since 0.2. */
+HSCOPE_API uint64_t hscope_diff_moved_objects(const hscope_diff_t *diff);
+/** Notes on how the diff decided identity (e.g. by object_id), one per
+ * line; "" if none.  Not warnings: nothing is wrong.  Since 0.2. */
+HSCOPE_API const char *hscope_diff_note_text(const hscope_diff_t *diff);
 
 /**
  * Write a waste analysis: text (the totals, the places to change with

@@ -514,6 +514,12 @@ hscope_tally_file(hscope_tally_t **out, const char *path, const char *key,
         }
         memcpy(&o, uopts, uopts->size < sizeof(o) ? uopts->size : sizeof(o));
     }
+    if (o.flags & HSCOPE_TALLY_FIELDS_WITH_OWNER) {
+        st = hscope__fail(&err, HSCOPE_ERR_UNSUPPORTED,
+                          "counting fields objects with their owners needs the loaded heap: "
+                          "an owner can come after its fields object in the dump");
+        goto done;
+    }
     if (o.flags & ~(uint32_t)(HSCOPE_TALLY_SKIP_DUMPER | HSCOPE_TALLY_FINGERPRINT)) {
         st = hscope__fail(&err, HSCOPE_ERR_UNSUPPORTED, "unknown tally flags 0x%x", o.flags);
         goto done;

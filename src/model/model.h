@@ -37,6 +37,13 @@ struct hscope_heap {
     uint64_t nedges;
     hscope__bigvals big_memsize, big_size;
 
+    /* Ruby's object_id of the objects whose record has one (4.0+),
+     * sorted by id: a side table, nothing per object without */
+    hscope__bigvals oids;
+    /* fields of the dump this version does not know, by name; NULL when
+     * it has none */
+    hscope__unknowns *unknown;
+
     /* raw class address of objects whose class did not resolve (sorted
      * by id), so nothing the dump said is lost */
     uint32_t *ucls_id;
@@ -125,6 +132,10 @@ hscope_status hscope__source_identity(const char *path, uint64_t *size,
                                       hscope_error *err);
 
 uint64_t hscope__big_get(const hscope__bigvals *bv, uint32_t id);
+/* Index of id in a sorted id array of n entries, or n if absent. */
+size_t hscope__id_find(const uint32_t *ids, size_t n, uint32_t id);
+/* The raw "class" address of object id as the dump wrote it, 0 if none. */
+uint64_t hscope__class_addr(const hscope_heap_t *h, uint32_t id);
 static inline uint64_t
 hscope__memsize(const hscope_heap_t *h, uint32_t id)
 {
@@ -158,6 +169,17 @@ uint32_t hscope__index_find(const hscope_heap_t *h, uint64_t addr);
 void hscope__index_find_batch(const hscope_heap_t *h, const uint64_t *a,
                               uint32_t *out, size_t n);
 hscope_status hscope__reverse_build(hscope_heap_t *h, hscope_error *err);
+
+/* Ruby 4.0+ IMEMO fields objects: the string id of "fields" in h's
+ * interner (0: no such object), and the owner of object id given that id
+ * (its "class" field, resolved; HSCOPE_ID_NONE if id is no fields object
+ * or the owner is not in the dump). */
+uint32_t hscope__fields_str(const hscope_heap_t *h);
+uint32_t hscope__fields_owner(const hscope_heap_t *h, uint32_t id, uint32_t fields_str);
+/* Ruby's object_id of object id (side table); 0 if it has none. */
+int hscope__oid(const hscope_heap_t *h, uint32_t id, uint64_t *oid);
+/* Is root category c conservative (machine_context)? */
+int hscope__cat_conservative(const hscope_heap_t *h, uint32_t c);
 
 /* Class label string id of an object (DESIGN.md rule). */
 uint32_t hscope__label(const hscope_heap_t *h, uint32_t id);

@@ -590,7 +590,7 @@ static hscope_status
 absorb(pool *P, slot *s)
 {
     hscope__builder *o = P->out, *b = &s->b;
-    size_t big = 0, bigs = 0;
+    size_t big = 0, bigs = 0, oc = 0;
     for (size_t i = 0; i < b->n; i++) {
         uint64_t memsize = b->memsize[i], size = b->size[i];
         if (memsize == HSCOPE__U32_BIG) {
@@ -618,6 +618,9 @@ absorb(pool *P, slot *s)
         };
         o->streamed++;
         hscope_status st = o->sink(o->sink_ud, o, &r, P->err);
+        uint64_t oid;
+        if (st == HSCOPE_OK && o->sink_oid && hscope__bigvals_next(&b->oids, i, &oc, &oid))
+            st = o->sink_oid(o->sink_ud, o, oid, P->err);
         if (st != HSCOPE_OK)
             return st;
     }
@@ -690,6 +693,8 @@ merge(pool *P, slot *s)
     o->n += b->n;
     o->nedges += b->nedges;
 counters:
+    if ((st = hscope__builder_merge_side(o, b, P->err)) != HSCOPE_OK)
+        return st;
     o->bytes += s->nbytes; /* block mode (reading in order counts as it reads) */
     o->blocks += P->bsize != 0;
     o->streamed += b->streamed; /* slot sink mode: records folded on the worker */

@@ -46,7 +46,21 @@ typedef struct hscope__lp {
     const uint8_t *line;
     const uint8_t *buf0;
     uint64_t base;
+    /* What few records have, for the current record (the record's rare
+     * bits, HSCOPE__RARE_*, say which; a record without pays one test):
+     * Ruby's object_id, and the names of the fields this version does not
+     * know (the first 8) */
+    uint64_t oid;
+    struct {
+        int32_t kind;
+        uint32_t len;
+        char name[HSCOPE__UNKNOWN_NAME];
+    } unk[8];
+    uint32_t nunk;
 } hscope__lp;
+
+#define HSCOPE__RARE_OID 0x1u
+#define HSCOPE__RARE_UNK 0x2u
 
 void hscope__lp_init(hscope__lp *lp, hscope__builder *b,
                      const hscope__parse_opts *o, hscope_error *err);
