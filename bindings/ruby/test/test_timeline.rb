@@ -231,6 +231,37 @@ class TestTimeline < Minitest::Test
     end
   end
 
+  # The fold runs without the GVL: Thread#raise stops it through the
+  # unblock function (the progress hook sees the flag) in a fraction of the
+  # time the whole fold takes.  The paths are the call's own copies, pinned
+  # while it runs: a compaction in the middle (from the progress proc)
+  # changes nothing.
+  def test_interrupt_and_compaction
+    paths = steps * 20
+    t0 = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+    whole = Heapscope.timeline(paths, order: :given, threads: 1).report(format: :json, top: nil)
+    full = Process.clock_gettime(Process::CLOCK_MONOTONIC) - t0
+    started = Queue.new
+    th = Thread.new do
+      Thread.current.report_on_exception = false
+      started << true
+      Heapscope.timeline(paths, order: :given, threads: 1)
+    end
+    started.pop
+    sleep full / 10
+    t0 = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+    th.raise(Interrupt, "stop the timeline")
+    assert_raises(Interrupt) { th.value }
+    after = Process.clock_gettime(Process::CLOCK_MONOTONIC) - t0
+    assert_operator after, :<, full / 2, "the fold ran on after the interrupt (whole: #{full} s)"
+    skip "no GC.compact" unless GC.respond_to?(:compact)
+    compacted = 0
+    tl = Heapscope.timeline(paths.map(&:dup), order: :given,
+                            progress: ->(_d, _t) { GC.compact if (compacted += 1) % 20 == 1 })
+    assert_operator compacted, :>, 1
+    assert_equal whole, tl.report(format: :json, top: nil)
+  end
+
   def test_progress_and_errors
     calls = []
     tl = Heapscope.timeline(steps, progress: ->(done, total) { calls << [done, total] })
