@@ -1838,10 +1838,10 @@ cstr_array(VALUE ary, VALUE *keep, uint64_t *n_out)
 {
     Check_Type(ary, T_ARRAY);
     long n = RARRAY_LEN(ary);
-    VALUE bytes = rb_str_buf_new(0);
-    long *offs = ALLOCA_N(long, n ? n : 1);
+    VALUE bytes = rb_str_buf_new(0), tmp;
+    long *offs = ALLOCV_N(long, tmp, n ? n : 1); /* any number: not all on the stack */
     for (long i = 0; i < n; i++) {
-        VALUE s = RARRAY_AREF(ary, i);
+        VALUE s = rb_ary_entry(ary, i); /* checked: to_str may shrink it */
         offs[i] = -1;
         if (NIL_P(s))
             continue;
@@ -1854,6 +1854,7 @@ cstr_array(VALUE ary, VALUE *keep, uint64_t *n_out)
     const char **p = (const char **)RSTRING_PTR(ptrs);
     for (long i = 0; i < n; i++)
         p[i] = offs[i] < 0 ? NULL : RSTRING_PTR(bytes) + offs[i];
+    ALLOCV_END(tmp);
     keep[0] = bytes;
     keep[1] = ptrs;
     *n_out = (uint64_t)n;
