@@ -233,7 +233,7 @@ skipped_text(const snapinfo *s, char *buf, size_t n)
     for (int r = 0; r < HSCOPE_SKIP__COUNT && len < n; r++) {
         if (!s->skip[r])
             continue;
-        len += (size_t)snprintf(buf + len, n - len, "%s%s %llu", sep, hscope_skip_reason_name(r),
+        len += (size_t)snprintf(buf + len, n - len, "%s%s %llu", sep, hscope__skip_reason_name(r),
                                 (unsigned long long)s->skip[r]);
         sep = ", ";
     }
@@ -502,7 +502,7 @@ hscope_diff_compute(hscope_diff_t **out, hscope_heap_t *a, hscope_heap_t *b,
                     hscope_error *uerr)
 {
     hscope_error err;
-    hscope_error_init(&err);
+    hscope__error_init(&err);
     hscope_status st;
     if (!out || !a || !b) {
         st = hscope__fail(&err, HSCOPE_ERR_INVALID_ARG, "out, a and b are required");

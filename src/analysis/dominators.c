@@ -145,7 +145,7 @@ eval(uint32_t v, uint32_t *anc, uint32_t *label, cstack *cs)
     while (anc[anc[u]] != NONE) {
         if (sp == cs->cap) {
             hscope_error e;
-            hscope_error_init(&e);
+            hscope__error_init(&e);
             if (hscope__grow(cs->m, (void **)&cs->s, &cs->cap, sp + 1, 4, &e) != HSCOPE_OK) {
                 cs->failed = 1;
                 return 0;
@@ -397,7 +397,7 @@ hscope_domtree_compute(hscope_domtree_t **out, hscope_heap_t *heap,
                        const hscope_dom_options *uopts, hscope_error *uerr)
 {
     hscope_error err;
-    hscope_error_init(&err);
+    hscope__error_init(&err);
     hscope_status st;
     hscope_domtree_t *t = NULL;
     hscope_dom_options o;
@@ -601,7 +601,7 @@ hscope_domtree_children(hscope_domtree_t *t, hscope_id id, int32_t root_category
         v = t->n + t->ncat; /* the super-root */
     }
     hscope_error err;
-    hscope_error_init(&err);
+    hscope__error_init(&err);
     hscope_status st = build_kids(t, &err);
     if (st != HSCOPE_OK) {
         hscope__error_copy_out(uerr, &err);
@@ -619,7 +619,7 @@ hscope_domtree_unreachable(hscope_domtree_t *t, const hscope_id **ids,
     if (!t || !ids || !count)
         return HSCOPE_ERR_INVALID_ARG;
     hscope_error err;
-    hscope_error_init(&err);
+    hscope__error_init(&err);
     hscope_status st = build_kids(t, &err);
     if (st != HSCOPE_OK) {
         hscope__error_copy_out(uerr, &err);
@@ -745,7 +745,7 @@ hscope_paths_compute(hscope_paths_t **out, hscope_heap_t *heap,
                      const hscope_dom_options *uopts, hscope_error *uerr)
 {
     hscope_error err;
-    hscope_error_init(&err);
+    hscope__error_init(&err);
     hscope_status st = HSCOPE_OK;
     hscope_paths_t *p = NULL;
     uint32_t *queue = NULL, *par = NULL;
@@ -887,7 +887,7 @@ hscope_holders_compute(hscope_holders_t **out, hscope_domtree_t *t,
                        const hscope_id *ids, uint64_t n, hscope_error *uerr)
 {
     hscope_error err;
-    hscope_error_init(&err);
+    hscope__error_init(&err);
     hscope_status st = HSCOPE_OK;
     hscope_holders_t *hs = NULL;
     uint64_t *inset = NULL;

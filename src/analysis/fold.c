@@ -258,7 +258,7 @@ static hscope_status
 fold_init(fold *f, hscope__mem *mem, int tk, uint32_t flags)
 {
     hscope_error e;
-    hscope_error_init(&e);
+    hscope__error_init(&e);
     memset(f, 0, sizeof(*f));
     f->mem = mem;
     f->tk = tk;
@@ -477,7 +477,7 @@ source_stats(hscope_tally_t *t, const hscope__builder *b, fold *f, uint64_t in_b
              int gz, uint64_t ns)
 {
     hscope_load_stats s;
-    hscope_load_stats_init(&s);
+    hscope__load_stats_init(&s);
     s.gzip = (uint32_t)gz;
     s.input_bytes = in_bytes;
     s.bytes = b->bytes;
@@ -502,7 +502,7 @@ hscope_tally_file(hscope_tally_t **out, const char *path, const char *key,
                   hscope_error *uerr)
 {
     hscope_error err;
-    hscope_error_init(&err);
+    hscope__error_init(&err);
     hscope_status st;
     hscope__mem mem;
     hscope__builder b;

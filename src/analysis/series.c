@@ -124,7 +124,7 @@ hscope_heap_fingerprint(hscope_fingerprint_t **out, const hscope_heap_t *heap,
                         const char *path, hscope_error *uerr)
 {
     hscope_error err;
-    hscope_error_init(&err);
+    hscope__error_init(&err);
     hscope_status st;
     if (!out || !heap) {
         st = hscope__fail(&err, HSCOPE_ERR_INVALID_ARG, "out and heap are required");
@@ -146,7 +146,7 @@ hscope_fingerprint_copy(hscope_fingerprint_t **out, const hscope_fingerprint_t *
                         hscope_error *uerr)
 {
     hscope_error err;
-    hscope_error_init(&err);
+    hscope__error_init(&err);
     hscope_status st;
     if (!out || !fp) {
         st = hscope__fail(&err, HSCOPE_ERR_INVALID_ARG, "out and fp are required");

@@ -404,7 +404,7 @@ hscope__tally_run(hscope_tally_t **out, hscope_heap_t *heap, const char *key,
                   size_t nsub, int members, hscope_error *uerr)
 {
     hscope_error err;
-    hscope_error_init(&err);
+    hscope__error_init(&err);
     hscope_status st = HSCOPE_OK;
     hscope_tally_t *t = NULL;
     uint32_t *table = NULL, *gem = NULL, *gidx = NULL, *dense = NULL, *kept = NULL;
@@ -605,7 +605,7 @@ hscope_tally_subset(hscope_tally_t **out, hscope_heap_t *heap, const char *key,
     for (uint64_t i = 0; i < count; i++) {
         if (ids[i] >= heap->n || (i && ids[i] <= ids[i - 1])) {
             hscope_error e;
-            hscope_error_init(&e);
+            hscope__error_init(&e);
             hscope__fail(&e, HSCOPE_ERR_INVALID_ARG,
                          "ids must be ascending object ids (index %llu)",
                          (unsigned long long)i);

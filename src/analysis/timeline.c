@@ -157,7 +157,7 @@ fold_one(void *ctx, uint64_t i)
     if (lo.progress)
         lo.progress_user_data = j;
     hscope_tally_t *t = NULL;
-    hscope_error_init(&j->err);
+    hscope__error_init(&j->err);
     j->st = hscope_tally_file(&t, c->tl->d[i].path, c->tl->by, &lo, &c->to, &j->err);
     if (j->st == HSCOPE_OK)
         j->st = hscope_fingerprint_copy(&j->fp, hscope_tally_fingerprint(t), &j->err);
@@ -202,7 +202,7 @@ static hscope_status HS_PRINTF(4, 5)
 add_warning(hscope_timeline_t *tl, uint32_t bit, const char *code, const char *fmt, ...)
 {
     hscope_error err;
-    hscope_error_init(&err);
+    hscope__error_init(&err);
     char msg[1024];
     va_list ap;
     va_start(ap, fmt);

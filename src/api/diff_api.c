@@ -11,7 +11,7 @@ hscope_diff_files(hscope_diff_t **out, const char *path_a, const char *path_b,
                   const hscope_diff_options *opts, hscope_error *uerr)
 {
     hscope_error err;
-    hscope_error_init(&err);
+    hscope__error_init(&err);
     hscope_status st;
     hscope_heap_t *target = NULL;
     if (!out || !path_a || !path_b) {

@@ -9,76 +9,6 @@
 #include "../parse/parse.h"
 
 /* ------------------------------------------------------------------ */
-/* errors, versions, option initialisers                              */
-/* ------------------------------------------------------------------ */
-
-HSCOPE_API void
-hscope_error_init(hscope_error *err)
-{
-    if (!err)
-        return;
-    memset(err, 0, sizeof(*err));
-    err->size = sizeof(*err);
-}
-
-HSCOPE_API const char *
-hscope_status_name(hscope_status st)
-{
-    static const char *const names[] = {
-        "HSCOPE_OK", "HSCOPE_ERR_INVALID_ARG", "HSCOPE_ERR_NOMEM",
-        "HSCOPE_ERR_IO", "HSCOPE_ERR_PARSE", "HSCOPE_ERR_NOT_A_DUMP",
-        "HSCOPE_ERR_GZIP", "HSCOPE_ERR_LIMIT", "HSCOPE_ERR_CANCELLED",
-        "HSCOPE_ERR_NOT_FOUND", "HSCOPE_ERR_UNSUPPORTED",
-        "HSCOPE_ERR_TRUNCATED", "HSCOPE_ERR_INTERNAL", "HSCOPE_ERR_CORRUPT",
-        "HSCOPE_ERR_STALE",
-    };
-    if (st < 0 || (size_t)st >= sizeof(names) / sizeof(names[0]))
-        return "HSCOPE_ERR_UNKNOWN";
-    return names[st];
-}
-
-HSCOPE_API uint32_t
-hscope_version_number(void)
-{
-    return HSCOPE_VERSION_NUMBER;
-}
-
-HSCOPE_API const char *
-hscope_version_string(void)
-{
-    return HSCOPE_VERSION_STRING;
-}
-
-HSCOPE_API void
-hscope_load_options_init(hscope_load_options *o)
-{
-    if (!o)
-        return;
-    memset(o, 0, sizeof(*o));
-    o->size = sizeof(*o);
-}
-
-HSCOPE_API void
-hscope_load_stats_init(hscope_load_stats *s)
-{
-    if (!s)
-        return;
-    memset(s, 0, sizeof(*s));
-    s->size = sizeof(*s);
-}
-
-HSCOPE_API const char *
-hscope_skip_reason_name(int32_t r)
-{
-    static const char *const names[HSCOPE_SKIP__COUNT] = {
-        "bad_json", "not_object", "no_type", "no_address", "bad_value",
-        "number_range", "too_long", "empty", "truncated", "too_deep",
-        "too_many_references",
-    };
-    return r >= 0 && r < HSCOPE_SKIP__COUNT ? names[r] : "?";
-}
-
-/* ------------------------------------------------------------------ */
 /* loading                                                            */
 /* ------------------------------------------------------------------ */
 
@@ -90,7 +20,7 @@ load(hscope_heap_t **out, enum src_kind kind, const char *path, int fd,
      hscope_error *uerr)
 {
     hscope_error err;
-    hscope_error_init(&err);
+    hscope__error_init(&err);
     hscope_load_options o;
     hscope_status st;
     hscope__mem tmpmem;
@@ -157,7 +87,7 @@ load(hscope_heap_t **out, enum src_kind kind, const char *path, int fd,
                                   : "not a heap dump: the input is empty",
                           (unsigned long long)b.lines,
                           (unsigned long long)(b.nskip_examples ? b.skip_line[0] : 0),
-                          b.nskip_examples ? hscope_skip_reason_name(b.skip_reason[0]) : "");
+                          b.nskip_examples ? hscope__skip_reason_name(b.skip_reason[0]) : "");
         goto done;
     }
     if ((st = hscope__model_build(h, &b, threads, &err)) != HSCOPE_OK)
@@ -191,7 +121,7 @@ hscope_heap_open_saved(hscope_heap_t **out, const char *path, const char *source
                        const hscope_load_options *uopts, hscope_error *uerr)
 {
     hscope_error err;
-    hscope_error_init(&err);
+    hscope__error_init(&err);
     hscope_load_options o;
     hscope_status st;
     hscope_heap_t *h = NULL;
@@ -505,7 +435,7 @@ hscope_heap_object_referrers(hscope_heap_t *h, hscope_id id,
     if (id >= h->n)
         return HSCOPE_ERR_NOT_FOUND;
     hscope_error err;
-    hscope_error_init(&err);
+    hscope__error_init(&err);
     hscope_status st = hscope__reverse_build(h, &err);
     if (st != HSCOPE_OK) {
         hscope__error_copy_out(uerr, &err);

@@ -49,7 +49,7 @@ run(const void *handle, const void *args, body_fn body, uint32_t formats,
     hscope_error *uerr)
 {
     hscope_error err;
-    hscope_error_init(&err);
+    hscope__error_init(&err);
     hscope__ropts ro;
     hscope__out o;
     hscope__out_init(&o, write, user_data, &err);
@@ -133,7 +133,7 @@ hscope_heap_write_objects(hscope_heap_t *heap, const uint64_t *addresses, uint64
 {
     if (count && !addresses) {
         hscope_error err;
-        hscope_error_init(&err);
+        hscope__error_init(&err);
         hscope__fail(&err, HSCOPE_ERR_INVALID_ARG, "addresses is NULL");
         hscope__error_copy_out(uerr, &err);
         return HSCOPE_ERR_INVALID_ARG;
@@ -209,7 +209,7 @@ hscope_paths_write(const hscope_paths_t *paths, const hscope_id *ids, uint64_t c
 {
     if (count && !ids) {
         hscope_error err;
-        hscope_error_init(&err);
+        hscope__error_init(&err);
         hscope__fail(&err, HSCOPE_ERR_INVALID_ARG, "ids is NULL");
         hscope__error_copy_out(uerr, &err);
         return HSCOPE_ERR_INVALID_ARG;

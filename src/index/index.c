@@ -172,7 +172,7 @@ runs_build(hscope_heap_t *h)
     size_t nr = 0, cap = 0, max_runs = (size_t)n / 8 + 64;
     hscope__run *runs = NULL;
     hscope_error e;
-    hscope_error_init(&e);
+    hscope__error_init(&e);
     uint32_t s = 0;
     uint64_t md = UINT64_MAX;
     for (uint32_t i = 1; i <= n; i++) {

@@ -884,7 +884,7 @@ produce(pool *P)
             }
             size_t got;
             hscope_error rerr;
-            hscope_error_init(&rerr);
+            hscope__error_init(&rerr);
             if ((st = hscope__reader_read(P->r, s->buf + len, s->cap - len, &got,
                                           &rerr)) != HSCOPE_OK) {
                 /* A read error (corrupt gzip...) comes after every line
@@ -1069,7 +1069,7 @@ hscope__parse_parallel(hscope__reader *r, hscope__builder *out,
     }
     for (unsigned i = 0; i < P.nslots && st == HSCOPE_OK; i++) {
         slot *s = &P.slots[i];
-        hscope_error_init(&s->err);
+        hscope__error_init(&s->err);
         s->cap = cap;
         s->buf = hscope__calloc(P.mem, 1, cap + PAD);
         if (!s->buf) {

@@ -91,7 +91,7 @@ hscope__warn_damage(hscope__warnings *ws, const char *name, const hscope_load_st
         for (int r = 0; r < HSCOPE_SKIP__COUNT && len < sizeof(why); r++)
             if (skipped[r])
                 len += (size_t)snprintf(why + len, sizeof(why) - len, "%s%s %llu",
-                                        len ? ", " : "", hscope_skip_reason_name(r),
+                                        len ? ", " : "", hscope__skip_reason_name(r),
                                         (unsigned long long)skipped[r]);
         char a[32], b[32];
         hscope__fmt_count(s->skipped_lines, a, sizeof(a));
@@ -110,7 +110,7 @@ hscope__warn_heap(hscope__warnings *ws, const char *name, const hscope_heap_t *h
 {
     hscope_load_stats s;
     uint64_t sk[HSCOPE_SKIP__COUNT];
-    hscope_load_stats_init(&s);
+    hscope__load_stats_init(&s);
     if (!h || hscope_heap_stats(h, &s) != HSCOPE_OK)
         return;
     for (int r = 0; r < HSCOPE_SKIP__COUNT; r++)
@@ -123,7 +123,7 @@ hscope__warn_tally(hscope__warnings *ws, const char *name, const hscope_tally_t 
 {
     hscope_load_stats s;
     uint64_t sk[HSCOPE_SKIP__COUNT];
-    hscope_load_stats_init(&s);
+    hscope__load_stats_init(&s);
     if (hscope_tally_stats(t, &s) != HSCOPE_OK)
         return;
     for (int r = 0; r < HSCOPE_SKIP__COUNT; r++)

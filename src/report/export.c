@@ -290,7 +290,7 @@ schema_copy(hscope__out *o, const hscope_export_t *ex, const char *name, int duc
 static void
 schema_text(hscope__out *o, const hscope_export_t *ex, int duck)
 {
-    hscope__out_printf(o, "-- heapscope %s export (%s): %s\n", hscope_version_string(),
+    hscope__out_printf(o, "-- heapscope %s export (%s): %s\n", HSCOPE_VERSION_STRING,
                        is_jsonl(ex) ? "jsonl" : "csv",
                        duck ? "duckdb FILE.db < schema.duckdb.sql" : "psql -f schema.sql");
     hscope__out_puts(o, "-- Tables are created if missing, so several exports (with distinct\n"
@@ -494,7 +494,7 @@ export_dump(hscope_export_t *ex, table *tabs, uint64_t k, const hscope_load_opti
     hscope__ex_dump *d = &ex->d[k];
     hscope_heap_t *h = NULL;
     hscope_error e;
-    hscope_error_init(&e);
+    hscope__error_init(&e);
     if (hscope_heap_open_file(&h, d->path, lo, &e) != HSCOPE_OK)
         return hscope__fail_for_file(err, &e, d->path);
     d->stats.size = sizeof(d->stats);

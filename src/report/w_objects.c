@@ -306,7 +306,7 @@ hscope__objects_write(hscope_heap_t *h, const uint64_t *addrs, uint64_t n,
     ws.n = 0;
     hscope__warn_heap(&ws, hscope__ropts_dump_name(ro, 0), h);
     hscope_load_stats s;
-    hscope_load_stats_init(&s);
+    hscope__load_stats_init(&s);
     hscope_heap_stats(h, &s);
     int json = ro->format == HSCOPE_FORMAT_JSON;
     hscope__json w;

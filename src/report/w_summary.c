@@ -93,7 +93,7 @@ json_skipped(hscope__json *w, const summary *sm)
     for (int32_t r = 0; r < HSCOPE_SKIP__COUNT; r++) {
         uint64_t k = hscope_heap_skipped(sm->h, r);
         if (k)
-            hscope__json_ku64(w, hscope_skip_reason_name(r), k);
+            hscope__json_ku64(w, hscope__skip_reason_name(r), k);
     }
     hscope__json_end_obj(w);
     hscope__json_key(w, "skipped_examples");
@@ -103,7 +103,7 @@ json_skipped(hscope__json *w, const summary *sm)
     for (uint32_t i = 0; (ln = hscope_heap_skipped_line(sm->h, i, &reason)) != 0; i++) {
         hscope__json_obj(w);
         hscope__json_ku64(w, "line", ln);
-        hscope__json_kstr(w, "reason", hscope_skip_reason_name(reason));
+        hscope__json_kstr(w, "reason", hscope__skip_reason_name(reason));
         hscope__json_end_obj(w);
     }
     hscope__json_end_arr(w);
@@ -209,7 +209,7 @@ text_skipped(hscope__out *o, const summary *sm)
     hscope__out_printf(o, "  skipped lines %s:", c);
     for (int32_t r = 0; r < HSCOPE_SKIP__COUNT; r++)
         if (hscope_heap_skipped(sm->h, r))
-            hscope__out_printf(o, " %s %llu", hscope_skip_reason_name(r),
+            hscope__out_printf(o, " %s %llu", hscope__skip_reason_name(r),
                                (unsigned long long)hscope_heap_skipped(sm->h, r));
     hscope__out_puts(o, " (lines");
     int32_t reason;
@@ -278,7 +278,7 @@ hscope__summary_write(hscope_heap_t *h, const hscope__ropts *ro, hscope__out *o,
     summary sm;
     memset(&sm, 0, sizeof(sm));
     sm.h = h;
-    hscope_load_stats_init(&sm.s);
+    hscope__load_stats_init(&sm.s);
     hscope_heap_stats(h, &sm.s);
     hscope__warn_heap(&sm.ws, hscope__ropts_dump_name(ro, 0), h);
     hscope_tally_options to;

@@ -179,7 +179,7 @@ static uint64_t
 dump_objects(const hscope_tally_t *t)
 {
     hscope_load_stats s;
-    hscope_load_stats_init(&s);
+    hscope__load_stats_init(&s);
     return hscope_tally_stats(t, &s) == HSCOPE_OK ? s.objects : 0;
 }
 
