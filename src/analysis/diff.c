@@ -97,7 +97,7 @@ typedef struct pass {
 static uint64_t
 class_address(const hscope_heap_t *h, uint32_t id)
 {
-    return hscope_heap_object_class_address(h, id);
+    return hscope__heap_object_class_address(h, id);
 }
 
 static int

@@ -60,7 +60,7 @@ hscope__paths_each(const hscope_paths_t *p, hscope_id target, uint64_t max_paths
         return HSCOPE_OK;
     const hscope_id *srcs;
     uint64_t nsrc, emitted = 1;
-    if ((st = hscope_heap_object_referrers(h, target, &srcs, &nsrc, err)) != HSCOPE_OK)
+    if ((st = hscope__heap_object_referrers(h, target, &srcs, &nsrc, err)) != HSCOPE_OK)
         return st;
     for (uint64_t s = 0; s < nsrc && emitted < max_paths && st == HSCOPE_OK; s++) {
         if (s > 0 && srcs[s] == srcs[s - 1])

@@ -138,7 +138,7 @@ to_tally(const du *d, hscope_heap_t *h, const hscope_tally_t *tl, const char *ke
     hscope__tally_set_retained(*out);
     uint64_t sk[HSCOPE_SKIP__COUNT];
     for (int r = 0; r < HSCOPE_SKIP__COUNT; r++)
-        sk[r] = hscope_heap_skipped(h, r);
+        sk[r] = hscope__heap_skipped(h, r);
     hscope__tally_set_source(*out, &h->stats, sk, NULL, 0);
     return HSCOPE_OK;
 }

@@ -21,13 +21,13 @@ hscope__suspects_free(hscope_suspects_t *s)
     if (!s)
         return;
     hscope_heap_t *h = hscope_diff_heap(s->diff);
-    hscope_heap_t *keep = hscope_heap_ref(h); /* s itself lives in h's memory */
+    hscope_heap_t *keep = hscope__heap_ref(h); /* s itself lives in h's memory */
     hscope_holders_free(s->holders);
     hscope_paths_free(s->paths);
     hscope_domtree_free(s->tree);
     hscope_diff_free(s->diff);
     hscope__free(&keep->mem, s);
-    hscope_heap_free(keep);
+    hscope__heap_release(keep);
 }
 
 hscope_status

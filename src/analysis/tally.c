@@ -113,7 +113,7 @@ render(hscope_tally_t *t, enum tkey tk, const hscope__intern *names, group *g,
     hscope_status st;
     switch (tk) {
     case TK_TYPE: {
-        const char *n = hscope_heap_type_name(h, (int32_t)g->k[0]);
+        const char *n = hscope__heap_type_name(h, (int32_t)g->k[0]);
         return append_text(t, n, strlen(n), err);
     }
     case TK_CLASS:
@@ -668,7 +668,7 @@ hscope_tally_skipped(const hscope_tally_t *t, int32_t reason)
 {
     if (!t || reason < 0 || reason >= HSCOPE_SKIP__COUNT)
         return 0;
-    return t->heap ? hscope_heap_skipped(t->heap, reason) : t->skipped[reason];
+    return t->heap ? hscope__heap_skipped(t->heap, reason) : t->skipped[reason];
 }
 
 HSCOPE_API const hscope_fingerprint_t *

@@ -24,7 +24,7 @@ hscope_diff_files(hscope_diff_t **out, const char *path_a, const char *path_b,
         goto done;
     load = &lopts;
     const char *tpath = path_c ? path_c : path_b;
-    if ((st = hscope_heap_open_file(&target, tpath, load, &err)) != HSCOPE_OK)
+    if ((st = hscope__heap_open_file(&target, tpath, load, &err)) != HSCOPE_OK)
         goto done;
     hscope__diff_base ba = { NULL, path_a, load }, bb = { NULL, path_b, load };
     const char *names[3] = { path_a, path_b, path_c ? path_c : "" };
@@ -32,7 +32,7 @@ hscope_diff_files(hscope_diff_t **out, const char *path_a, const char *path_b,
         names[1] = path_b;
     st = hscope__diff_run(out, target, tpath, &ba, path_c ? &bb : NULL, names, opts, &err);
 done:
-    hscope_heap_free(target); /* the diff holds its own reference */
+    hscope__heap_release(target); /* the diff holds its own reference */
     if (st != HSCOPE_OK)
         hscope__error_copy_out(uerr, &err);
     return st;

@@ -165,7 +165,86 @@ uint32_t hscope__label(const hscope_heap_t *h, uint32_t id);
  * "<anonymous>"), any other object's class label. */
 uint32_t hscope__object_label(const hscope_heap_t *h, uint32_t id);
 
+/* Save the heap as DUMP.hsx (persist.c; hscope_heap_save). */
+hscope_status hscope__heap_save(const hscope_heap_t *h, const char *path,
+                                const char *source, hscope_error *uerr);
+/* Reference count of a heap: the last release frees it (hscope_heap_free). */
 void hscope__heap_retain(hscope_heap_t *h);
 void hscope__heap_release(hscope_heap_t *h);
+
+/* Opening a heap (load.c), reading it (access.c): the bodies of the
+ * exported hscope_heap_* functions of the same names with one underscore
+ * (api/heap_api.c), with their argument checks.  The layers above the
+ * model call these. */
+hscope_status hscope__heap_open_saved(hscope_heap_t **out, const char *path,
+                                      const char *source,
+                                      const hscope_load_options *uopts,
+                                      hscope_error *uerr);
+hscope_status hscope__heap_open_file(hscope_heap_t **out, const char *path,
+                                     const hscope_load_options *opts,
+                                     hscope_error *err);
+hscope_status hscope__heap_open_fd(hscope_heap_t **out, int fd,
+                                   const hscope_load_options *opts,
+                                   hscope_error *err);
+hscope_status hscope__heap_open_memory(hscope_heap_t **out, const void *data,
+                                       size_t len,
+                                       const hscope_load_options *opts,
+                                       hscope_error *err);
+hscope_heap_t *hscope__heap_ref(hscope_heap_t *h);
+hscope_status hscope__heap_stats(const hscope_heap_t *h, hscope_load_stats *s);
+uint64_t hscope__heap_skipped(const hscope_heap_t *h, int32_t reason);
+uint64_t hscope__heap_skipped_line(const hscope_heap_t *h, uint32_t i,
+                                   int32_t *reason);
+uint64_t hscope__heap_object_count(const hscope_heap_t *h);
+uint64_t hscope__heap_reference_count(const hscope_heap_t *h);
+const char *hscope__heap_type_name(const hscope_heap_t *h, int32_t type);
+hscope_status hscope__heap_find(const hscope_heap_t *h, uint64_t address,
+                                hscope_id *out);
+uint64_t hscope__heap_object_address(const hscope_heap_t *h, hscope_id id);
+int32_t hscope__heap_object_type(const hscope_heap_t *h, hscope_id id);
+uint32_t hscope__heap_object_flags(const hscope_heap_t *h, hscope_id id);
+uint64_t hscope__heap_object_memsize(const hscope_heap_t *h, hscope_id id);
+uint64_t hscope__heap_object_size(const hscope_heap_t *h, hscope_id id);
+int64_t hscope__heap_object_generation(const hscope_heap_t *h, hscope_id id);
+const char *hscope__heap_object_file(const hscope_heap_t *h, hscope_id id);
+uint32_t hscope__heap_object_line(const hscope_heap_t *h, hscope_id id);
+const char *hscope__heap_object_method(const hscope_heap_t *h, hscope_id id);
+const char *hscope__heap_object_detail(const hscope_heap_t *h, hscope_id id);
+hscope_id hscope__heap_object_class(const hscope_heap_t *h, hscope_id id);
+uint64_t hscope__heap_object_class_address(const hscope_heap_t *h,
+                                           hscope_id id);
+const char *hscope__heap_object_class_label(const hscope_heap_t *h,
+                                             hscope_id id);
+const char *hscope__heap_object_label(const hscope_heap_t *h, hscope_id id);
+hscope_status hscope__heap_object_references(const hscope_heap_t *h,
+                                             hscope_id id,
+                                             const hscope_id **targets,
+                                             uint64_t *count);
+hscope_status hscope__heap_object_referrers(hscope_heap_t *h, hscope_id id,
+                                            const hscope_id **sources,
+                                            uint64_t *count,
+                                            hscope_error *uerr);
+hscope_status hscope__heap_object_value(const hscope_heap_t *h, hscope_id id,
+                                        const char **data, uint64_t *len);
+hscope_status hscope__heap_column(const hscope_heap_t *h, int32_t column,
+                                  const void **data, uint64_t *length,
+                                  int32_t *elem);
+const char *hscope__heap_string(const hscope_heap_t *h, uint32_t id);
+hscope_status hscope__heap_site(const hscope_heap_t *h, uint32_t site,
+                                uint32_t *file, uint32_t *line,
+                                uint32_t *method);
+uint32_t hscope__heap_root_category_count(const hscope_heap_t *h);
+const char *hscope__heap_root_category_name(const hscope_heap_t *h,
+                                             uint32_t i);
+uint64_t hscope__heap_root_category_records(const hscope_heap_t *h, uint32_t i);
+hscope_status hscope__heap_root_targets(const hscope_heap_t *h, uint32_t i,
+                                        const hscope_id **targets,
+                                        uint64_t *count, uint64_t *dangling);
+hscope_status hscope__heap_root_dangling(const hscope_heap_t *h, uint32_t i,
+                                         const uint64_t **addresses,
+                                         uint64_t *count);
+uint64_t hscope__heap_dangling_count(const hscope_heap_t *h);
+hscope_status hscope__heap_dangling(const hscope_heap_t *h, uint64_t i,
+                                    hscope_id *from, uint64_t *address);
 
 #endif

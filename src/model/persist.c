@@ -215,9 +215,9 @@ parts_of(const hscope_heap_t *h, part *ps, uint64_t *meta, const uint32_t *index
     return k;
 }
 
-HSCOPE_API hscope_status
-hscope_heap_save(const hscope_heap_t *h, const char *path, const char *source,
-                 hscope_error *uerr)
+hscope_status
+hscope__heap_save(const hscope_heap_t *h, const char *path, const char *source,
+                  hscope_error *uerr)
 {
     hscope_error err;
     hscope__error_init(&err);

@@ -45,7 +45,7 @@ hscope__dom_sorted_kids(hscope_domtree_t *t, hscope_id id, int32_t cat, hscope_i
         return hscope__nomem(err, (size_t)*n * sizeof(kid));
     }
     for (uint64_t i = 0; i < *n; i++)
-        tmp[i] = (kid){ hscope_domtree_retained(t, k[i]), hscope_heap_object_address(h, k[i]),
+        tmp[i] = (kid){ hscope_domtree_retained(t, k[i]), hscope__heap_object_address(h, k[i]),
                         k[i] };
     qsort(tmp, (size_t)*n, sizeof(kid), cmp_kid);
     for (uint64_t i = 0; i < *n; i++)
@@ -137,7 +137,7 @@ hscope__text_obj_line(hscope__out *o, const hscope__ropts *ro, const hscope_heap
                       hscope_id id, size_t indent, const char *tail)
 {
     char a[24], lb[512];
-    int an = snprintf(a, sizeof(a), "0x%llx ", (unsigned long long)hscope_heap_object_address(h, id));
+    int an = snprintf(a, sizeof(a), "0x%llx ", (unsigned long long)hscope__heap_object_address(h, id));
     hscope__obj_text(h, id, lb, sizeof(lb));
     size_t used = indent + (size_t)an + strlen(tail);
     size_t room = ro->width > used + 12 ? ro->width - used : 12;
@@ -163,7 +163,7 @@ text_enter(walk *wk, hscope_id id, uint32_t level, int expanded, uint64_t nkids)
     char r[32], c[64], m[32], tail[160];
     hscope__fmt_bytes((double)hscope_domtree_retained(wk->t, id), r, sizeof(r));
     hscope__fmt_plural(hscope_domtree_retained_count(wk->t, id), "object", "objects", c, sizeof(c));
-    hscope__fmt_bytes((double)hscope_heap_object_memsize(h, id), m, sizeof(m));
+    hscope__fmt_bytes((double)hscope__heap_object_memsize(h, id), m, sizeof(m));
     snprintf(tail, sizeof(tail), "  retained %s (%s), self %s", r, c, m);
     hscope__text_obj_line(wk->o, wk->ro, h, id, text_indent(wk, level), tail);
 }
@@ -191,7 +191,7 @@ json_enter(walk *wk, hscope_id id, uint32_t level, int expanded, uint64_t nkids)
     hscope__json *w = wk->w;
     hscope__json_obj(w);
     hscope__json_objref_fields(w, h, id);
-    hscope__json_ku64(w, "memsize", hscope_heap_object_memsize(h, id));
+    hscope__json_ku64(w, "memsize", hscope__heap_object_memsize(h, id));
     hscope__json_kcm(w, "retained", hscope_domtree_retained_count(wk->t, id),
                      hscope_domtree_retained(wk->t, id));
     if (expanded) {
@@ -217,7 +217,7 @@ static void
 json_full(hscope__json *w, hscope_domtree_t *t)
 {
     const hscope_heap_t *h = hscope_domtree_heap(t);
-    uint64_t n = hscope_heap_object_count(h);
+    uint64_t n = hscope__heap_object_count(h);
     char ab[32], nb[160];
     hscope__json_key(w, "idom");
     hscope__json_obj(w);
@@ -226,10 +226,10 @@ json_full(hscope__json *w, hscope_domtree_t *t)
         int32_t cat;
         if (hscope_domtree_idom(t, i, &d, &cat) != HSCOPE_OK)
             continue;
-        snprintf(ab, sizeof(ab), "0x%llx", (unsigned long long)hscope_heap_object_address(h, i));
+        snprintf(ab, sizeof(ab), "0x%llx", (unsigned long long)hscope__heap_object_address(h, i));
         hscope__json_key(w, ab);
         if (d != HSCOPE_ID_NONE) {
-            hscope__json_addr(w, hscope_heap_object_address(h, d));
+            hscope__json_addr(w, hscope__heap_object_address(h, d));
         } else if (cat >= 0) {
             snprintf(nb, sizeof(nb), "(root:%s)", hscope__root_name(h, cat));
             hscope__json_str(w, nb);
@@ -243,7 +243,7 @@ json_full(hscope__json *w, hscope_domtree_t *t)
     for (hscope_id i = 0; i < n; i++) {
         if (!hscope_domtree_reachable(t, i))
             continue;
-        snprintf(ab, sizeof(ab), "0x%llx", (unsigned long long)hscope_heap_object_address(h, i));
+        snprintf(ab, sizeof(ab), "0x%llx", (unsigned long long)hscope__heap_object_address(h, i));
         hscope__json_kcm(w, ab, hscope_domtree_retained_count(t, i), hscope_domtree_retained(t, i));
     }
     hscope__json_end_obj(w);
@@ -257,7 +257,7 @@ static hscope_status
 top_of_tree(walk *wk, int json, hscope_error *err)
 {
     hscope_heap_t *h = hscope_domtree_heap(wk->t);
-    uint32_t ncat = hscope_heap_root_category_count(h);
+    uint32_t ncat = hscope__heap_root_category_count(h);
     hscope_status st = HSCOPE_OK;
     if (json) {
         hscope__json_key(wk->w, "top");
@@ -326,7 +326,7 @@ focus_on(walk *wk, hscope_id focus, int json, hscope_error *err)
     wk->level0 = 0;
     if (json) {
         hscope__json_key(wk->w, "focus");
-        hscope__json_addr(wk->w, hscope_heap_object_address(h, focus));
+        hscope__json_addr(wk->w, hscope__heap_object_address(h, focus));
         hscope__json_kstr(wk->w, "root", len ? hscope__root_name(h, cat) : NULL);
         hscope__json_key(wk->w, "chain");
         hscope__json_objrefs(wk->w, h, chain, len);
@@ -337,7 +337,7 @@ focus_on(walk *wk, hscope_id focus, int json, hscope_error *err)
             hscope__json_null(wk->w);
     } else if (!len) {
         hscope__out_printf(wk->o, "0x%llx is not reachable from any root\n",
-                           (unsigned long long)hscope_heap_object_address(h, focus));
+                           (unsigned long long)hscope__heap_object_address(h, focus));
     } else {
         text_chain(wk, chain, len, cat);
         st = walk_tree(wk, focus, 0, err);
@@ -380,7 +380,7 @@ hscope__domtree_write(hscope_domtree_t *t, hscope_id focus, const hscope__ropts 
                       hscope__out *o, hscope_error *err)
 {
     hscope_heap_t *h = hscope_domtree_heap(t);
-    if (focus != HSCOPE_ID_NONE && focus >= hscope_heap_object_count(h))
+    if (focus != HSCOPE_ID_NONE && focus >= hscope__heap_object_count(h))
         return hscope__fail(err, HSCOPE_ERR_INVALID_ARG, "focus %u is not an object id", focus);
     if (ro->format == HSCOPE_FORMAT_FOLDED)
         return hscope__folded_write(t, ro, o, err);

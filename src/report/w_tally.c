@@ -36,7 +36,7 @@ member_addresses(const hscope_tally_t *t, uint64_t i, uint64_t max, const hscope
     for (uint64_t k = 0; k < cnt && k < max; k++) {
         char a[24];
         int n = snprintf(a, sizeof(a), "0x%llx",
-                         (unsigned long long)hscope_heap_object_address(h, ids[k]));
+                         (unsigned long long)hscope__heap_object_address(h, ids[k]));
         if (col && col + 1 + (size_t)n > ro->width) {
             hscope__out_putc(o, '\n');
             col = 0;
@@ -135,7 +135,7 @@ hscope__json_groups_of_tally(hscope__json *w, const hscope_tally_t *t, int addre
             hscope__json_key(w, "addresses");
             hscope__json_arr(w);
             for (uint64_t k = 0; k < n; k++)
-                hscope__json_addr(w, hscope_heap_object_address(h, ids[k]));
+                hscope__json_addr(w, hscope__heap_object_address(h, ids[k]));
             hscope__json_end_arr(w);
         }
         hscope__json_end_obj(w);
