@@ -288,8 +288,8 @@ warnings(hscope_diff_t *d, const snapinfo *s, int ns)
             "by address, type and class only", (unsigned long long)d->untraced);
 }
 
-HSCOPE_API void
-hscope_diff_options_init(hscope_diff_options *o)
+void
+hscope__diff_options_init(hscope_diff_options *o)
 {
     if (!o)
         return;
@@ -300,7 +300,7 @@ hscope_diff_options_init(hscope_diff_options *o)
 static hscope_status
 read_opts(const hscope_diff_options *in, hscope_diff_options *o, hscope_error *err)
 {
-    hscope_diff_options_init(o);
+    hscope__diff_options_init(o);
     if (!in)
         return HSCOPE_OK;
     if (in->size < sizeof(uint32_t) * 2)
@@ -480,7 +480,7 @@ hscope__diff_run(hscope_diff_t **out, hscope_heap_t *target, const char *target_
     hscope__free(m, in_b);
     hscope__free(m, dsite);
     for (int i = 0; i < 3; i++)
-        hscope_fingerprint_free(fps[i]);
+        hscope__fingerprint_free(fps[i]);
     *out = d;
     return HSCOPE_OK;
 fail:
@@ -488,18 +488,18 @@ fail:
     hscope__free(m, in_b);
     hscope__free(m, dsite);
     for (int i = 0; i < 3; i++)
-        hscope_fingerprint_free(fps[i]);
+        hscope__fingerprint_free(fps[i]);
     if (d && !d->heap)
         hscope__free(m, d); /* failed before it held the target */
     else
-        hscope_diff_free(d);
+        hscope__diff_free(d);
     return st;
 }
 
-HSCOPE_API hscope_status
-hscope_diff_compute(hscope_diff_t **out, hscope_heap_t *a, hscope_heap_t *b,
-                    hscope_heap_t *c, const hscope_diff_options *opts,
-                    hscope_error *uerr)
+hscope_status
+hscope__diff_compute(hscope_diff_t **out, hscope_heap_t *a, hscope_heap_t *b,
+                     hscope_heap_t *c, const hscope_diff_options *opts,
+                     hscope_error *uerr)
 {
     hscope_error err;
     hscope__error_init(&err);
@@ -537,8 +537,8 @@ hscope__diff_warning_code(const hscope_diff_t *d, uint32_t line)
     return d && line < d->ncodes ? d->codes[line] : 0;
 }
 
-HSCOPE_API void
-hscope_diff_free(hscope_diff_t *d)
+void
+hscope__diff_free(hscope_diff_t *d)
 {
     if (!d || atomic_fetch_sub(&d->refs, 1) != 1)
         return;
@@ -548,63 +548,63 @@ hscope_diff_free(hscope_diff_t *d)
     hscope__heap_release(h);
 }
 
-HSCOPE_API hscope_heap_t *
-hscope_diff_heap(const hscope_diff_t *d)
+hscope_heap_t *
+hscope__diff_heap(const hscope_diff_t *d)
 {
     return d ? d->heap : NULL;
 }
 
-HSCOPE_API uint64_t
-hscope_diff_count(const hscope_diff_t *d)
+uint64_t
+hscope__diff_count(const hscope_diff_t *d)
 {
     return d ? d->n : 0;
 }
 
-HSCOPE_API uint64_t
-hscope_diff_memsize(const hscope_diff_t *d)
+uint64_t
+hscope__diff_memsize(const hscope_diff_t *d)
 {
     return d ? d->memsize : 0;
 }
 
-HSCOPE_API const hscope_id *
-hscope_diff_objects(const hscope_diff_t *d)
+const hscope_id *
+hscope__diff_objects(const hscope_diff_t *d)
 {
     return d ? d->ids : NULL;
 }
 
-HSCOPE_API uint64_t
-hscope_diff_excluded(const hscope_diff_t *d)
+uint64_t
+hscope__diff_excluded(const hscope_diff_t *d)
 {
     return d ? d->excluded : 0;
 }
 
-HSCOPE_API uint64_t
-hscope_diff_snapshot_objects(const hscope_diff_t *d, uint32_t i)
+uint64_t
+hscope__diff_snapshot_objects(const hscope_diff_t *d, uint32_t i)
 {
     return d && i < 3 ? d->snap[i] : 0;
 }
 
-HSCOPE_API uint64_t
-hscope_diff_reused_addresses(const hscope_diff_t *d)
+uint64_t
+hscope__diff_reused_addresses(const hscope_diff_t *d)
 {
     return d ? d->reused : 0;
 }
 
-HSCOPE_API uint32_t
-hscope_diff_warnings(const hscope_diff_t *d)
+uint32_t
+hscope__diff_warnings(const hscope_diff_t *d)
 {
     return d ? d->warn : 0;
 }
 
-HSCOPE_API const char *
-hscope_diff_warning_text(const hscope_diff_t *d)
+const char *
+hscope__diff_warning_text(const hscope_diff_t *d)
 {
     return d ? d->text : "";
 }
 
-HSCOPE_API hscope_status
-hscope_diff_tally(hscope_tally_t **out, const hscope_diff_t *d, const char *key,
-                  const hscope_tally_options *opts, hscope_error *err)
+hscope_status
+hscope__diff_tally(hscope_tally_t **out, const hscope_diff_t *d, const char *key,
+                   const hscope_tally_options *opts, hscope_error *err)
 {
     if (!d) {
         if (out)
@@ -614,4 +614,38 @@ hscope_diff_tally(hscope_tally_t **out, const hscope_diff_t *d, const char *key,
     /* d->ids is NULL when nothing leaked: zero objects, not "all" */
     return hscope__tally_run(out, d->heap, key, opts, hscope__ids_or_none(d->ids, d->n),
                              d->n, 1, err);
+}
+
+/* The last dump loaded, the others streamed against it. */
+hscope_status
+hscope__diff_files(hscope_diff_t **out, const char *path_a, const char *path_b,
+                   const char *path_c, const hscope_load_options *load,
+                   const hscope_diff_options *opts, hscope_error *uerr)
+{
+    hscope_error err;
+    hscope__error_init(&err);
+    hscope_status st;
+    hscope_heap_t *target = NULL;
+    if (!out || !path_a || !path_b) {
+        st = hscope__fail(&err, HSCOPE_ERR_INVALID_ARG, "out, path_a and path_b are required");
+        goto done;
+    }
+    *out = NULL;
+    hscope_load_options lopts;
+    if ((st = hscope__read_load_options(load, &lopts, &err)) != HSCOPE_OK)
+        goto done;
+    load = &lopts;
+    const char *tpath = path_c ? path_c : path_b;
+    if ((st = hscope__heap_open_file(&target, tpath, load, &err)) != HSCOPE_OK)
+        goto done;
+    hscope__diff_base ba = { NULL, path_a, load }, bb = { NULL, path_b, load };
+    const char *names[3] = { path_a, path_b, path_c ? path_c : "" };
+    if (!path_c)
+        names[1] = path_b;
+    st = hscope__diff_run(out, target, tpath, &ba, path_c ? &bb : NULL, names, opts, &err);
+done:
+    hscope__heap_release(target); /* the diff holds its own reference */
+    if (st != HSCOPE_OK)
+        hscope__error_copy_out(uerr, &err);
+    return st;
 }

@@ -164,8 +164,8 @@ eval(uint32_t v, uint32_t *anc, uint32_t *label, cstack *cs)
     return label[v];
 }
 
-HSCOPE_API void
-hscope_dom_options_init(hscope_dom_options *o)
+void
+hscope__dom_options_init(hscope_dom_options *o)
 {
     if (!o)
         return;
@@ -392,16 +392,16 @@ out:
     return st;
 }
 
-HSCOPE_API hscope_status
-hscope_domtree_compute(hscope_domtree_t **out, hscope_heap_t *heap,
-                       const hscope_dom_options *uopts, hscope_error *uerr)
+hscope_status
+hscope__domtree_compute(hscope_domtree_t **out, hscope_heap_t *heap,
+                        const hscope_dom_options *uopts, hscope_error *uerr)
 {
     hscope_error err;
     hscope__error_init(&err);
     hscope_status st;
     hscope_domtree_t *t = NULL;
     hscope_dom_options o;
-    hscope_dom_options_init(&o);
+    hscope__dom_options_init(&o);
     if (!out || !heap) {
         st = hscope__fail(&err, HSCOPE_ERR_INVALID_ARG, "out and heap are required");
         goto done;
@@ -447,7 +447,7 @@ hscope_domtree_compute(hscope_domtree_t **out, hscope_heap_t *heap,
             t->unreach_memsize = hscope__sat_add(t->unreach_memsize, hscope__memsize(heap, i));
 done:
     if (st != HSCOPE_OK) {
-        hscope_domtree_free(t);
+        hscope__domtree_free(t);
         hscope__error_copy_out(uerr, &err);
         return st;
     }
@@ -455,8 +455,8 @@ done:
     return HSCOPE_OK;
 }
 
-HSCOPE_API void
-hscope_domtree_free(hscope_domtree_t *t)
+void
+hscope__domtree_free(hscope_domtree_t *t)
 {
     if (!t)
         return;
@@ -473,8 +473,8 @@ hscope_domtree_free(hscope_domtree_t *t)
     hscope__heap_release(h);
 }
 
-HSCOPE_API hscope_heap_t *
-hscope_domtree_heap(const hscope_domtree_t *t)
+hscope_heap_t *
+hscope__domtree_heap(const hscope_domtree_t *t)
 {
     return t ? t->heap : NULL;
 }
@@ -486,9 +486,9 @@ hscope__domtree_class_edges(const hscope_domtree_t *t)
 }
 
 
-HSCOPE_API hscope_status
-hscope_domtree_idom(const hscope_domtree_t *t, hscope_id id, hscope_id *idom,
-                    int32_t *root_category)
+hscope_status
+hscope__domtree_idom(const hscope_domtree_t *t, hscope_id id, hscope_id *idom,
+                     int32_t *root_category)
 {
     if (!t || !idom)
         return HSCOPE_ERR_INVALID_ARG;
@@ -507,28 +507,28 @@ hscope_domtree_idom(const hscope_domtree_t *t, hscope_id id, hscope_id *idom,
     return HSCOPE_OK;
 }
 
-HSCOPE_API uint64_t
-hscope_domtree_retained(const hscope_domtree_t *t, hscope_id id)
+uint64_t
+hscope__domtree_retained(const hscope_domtree_t *t, hscope_id id)
 {
     return t && id < t->n ? t->rsize[id] : 0;
 }
 
-HSCOPE_API uint64_t
-hscope_domtree_retained_count(const hscope_domtree_t *t, hscope_id id)
+uint64_t
+hscope__domtree_retained_count(const hscope_domtree_t *t, hscope_id id)
 {
     return t && id < t->n ? t->rcount[id] : 0;
 }
 
-HSCOPE_API int32_t
-hscope_domtree_reachable(const hscope_domtree_t *t, hscope_id id)
+int32_t
+hscope__domtree_reachable(const hscope_domtree_t *t, hscope_id id)
 {
     return t && id < t->n && t->idom[id] != NONE;
 }
 
-HSCOPE_API void
-hscope_domtree_totals(const hscope_domtree_t *t, uint64_t *reachable,
-                      uint64_t *reachable_memsize, uint64_t *unreachable,
-                      uint64_t *unreachable_memsize)
+void
+hscope__domtree_totals(const hscope_domtree_t *t, uint64_t *reachable,
+                       uint64_t *reachable_memsize, uint64_t *unreachable,
+                       uint64_t *unreachable_memsize)
 {
     if (reachable) *reachable = t ? t->reachable : 0;
     if (reachable_memsize) *reachable_memsize = t ? t->reach_memsize : 0;
@@ -581,10 +581,10 @@ build_kids(hscope_domtree_t *t, hscope_error *err)
     return st;
 }
 
-HSCOPE_API hscope_status
-hscope_domtree_children(hscope_domtree_t *t, hscope_id id, int32_t root_category,
-                        const hscope_id **kids, uint64_t *count,
-                        hscope_error *uerr)
+hscope_status
+hscope__domtree_children(hscope_domtree_t *t, hscope_id id, int32_t root_category,
+                         const hscope_id **kids, uint64_t *count,
+                         hscope_error *uerr)
 {
     if (!t || !kids || !count)
         return HSCOPE_ERR_INVALID_ARG;
@@ -612,9 +612,9 @@ hscope_domtree_children(hscope_domtree_t *t, hscope_id id, int32_t root_category
     return HSCOPE_OK;
 }
 
-HSCOPE_API hscope_status
-hscope_domtree_unreachable(hscope_domtree_t *t, const hscope_id **ids,
-                           uint64_t *count, hscope_error *uerr)
+hscope_status
+hscope__domtree_unreachable(hscope_domtree_t *t, const hscope_id **ids,
+                            uint64_t *count, hscope_error *uerr)
 {
     if (!t || !ids || !count)
         return HSCOPE_ERR_INVALID_ARG;
@@ -630,9 +630,9 @@ hscope_domtree_unreachable(hscope_domtree_t *t, const hscope_id **ids,
     return HSCOPE_OK;
 }
 
-HSCOPE_API uint64_t
-hscope_domtree_chain(const hscope_domtree_t *t, hscope_id id, hscope_id *out,
-                     uint64_t max, int32_t *root_category)
+uint64_t
+hscope__domtree_chain(const hscope_domtree_t *t, hscope_id id, hscope_id *out,
+                      uint64_t max, int32_t *root_category)
 {
     if (!t || id >= t->n || t->idom[id] == NONE)
         return 0;
@@ -685,8 +685,8 @@ sift_down(const hscope_domtree_t *t, hscope_id *hp, uint64_t n, uint64_t i)
     }
 }
 
-HSCOPE_API uint64_t
-hscope_domtree_top(const hscope_domtree_t *t, hscope_id *out, uint64_t max)
+uint64_t
+hscope__domtree_top(const hscope_domtree_t *t, hscope_id *out, uint64_t max)
 {
     if (!t || !out || !max)
         return 0;
@@ -740,9 +740,9 @@ hscope__paths_class_edges(const hscope_paths_t *p)
     return p->class_edges;
 }
 
-HSCOPE_API hscope_status
-hscope_paths_compute(hscope_paths_t **out, hscope_heap_t *heap,
-                     const hscope_dom_options *uopts, hscope_error *uerr)
+hscope_status
+hscope__paths_compute(hscope_paths_t **out, hscope_heap_t *heap,
+                      const hscope_dom_options *uopts, hscope_error *uerr)
 {
     hscope_error err;
     hscope__error_init(&err);
@@ -812,8 +812,8 @@ done:
     return HSCOPE_OK;
 }
 
-HSCOPE_API void
-hscope_paths_free(hscope_paths_t *p)
+void
+hscope__paths_free(hscope_paths_t *p)
 {
     if (!p)
         return;
@@ -823,9 +823,9 @@ hscope_paths_free(hscope_paths_t *p)
     hscope__heap_release(h);
 }
 
-HSCOPE_API uint64_t
-hscope_paths_get(const hscope_paths_t *p, hscope_id target, hscope_id *out,
-                 uint64_t max, int32_t *root_category)
+uint64_t
+hscope__paths_get(const hscope_paths_t *p, hscope_id target, hscope_id *out,
+                  uint64_t max, int32_t *root_category)
 {
     if (!p || target >= p->n || p->parent[target] == NONE)
         return 0;
@@ -882,9 +882,9 @@ cmp_holder(const void *a, const void *b)
  * that holder.  Results are memoised per object so shared chains are
  * walked once.
  */
-HSCOPE_API hscope_status
-hscope_holders_compute(hscope_holders_t **out, hscope_domtree_t *t,
-                       const hscope_id *ids, uint64_t n, hscope_error *uerr)
+hscope_status
+hscope__holders_compute(hscope_holders_t **out, hscope_domtree_t *t,
+                        const hscope_id *ids, uint64_t n, hscope_error *uerr)
 {
     hscope_error err;
     hscope__error_init(&err);
@@ -975,8 +975,8 @@ done:
     return HSCOPE_OK;
 }
 
-HSCOPE_API void
-hscope_holders_free(hscope_holders_t *hs)
+void
+hscope__holders_free(hscope_holders_t *hs)
 {
     if (!hs)
         return;
@@ -986,15 +986,15 @@ hscope_holders_free(hscope_holders_t *hs)
     hscope__heap_release(h);
 }
 
-HSCOPE_API uint64_t
-hscope_holders_count(const hscope_holders_t *hs)
+uint64_t
+hscope__holders_count(const hscope_holders_t *hs)
 {
     return hs ? hs->n : 0;
 }
 
-HSCOPE_API hscope_status
-hscope_holders_get(const hscope_holders_t *hs, uint64_t i, hscope_id *holder_id,
-                   int32_t *root_category, uint64_t *count, uint64_t *memsize)
+hscope_status
+hscope__holders_get(const hscope_holders_t *hs, uint64_t i, hscope_id *holder_id,
+                    int32_t *root_category, uint64_t *count, uint64_t *memsize)
 {
     if (!hs)
         return HSCOPE_ERR_INVALID_ARG;

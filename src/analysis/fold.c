@@ -466,11 +466,11 @@ fold_free(fold *f)
                   f->cls_detail, f->cls_seq, f->cls_table, f->dsite };
     for (size_t i = 0; i < sizeof(p) / sizeof(p[0]); i++)
         hscope__free(f->mem, p[i]);
-    hscope_fingerprint_free(f->fp);
+    hscope__fingerprint_free(f->fp);
     f->fp = NULL;
 }
 
-/* What the pass saw, for hscope_tally_stats(); the fingerprint moves to
+/* What the pass saw, for hscope__tally_stats(); the fingerprint moves to
  * the tally. */
 static void
 source_stats(hscope_tally_t *t, const hscope__builder *b, fold *f, uint64_t in_bytes,
@@ -496,10 +496,10 @@ source_stats(hscope_tally_t *t, const hscope__builder *b, fold *f, uint64_t in_b
     f->fp = NULL;
 }
 
-HSCOPE_API hscope_status
-hscope_tally_file(hscope_tally_t **out, const char *path, const char *key,
-                  const hscope_load_options *lo, const hscope_tally_options *uopts,
-                  hscope_error *uerr)
+hscope_status
+hscope__tally_file(hscope_tally_t **out, const char *path, const char *key,
+                   const hscope_load_options *lo, const hscope_tally_options *uopts,
+                   hscope_error *uerr)
 {
     hscope_error err;
     hscope__error_init(&err);
@@ -512,7 +512,7 @@ hscope_tally_file(hscope_tally_t **out, const char *path, const char *key,
     memset(&f, 0, sizeof(f));
     memset(&b, 0, sizeof(b));
     hscope_tally_options o;
-    hscope_tally_options_init(&o);
+    hscope__tally_options_init(&o);
     if (!out || !path || !key) {
         st = hscope__fail(&err, HSCOPE_ERR_INVALID_ARG, "NULL argument");
         goto done;
@@ -581,7 +581,7 @@ done:
         hscope__builder_free(&b);
     fold_free(&f);
     if (st != HSCOPE_OK) {
-        hscope_tally_free(t);
+        hscope__tally_free(t);
         hscope__error_copy_out(uerr, &err);
         return st;
     }

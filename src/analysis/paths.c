@@ -12,11 +12,11 @@ static hscope_status
 path_to(const hscope_paths_t *p, hscope__mem *m, hscope_id v, hscope_id **buf, uint64_t *len,
         int32_t *cat, hscope_error *err)
 {
-    *len = hscope_paths_get(p, v, NULL, 0, cat);
+    *len = hscope__paths_get(p, v, NULL, 0, cat);
     *buf = hscope__malloc(m, (size_t)(*len + 2) * sizeof(hscope_id));
     if (!*buf)
         return hscope__nomem(err, (size_t)*len * sizeof(hscope_id));
-    hscope_paths_get(p, v, *buf, *len, cat);
+    hscope__paths_get(p, v, *buf, *len, cat);
     return HSCOPE_OK;
 }
 

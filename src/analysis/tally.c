@@ -55,8 +55,8 @@ struct hscope_tally {
 
 const uint32_t hscope__no_ids[1] = { 0 };
 
-HSCOPE_API void
-hscope_tally_options_init(hscope_tally_options *o)
+void
+hscope__tally_options_init(hscope_tally_options *o)
 {
     if (!o)
         return;
@@ -411,7 +411,7 @@ hscope__tally_run(hscope_tally_t **out, hscope_heap_t *heap, const char *key,
     hscope__intern gems = { 0 };
     int have_gems = 0;
     hscope_tally_options o;
-    hscope_tally_options_init(&o);
+    hscope__tally_options_init(&o);
     if (!out || !heap || !key) {
         st = hscope__fail(&err, HSCOPE_ERR_INVALID_ARG, "NULL argument");
         goto done;
@@ -578,7 +578,7 @@ done:
     if (have_gems)
         hscope__intern_free(&gems);
     if (st != HSCOPE_OK) {
-        hscope_tally_free(t);
+        hscope__tally_free(t);
         hscope__error_copy_out(uerr, &err);
         return st;
     }
@@ -586,17 +586,17 @@ done:
     return HSCOPE_OK;
 }
 
-HSCOPE_API hscope_status
-hscope_tally_compute(hscope_tally_t **out, hscope_heap_t *heap, const char *key,
-                     const hscope_tally_options *opts, hscope_error *err)
+hscope_status
+hscope__tally_compute(hscope_tally_t **out, hscope_heap_t *heap, const char *key,
+                      const hscope_tally_options *opts, hscope_error *err)
 {
     return hscope__tally_run(out, heap, key, opts, NULL, 0, 0, err);
 }
 
-HSCOPE_API hscope_status
-hscope_tally_subset(hscope_tally_t **out, hscope_heap_t *heap, const char *key,
-                    const hscope_id *ids, uint64_t count,
-                    const hscope_tally_options *opts, hscope_error *err)
+hscope_status
+hscope__tally_subset(hscope_tally_t **out, hscope_heap_t *heap, const char *key,
+                     const hscope_id *ids, uint64_t count,
+                     const hscope_tally_options *opts, hscope_error *err)
 {
     if (out)
         *out = NULL;
@@ -617,9 +617,9 @@ hscope_tally_subset(hscope_tally_t **out, hscope_heap_t *heap, const char *key,
                              (size_t)count, 1, err);
 }
 
-HSCOPE_API hscope_status
-hscope_tally_row_objects(const hscope_tally_t *t, uint64_t i,
-                         const hscope_id **ids, uint64_t *count)
+hscope_status
+hscope__tally_row_objects(const hscope_tally_t *t, uint64_t i,
+                          const hscope_id **ids, uint64_t *count)
 {
     if (!t || !ids || !count)
         return HSCOPE_ERR_INVALID_ARG;
@@ -630,8 +630,8 @@ hscope_tally_row_objects(const hscope_tally_t *t, uint64_t i,
     return HSCOPE_OK;
 }
 
-HSCOPE_API void
-hscope_tally_free(hscope_tally_t *t)
+void
+hscope__tally_free(hscope_tally_t *t)
 {
     if (!t)
         return;
@@ -643,19 +643,19 @@ hscope_tally_free(hscope_tally_t *t)
     hscope__free(m, t->members);
     hscope__free(m, t->g);
     hscope__free(m, t->arena);
-    hscope_fingerprint_free(t->fp);
+    hscope__fingerprint_free(t->fp);
     hscope__free(m, t);
     hscope__heap_release(h);
 }
 
-HSCOPE_API uint64_t
-hscope_tally_excluded(const hscope_tally_t *t)
+uint64_t
+hscope__tally_excluded(const hscope_tally_t *t)
 {
     return t ? t->excluded : 0;
 }
 
-HSCOPE_API hscope_status
-hscope_tally_stats(const hscope_tally_t *t, hscope_load_stats *stats)
+hscope_status
+hscope__tally_stats(const hscope_tally_t *t, hscope_load_stats *stats)
 {
     if (!t || !stats || stats->size < 2 * sizeof(uint32_t))
         return HSCOPE_ERR_INVALID_ARG;
@@ -663,16 +663,16 @@ hscope_tally_stats(const hscope_tally_t *t, hscope_load_stats *stats)
     return HSCOPE_OK;
 }
 
-HSCOPE_API uint64_t
-hscope_tally_skipped(const hscope_tally_t *t, int32_t reason)
+uint64_t
+hscope__tally_skipped(const hscope_tally_t *t, int32_t reason)
 {
     if (!t || reason < 0 || reason >= HSCOPE_SKIP__COUNT)
         return 0;
     return t->heap ? hscope__heap_skipped(t->heap, reason) : t->skipped[reason];
 }
 
-HSCOPE_API const hscope_fingerprint_t *
-hscope_tally_fingerprint(const hscope_tally_t *t)
+const hscope_fingerprint_t *
+hscope__tally_fingerprint(const hscope_tally_t *t)
 {
     return t ? t->fp : NULL;
 }
@@ -690,20 +690,20 @@ hscope__tally_set_source(hscope_tally_t *t, const hscope_load_stats *stats,
     t->excluded = excluded;
 }
 
-HSCOPE_API uint64_t
-hscope_tally_row_count(const hscope_tally_t *t)
+uint64_t
+hscope__tally_row_count(const hscope_tally_t *t)
 {
     return t ? t->nrows : 0;
 }
 
-HSCOPE_API uint64_t
-hscope_tally_group_count(const hscope_tally_t *t)
+uint64_t
+hscope__tally_group_count(const hscope_tally_t *t)
 {
     return t ? t->ng : 0;
 }
 
-HSCOPE_API void
-hscope_tally_totals(const hscope_tally_t *t, uint64_t *count, uint64_t *memsize)
+void
+hscope__tally_totals(const hscope_tally_t *t, uint64_t *count, uint64_t *memsize)
 {
     uint64_t c = 0, m = 0;
     for (size_t i = 0; t && i < t->ng; i++) {
@@ -716,20 +716,20 @@ hscope_tally_totals(const hscope_tally_t *t, uint64_t *count, uint64_t *memsize)
         *memsize = m;
 }
 
-HSCOPE_API const char *
-hscope_tally_row_key(const hscope_tally_t *t, uint64_t i)
+const char *
+hscope__tally_row_key(const hscope_tally_t *t, uint64_t i)
 {
     return t && i < t->nrows ? t->arena + t->g[i].text : NULL;
 }
 
-HSCOPE_API uint64_t
-hscope_tally_row_count_of(const hscope_tally_t *t, uint64_t i)
+uint64_t
+hscope__tally_row_count_of(const hscope_tally_t *t, uint64_t i)
 {
     return t && i < t->nrows ? t->g[i].count : 0;
 }
 
-HSCOPE_API uint64_t
-hscope_tally_row_memsize(const hscope_tally_t *t, uint64_t i)
+uint64_t
+hscope__tally_row_memsize(const hscope_tally_t *t, uint64_t i)
 {
     return t && i < t->nrows ? t->g[i].memsize : 0;
 }
@@ -825,8 +825,8 @@ hscope__tally_mem(const hscope_tally_t *t)
     return t->mem;
 }
 
-HSCOPE_API const char *
-hscope_tally_by(const hscope_tally_t *t)
+const char *
+hscope__tally_by(const hscope_tally_t *t)
 {
     return t ? t->by : NULL;
 }

@@ -26,7 +26,7 @@ hscope_domtree_tally(hscope_tally_t **out, hscope_domtree_t *tree, const char *k
     if (!out || !tree || !key)
         return fail(uerr, HSCOPE_ERR_INVALID_ARG, "out, tree and key are required");
     hscope_tally_options o;
-    hscope_tally_options_init(&o);
+    hscope__tally_options_init(&o);
     if (opts) {
         if (opts->size < sizeof(uint32_t) * 2)
             return fail(uerr, HSCOPE_ERR_INVALID_ARG, "tally options size not set");

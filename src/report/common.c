@@ -124,10 +124,10 @@ hscope__warn_tally(hscope__warnings *ws, const char *name, const hscope_tally_t 
     hscope_load_stats s;
     uint64_t sk[HSCOPE_SKIP__COUNT];
     hscope__load_stats_init(&s);
-    if (hscope_tally_stats(t, &s) != HSCOPE_OK)
+    if (hscope__tally_stats(t, &s) != HSCOPE_OK)
         return;
     for (int r = 0; r < HSCOPE_SKIP__COUNT; r++)
-        sk[r] = hscope_tally_skipped(t, r);
+        sk[r] = hscope__tally_skipped(t, r);
     hscope__warn_damage(ws, name, &s, sk);
 }
 
@@ -149,7 +149,7 @@ diff_code(uint32_t bit)
 void
 hscope__warn_diff(hscope__warnings *ws, const hscope_diff_t *d)
 {
-    const char *t = hscope_diff_warning_text(d);
+    const char *t = hscope__diff_warning_text(d);
     for (uint32_t line = 0; t && *t; line++) {
         const char *nl = strchr(t, '\n');
         int n = nl ? (int)(nl - t) : (int)strlen(t);

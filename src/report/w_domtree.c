@@ -30,10 +30,10 @@ hscope__dom_sorted_kids(hscope_domtree_t *t, hscope_id id, int32_t cat, hscope_i
                         uint64_t *n, hscope_error *err)
 {
     const hscope_id *k;
-    hscope_heap_t *h = hscope_domtree_heap(t);
+    hscope_heap_t *h = hscope__domtree_heap(t);
     *out = NULL;
     *n = 0;
-    hscope_status st = hscope_domtree_children(t, id, cat, &k, n, err);
+    hscope_status st = hscope__domtree_children(t, id, cat, &k, n, err);
     if (st != HSCOPE_OK)
         return st;
     kid *tmp = hscope__malloc(&h->mem, (size_t)(*n + 1) * sizeof(kid));
@@ -45,7 +45,7 @@ hscope__dom_sorted_kids(hscope_domtree_t *t, hscope_id id, int32_t cat, hscope_i
         return hscope__nomem(err, (size_t)*n * sizeof(kid));
     }
     for (uint64_t i = 0; i < *n; i++)
-        tmp[i] = (kid){ hscope_domtree_retained(t, k[i]), hscope__heap_object_address(h, k[i]),
+        tmp[i] = (kid){ hscope__domtree_retained(t, k[i]), hscope__heap_object_address(h, k[i]),
                         k[i] };
     qsort(tmp, (size_t)*n, sizeof(kid), cmp_kid);
     for (uint64_t i = 0; i < *n; i++)
@@ -81,7 +81,7 @@ static hscope_status
 push(walk *wk, frame **stk, size_t *cap, size_t *sp, hscope_id id, uint32_t level,
      hscope_error *err)
 {
-    hscope__mem *m = &hscope_domtree_heap(wk->t)->mem;
+    hscope__mem *m = &hscope__domtree_heap(wk->t)->mem;
     hscope_status st = hscope__grow(m, (void **)stk, cap, *sp + 1, sizeof(frame), err);
     if (st != HSCOPE_OK)
         return st;
@@ -100,7 +100,7 @@ push(walk *wk, frame **stk, size_t *cap, size_t *sp, hscope_id id, uint32_t leve
 static hscope_status
 walk_tree(walk *wk, hscope_id root, uint32_t level, hscope_error *err)
 {
-    hscope__mem *m = &hscope_domtree_heap(wk->t)->mem;
+    hscope__mem *m = &hscope__domtree_heap(wk->t)->mem;
     frame *stk = NULL;
     size_t cap = 0, sp = 0;
     hscope_status st = push(wk, &stk, &cap, &sp, root, level, err);
@@ -159,10 +159,10 @@ text_enter(walk *wk, hscope_id id, uint32_t level, int expanded, uint64_t nkids)
 {
     (void)expanded;
     (void)nkids;
-    const hscope_heap_t *h = hscope_domtree_heap(wk->t);
+    const hscope_heap_t *h = hscope__domtree_heap(wk->t);
     char r[32], c[64], m[32], tail[160];
-    hscope__fmt_bytes((double)hscope_domtree_retained(wk->t, id), r, sizeof(r));
-    hscope__fmt_plural(hscope_domtree_retained_count(wk->t, id), "object", "objects", c, sizeof(c));
+    hscope__fmt_bytes((double)hscope__domtree_retained(wk->t, id), r, sizeof(r));
+    hscope__fmt_plural(hscope__domtree_retained_count(wk->t, id), "object", "objects", c, sizeof(c));
     hscope__fmt_bytes((double)hscope__heap_object_memsize(h, id), m, sizeof(m));
     snprintf(tail, sizeof(tail), "  retained %s (%s), self %s", r, c, m);
     hscope__text_obj_line(wk->o, wk->ro, h, id, text_indent(wk, level), tail);
@@ -187,13 +187,13 @@ static void
 json_enter(walk *wk, hscope_id id, uint32_t level, int expanded, uint64_t nkids)
 {
     (void)level;
-    const hscope_heap_t *h = hscope_domtree_heap(wk->t);
+    const hscope_heap_t *h = hscope__domtree_heap(wk->t);
     hscope__json *w = wk->w;
     hscope__json_obj(w);
     hscope__json_objref_fields(w, h, id);
     hscope__json_ku64(w, "memsize", hscope__heap_object_memsize(h, id));
-    hscope__json_kcm(w, "retained", hscope_domtree_retained_count(wk->t, id),
-                     hscope_domtree_retained(wk->t, id));
+    hscope__json_kcm(w, "retained", hscope__domtree_retained_count(wk->t, id),
+                     hscope__domtree_retained(wk->t, id));
     if (expanded) {
         hscope__json_ku64(w, "children_total", nkids);
         hscope__json_key(w, "children");
@@ -216,7 +216,7 @@ json_leave(walk *wk, uint32_t level, int expanded, uint64_t nkids, uint64_t show
 static void
 json_full(hscope__json *w, hscope_domtree_t *t)
 {
-    const hscope_heap_t *h = hscope_domtree_heap(t);
+    const hscope_heap_t *h = hscope__domtree_heap(t);
     uint64_t n = hscope__heap_object_count(h);
     char ab[32], nb[160];
     hscope__json_key(w, "idom");
@@ -224,7 +224,7 @@ json_full(hscope__json *w, hscope_domtree_t *t)
     for (hscope_id i = 0; i < n; i++) {
         hscope_id d;
         int32_t cat;
-        if (hscope_domtree_idom(t, i, &d, &cat) != HSCOPE_OK)
+        if (hscope__domtree_idom(t, i, &d, &cat) != HSCOPE_OK)
             continue;
         snprintf(ab, sizeof(ab), "0x%llx", (unsigned long long)hscope__heap_object_address(h, i));
         hscope__json_key(w, ab);
@@ -241,10 +241,10 @@ json_full(hscope__json *w, hscope_domtree_t *t)
     hscope__json_key(w, "retained");
     hscope__json_obj(w);
     for (hscope_id i = 0; i < n; i++) {
-        if (!hscope_domtree_reachable(t, i))
+        if (!hscope__domtree_reachable(t, i))
             continue;
         snprintf(ab, sizeof(ab), "0x%llx", (unsigned long long)hscope__heap_object_address(h, i));
-        hscope__json_kcm(w, ab, hscope_domtree_retained_count(t, i), hscope_domtree_retained(t, i));
+        hscope__json_kcm(w, ab, hscope__domtree_retained_count(t, i), hscope__domtree_retained(t, i));
     }
     hscope__json_end_obj(w);
 }
@@ -256,7 +256,7 @@ json_full(hscope__json *w, hscope_domtree_t *t)
 static hscope_status
 top_of_tree(walk *wk, int json, hscope_error *err)
 {
-    hscope_heap_t *h = hscope_domtree_heap(wk->t);
+    hscope_heap_t *h = hscope__domtree_heap(wk->t);
     uint32_t ncat = hscope__heap_root_category_count(h);
     hscope_status st = HSCOPE_OK;
     if (json) {
@@ -301,11 +301,11 @@ top_of_tree(walk *wk, int json, hscope_error *err)
 static void
 text_chain(walk *wk, const hscope_id *chain, uint64_t len, int32_t cat)
 {
-    const hscope_heap_t *h = hscope_domtree_heap(wk->t);
+    const hscope_heap_t *h = hscope__domtree_heap(wk->t);
     hscope__out_printf(wk->o, "\ndominator chain:\n  root: %s\n", hscope__root_name(h, cat));
     for (uint64_t k = 0; k + 1 < len; k++) {
         char r[32], tail[64];
-        hscope__fmt_bytes((double)hscope_domtree_retained(wk->t, chain[k]), r, sizeof(r));
+        hscope__fmt_bytes((double)hscope__domtree_retained(wk->t, chain[k]), r, sizeof(r));
         snprintf(tail, sizeof(tail), "  retained %s", r);
         hscope__text_obj_line(wk->o, wk->ro, h, chain[k], 2 + (size_t)(k < 20 ? k : 20), tail);
     }
@@ -315,13 +315,13 @@ text_chain(walk *wk, const hscope_id *chain, uint64_t len, int32_t cat)
 static hscope_status
 focus_on(walk *wk, hscope_id focus, int json, hscope_error *err)
 {
-    hscope_heap_t *h = hscope_domtree_heap(wk->t);
+    hscope_heap_t *h = hscope__domtree_heap(wk->t);
     int32_t cat = -1;
-    uint64_t len = hscope_domtree_chain(wk->t, focus, NULL, 0, &cat);
+    uint64_t len = hscope__domtree_chain(wk->t, focus, NULL, 0, &cat);
     hscope_id *chain = hscope__malloc(&h->mem, (size_t)(len + 1) * sizeof(hscope_id));
     if (!chain)
         return hscope__nomem(err, (size_t)len * sizeof(hscope_id));
-    hscope_domtree_chain(wk->t, focus, chain, len, &cat);
+    hscope__domtree_chain(wk->t, focus, chain, len, &cat);
     hscope_status st = HSCOPE_OK;
     wk->level0 = 0;
     if (json) {
@@ -351,7 +351,7 @@ text_head(hscope__out *o, const hscope__ropts *ro, hscope_domtree_t *t)
 {
     uint64_t rn, rm, un, um;
     char a[64], b[64], c[32];
-    hscope_domtree_totals(t, &rn, &rm, &un, &um);
+    hscope__domtree_totals(t, &rn, &rm, &un, &um);
     const char *name = hscope__ropts_dump_name(ro, 0);
     hscope__fmt_plural(rn, "reachable object", "reachable objects", a, sizeof(a));
     hscope__fmt_count(un, b, sizeof(b));
@@ -366,9 +366,9 @@ hscope__json_domtree_head(hscope__json *w, const char *kind, const hscope_domtre
                           const hscope__ropts *ro)
 {
     uint64_t rn, rm, un, um;
-    hscope_domtree_totals(t, &rn, &rm, &un, &um);
+    hscope__domtree_totals(t, &rn, &rm, &un, &um);
     hscope__json_begin_doc(w, kind);
-    hscope__json_dumps_of_heap(w, ro, hscope_domtree_heap(t), 0);
+    hscope__json_dumps_of_heap(w, ro, hscope__domtree_heap(t), 0);
     hscope__json_key(w, "class_edges");
     hscope__json_bool(w, hscope__domtree_class_edges(t));
     hscope__json_kcm(w, "reachable", rn, rm);
@@ -379,7 +379,7 @@ hscope_status
 hscope__domtree_write(hscope_domtree_t *t, hscope_id focus, const hscope__ropts *ro,
                       hscope__out *o, hscope_error *err)
 {
-    hscope_heap_t *h = hscope_domtree_heap(t);
+    hscope_heap_t *h = hscope__domtree_heap(t);
     if (focus != HSCOPE_ID_NONE && focus >= hscope__heap_object_count(h))
         return hscope__fail(err, HSCOPE_ERR_INVALID_ARG, "focus %u is not an object id", focus);
     if (ro->format == HSCOPE_FORMAT_FOLDED)

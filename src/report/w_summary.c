@@ -114,7 +114,7 @@ json_groups(hscope__json *w, const char *k, const hscope_tally_t *t)
 {
     hscope__json_key(w, k);
     hscope__json_obj(w);
-    hscope__json_kstr(w, "by", hscope_tally_by(t));
+    hscope__json_kstr(w, "by", hscope__tally_by(t));
     hscope__json_groups_of_tally(w, t, 0);
     hscope__json_end_obj(w);
 }
@@ -282,18 +282,18 @@ hscope__summary_write(hscope_heap_t *h, const hscope__ropts *ro, hscope__out *o,
     hscope__heap_stats(h, &sm.s);
     hscope__warn_heap(&sm.ws, hscope__ropts_dump_name(ro, 0), h);
     hscope_tally_options to;
-    hscope_tally_options_init(&to);
-    hscope_status st = hscope_tally_compute(&sm.by_type, h, "type", &to, err);
+    hscope__tally_options_init(&to);
+    hscope_status st = hscope__tally_compute(&sm.by_type, h, "type", &to, err);
     to.top = ro->top == HSCOPE_TOP_ALL ? 0 : ro->top;
     if (st == HSCOPE_OK)
-        st = hscope_tally_compute(&sm.by_class, h, "class", &to, err);
+        st = hscope__tally_compute(&sm.by_class, h, "class", &to, err);
     if (st == HSCOPE_OK) {
         if (ro->format == HSCOPE_FORMAT_JSON)
             summary_json(&sm, ro, o);
         else
             summary_text(&sm, ro, o);
     }
-    hscope_tally_free(sm.by_type);
-    hscope_tally_free(sm.by_class);
+    hscope__tally_free(sm.by_type);
+    hscope__tally_free(sm.by_class);
     return st;
 }

@@ -20,9 +20,9 @@ static hscope_status
 get_holder(const hscope_suspects_t *s, uint64_t i, holder *x, hscope_error *err)
 {
     const hscope_holders_t *hs = hscope__suspects_holders(s);
-    hscope_heap_t *h = hscope_diff_heap(hscope__suspects_diff(s));
+    hscope_heap_t *h = hscope__diff_heap(hscope__suspects_diff(s));
     memset(x, 0, sizeof(*x));
-    hscope_holders_get(hs, i, &x->id, &x->cat, &x->count, &x->memsize);
+    hscope__holders_get(hs, i, &x->id, &x->cat, &x->count, &x->memsize);
     int32_t pcat = -1;
     x->len = hscope__suspects_path(s, i, NULL, 0, &pcat);
     if (x->id != HSCOPE_ID_NONE)
@@ -37,7 +37,7 @@ get_holder(const hscope_suspects_t *s, uint64_t i, holder *x, hscope_error *err)
 static void
 json_holder(hscope__json *w, const hscope_suspects_t *s, uint64_t i, const holder *x)
 {
-    const hscope_heap_t *h = hscope_diff_heap(hscope__suspects_diff(s));
+    const hscope_heap_t *h = hscope__diff_heap(hscope__suspects_diff(s));
     hscope_domtree_t *t = hscope__suspects_domtree(s);
     int obj = x->id != HSCOPE_ID_NONE;
     hscope__json_obj(w);
@@ -46,8 +46,8 @@ json_holder(hscope__json *w, const hscope_suspects_t *s, uint64_t i, const holde
         hscope__json_objref_fields(w, h, x->id);
         hscope__json_kstr(w, "file", hscope__heap_object_file(h, x->id));
         hscope__json_ku64(w, "line", hscope__heap_object_line(h, x->id));
-        hscope__json_kcm(w, "retained", hscope_domtree_retained_count(t, x->id),
-                         hscope_domtree_retained(t, x->id));
+        hscope__json_kcm(w, "retained", hscope__domtree_retained_count(t, x->id),
+                         hscope__domtree_retained(t, x->id));
     } else {
         /* a root category (or all roots together) holds them directly */
         hscope__json_key(w, "address");
@@ -71,7 +71,7 @@ json_holder(hscope__json *w, const hscope_suspects_t *s, uint64_t i, const holde
 static void
 text_holder(hscope__out *o, const hscope_suspects_t *s, uint64_t i, const holder *x)
 {
-    const hscope_heap_t *h = hscope_diff_heap(hscope__suspects_diff(s));
+    const hscope_heap_t *h = hscope__diff_heap(hscope__suspects_diff(s));
     char a[64], b[32], lb[512];
     hscope__fmt_plural(x->count, "leaked object", "leaked objects", a, sizeof(a));
     hscope__fmt_bytes((double)x->memsize, b, sizeof(b));
@@ -101,8 +101,8 @@ hscope__suspects_write(const hscope_suspects_t *s, const hscope__ropts *ro, hsco
                        hscope_error *err)
 {
     const hscope_diff_t *d = hscope__suspects_diff(s);
-    hscope_heap_t *h = hscope_diff_heap(d);
-    uint64_t nh = hscope_holders_count(hscope__suspects_holders(s));
+    hscope_heap_t *h = hscope__diff_heap(d);
+    uint64_t nh = hscope__holders_count(hscope__suspects_holders(s));
     uint64_t shown = ro->top < nh ? ro->top : nh;
     int json = ro->format == HSCOPE_FORMAT_JSON;
     hscope__warnings ws;
