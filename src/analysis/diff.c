@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../parse/parse.h"
 #include "analysis.h"
 
 #define MISSING 0xFFFFFFFFu
@@ -338,23 +337,7 @@ run_pass(pass *p, const base *b, snapinfo *si, hscope_error *err)
         hscope__builder bl;
         const hscope_load_options *lo = b->load;
         hscope__mem_init(&mem, lo ? lo->allocator : NULL, lo ? lo->max_memory : 0);
-        if ((st = hscope__builder_init(&bl, &mem, 0, 0, err)) != HSCOPE_OK) {
-            hscope__builder_free(&bl);
-            return st;
-        }
-        bl.sink = sink;
-        bl.sink_ud = p;
-        hscope__parse_opts po = {
-            .strict = lo && (lo->flags & HSCOPE_LOAD_STRICT),
-            .max_line = lo ? lo->max_line_bytes : 0,
-            .max_refs = lo ? lo->max_references : 0,
-            .progress = lo ? lo->progress : NULL,
-            .progress_ud = lo ? lo->progress_user_data : NULL,
-        .line_fn = lo ? lo->line_fn : NULL,
-        .line_ud = lo ? lo->line_user_data : NULL,
-        };
-        st = hscope__parse_path(b->path, lo && (lo->flags & HSCOPE_LOAD_NO_GZIP),
-                                lo ? lo->threads : 0, &bl, &po, NULL, NULL, err);
+        st = hscope__heap_stream(&bl, &mem, b->path, lo, sink, NULL, p, NULL, NULL, err);
         if (st == HSCOPE_OK)
             st = flush(p, err); /* while the builder's strings still exist */
         uint64_t sk = 0;
@@ -364,7 +347,7 @@ run_pass(pass *p, const base *b, snapinfo *si, hscope_error *err)
         si->skipped = sk;
         si->truncated = bl.truncated != 0;
         memcpy(si->skip, bl.skipped, sizeof(si->skip));
-        hscope__builder_free(&bl);
+        hscope__heap_stream_end(&bl);
     }
     si->objects = p->objects;
     si->traced = p->traced;

@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../parse/parse.h"
 #include "analysis.h"
 
 #define XXH_INLINE_ALL
@@ -385,8 +384,7 @@ render_all(fold *f, const hscope__builder *b, hscope_tally_t *t, hscope_error *e
         size_t len;
         switch (f->tk) {
         case HSCOPE__TK_TYPE: {
-            const char *tn = k->a < 32 ? hscope__fixed_type_name((int)k->a)
-                                       : b->type_names[k->a & 255];
+            const char *tn = hscope__stream_type_name(b, k->a);
             len = (size_t)snprintf(buf, bcap, "%s", tn ? tn : "?");
             break;
         }
@@ -547,25 +545,11 @@ hscope__tally_file(hscope_tally_t **out, const char *path, const char *key,
         goto done;
     }
     have_b = 1; /* a half-made builder is freed too */
-    if ((st = hscope__builder_init(&b, &mem, 0, 0, &err)) != HSCOPE_OK)
-        goto done;
-    b.sink = sink;
-    b.sink_ud = &f;
-    b.slot_sink = &fold_slots; /* on the parallel parser: folded on the workers */
-    hscope__parse_opts po = {
-        .strict = lo && (lo->flags & HSCOPE_LOAD_STRICT),
-        .max_line = lo ? lo->max_line_bytes : 0,
-        .max_refs = lo ? lo->max_references : 0,
-        .progress = lo ? lo->progress : NULL,
-        .progress_ud = lo ? lo->progress_user_data : NULL,
-        .line_fn = lo ? lo->line_fn : NULL,
-        .line_ud = lo ? lo->line_user_data : NULL,
-    };
     uint64_t in_bytes = 0, t0 = hscope__now_ns();
     int gz = 0;
-    if ((st = hscope__parse_path(path, lo && (lo->flags & HSCOPE_LOAD_NO_GZIP),
-                                 lo ? lo->threads : 0, &b,
-                                 &po, &in_bytes, &gz, &err)) != HSCOPE_OK)
+    /* on the parallel parser: folded on the workers (fold_slots) */
+    if ((st = hscope__heap_stream(&b, &mem, path, lo, sink, &fold_slots, &f, &in_bytes, &gz,
+                                  &err)) != HSCOPE_OK)
         goto done;
     if ((st = hscope__tally_new(&t, lo ? lo->allocator : NULL, &err)) != HSCOPE_OK)
         goto done;
@@ -578,7 +562,7 @@ hscope__tally_file(hscope_tally_t **out, const char *path, const char *key,
     source_stats(t, &b, &f, in_bytes, gz, hscope__now_ns() - t0);
 done:
     if (have_b)
-        hscope__builder_free(&b);
+        hscope__heap_stream_end(&b);
     fold_free(&f);
     if (st != HSCOPE_OK) {
         hscope__tally_free(t);

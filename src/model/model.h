@@ -165,6 +165,22 @@ uint32_t hscope__label(const hscope_heap_t *h, uint32_t id);
  * "<anonymous>"), any other object's class label. */
 uint32_t hscope__object_label(const hscope_heap_t *h, uint32_t id);
 
+/*
+ * A dump read without building a heap (load.c): the parser in sink mode,
+ * each object record passed to sink(ud, b, record) (with `slots`, the
+ * parallel parser's workers fold records into per-slot states instead;
+ * may be NULL).  b is set up here, with mem, and holds the strings, sites
+ * and counts of what was read afterwards, success or not: release it with
+ * hscope__heap_stream_end().  input_bytes and gzip may be NULL.
+ */
+hscope_status hscope__heap_stream(hscope__builder *b, hscope__mem *mem, const char *path,
+                                  const hscope_load_options *lo, hscope__sink_fn sink,
+                                  const hscope__slot_sink *slots, void *ud,
+                                  uint64_t *input_bytes, int *gzip, hscope_error *err);
+void hscope__heap_stream_end(hscope__builder *b);
+/* Name of a type code of a streamed dump's records ("STRING"), or NULL. */
+const char *hscope__stream_type_name(const hscope__builder *b, uint64_t code);
+
 /* Save the heap as DUMP.hsx (persist.c; hscope_heap_save). */
 hscope_status hscope__heap_save(const hscope_heap_t *h, const char *path,
                                 const char *source, hscope_error *uerr);
