@@ -220,6 +220,7 @@ def bench_file(path, plain_bytes, kind, args):
     retained = [hs, "retained", "--json", "--top", "1", "--no-progress", "--no-index", path]
     fold = [hs, "tally", "--stream", "--json", "--by", "file:line:class", "--no-progress", "--no-index", path]
     ixsummary = [hs, "summary", "--json", "--no-progress", path]  # uses path.hsx, made below
+    waste = [hs, "waste", "--json", "--no-progress", path]
     d = os.path.dirname(path)
     diff = None
     if kind == "plain" and all(os.path.exists(os.path.join(d, "heap_%d.json" % i)) for i in (1, 2)):
@@ -234,6 +235,9 @@ def bench_file(path, plain_bytes, kind, args):
     _, _, _, fout = timed(fold, capture=True)
     if json.loads(fout) != json.loads(tout):
         raise BenchError(f"tally --stream and tally disagree on {path}")
+    _, _, _, wout = timed(waste, capture=True)
+    if json.loads(wout).get("kind") != "waste":
+        raise BenchError(f"waste did not write a waste document for {path}")
     # the saved index beside the dump (rebuilt each run of the benchmark)
     timed([hs, "index", "--no-progress", path])
     chk = subprocess.run(ixsummary[:2] + ["-v"] + ixsummary[2:], stdout=subprocess.PIPE,
@@ -246,7 +250,8 @@ def bench_file(path, plain_bytes, kind, args):
 
     runs = {"baseline": [], "summary": [], "summary_cpu": [], "load": [], "tally": [], "rss_kib": [],
             "tally_rss_kib": [], "summary1": [], "load1": [], "retained": [], "retained_rss_kib": [],
-            "diff": [], "diff_rss_kib": [], "fold": [], "fold_rss_kib": [], "ixsummary": []}
+            "diff": [], "diff_rss_kib": [], "fold": [], "fold_rss_kib": [], "ixsummary": [],
+            "waste": [], "waste_rss_kib": []}
     for i in range(args.runs):
         w, _, _, _ = timed(baseline)
         runs["baseline"].append(w)
@@ -270,6 +275,9 @@ def bench_file(path, plain_bytes, kind, args):
         runs["fold_rss_kib"].append(frss)
         wi, _, _, _ = timed(ixsummary)
         runs["ixsummary"].append(wi)
+        ww, wrss, _, _ = timed(waste)
+        runs["waste"].append(ww)
+        runs["waste_rss_kib"].append(wrss)
         if diff:
             wd, drss, _, _ = timed(diff)
             runs["diff"].append(wd)
@@ -311,6 +319,8 @@ def bench_file(path, plain_bytes, kind, args):
         "fold_s": min(runs["fold"]),
         "fold_rss_bytes": max(runs["fold_rss_kib"]) * 1024,
         "ixsummary_s": min(runs["ixsummary"]),
+        "waste_s": min(runs["waste"]),
+        "waste_rss_bytes": max(runs["waste_rss_kib"]) * 1024,
         "diff_rss_bytes": max(runs["diff_rss_kib"]) * 1024 if runs["diff_rss_kib"] else None,
         "peak_rss_bytes": max(runs["rss_kib"]) * 1024,
         "mb_per_s": plain_bytes / MB / best,
@@ -374,7 +384,7 @@ def make_table(results, runs):
             f"tally s (best of {runs})", "cost/MB vs smallest", "1 thread s", "1 thread x baseline",
             "dominators+retained s", "3-dump diff s", "diff RSS MB", "fold s", "fold RSS MB",
             "fold / summary", "summary from index s", "index / parse", "dominators peak B/obj",
-            "dominators kept B/obj"]
+            "dominators kept B/obj", "waste s", "waste / summary", "waste RSS MB"]
     align = ["---"] + ["--:"] * (len(head) - 1)
     rows = []
     for r in results:
@@ -408,6 +418,9 @@ def make_table(results, runs):
             f"{100 * r['ixsummary_s'] / r['summary_s']:.1f}%" if r.get("ixsummary_s") is not None else "-",
             f"{r['mempeak']['dom_peak_extra_per_object']:.1f}" if r.get("mempeak") else "-",
             f"{r['mempeak']['dom_kept_per_object']:.1f}" if r.get("mempeak") else "-",
+            fmt_s(r["waste_s"]) if r.get("waste_s") is not None else "-",
+            f"{r['waste_s'] / r['summary_s']:.2f}" if r.get("waste_s") is not None else "-",
+            f"{r['waste_rss_bytes'] / MB:.0f}" if r.get("waste_rss_bytes") else "-",
         ])
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join(align) + "|"]
     lines += ["| " + " | ".join(row) + " |" for row in rows]

@@ -17,6 +17,13 @@ PKGS=(meson ninja-build pkg-config gcc clang zlib1g-dev libisal-dev libxxhash-de
       gdb
       # the JSON Schemas of every --json output (tests/json)
       python3-jsonschema)
+# Node and npm run CRuby for WASI, the version matrix (tests/versions):
+# Debian's packages only where the machine has none of its own (and not for
+# HEAPSCOPE_SETUP_RUBIES=0, see below).
+if [ "${HEAPSCOPE_SETUP_RUBIES:-1}" != 0 ]; then
+  command -v node >/dev/null 2>&1 || PKGS+=(nodejs)
+  command -v npm >/dev/null 2>&1 || PKGS+=(npm)
+fi
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -32,3 +39,10 @@ if [ ! -d "$BUILD" ]; then
 fi
 ninja -C "$BUILD" >/dev/null
 echo "setup: built $BUILD/heapscope"
+# The pinned ruby.wasm packages (tests/versions/package.json) into the cache
+# (~/.cache/heapscope or $HEAPSCOPE_CACHE), for the tests; without npm or
+# the registry the version tests of 3.2..head are skipped, which this says.
+# HEAPSCOPE_SETUP_RUBIES=0 (the quick start) leaves them out.
+if [ "${HEAPSCOPE_SETUP_RUBIES:-1}" != 0 ]; then
+  python3 tests/versions/rubies.py install >/dev/null
+fi

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Run every test.  Usage: scripts/test.sh [--quick]
-#   1. normal build: all suites (unit, api, workloads, timeline, report, abi,
-#      ...; corpus vs reference.py when ../shared/corpus is there), and the
-#      Ruby binding's tests
+#   1. normal build: all suites (unit, api, workloads, versions: Ruby 3.1
+#      native and ruby.wasm 3.2..head, timeline, report, abi, ...; corpus
+#      vs reference.py when ../shared/corpus is there), and the Ruby
+#      binding's tests
 #   2. a fresh clone: a copy of the repository with no ../shared beside it
 #      runs the quick start and `scripts/test.sh --quick`; every test but
 #      the corpus-only ones must pass there (scripts/fresh-clone-check.sh)

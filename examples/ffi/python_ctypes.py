@@ -2,7 +2,7 @@
 """python_ctypes.py - libheapscope from Python with nothing but ctypes.
 
     python3 python_ctypes.py [--lib PATH] [--by KEY] [--diff-by KEY]
-                             [--top N] DUMP [DUMP2 [DUMP3]]
+                             [--top N] [--json] DUMP [DUMP2 [DUMP3]]
 
 Loads the last DUMP and prints its tally by KEY (default "type"); then
 recomputes count and memsize per type from the bulk columns
@@ -10,6 +10,12 @@ recomputes count and memsize per type from the bulk columns
 and checks that they agree with the library's tally.  Given two or three
 dumps, also prints the heapleak diff (objects new in DUMP2 that are still
 alive in DUMP3) grouped by --diff-by (default "class").
+
+With --json, prints instead the library's own JSON documents of the same
+tally and diff, one per line, written by hscope_tally_write() and
+hscope_diff_write() through a write callback (a CFUNCTYPE sink): the same
+bytes as `heapscope tally --json --keep-dumper` and `heapscope diff --json`
+print for the same dumps and options (docs/JSON.md).
 
 The shared library is --lib PATH, else $HEAPSCOPE_LIB, else whatever the
 dynamic loader finds as libheapscope.so.0 (after `meson install`).
@@ -20,8 +26,8 @@ import argparse
 import ctypes
 import os
 import sys
-from ctypes import (POINTER, Structure, byref, c_char, c_char_p, c_int32,
-                    c_uint32, c_uint64, c_void_p)
+from ctypes import (CFUNCTYPE, POINTER, Structure, byref, c_char, c_char_p,
+                    c_int32, c_uint32, c_uint64, c_void_p)
 
 # --- The C declarations, transcribed from <heapscope/heapscope.h> ----------
 
@@ -32,6 +38,8 @@ HSCOPE_COL_MEMSIZE = 5           # u32 per object; 0xFFFFFFFF: ask the object
 HSCOPE_ELEM_U8 = 1
 HSCOPE_ELEM_U32 = 3
 HSCOPE_SORT_COUNT = 0
+HSCOPE_FORMAT_JSON = 2
+HSCOPE_TOP_ALL = 2**64 - 1
 
 
 class Error(Structure):
@@ -54,6 +62,23 @@ class TallyOptions(Structure):
                 ('top', c_uint64),
                 ('flags', c_uint32),
                 ('reserved', c_uint32)]
+
+
+class ReportOptions(Structure):
+    """hscope_report_options (0.2): how a writer writes; zero means default."""
+    _fields_ = [('size', c_uint32),
+                ('format', c_int32),
+                ('flags', c_uint32),
+                ('width', c_uint32),
+                ('top', c_uint64),
+                ('depth', c_uint32),
+                ('max_paths', c_uint32),
+                ('dump_names', POINTER(c_char_p)),
+                ('dump_name_count', c_uint64)]
+
+
+# The output sink: int32_t write(void *user_data, const char *data, uint64_t len).
+WRITE_FN = CFUNCTYPE(c_int32, c_void_p, POINTER(c_char), c_uint64)
 
 
 # Opaque handles: distinct pointer types, so ctypes refuses to mix them up.
@@ -105,6 +130,11 @@ SIGNATURES = {
     'hscope_diff_warning_text': (c_char_p, [DiffP]),
     'hscope_diff_tally': (c_int32, [POINTER(TallyP), DiffP, c_char_p,
                                     POINTER(TallyOptions), POINTER(Error)]),
+    'hscope_report_options_init': (None, [POINTER(ReportOptions)]),
+    'hscope_tally_write': (c_int32, [TallyP, POINTER(ReportOptions), WRITE_FN,
+                                     c_void_p, POINTER(Error)]),
+    'hscope_diff_write': (c_int32, [DiffP, TallyP, POINTER(ReportOptions), WRITE_FN,
+                                    c_void_p, POINTER(Error)]),
 }
 
 
@@ -159,6 +189,29 @@ class Lib:
             return []
         return (ctype * length.value).from_address(data.value)
 
+    def write_json(self, writer, handle, extra, names, top):
+        """Run a writer (hscope_tally_write, hscope_diff_write) into a bytes
+        object through the sink; `extra` are the arguments between the
+        handle and the options (the diff's groups)."""
+        opts = ReportOptions()
+        self.c.hscope_report_options_init(byref(opts))
+        opts.format = HSCOPE_FORMAT_JSON
+        opts.top = top if top else HSCOPE_TOP_ALL      # as `--top N`, 0 = all
+        encoded = (c_char_p * len(names))(*[os.fsencode(n) for n in names])
+        opts.dump_names = encoded
+        opts.dump_name_count = len(names)
+        pieces = []
+
+        def sink(_user_data, data, length):
+            pieces.append(ctypes.string_at(data, length))
+            return 0
+
+        callback = WRITE_FN(sink)    # kept alive until the writer returns
+        err = self.new_error()
+        self.check(writer(handle, *extra, byref(opts), callback, None, byref(err)),
+                   err, 'write')
+        return b''.join(pieces)
+
 
 def print_rows(lib, tally):
     c = lib.c
@@ -197,6 +250,36 @@ def column_check(lib, heap, rows, total_count, total_memsize):
         return False
     print('columns: %d objects, %d bytes in %d types from HSCOPE_COL_TYPE and '
           'HSCOPE_COL_MEMSIZE: equal to the tally' % (n, m, len(per_name)))
+    return True
+
+
+def json_reports(lib, paths, key, diff_key, top):
+    """The library's JSON of the tally and the diff, one document a line."""
+    c = lib.c
+    err = lib.new_error()
+    heap, tally, diff, groups = HeapP(), TallyP(), DiffP(), TallyP()
+    out = sys.stdout.buffer
+    try:
+        lib.check(c.hscope_heap_open_file(byref(heap), os.fsencode(paths[-1]), None,
+                                          byref(err)), err, paths[-1])
+        lib.check(c.hscope_tally_compute(byref(tally), heap, key.encode(),
+                                         byref(lib.tally_options(top)), byref(err)),
+                  err, 'tally')
+        out.write(lib.write_json(c.hscope_tally_write, tally, (), paths[-1:], top))
+        if len(paths) > 1:
+            a, b = (os.fsencode(p) for p in paths[:2])
+            cpath = os.fsencode(paths[2]) if len(paths) > 2 else None
+            lib.check(c.hscope_diff_files(byref(diff), a, b, cpath, None, None, byref(err)),
+                      err, 'diff')
+            lib.check(c.hscope_diff_tally(byref(groups), diff, diff_key.encode(),
+                                          byref(lib.tally_options(top)), byref(err)),
+                      err, 'diff tally')
+            out.write(lib.write_json(c.hscope_diff_write, diff, (groups,), paths, top))
+    finally:
+        for free, h in ((c.hscope_tally_free, groups), (c.hscope_diff_free, diff),
+                        (c.hscope_tally_free, tally), (c.hscope_heap_free, heap)):
+            free(h)
+    out.flush()
     return True
 
 
@@ -265,6 +348,8 @@ def main():
     p.add_argument('--by', default='type', help='tally key (default: type)')
     p.add_argument('--diff-by', default='class', help='diff group key (default: class)')
     p.add_argument('--top', type=int, default=20, help='rows to print, 0 = all')
+    p.add_argument('--json', action='store_true',
+                   help="the library's JSON documents (tally, diff) instead of the text")
     p.add_argument('dumps', nargs='+', metavar='DUMP')
     a = p.parse_args()
     if len(a.dumps) > 3:
@@ -274,8 +359,10 @@ def main():
     except OSError as e:
         print('cannot load libheapscope: %s' % e, file=sys.stderr)
         return 1
-    print('libheapscope %s' % text(lib.c.hscope_version_string()))
     try:
+        if a.json:
+            return 0 if json_reports(lib, a.dumps, a.by, a.diff_by, a.top) else 1
+        print('libheapscope %s' % text(lib.c.hscope_version_string()))
         ok = tally_dump(lib, a.dumps[-1], a.by, a.top)
         if len(a.dumps) > 1:
             diff_dumps(lib, a.dumps, a.diff_by, a.top)

@@ -4,13 +4,19 @@
 # ruby_ffi.rb - libheapscope from Ruby through the ffi gem (Debian: ruby-ffi).
 #
 #   ruby ruby_ffi.rb [--lib PATH] [--by KEY] [--diff-by KEY] [--top N]
-#                    DUMP [DUMP2 [DUMP3]]
+#                    [--json] DUMP [DUMP2 [DUMP3]]
 #
 # Loads the last DUMP and prints its tally by KEY (default "type"), then
 # recomputes count and memsize per type from the bulk columns
 # (HSCOPE_COL_TYPE and HSCOPE_COL_MEMSIZE, one call per column) and checks
 # them against the tally.  Given two or three dumps, also prints the
 # heapleak diff grouped by --diff-by (default "class").
+#
+# With --json, prints instead the library's own JSON documents of the same
+# tally and diff, one per line, written by hscope_tally_write() and
+# hscope_diff_write() through a write callback (an FFI callback sink): the
+# same bytes as `heapscope tally --json --keep-dumper` and `heapscope diff
+# --json` print for the same dumps and options (docs/JSON.md).
 #
 # The shared library is --lib PATH, else $HEAPSCOPE_LIB, else whatever the
 # dynamic loader finds as libheapscope.so.0 (after `meson install`).
@@ -23,14 +29,15 @@ require 'ffi'
 require 'optparse'
 
 opts = { lib: ENV.fetch('HEAPSCOPE_LIB', 'libheapscope.so.0'), by: 'type',
-         diff_by: 'class', top: 20 }
+         diff_by: 'class', top: 20, json: false }
 parser = OptionParser.new do |o|
-  o.banner = 'usage: ruby_ffi.rb [--lib PATH] [--by KEY] [--diff-by KEY] [--top N] ' \
+  o.banner = 'usage: ruby_ffi.rb [--lib PATH] [--by KEY] [--diff-by KEY] [--top N] [--json] ' \
              'DUMP [DUMP2 [DUMP3]]'
   o.on('--lib PATH') { |v| opts[:lib] = v }
   o.on('--by KEY') { |v| opts[:by] = v }
   o.on('--diff-by KEY') { |v| opts[:diff_by] = v }
   o.on('--top N', Integer) { |v| opts[:top] = v }
+  o.on('--json') { opts[:json] = true }
 end
 begin
   parser.parse!
@@ -53,6 +60,8 @@ module HScope
   ELEM_U8 = 1
   ELEM_U32 = 3
   SORT_COUNT = 0
+  FORMAT_JSON = 2
+  TOP_ALL = 2**64 - 1
 
   # hscope_error: caller-owned, size set before the call.
   class Error < FFI::Struct
@@ -75,6 +84,22 @@ module HScope
            :flags, :uint32,
            :reserved, :uint32
   end
+
+  # hscope_report_options (0.2): how a writer writes; zero means default.
+  class ReportOptions < FFI::Struct
+    layout :size, :uint32,
+           :format, :int32,
+           :flags, :uint32,
+           :width, :uint32,
+           :top, :uint64,
+           :depth, :uint32,
+           :max_paths, :uint32,
+           :dump_names, :pointer,
+           :dump_name_count, :uint64
+  end
+
+  # The output sink: int32_t write(void *user_data, const char *data, uint64_t len).
+  callback :write_fn, %i[pointer pointer uint64], :int32
 
   def self.load(path)
     ffi_lib path
@@ -105,6 +130,11 @@ module HScope
     attach_function :hscope_diff_snapshot_objects, %i[pointer uint32], :uint64
     attach_function :hscope_diff_warning_text, [:pointer], :string
     attach_function :hscope_diff_tally, %i[pointer pointer string pointer pointer], :int32
+    attach_function :hscope_report_options_init, [ReportOptions.by_ref], :void
+    attach_function :hscope_tally_write, [:pointer, ReportOptions.by_ref, :write_fn, :pointer,
+                                          :pointer], :int32
+    attach_function :hscope_diff_write, [:pointer, :pointer, ReportOptions.by_ref, :write_fn,
+                                         :pointer, :pointer], :int32
   end
 
   class LibError < StandardError; end
@@ -208,6 +238,46 @@ module HScope
     key == 'type' ? column_check(heap, rows, count.read_uint64, memsize.read_uint64) : true
   end
 
+  # Run a writer (hscope_tally_write, hscope_diff_write) into a String
+  # through the sink; +extra+ are the arguments between the handle and the
+  # options (the diff's groups).
+  def self.write_json(writer, handle, extra, names, top)
+    opts = ReportOptions.new
+    hscope_report_options_init(opts)
+    opts[:format] = FORMAT_JSON
+    opts[:top] = top.zero? ? TOP_ALL : top # as `--top N`, 0 = all
+    strings = names.map { |n| FFI::MemoryPointer.from_string(n) }
+    array = FFI::MemoryPointer.new(:pointer, names.size)
+    array.write_array_of_pointer(strings)
+    opts[:dump_names] = array
+    opts[:dump_name_count] = names.size
+    out = +''.b
+    sink = proc do |_user_data, data, len|
+      out << data.read_bytes(len)
+      0
+    end
+    err = new_error
+    check(send(writer, handle, *extra, opts, sink, nil, err), err, 'write')
+    out
+  end
+
+  # The library's JSON of the tally and the diff, one document a line.
+  def self.json_reports(paths, key, diff_key, top)
+    heap = construct(:hscope_heap_open_file, :hscope_heap_free, paths[-1], paths[-1], nil)
+    tally = construct(:hscope_tally_compute, :hscope_tally_free, 'tally', heap, key,
+                      tally_options(top))
+    $stdout.binmode
+    $stdout.write(write_json(:hscope_tally_write, tally, [], paths.last(1), top))
+    return true if paths.size == 1
+
+    diff = construct(:hscope_diff_files, :hscope_diff_free, 'diff',
+                     paths[0], paths[1], paths[2], nil, nil)
+    groups = construct(:hscope_diff_tally, :hscope_tally_free, 'diff tally', diff, diff_key,
+                       tally_options(top))
+    $stdout.write(write_json(:hscope_diff_write, diff, [groups], paths, top))
+    true
+  end
+
   def self.diff_dumps(paths, key, top)
     diff = construct(:hscope_diff_files, :hscope_diff_free, 'diff',
                      paths[0], paths[1], paths[2], nil, nil)
@@ -230,8 +300,9 @@ rescue LoadError => e
   warn "cannot load libheapscope: #{e.message}"
   exit 1
 end
-puts "libheapscope #{HScope.hscope_version_string}"
 begin
+  exit(HScope.json_reports(ARGV, opts[:by], opts[:diff_by], opts[:top]) ? 0 : 1) if opts[:json]
+  puts "libheapscope #{HScope.hscope_version_string}"
   ok = HScope.tally_dump(ARGV[-1], opts[:by], opts[:top])
   HScope.diff_dumps(ARGV, opts[:diff_by], opts[:top]) if ARGV.size > 1
 rescue HScope::LibError => e

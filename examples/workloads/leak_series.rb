@@ -3,14 +3,17 @@
 
 # leak_series.rb: three heap dumps of one leaking process, and the truth.
 #
-#   ruby examples/workloads/leak_series.rb --out DIR [--scale 1] [--seed 42] [--gzip]
+#   ruby examples/workloads/leak_series.rb --out DIR [--scale 1] [--seed 42] [--gzip] [--variants]
 #
 # Boots the Desk help-desk application (lib/desk.rb) with five planted leaks
 # and runs three iterations of R requests; after each, a heap snapshot:
 # DIR/heap_1.json, heap_2.json, heap_3.json (.gz with --gzip).  The objects
 # that leak in iteration 2 are what a 3-dump diff (in 2, not in 1, still in
 # 3) must find.  DIR/truth.json is computed in this same process, from
-# ObjectSpace (see README.md next to this script for every field).
+# ObjectSpace (see README.md next to this script for every field).  With
+# --variants, the same window after the third iteration also writes
+# heap_3_full.json (full: true), heap_3_no_shapes.json (shapes: false, Ruby
+# 3.2+) and heap_since.json (since: the first generation of iteration 2).
 #
 # Runs unchanged on CRuby 3.1+ and on ruby.wasm (core, objspace, json).
 
@@ -20,13 +23,14 @@ require_relative "lib/heap_workload"
 require_relative "lib/desk"
 
 W = HeapWorkload
-USAGE = "usage: ruby #{File.basename(__FILE__)} --out DIR [--scale S] [--seed N] [--requests R] [--gzip]"
+USAGE = "usage: ruby #{File.basename(__FILE__)} --out DIR [--scale S] [--seed N] [--requests R] [--gzip] [--variants]"
 OPTS = W.parse_options(ARGV, USAGE, {
   "out" => [nil, :string, "directory for heap_1..3.json and truth.json (created)"],
   "scale" => [1.0, :float, "size of the application's data (dump size grows about linearly)"],
   "seed" => [42, :int, "seed of the simulated client and the data"],
   "requests" => [nil, :int, "requests per iteration (default max(100, 100 x scale))"],
   "gzip" => [false, :flag, "gzip the dumps (needs Ruby's zlib); truth.json stays plain"],
+  "variants" => [false, :flag, "also dump with full: true, shapes: false and since: after iteration 3"],
 })
 abort "#{USAGE}\n(--out is required)" unless OPTS["out"]
 abort "--scale must be > 0" unless OPTS["scale"].positive?
@@ -37,15 +41,20 @@ REQUESTS = OPTS["requests"] || [100, (100 * OPTS["scale"]).round].max
 abort "--requests must be at least 24 (every leak once)" if REQUESTS < 24
 
 t0 = W.clock
-snaps = W::Snapshots.new(OUT) # its warm-up dumps are small before the application boots
+VARIANTS = OPTS["variants"] ? [["heap_3_full.json", :full], ["heap_3_no_shapes.json", :no_shapes],
+                                ["heap_since.json", :since]] : []
+NAMES = %w[heap_1.json heap_2.json heap_3.json] + VARIANTS.map(&:first)
+snaps = W::Snapshots.new(OUT, names: NAMES, variants: OPTS["variants"]) # its warm-up dumps are small before the application boots
 rng = Random.new(OPTS["seed"])
 app = Desk::App.new(scale: OPTS["scale"], rng: rng, leaks: LEAKS)
 3.times do |i|
   app.run(REQUESTS, rng)
   snaps.take("heap_#{i + 1}.json")
+  snaps.since = snaps.fence if i.zero? # the first generation of iteration 2
 end
+snaps.take(nil, nil, dumps: VARIANTS) unless VARIANTS.empty?
 t_dumps = W.clock - t0
-records = snaps.records
+records, variants = snaps.records.partition { |r| r["variant"] == "plain" }
 
 # ------------------------------------------------------------------ truth
 # Iteration 2 ran between the fence after dump 1 and the GC before dump 2.
@@ -127,6 +136,7 @@ truth = {
   "dumper_file" => snaps.dumper_file,
   "window" => { "generation_min" => gmin, "generation_max_exclusive" => gmax },
   "snapshots" => records,
+  "variants" => variants,
   "leaks" => leaks,
   "leaked" => {
     "count" => all_rows.size,
@@ -137,8 +147,8 @@ truth = {
   "problems" => problems,
 }
 if OPTS["gzip"]
-  gz = W.gzip_files(OUT, records.map { |r| r["file"] })
-  records.each { |r| r["gz_bytes"] = gz[r["file"]] }
+  gz = W.gzip_files(OUT, (records + variants).map { |r| r["file"] })
+  (records + variants).each { |r| r["gz_bytes"] = gz[r["file"]] }
 end
 truth["seconds"] = { "dumps" => t_dumps.round(3), "total" => (W.clock - t0).round(3) }
 W.write_json(File.join(OUT, "truth.json"), truth)

@@ -64,7 +64,7 @@ def site_census
 end
 
 t0 = W.clock
-snaps = W::Snapshots.new(OUT) # its warm-up dumps are small before the application boots
+snaps = W::Snapshots.new(OUT, names: (1..STEPS).map { |k| format("step_%02d.json", k) }) # its warm-up dumps are small before the application boots
 app = Desk::App.new(scale: OPTS["scale"], rng: Random.new(OPTS["seed"]), leaks: [:receipts])
 (WARMUP + STEPS).times do |k|
   rng = Random.new(OPTS["seed"] + 1)

@@ -311,9 +311,11 @@ typedef struct hscope_load_stats {
     uint64_t index_bytes;          /* memory held by the address index */
     uint64_t total_memsize;        /* sum of object memsize */
     uint64_t from_index;           /* 1 if opened from a saved index */
+    uint64_t object_ids;           /* objects whose record has Ruby's
+                                      object_id (4.0+; since 0.2) */
 } hscope_load_stats;
 
-#define HSCOPE_LOAD_STATS_INIT { sizeof(hscope_load_stats), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
+#define HSCOPE_LOAD_STATS_INIT { sizeof(hscope_load_stats), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
 
 /** Function twin of HSCOPE_LOAD_STATS_INIT. */
 HSCOPE_API void hscope_load_stats_init(hscope_load_stats *stats);
@@ -383,6 +385,8 @@ HSCOPE_API uint64_t hscope_heap_skipped_line(const hscope_heap_t *heap,
 #define HSCOPE_FLAG_REMEMBERED    0x0800u
 #define HSCOPE_FLAG_SINGLETON     0x1000u
 #define HSCOPE_FLAG_CHILLED       0x2000u
+/** Ractor-shareable (Ruby 4.0+ "flags": {"shareable": true}).  Since 0.2. */
+#define HSCOPE_FLAG_SHAREABLE     0x4000u
 
 /** Number of objects (records other than ROOT, SHAPE and NONE). */
 HSCOPE_API uint64_t hscope_heap_object_count(const hscope_heap_t *heap);
@@ -582,6 +586,17 @@ typedef struct hscope_tally hscope_tally_t;
  * hscope_series_check(); two multiplies per object).  Since 0.2.
  */
 #define HSCOPE_TALLY_FINGERPRINT 0x2u
+/**
+ * hscope_tally_options.flags, loaded heaps only: count each IMEMO fields
+ * object (Ruby 4.0+ keeps the instance variables of Strings, Arrays,
+ * classes and typed Data in one) in its owner's row, under the owner's key
+ * for every key, with its own memsize (hscope_heap_object_owner()).  Off
+ * by default: rows then count objects as the dump and
+ * ObjectSpace.count_objects do, with "<imemo:fields>" a row of its own.
+ * hscope_tally_file() refuses it (HSCOPE_ERR_UNSUPPORTED: the owner can
+ * come later in the stream).  Since 0.2.
+ */
+#define HSCOPE_TALLY_FIELDS_WITH_OWNER 0x4u
 
 typedef struct hscope_tally_options {
     uint32_t size;      /* sizeof(hscope_tally_options) */
@@ -930,7 +945,10 @@ HSCOPE_API uint64_t hscope_domtree_top(const hscope_domtree_t *tree,
 /* ------------------------------------------------------------------------ */
 
 /** Shortest paths from the GC roots (a BFS tree over the dominator graph;
- * options as for the dominator tree).  Holds a heap reference. */
+ * options as for the dominator tree), from the precise roots first: a path
+ * starts at a conservative root (hscope_heap_root_category_conservative(),
+ * machine_context) only when no other root reaches the object (since 0.2;
+ * before, whichever was shorter).  Holds a heap reference. */
 typedef struct hscope_paths hscope_paths_t;
 
 HSCOPE_API hscope_status hscope_paths_compute(hscope_paths_t **out,
@@ -971,6 +989,237 @@ HSCOPE_API hscope_status hscope_holders_get(const hscope_holders_t *holders,
                                             uint64_t i, hscope_id *holder,
                                             int32_t *root_category,
                                             uint64_t *count, uint64_t *memsize);
+
+/* ------------------------------------------------------------------------ */
+/* Waste: duplicate strings, empty collections, oversized buffers            */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * What a heap could shrink by (since 0.2), grouped by the place to change:
+ * the allocation site (file:line) or the gem of the objects.
+ *
+ *  - Duplicate strings: STRING objects with the same value (the dump's
+ *    `value`, compared byte for byte).  Keeping one copy of each value
+ *    would free the others: the saving is the memsize of all copies but
+ *    one, the largest (so at least that much).  Strings sharing another's
+ *    buffer (`shared`), strings the dump gives no value for (non-ASCII,
+ *    binary; empty strings from Ruby 3.2 on) and values whose length is
+ *    not their `bytesize` (a cut or rewritten dump) are not compared:
+ *    they are counted apart.
+ *  - Empty collections: ARRAY of length 0, HASH of size 0, STRING of
+ *    bytesize 0 (not shared).  The saving is their whole memsize (lazy
+ *    allocation, or one shared frozen instance).
+ *  - Oversized buffers: a STRING whose `capacity` is at least `ratio`
+ *    times its bytesize; an ARRAY (not embedded, not shared) whose buffer
+ *    (memsize beyond its slot: `slot_size`, else 40 bytes) holds at least
+ *    `ratio` times its length in 8-byte references; a HASH whose table
+ *    (likewise) takes at least `ratio` times 64 bytes per entry.  The
+ *    saving is the buffer beyond the content (beyond 64 bytes per entry
+ *    for a HASH), and must be at least `min_slack` bytes per object.
+ *
+ * Every object counts in one finding at most: empty first, then
+ * oversized, then duplicate.  The objects the dumper allocated (the rule
+ * of HSCOPE_TALLY_SKIP_DUMPER) are left out and counted unless
+ * HSCOPE_WASTE_KEEP_DUMPER.  The result owns copies of everything it
+ * reports (keys, values): it holds no reference to a heap.
+ */
+typedef struct hscope_waste hscope_waste_t;
+
+/** Finding kinds (hscope_waste_row.kind).  Fixed values. */
+#define HSCOPE_WASTE_DUPLICATE 1
+#define HSCOPE_WASTE_EMPTY     2
+#define HSCOPE_WASTE_OVERSIZED 3
+
+/** Grouping (hscope_waste_options.by).  Fixed values. */
+#define HSCOPE_WASTE_BY_SITE 0  /* "file:line" ("(none):0" untraced) */
+#define HSCOPE_WASTE_BY_GEM  1  /* the tally's "gem" key */
+
+/** hscope_waste_options.flags: keep the dumper's own objects. */
+#define HSCOPE_WASTE_KEEP_DUMPER 0x1u
+
+/** Warnings (hscope_waste_totals.warnings).  Fixed values. */
+#define HSCOPE_WASTE_WARN_SKIPPED    0x1u  /* the dump had skipped lines or
+                                              was cut short */
+#define HSCOPE_WASTE_WARN_NO_TRACING 0x2u  /* no finding has an allocation
+                                              site (no allocation tracing) */
+#define HSCOPE_WASTE_WARN_NO_VALUES  0x4u  /* strings but no values (a heap
+                                              loaded without HSCOPE_LOAD_VALUES,
+                                              a redacted dump): duplicates
+                                              could not be searched */
+#define HSCOPE_WASTE_WARN_COLLISIONS 0x8u  /* values of equal hash and length
+                                              but different bytes: not grouped */
+#define HSCOPE_WASTE_WARN_CHANGED    0x10u /* the dump file changed between the
+                                              two reads of hscope_waste_file() */
+
+typedef struct hscope_waste_options {
+    uint32_t size;          /* sizeof(hscope_waste_options) */
+    uint32_t flags;         /* HSCOPE_WASTE_KEEP_DUMPER */
+    uint32_t by;            /* HSCOPE_WASTE_BY_*; 0: file:line */
+    uint32_t ratio;         /* oversized from ratio x the content; 0: 4 */
+    uint64_t min_slack;     /* bytes an oversized buffer wastes at least;
+                               0: 256 */
+} hscope_waste_options;
+
+#define HSCOPE_WASTE_OPTIONS_INIT { sizeof(hscope_waste_options), 0, 0, 0, 0 }
+/** Function twin of HSCOPE_WASTE_OPTIONS_INIT. */
+HSCOPE_API void hscope_waste_options_init(hscope_waste_options *opts);
+
+/**
+ * Waste of a dump file, streamed: the analysis reads the dump once
+ * (parsing on the load options' threads, without building the model),
+ * hashing every string value (XXH3), and keeps per distinct value its
+ * hash, length, count and where its first copy is, plus one copy of the
+ * bytes of each value seen twice, against which later copies are
+ * compared.  A first copy is compared when its value's second copy
+ * comes, from a 16 MiB ring of recent first copies; the few no longer
+ * there are read back from their lines after the pass (a positioned read
+ * of a plain file, a second inflation of a gzip one).  Memory: about 90
+ * bytes per distinct string value, the bytes of the repeated ones and the
+ * ring, never every value.  `path` must be a regular file (it may be read
+ * twice): a pipe gives HSCOPE_ERR_UNSUPPORTED.  Load options apply as for
+ * a load (the allocator, max_memory, strict, max_line_bytes, threads,
+ * progress); HSCOPE_LOAD_VALUES is implied.  The result is the same
+ * whatever the number of threads.
+ */
+HSCOPE_API hscope_status hscope_waste_file(hscope_waste_t **out,
+                                           const char *path,
+                                           const hscope_load_options *load,
+                                           const hscope_waste_options *opts,
+                                           hscope_error *err);
+
+/**
+ * Waste of a loaded heap.  Duplicates need the values: load with
+ * HSCOPE_LOAD_VALUES (otherwise HSCOPE_WASTE_WARN_NO_VALUES and no
+ * duplicates).  The model keeps no `capacity` nor `slot_size`: a string's
+ * capacity is taken as its memsize less a 40-byte slot and a 1-byte
+ * terminator, and buffers of arrays and hashes as memsize less 40 bytes,
+ * which is what Ruby up to 3.1 writes for ASCII and UTF-8 strings; for
+ * other dumps hscope_waste_file() is exact.  The heap is only read (any
+ * number of analyses may run on it at once); the working memory counts
+ * against its max_memory, and the result uses its allocator.
+ */
+HSCOPE_API hscope_status hscope_waste_compute(hscope_waste_t **out,
+                                              const hscope_heap_t *heap,
+                                              const hscope_waste_options *opts,
+                                              hscope_error *err);
+
+HSCOPE_API void hscope_waste_free(hscope_waste_t *waste);
+
+/** Totals of a waste analysis.  Caller-owned; set `size` first (fields
+ * beyond it are not written). */
+typedef struct hscope_waste_totals {
+    uint32_t size;              /* sizeof(hscope_waste_totals) */
+    uint32_t warnings;          /* HSCOPE_WASTE_WARN_* */
+    uint64_t objects;           /* objects considered (dumper's left out) */
+    uint64_t memsize;           /* their memsize: the heap */
+    uint64_t count;             /* objects of every finding */
+    uint64_t saving;            /* bytes recoverable, all findings */
+    uint64_t duplicate_count;   /* copies that would go */
+    uint64_t duplicate_saving;
+    uint64_t duplicate_values;  /* distinct values with 2+ copies */
+    uint64_t duplicate_copies;  /* all their copies */
+    uint64_t empty_count;       /* empty objects */
+    uint64_t empty_saving;
+    uint64_t oversized_count;   /* oversized objects */
+    uint64_t oversized_saving;
+    uint64_t shared_count;      /* not compared: share another's buffer */
+    uint64_t shared_memsize;
+    uint64_t no_value_count;    /* not compared: the dump has no value */
+    uint64_t no_value_memsize;
+    uint64_t truncated_count;   /* not compared: value length is not bytesize */
+    uint64_t truncated_memsize;
+    uint64_t collision_count;   /* copies not grouped (WARN_COLLISIONS) */
+    uint64_t excluded;          /* the dumper's objects left out */
+    uint64_t untraced;          /* objects of findings without a site */
+    uint64_t group_count;       /* rows (places to change) */
+    uint64_t dump_objects;      /* objects of the dump, all of them */
+} hscope_waste_totals;
+
+#define HSCOPE_WASTE_TOTALS_INIT { sizeof(hscope_waste_totals), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
+/** Function twin of HSCOPE_WASTE_TOTALS_INIT. */
+HSCOPE_API void hscope_waste_totals_init(hscope_waste_totals *totals);
+
+HSCOPE_API hscope_status hscope_waste_totals_get(const hscope_waste_t *waste,
+                                                 hscope_waste_totals *totals);
+
+/**
+ * One place to change: a finding kind at a site (or gem), with what
+ * fixing it saves.  Strings are borrowed, valid until hscope_waste_free().
+ */
+typedef struct hscope_waste_row {
+    uint32_t size;          /* sizeof(hscope_waste_row), set by the caller */
+    int32_t kind;           /* HSCOPE_WASTE_DUPLICATE, _EMPTY, _OVERSIZED */
+    int32_t type;           /* HSCOPE_TYPE_STRING, _ARRAY or _HASH */
+    uint32_t reserved;
+    const char *key;        /* "file:line" or the gem */
+    const char *fix;        /* a suggested fix, one English sentence */
+    uint64_t count;         /* objects: copies that would go, empty or
+                               oversized objects */
+    uint64_t saving;        /* bytes recoverable */
+    uint64_t memsize;       /* memsize of the objects (all copies) */
+    uint64_t copies;        /* duplicate: copies made here (one may stay) */
+    uint64_t frozen;        /* duplicate: copies that are frozen */
+    uint64_t fstring;       /* duplicate: copies that are fstrings */
+    uint64_t values;        /* duplicate: distinct values; see
+                               hscope_waste_row_value() */
+    uint64_t buffer;        /* oversized: buffer bytes */
+    uint64_t used;          /* oversized: bytes of content */
+} hscope_waste_row;
+
+/** Rows, biggest saving first (ties by key, then kind and type). */
+HSCOPE_API uint64_t hscope_waste_row_count(const hscope_waste_t *waste);
+/** Row i into *row (fields beyond row->size are not written);
+ * HSCOPE_ERR_NOT_FOUND when i is out of range. */
+HSCOPE_API hscope_status hscope_waste_row_get(const hscope_waste_t *waste,
+                                              uint64_t i,
+                                              hscope_waste_row *row);
+/**
+ * Value j of duplicate row i (its values by saving here, largest first;
+ * j < row.values): *value is an index for hscope_waste_value_get(), and
+ * *copies and *saving what the row's site holds of it.
+ */
+HSCOPE_API hscope_status hscope_waste_row_value(const hscope_waste_t *waste,
+                                                uint64_t i, uint64_t j,
+                                                uint64_t *value,
+                                                uint64_t *copies,
+                                                uint64_t *saving);
+
+/** A duplicated value.  `data` is the value's bytes (not NUL-terminated,
+ * may hold NUL); front ends print it only when asked (HSCOPE_REPORT_VALUES). */
+typedef struct hscope_waste_value {
+    uint32_t size;          /* sizeof(hscope_waste_value) */
+    uint32_t reserved;
+    uint64_t hash;          /* XXH3-64 of the bytes */
+    uint64_t length;        /* bytes */
+    const char *data;       /* borrowed */
+    uint64_t copies;        /* objects holding it */
+    uint64_t memsize;       /* their memsize */
+    uint64_t saving;        /* memsize of all copies but the largest */
+    uint64_t frozen;        /* copies that are frozen */
+    uint64_t fstring;       /* copies that are fstrings */
+    uint64_t sites;         /* distinct sites (or gems) of the copies */
+} hscope_waste_value;
+
+/** Duplicated values, biggest saving first (ties by copies, then hash). */
+HSCOPE_API uint64_t hscope_waste_value_count(const hscope_waste_t *waste);
+HSCOPE_API hscope_status hscope_waste_value_get(const hscope_waste_t *waste,
+                                                uint64_t i,
+                                                hscope_waste_value *value);
+/** Site j of value i (most copies first, j < value.sites): key, copies
+ * made there and the saving attributed to it (the largest copy is kept
+ * at the site holding it). */
+HSCOPE_API hscope_status hscope_waste_value_site(const hscope_waste_t *waste,
+                                                 uint64_t i, uint64_t j,
+                                                 const char **key,
+                                                 uint64_t *copies,
+                                                 uint64_t *saving);
+
+/** The load statistics of the dump (as hscope_tally_stats()). */
+HSCOPE_API hscope_status hscope_waste_stats(const hscope_waste_t *waste,
+                                            hscope_load_stats *stats);
+/** Lines skipped for `reason` (HSCOPE_SKIP_*) in the dump. */
+HSCOPE_API uint64_t hscope_waste_skipped(const hscope_waste_t *waste,
+                                         int32_t reason);
 
 /* ------------------------------------------------------------------------ */
 /* Reports: every result written as text, JSON, CSV, DOT, SVG or HTML        */
@@ -1224,6 +1473,84 @@ HSCOPE_API hscope_status hscope_suspects_write(const hscope_suspects_t *suspects
                                                void *user_data,
                                                hscope_error *err);
 /* ---- end of part A writers ---- */
+/* ------------------------------------------------------------------------ */
+/* Ruby 4.0 and later; fields this version does not know (since 0.2)         */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * Ruby's object_id of an object, recorded by Ruby 4.0+ (flags "object_id")
+ * for objects whose id was asked for.  Returns 1 and sets *object_id (may
+ * be NULL) when the dump has it, else 0.  Since 0.2.
+ */
+HSCOPE_API int32_t hscope_heap_object_oid(const hscope_heap_t *heap, hscope_id id,
+                                          uint64_t *object_id);
+
+/**
+ * The owner of an IMEMO fields object (Ruby 4.0+: the instance variables of
+ * a String, Array, class or typed Data live in one; its "class" field is
+ * the owner, which references it): the owner's id, or HSCOPE_ID_NONE when
+ * `id` is not a fields object or its owner is not in the dump.  Since 0.2.
+ */
+HSCOPE_API hscope_id hscope_heap_object_owner(const hscope_heap_t *heap, hscope_id id);
+
+/**
+ * 1 if root category i is conservative: "machine_context", the GC's scan of
+ * the C stack and registers (on WASI, of the shadow stack and the spilled
+ * locals), which keeps alive whatever a stale slot happens to point at; 0
+ * otherwise.  hscope_paths_compute() prefers the other roots.  Since 0.2.
+ */
+HSCOPE_API int32_t hscope_heap_root_category_conservative(const hscope_heap_t *heap,
+                                                          uint32_t i);
+
+/** Kinds of fields a dump has that this version does not know. */
+#define HSCOPE_UNKNOWN_KEY   1 /* a record key; counted per record */
+#define HSCOPE_UNKNOWN_FLAG  2 /* a name inside "flags"; counted per record */
+#define HSCOPE_UNKNOWN_TYPE  3 /* an object "type"; counted per object (the
+                                  objects are kept, under that type name) */
+#define HSCOPE_UNKNOWN_OTHER 4 /* names beyond the first 32, together */
+
+/**
+ * Fields of the dump this version does not know (a newer Ruby's): never an
+ * error, the record is kept and the field counted by name.  Entries: keys and
+ * flags in the order first met (cut to their first 47 bytes), then types;
+ * the unknown_keys and unknown_types load statistics are their totals.
+ * Since 0.2.
+ */
+HSCOPE_API uint32_t hscope_heap_unknown_count(const hscope_heap_t *heap);
+/** Entry i: kind (HSCOPE_UNKNOWN_*), name (borrowed; "(other)" for
+ * HSCOPE_UNKNOWN_OTHER) and count.  HSCOPE_ERR_NOT_FOUND past the end. */
+HSCOPE_API hscope_status hscope_heap_unknown_get(const hscope_heap_t *heap, uint32_t i,
+                                                 int32_t *kind, const char **name,
+                                                 uint64_t *count);
+
+/**
+ * Objects of the diff's last dump matched by Ruby's object_id (Ruby 4.0+
+ * records it for objects whose id was asked for): when both records of an
+ * object have one, the ids decide identity, wherever the object lies (so
+ * an object moved by compaction is still a survivor, and an address reused
+ * by another object is not).  Since 0.2.
+ */
+HSCOPE_API uint64_t hscope_diff_object_id_matches(const hscope_diff_t *diff);
+/** Of those, the objects found at another address than in an earlier
+ * dump (moved by GC compaction).  Since 0.2. */
+HSCOPE_API uint64_t hscope_diff_moved_objects(const hscope_diff_t *diff);
+/** Notes on how the diff decided identity (e.g. by object_id), one per
+ * line; "" if none.  Not warnings: nothing is wrong.  Since 0.2. */
+HSCOPE_API const char *hscope_diff_note_text(const hscope_diff_t *diff);
+
+/**
+ * Write a waste analysis: text (the totals, the places to change with
+ * their fixes, the duplicated values) or JSON (kind "waste", docs/JSON.md).
+ * `top` rows of each list (0: 20).  A value is shown as its length and
+ * the first 8 hex digits of its hash (JSON: "length" and all 16), so two
+ * reports can be compared; the value itself only with
+ * HSCOPE_REPORT_VALUES.
+ */
+HSCOPE_API hscope_status hscope_waste_write(const hscope_waste_t *waste,
+                                            const hscope_report_options *opts,
+                                            hscope_write_fn write,
+                                            void *user_data,
+                                            hscope_error *err);
 
 /* ------------------------------------------------------------------------ */
 /* Memory over time: timeline (and diff --grew), export (since 0.2)          */

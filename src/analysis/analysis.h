@@ -60,6 +60,9 @@ uint64_t hscope__diff_snapshot_objects(const hscope_diff_t *d, uint32_t i);
 uint64_t hscope__diff_reused_addresses(const hscope_diff_t *d);
 uint32_t hscope__diff_warnings(const hscope_diff_t *d);
 const char *hscope__diff_warning_text(const hscope_diff_t *d);
+uint64_t hscope__diff_object_id_matches(const hscope_diff_t *d);
+uint64_t hscope__diff_moved_objects(const hscope_diff_t *d);
+const char *hscope__diff_note_text(const hscope_diff_t *d);
 hscope_status hscope__diff_tally(hscope_tally_t **out, const hscope_diff_t *d,
                                  const char *key,
                                  const hscope_tally_options *opts,
@@ -146,6 +149,28 @@ int hscope__tally_key(const char *key);
  * dumper's own (ObjectSpace.dump_all, the heapscope gem's snapshot code). */
 void hscope__gem_of(const char *file, const char **gem, size_t *len);
 int hscope__is_dumper(const char *file, const char *method);
+/* The dumper rule per allocation site, judged once per site id: judged[site]
+ * is 0 (not yet), 1 (no) or 2 (the dumper's); the array grows as sites
+ * come.  Sites are (site_file, site_method) string ids of `strings`. */
+hscope_status hscope__judge_site(hscope__mem *m, uint8_t **judged, size_t *cap,
+                                 const hscope__intern *strings, const uint32_t *site_file,
+                                 const uint32_t *site_method, uint32_t site,
+                                 hscope_error *err);
+static inline hscope_status
+hscope__dumper_site(hscope__mem *m, uint8_t **judged, size_t *cap,
+                    const hscope__intern *strings, const uint32_t *site_file,
+                    const uint32_t *site_method, uint32_t site, int *dumper,
+                    hscope_error *err)
+{
+    if (HS_UNLIKELY(site >= *cap || !(*judged)[site])) {
+        hscope_status st = hscope__judge_site(m, judged, cap, strings, site_file,
+                                              site_method, site, err);
+        if (st != HSCOPE_OK)
+            return st;
+    }
+    *dumper = (*judged)[site] == 2;
+    return HSCOPE_OK;
+}
 
 /* Fingerprints for the series checks (series.c). */
 typedef struct hscope__fp_item {
@@ -305,6 +330,137 @@ hscope_status hscope__diff_run(hscope_diff_t **out, hscope_heap_t *target,
                                const char *const names[3],
                                const hscope_diff_options *opts,
                                hscope_error *err);
+
+/* ------------------------------------------------------------------ */
+/* Waste (waste.c, waste_build.c; waste_scan.c: its two sources)     */
+/* ------------------------------------------------------------------ */
+
+/* Options, checked and completed with the defaults. */
+typedef struct hscope__wcfg {
+    int by;                 /* HSCOPE_WASTE_BY_* */
+    int keep_dumper;
+    uint64_t ratio;
+    uint64_t min_slack;
+} hscope__wcfg;
+
+/* One object as the analysis sees it, from a streamed record or from a
+ * loaded heap's columns.  file: a string id of the source's interner. */
+typedef struct hscope__wobj {
+    uint64_t memsize, size;     /* size: bytesize, length or size */
+    uint64_t capacity;          /* STRING, when has_capacity */
+    uint64_t ref;               /* streamed: line offset; heap: object id */
+    const char *value;          /* when has_value; valid during the call */
+    uint64_t value_len;
+    uint32_t file, line, slot;  /* slot: slot_size, 0 when unknown */
+    uint16_t flags;
+    uint8_t type, has_value, has_capacity;
+} hscope__wobj;
+
+typedef struct hscope__wacc hscope__wacc;
+typedef struct hscope__wsrc hscope__wsrc;
+
+/* The accumulator (waste.c), used on one thread.  With `resolve`, the
+ * first copy of a value is fetched when its second copy is seen (a loaded
+ * heap: ref is an object id); without, it comes from a ring of recent
+ * first copies, or is read back at the end (hscope__wacc_pending,
+ * hscope__wacc_confirm: ref is a line offset). */
+typedef hscope_status (*hscope__wresolve_fn)(void *ud, uint64_t ref,
+                                             hscope__wobj *out,
+                                             hscope_error *err);
+hscope_status hscope__wacc_new(hscope__wacc **out, hscope__mem *mem,
+                               const hscope__wcfg *cfg,
+                               hscope__wresolve_fn resolve, void *resolve_ud,
+                               hscope_error *err);
+void hscope__wacc_free(hscope__wacc *a);
+/* Room for about n distinct values from the start (a hint). */
+hscope_status hscope__wacc_reserve(hscope__wacc *a, uint64_t n, hscope_error *err);
+/* Objects left out (the dumper's) and warnings found by the caller. */
+void hscope__wacc_note(hscope__wacc *a, uint64_t excluded, uint32_t warnings);
+/* A source of objects, owned by the accumulator.  hscope__wsrc_add runs
+ * on the source's own thread (a parser slot's worker) with the file ids
+ * of its interner; the source hands its strings over in
+ * hscope__wsrc_flush / _done, on the accumulator's thread, in the dump's
+ * order, with smap mapping its file ids to the accumulator's (NULL: the
+ * same).  An `own` source is on the accumulator's thread (and its ids
+ * the accumulator's): it hands over as it goes. */
+hscope_status hscope__wsrc_new(hscope__wsrc **out, hscope__wacc *a, int own,
+                               hscope_error *err);
+hscope_status hscope__wsrc_add(hscope__wsrc *s, const hscope__wobj *o,
+                               hscope_error *err);
+hscope_status hscope__wsrc_flush(hscope__wsrc *s, const uint32_t *smap,
+                                 size_t nsmap, hscope_error *err);
+/* No more objects from s: hand over the rest, and its counts. */
+hscope_status hscope__wsrc_done(hscope__wsrc *s, const uint32_t *smap,
+                                size_t nsmap, hscope_error *err);
+/* First copies still to be compared (*n of them, ascending refs), and
+ * the ref of the i-th. */
+hscope_status hscope__wacc_pending(hscope__wacc *a, size_t *n, hscope_error *err);
+uint64_t hscope__wacc_pending_ref(const hscope__wacc *a, size_t i);
+/* The record read back for pending copy i (file ids the accumulator's):
+ * counted when it is the value expected there; else the dump changed (a
+ * warning). */
+hscope_status hscope__wacc_confirm(hscope__wacc *a, size_t i, const hscope__wobj *o,
+                                   hscope_error *err);
+/* Pending copy i could not be read back (the dump changed). */
+void hscope__wacc_unconfirmed(hscope__wacc *a, size_t i);
+
+/* The result (waste_build.c), built from the accumulator once every
+ * source is done; file ids are strings of `strings`. */
+hscope_status hscope__waste_finish(hscope_waste_t **out, hscope__wacc *a,
+                                   const hscope__intern *strings,
+                                   const hscope_allocator *alloc,
+                                   const hscope_load_stats *stats,
+                                   const uint64_t skipped[HSCOPE_SKIP__COUNT],
+                                   hscope_error *err);
+
+/* The result (read by api/waste_api.c and report/w_waste.c). */
+typedef struct hscope__wrow {
+    uint32_t key;                 /* string id in keys */
+    uint8_t kind, type;
+    uint64_t count, saving, memsize;
+    uint64_t copies, frozen, fstring, values;
+    uint64_t buffer, used;
+    uint64_t vfirst;              /* its values: vrefs[vfirst..+values) */
+} hscope__wrow;
+
+typedef struct hscope__wval {
+    uint64_t hash, len, data;     /* data: offset in varena */
+    uint64_t copies, memsize, saving, frozen, fstring;
+    uint64_t sfirst, nsites;      /* its sites: srefs[sfirst..+nsites) */
+} hscope__wval;
+
+typedef struct hscope__wref {
+    uint64_t idx;                 /* a value index, or a key id */
+    uint64_t copies, saving;
+} hscope__wref;
+
+struct hscope_waste {
+    hscope__mem mem;
+    hscope__intern keys;
+    char *varena;
+    hscope__wrow *rows;
+    size_t nrows;
+    hscope__wval *vals;
+    size_t nvals;
+    hscope__wref *vrefs, *srefs;  /* row -> values, value -> sites */
+    int by;
+    hscope_waste_totals tot;
+    hscope_load_stats stats;
+    uint64_t skipped[HSCOPE_SKIP__COUNT];
+};
+
+/* The suggested fix of a finding (a static sentence). */
+const char *hscope__waste_fix(int kind, int type, uint64_t copies, uint64_t frozen);
+
+/* Check a caller's options (NULL: defaults). */
+hscope_status hscope__wcfg_read(const hscope_waste_options *in, hscope__wcfg *out,
+                                hscope_error *err);
+/* The two sources (waste_scan.c). */
+hscope_status hscope__waste_file(hscope_waste_t **out, const char *path,
+                                 const hscope_load_options *load,
+                                 const hscope__wcfg *cfg, hscope_error *err);
+hscope_status hscope__waste_heap(hscope_waste_t **out, const hscope_heap_t *heap,
+                                 const hscope__wcfg *cfg, hscope_error *err);
 
 /* ------------------------------------------------------------------ */
 /* Memory over time (order.c, timeline.c; issue 20)                   */

@@ -10,11 +10,16 @@
  * Identity (DESIGN.md): address and type agree; if both records carry a
  * generation, generation and allocation file:line agree too; if neither
  * does, the class address agrees.  A record with a generation and one
- * without are different objects.
+ * without are different objects.  Stronger than all of that, Ruby 4.0+
+ * records the object_id of objects whose id was asked for: a base record
+ * with one is the target object with the same id, wherever it lies (moved
+ * by compaction), and no other (an id is never dropped, so a target object
+ * at its address without that id is a new object).
  */
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "analysis.h"
@@ -26,6 +31,7 @@ struct hscope_diff {
     uint32_t *ids;
     size_t n;
     uint64_t memsize, excluded, reused, untraced;
+    uint64_t oid_matches, moved;  /* in the pass of the dump before the target */
     uint64_t snap[3];
     uint32_t ndumps;        /* 2 or 3 */
     uint32_t warn;
@@ -34,6 +40,7 @@ struct hscope_diff {
     uint32_t codes[HSCOPE__DIFF_MAX_WARNINGS];
     uint32_t ncodes;
     _Atomic int32_t refs;   /* the handle + hscope_suspects_t holding it */
+    char notes[512];
 };
 
 /* Maps string ids of one interner to the target's (MISSING if absent). */
@@ -78,6 +85,13 @@ typedef struct qrec {
     uint8_t type;
 } qrec;
 
+/* The target's objects with an object_id, sorted by it. */
+typedef struct oidmap {
+    uint64_t *oid;
+    uint32_t *id;
+    size_t n;
+} oidmap;
+
 /* One marking pass: base records against the target. */
 typedef struct pass {
     qrec q[QN];
@@ -89,14 +103,15 @@ typedef struct pass {
     strmap files;
     const char (*base_types)[24];
     int address_only, count_reuse;
-    uint64_t reused, objects, traced, pinned;
+    uint64_t reused, objects, traced, pinned, oid_matches, moved;
+    const oidmap *oids;         /* the target's, or NULL (none, or address_only) */
     hscope_fingerprint_t *fp;   /* the base's, for the series checks */
 } pass;
 
 static uint64_t
 class_address(const hscope_heap_t *h, uint32_t id)
 {
-    return hscope__heap_object_class_address(h, id);
+    return hscope__class_addr(h, id);
 }
 
 static int
@@ -140,6 +155,41 @@ visit(pass *p, const hscope__intern *bstr, uint32_t tid, int type, uint32_t gen,
     return HSCOPE_OK;
 }
 
+/* The target object whose object_id is oid, or HSCOPE_ID_NONE. */
+static uint32_t
+oid_target(const oidmap *m, uint64_t oid)
+{
+    size_t lo = 0, hi = m->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->oid[mid] < oid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < m->n && m->oid[lo] == oid ? m->id[lo] : HSCOPE_ID_NONE;
+}
+
+/* A base record with an object_id, against a target that has some: the
+ * id decides.  The object at the record's address, if any, is another
+ * object unless it is the one with that id.  Few records have one: they
+ * skip the queue (and its batched address lookups). */
+static void
+visit_oid(pass *p, uint64_t addr, int type, uint32_t gen, uint16_t flags, uint64_t oid)
+{
+    p->objects++;
+    p->traced += gen != HSCOPE__GEN_NONE;
+    p->pinned += (flags & HSCOPE_FLAG_PINNED) != 0;
+    uint32_t same = oid_target(p->oids, oid), tid = hscope__index_find(p->t, addr);
+    if (same != HSCOPE_ID_NONE && same_type(p, same, type)) {
+        p->bits[same / 64] |= (uint64_t)1 << (same % 64);
+        p->oid_matches++;
+        p->moved += p->t->addr[same] != addr;
+    }
+    if (tid != HSCOPE_ID_NONE && tid != same)
+        p->reused++;
+}
+
 /* Look up the queued records' addresses together, then compare each. */
 static hscope_status
 flush(pass *p, hscope_error *err)
@@ -157,11 +207,19 @@ flush(pass *p, hscope_error *err)
     return HSCOPE_OK;
 }
 
+/* Queue a record; a full queue is compared first, so that the last record
+ * queued stays there until the next one comes (sink_oid() may take it
+ * back).  The pass ends with a flush. */
 static hscope_status
 enqueue(pass *p, const hscope__intern *bstr, uint64_t addr, int type,
         uint32_t gen, uint32_t file, uint32_t line, uint64_t cls,
         uint16_t flags, hscope_error *err)
 {
+    if (p->nq == QN) {
+        hscope_status st = flush(p, err);
+        if (st != HSCOPE_OK)
+            return st;
+    }
     p->qstr = bstr;
     qrec *r = &p->q[p->nq];
     r->addr = addr;
@@ -172,7 +230,7 @@ enqueue(pass *p, const hscope__intern *bstr, uint64_t addr, int type,
     r->flags = flags;
     r->type = (uint8_t)type;
     p->qaddr[p->nq++] = addr;
-    return p->nq == QN ? flush(p, err) : HSCOPE_OK;
+    return HSCOPE_OK;
 }
 
 static hscope_status
@@ -180,9 +238,14 @@ pass_heap(pass *p, const hscope_heap_t *b, hscope_error *err)
 {
     p->base_types = (const char (*)[24])b->type_names;
     hscope__fp_add_heap(p->fp, b);
+    size_t oc = 0; /* b's object ids, walked along with the ids */
     for (uint32_t i = 0; i < b->n; i++) {
         uint32_t s = b->site[i];
-        uint64_t cls = b->cls[i] == HSCOPE__CLS_HIDDEN ? 0 : class_address(b, i);
+        uint64_t cls = b->cls[i] == HSCOPE__CLS_HIDDEN ? 0 : class_address(b, i), oid = 0;
+        if (p->oids && hscope__bigvals_next(&b->oids, i, &oc, &oid)) {
+            visit_oid(p, b->addr[i], b->type[i], b->gen[i], b->flags[i], oid);
+            continue;
+        }
         hscope_status st = enqueue(p, &b->strings, b->addr[i], b->type[i], b->gen[i],
                                    b->site_file[s], b->site_line[s], cls, b->flags[i], err);
         if (st != HSCOPE_OK)
@@ -199,6 +262,20 @@ sink(void *ud, hscope__builder *b, const hscope__objrec *o, hscope_error *err)
     hscope__fp_add(p->fp, o->addr, o->type, o->gen);
     return enqueue(p, &b->strings, o->addr, o->type, o->gen, o->file, o->line,
                    o->class_addr, o->flags, err);
+}
+
+/* The record just queued has an object_id: the id decides, not its address. */
+static hscope_status
+sink_oid(void *ud, hscope__builder *b, uint64_t oid, hscope_error *err)
+{
+    (void)b;
+    (void)err;
+    pass *p = ud;
+    if (!p->oids || !p->nq)
+        return HSCOPE_OK;
+    const qrec *r = &p->q[--p->nq];
+    visit_oid(p, r->addr, r->type, r->gen, r->flags, oid);
+    return HSCOPE_OK;
 }
 
 /* Per site of the target: 1 if it is the dumper's (origin.c's rule). */
@@ -315,6 +392,59 @@ read_opts(const hscope_diff_options *in, hscope_diff_options *o, hscope_error *e
 
 typedef hscope__diff_base base;
 
+static int
+cmp_oid(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The target's (object_id, id) pairs sorted by object_id, in one
+ * allocation (pairs packed as two u64s, then split). */
+static hscope_status
+oidmap_build(oidmap *om, const hscope_heap_t *t, hscope__mem *m, hscope_error *err)
+{
+    size_t n = t->oids.len;
+    uint64_t *pairs = hscope__malloc(m, (n ? n : 1) * 2 * sizeof(uint64_t));
+    om->id = hscope__malloc(m, (n ? n : 1) * sizeof(uint32_t));
+    if (!pairs || !om->id) {
+        hscope__free(m, pairs);
+        return hscope__nomem(err, n * 20);
+    }
+    for (size_t i = 0; i < n; i++) {
+        pairs[2 * i] = t->oids.val[i];
+        pairs[2 * i + 1] = t->oids.id[i];
+    }
+    qsort(pairs, n, 2 * sizeof(uint64_t), cmp_oid);
+    for (size_t i = 0; i < n; i++) {
+        pairs[i] = pairs[2 * i]; /* in place: i <= 2i */
+        om->id[i] = (uint32_t)pairs[2 * i + 1];
+    }
+    om->oid = pairs;
+    om->n = n;
+    return HSCOPE_OK;
+}
+
+/* What the object ids did, for hscope_diff_note_text(). */
+static void
+oid_notes(hscope_diff_t *d, const hscope_heap_t *t, const char *tname, const char *prev,
+          int address_only)
+{
+    if (!t->oids.len)
+        return;
+    if (address_only) {
+        snprintf(d->notes, sizeof(d->notes),
+                 "%llu objects of %s carry Ruby's object_id; not used (address-only comparison)",
+                 (unsigned long long)t->oids.len, tname);
+        return;
+    }
+    snprintf(d->notes, sizeof(d->notes),
+             "identity by object_id (Ruby 4.0+): %llu of the %llu objects of %s that carry one "
+             "matched %s by it, %llu of them at another address (moved)",
+             (unsigned long long)d->oid_matches, (unsigned long long)t->oids.len, tname, prev,
+             (unsigned long long)d->moved);
+}
+
 /* Roots and damage of a loaded dump. */
 static void
 snap_heap(snapinfo *si, const hscope_heap_t *h)
@@ -337,7 +467,8 @@ run_pass(pass *p, const base *b, snapinfo *si, hscope_error *err)
         hscope__builder bl;
         const hscope_load_options *lo = b->load;
         hscope__mem_init(&mem, lo ? lo->allocator : NULL, lo ? lo->max_memory : 0);
-        st = hscope__heap_stream(&bl, &mem, b->path, lo, sink, NULL, p, NULL, NULL, err);
+        hscope__stream_sinks ss = { sink, sink_oid, NULL, p, 0 };
+        st = hscope__heap_stream(&bl, &mem, b->path, lo, &ss, NULL, NULL, err);
         if (st == HSCOPE_OK)
             st = flush(p, err); /* while the builder's strings still exist */
         uint64_t sk = 0;
@@ -384,9 +515,13 @@ hscope__diff_run(hscope_diff_t **out, hscope_heap_t *target, const char *target_
     hscope_diff_t *d = NULL;
     hscope__mem *m = &target->mem;
     hscope_fingerprint_t *fps[3] = { NULL, NULL, NULL };
+    oidmap om = { NULL, NULL, 0 };
     pass p;
     memset(&p, 0, sizeof(p));
     if ((st = read_opts(uopts, &o, err)) != HSCOPE_OK)
+        return st;
+    if (target->oids.len && !(o.flags & HSCOPE_DIFF_ADDRESS_ONLY) &&
+        (st = oidmap_build(&om, target, m, err)) != HSCOPE_OK)
         return st;
     size_t words = (size_t)target->n / 64 + 1;
     in_a = hscope__calloc(m, words, sizeof(uint64_t));
@@ -412,6 +547,7 @@ hscope__diff_run(hscope_diff_t **out, hscope_heap_t *target, const char *target_
         p.files.mem = m;
         p.files.to = &target->strings;
         p.address_only = (o.flags & HSCOPE_DIFF_ADDRESS_ONLY) != 0;
+        p.oids = om.n ? &om : NULL;
         si[ns].name = names[ns];
         if ((st = hscope__fp_new(&fps[ns], m, err)) != HSCOPE_OK)
             goto fail;
@@ -423,6 +559,8 @@ hscope__diff_run(hscope_diff_t **out, hscope_heap_t *target, const char *target_
         hscope__fp_finish(fps[ns], bases[k]->heap ? NULL : bases[k]->path);
         if (k == 0)
             d->reused = p.reused;
+        d->oid_matches = p.oid_matches; /* the last pass's: the dump before the target */
+        d->moved = p.moved;
         d->snap[ns++] = p.objects;
     }
     /* the target itself */
@@ -459,6 +597,9 @@ hscope__diff_run(hscope_diff_t **out, hscope_heap_t *target, const char *target_
     }
     warnings(d, si, ns);
     series(d, fps, si, ns);
+    oid_notes(d, target, names[ns - 1], names[ns - 2], (o.flags & HSCOPE_DIFF_ADDRESS_ONLY) != 0);
+    hscope__free(m, om.oid);
+    hscope__free(m, om.id);
     hscope__free(m, in_a);
     hscope__free(m, in_b);
     hscope__free(m, dsite);
@@ -467,6 +608,8 @@ hscope__diff_run(hscope_diff_t **out, hscope_heap_t *target, const char *target_
     *out = d;
     return HSCOPE_OK;
 fail:
+    hscope__free(m, om.oid);
+    hscope__free(m, om.id);
     hscope__free(m, in_a);
     hscope__free(m, in_b);
     hscope__free(m, dsite);
@@ -583,6 +726,24 @@ const char *
 hscope__diff_warning_text(const hscope_diff_t *d)
 {
     return d ? d->text : "";
+}
+
+uint64_t
+hscope__diff_object_id_matches(const hscope_diff_t *d)
+{
+    return d ? d->oid_matches : 0;
+}
+
+uint64_t
+hscope__diff_moved_objects(const hscope_diff_t *d)
+{
+    return d ? d->moved : 0;
+}
+
+const char *
+hscope__diff_note_text(const hscope_diff_t *d)
+{
+    return d ? d->notes : "";
 }
 
 hscope_status

@@ -780,13 +780,22 @@ hscope__paths_compute(hscope_paths_t **out, hscope_heap_t *heap,
     memset(par, 0xFF, (size_t)g.nv * 4);
     size_t qh = 0, qt = 0;
     par[g.root] = g.root;
-    queue[qt++] = g.root;
-    while (qh < qt) {
-        uint32_t v = queue[qh++];
-        for (uint32_t k = 0, w; (w = succ_at(&g, v, k)) != NONE; k++) {
-            if (par[w] == NONE) {
-                par[w] = v;
-                queue[qt++] = w;
+    /* Breadth first from the precise root categories, then from the
+     * conservative ones (machine_context) for what is left: a path runs
+     * through a stale stack slot only when nothing else holds the object. */
+    for (int conservative = 0; conservative < 2; conservative++) {
+        for (uint32_t c = 0; c < g.ncat; c++)
+            if (hscope__cat_conservative(heap, c) == conservative) {
+                par[g.n + c] = g.root;
+                queue[qt++] = g.n + c;
+            }
+        while (qh < qt) {
+            uint32_t v = queue[qh++];
+            for (uint32_t k = 0, w; (w = succ_at(&g, v, k)) != NONE; k++) {
+                if (par[w] == NONE) {
+                    par[w] = v;
+                    queue[qt++] = w;
+                }
             }
         }
     }

@@ -192,25 +192,6 @@ find_class(const fold *f, uint64_t addr, uint32_t *detail)
     return 0;
 }
 
-/* Judge a site the first time it is seen: dsite[site] = 1 (not the
- * dumper's) or 2 (the dumper's). */
-static hscope_status
-judge_site(fold *f, const hscope__builder *b, uint32_t site, hscope_error *err)
-{
-    if (site >= f->dcap) {
-        size_t old = f->dcap;
-        hscope_status st = hscope__grow(f->mem, (void **)&f->dsite, &f->dcap, (size_t)site + 1,
-                                        1, err);
-        if (st != HSCOPE_OK)
-            return st;
-        memset(f->dsite + old, 0, f->dcap - old);
-    }
-    f->dsite[site] = site && hscope__is_dumper(
-        hscope__intern_str(&b->strings, b->site_file[site]),
-        hscope__intern_str(&b->strings, b->site_method[site])) ? 2 : 1;
-    return HSCOPE_OK;
-}
-
 static hscope_status
 sink(void *ud, hscope__builder *b, const hscope__objrec *o, hscope_error *err)
 {
@@ -219,10 +200,11 @@ sink(void *ud, hscope__builder *b, const hscope__objrec *o, hscope_error *err)
     if (f->fp)
         hscope__fp_add(f->fp, o->addr, o->type, o->gen);
     if (f->skip_dumper) {
-        if (HS_UNLIKELY(o->site >= f->dcap || !f->dsite[o->site]) &&
-            (st = judge_site(f, b, o->site, err)) != HSCOPE_OK)
+        int dumper;
+        if ((st = hscope__dumper_site(f->mem, &f->dsite, &f->dcap, &b->strings, b->site_file,
+                                      b->site_method, o->site, &dumper, err)) != HSCOPE_OK)
             return st;
-        if (f->dsite[o->site] == 2) {
+        if (dumper) {
             f->excluded++;
             return HSCOPE_OK;
         }
@@ -530,6 +512,12 @@ hscope__tally_file(hscope_tally_t **out, const char *path, const char *key,
         }
         memcpy(&o, uopts, uopts->size < sizeof(o) ? uopts->size : sizeof(o));
     }
+    if (o.flags & HSCOPE_TALLY_FIELDS_WITH_OWNER) {
+        st = hscope__fail(&err, HSCOPE_ERR_UNSUPPORTED,
+                          "counting fields objects with their owners needs the loaded heap: "
+                          "an owner can come after its fields object in the dump");
+        goto done;
+    }
     if (o.flags & ~(uint32_t)(HSCOPE_TALLY_SKIP_DUMPER | HSCOPE_TALLY_FINGERPRINT)) {
         st = hscope__fail(&err, HSCOPE_ERR_UNSUPPORTED, "unknown tally flags 0x%x", o.flags);
         goto done;
@@ -548,8 +536,8 @@ hscope__tally_file(hscope_tally_t **out, const char *path, const char *key,
     uint64_t in_bytes = 0, t0 = hscope__now_ns();
     int gz = 0;
     /* on the parallel parser: folded on the workers (fold_slots) */
-    if ((st = hscope__heap_stream(&b, &mem, path, lo, sink, &fold_slots, &f, &in_bytes, &gz,
-                                  &err)) != HSCOPE_OK)
+    hscope__stream_sinks ss = { sink, NULL, &fold_slots, &f, 0 };
+    if ((st = hscope__heap_stream(&b, &mem, path, lo, &ss, &in_bytes, &gz, &err)) != HSCOPE_OK)
         goto done;
     if ((st = hscope__tally_new(&t, lo ? lo->allocator : NULL, &err)) != HSCOPE_OK)
         goto done;

@@ -164,6 +164,24 @@ hscope__gem_of(const char *f, const char **out, size_t *n)
  * Marshal.dump, JSON.dump and the application's own dump methods allocate
  * real data.
  */
+hscope_status
+hscope__judge_site(hscope__mem *m, uint8_t **judged, size_t *cap, const hscope__intern *strings,
+                   const uint32_t *site_file, const uint32_t *site_method, uint32_t site,
+                   hscope_error *err)
+{
+    if (site >= *cap) {
+        size_t old = *cap;
+        hscope_status st = hscope__grow(m, (void **)judged, cap, (size_t)site + 1, 1, err);
+        if (st != HSCOPE_OK)
+            return st;
+        memset(*judged + old, 0, *cap - old);
+    }
+    (*judged)[site] = site && hscope__is_dumper(hscope__intern_str(strings, site_file[site]),
+                                                hscope__intern_str(strings, site_method[site]))
+                          ? 2 : 1;
+    return HSCOPE_OK;
+}
+
 int
 hscope__is_dumper(const char *file, const char *method)
 {

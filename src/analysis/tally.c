@@ -429,7 +429,8 @@ hscope__tally_run(hscope_tally_t **out, hscope_heap_t *heap, const char *key,
         }
         memcpy(&o, uopts, uopts->size < sizeof(o) ? uopts->size : sizeof(o));
     }
-    if (o.flags & ~(uint32_t)(HSCOPE_TALLY_SKIP_DUMPER | HSCOPE_TALLY_FINGERPRINT)) {
+    if (o.flags & ~(uint32_t)(HSCOPE_TALLY_SKIP_DUMPER | HSCOPE_TALLY_FINGERPRINT |
+                              HSCOPE_TALLY_FIELDS_WITH_OWNER)) {
         st = hscope__fail(&err, HSCOPE_ERR_UNSUPPORTED, "unknown tally flags 0x%x", o.flags);
         goto done;
     }
@@ -493,7 +494,10 @@ hscope__tally_run(hscope_tally_t **out, hscope_heap_t *heap, const char *key,
         st = hscope__nomem(&err, dense_n * 4);
         goto done;
     }
-    if (dense && !members) {
+    /* with HSCOPE_TALLY_FIELDS_WITH_OWNER, a fields object takes its
+     * owner's key (the loop below; the dense fold keys by the object) */
+    uint32_t fields = (o.flags & HSCOPE_TALLY_FIELDS_WITH_OWNER) ? hscope__fields_str(heap) : 0;
+    if (dense && !members && !fields) {
         /* Straight accumulation by key id, groups made afterwards (rows
          * are sorted by value, then text, so creation order is moot). */
         if ((st = dense_fold(t, heap, tk, gem, subset, total, dense_n, &err)) != HSCOPE_OK)
@@ -502,8 +506,10 @@ hscope__tally_run(hscope_tally_t **out, hscope_heap_t *heap, const char *key,
     }
     for (size_t x = 0; x < total; x++) {
         uint32_t i = subset ? subset[x] : (uint32_t)x;
-        uint32_t k[3];
-        key_of(heap, tk, gem, i, k);
+        uint32_t k[3], ko = i;
+        if (fields && (ko = hscope__fields_owner(heap, i, fields)) == HSCOPE_ID_NONE)
+            ko = i;
+        key_of(heap, tk, gem, ko, k);
         uint32_t gi;
         size_t s = 0;
         if (dense) {

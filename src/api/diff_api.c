@@ -87,6 +87,24 @@ hscope_diff_warning_text(const hscope_diff_t *d)
     return hscope__diff_warning_text(d);
 }
 
+HSCOPE_API uint64_t
+hscope_diff_object_id_matches(const hscope_diff_t *d)
+{
+    return hscope__diff_object_id_matches(d);
+}
+
+HSCOPE_API uint64_t
+hscope_diff_moved_objects(const hscope_diff_t *d)
+{
+    return hscope__diff_moved_objects(d);
+}
+
+HSCOPE_API const char *
+hscope_diff_note_text(const hscope_diff_t *d)
+{
+    return hscope__diff_note_text(d);
+}
+
 HSCOPE_API hscope_status
 hscope_diff_tally(hscope_tally_t **out, const hscope_diff_t *d, const char *key,
                   const hscope_tally_options *opts, hscope_error *err)

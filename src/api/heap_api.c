@@ -264,3 +264,38 @@ hscope_heap_save(const hscope_heap_t *h, const char *path, const char *source,
 {
     return hscope__heap_save(h, path, source, uerr);
 }
+
+/* ------------------------------------------------------------------ */
+/* Ruby 4.0 and later; fields this version does not know               */
+/* ------------------------------------------------------------------ */
+
+HSCOPE_API int32_t
+hscope_heap_object_oid(const hscope_heap_t *h, hscope_id id, uint64_t *object_id)
+{
+    return hscope__heap_object_oid(h, id, object_id);
+}
+
+HSCOPE_API hscope_id
+hscope_heap_object_owner(const hscope_heap_t *h, hscope_id id)
+{
+    return hscope__heap_object_owner(h, id);
+}
+
+HSCOPE_API int32_t
+hscope_heap_root_category_conservative(const hscope_heap_t *h, uint32_t i)
+{
+    return hscope__heap_root_category_conservative(h, i);
+}
+
+HSCOPE_API uint32_t
+hscope_heap_unknown_count(const hscope_heap_t *h)
+{
+    return hscope__heap_unknown_count(h);
+}
+
+HSCOPE_API hscope_status
+hscope_heap_unknown_get(const hscope_heap_t *h, uint32_t i, int32_t *kind,
+                        const char **name, uint64_t *count)
+{
+    return hscope__heap_unknown_get(h, i, kind, name, count);
+}

@@ -8,7 +8,8 @@
 
 static const char usage[] =
     "usage: heapscope tally [--by KEY] [--top N] [--sort count|memsize] [--stream]\n"
-    "                       [--keep-dumper] [--json] [load options] DUMP\n"
+    "                       [--keep-dumper] [--fields-with-owner] [--json]\n"
+    "                       [load options] DUMP\n"
     "\n"
     "Group live objects by KEY and print count and memsize per group, largest\n"
     "first (ties by key).  KEY is one of:\n"
@@ -24,6 +25,12 @@ static const char usage[] =
     "  --keep-dumper keep the objects the dumper itself allocated (default: left\n"
     "                out and counted: ObjectSpace.dump_all's, the heapscope gem's\n"
     "                snapshot code's)\n"
+    "  --fields-with-owner\n"
+    "                Ruby 4.0+: count each IMEMO fields object (the instance\n"
+    "                variables of a String, Array, class or typed Data) in its\n"
+    "                owner's row, under the owner's key (default: a row\n"
+    "                <imemo:fields> of its own, as ObjectSpace counts); not\n"
+    "                with --stream\n"
     "  --json        {\"kind\": \"tally\", \"dumps\", \"by\", \"total\", \"group_count\",\n"
     "                \"groups\": [{\"key\", \"count\", \"memsize\"}], \"excluded_dumper_objects\",\n"
     "                \"warnings\"} (docs/JSON.md)\n"
@@ -50,6 +57,8 @@ option(void *ctx, int argc, char **argv, int *i)
         a->to.flags &= ~HSCOPE_TALLY_SKIP_DUMPER;
     } else if (strcmp(arg, "--stream") == 0) {
         a->stream = 1;
+    } else if (strcmp(arg, "--fields-with-owner") == 0) {
+        a->to.flags |= HSCOPE_TALLY_FIELDS_WITH_OWNER;
     } else if (strcmp(arg, "--by") == 0) {
         if (*i + 1 >= argc)
             return hscope_cli_usage_error(usage, "--by needs a KEY%s", "");

@@ -42,6 +42,8 @@ static const char usage_main[] =
     "  redact    copy a dump with every string value replaced by length + hash\n"
     "  index     parse once, save DUMP.hsx: later commands open it instantly\n"
     "  dominators  the dominator tree: top, or the chain and subtree of ADDR\n"
+    "  waste     what the heap could shrink by: duplicate strings, empty and\n"
+    "            oversized collections, by place to change, with fixes\n"
     "\n"
     "Run 'heapscope COMMAND --help' for the options of a command.\n"
     "Options for every command:\n"
@@ -109,6 +111,8 @@ main(int argc, char **argv)
         return hscope_cli_export(argc, argv);
     if (strcmp(cmd, "report") == 0)
         return hscope_cli_report(argc, argv);
+    if (strcmp(cmd, "waste") == 0)
+        return hscope_cli_waste(argc, argv);
     fprintf(stderr, "%s: unknown command '%s'\n\n%s", prog, cmd, usage_main);
     return HSCOPE_CLI_EXIT_USAGE;
 }

@@ -157,20 +157,7 @@ uint64_t
 hscope__heap_object_class_address(const hscope_heap_t *h, hscope_id id)
 {
     CHECK_ID(h, id, 0);
-    uint32_t c = h->cls[id];
-    if (c == HSCOPE__CLS_HIDDEN)
-        return 0;
-    if (c != HSCOPE__CLS_UNKNOWN)
-        return h->addr[c];
-    size_t lo = 0, hi = h->nucls;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (h->ucls_id[mid] < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < h->nucls && h->ucls_id[lo] == id ? h->ucls_addr[lo] : 0;
+    return hscope__class_addr(h, id);
 }
 
 const char *
@@ -372,5 +359,58 @@ hscope__heap_dangling(const hscope_heap_t *h, uint64_t i, hscope_id *from,
         *from = h->dang_from[i];
     if (address)
         *address = h->dang_addr[i];
+    return HSCOPE_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Ruby 4.0 and later; fields this version does not know               */
+/* ------------------------------------------------------------------ */
+
+int32_t
+hscope__heap_object_oid(const hscope_heap_t *h, hscope_id id, uint64_t *object_id)
+{
+    CHECK_ID(h, id, 0);
+    uint64_t v;
+    if (!hscope__oid(h, id, &v))
+        return 0;
+    if (object_id)
+        *object_id = v;
+    return 1;
+}
+
+hscope_id
+hscope__heap_object_owner(const hscope_heap_t *h, hscope_id id)
+{
+    CHECK_ID(h, id, HSCOPE_ID_NONE);
+    return hscope__fields_owner(h, id, hscope__fields_str(h));
+}
+
+int32_t
+hscope__heap_root_category_conservative(const hscope_heap_t *h, uint32_t i)
+{
+    return h && hscope__cat_conservative(h, i);
+}
+
+uint32_t
+hscope__heap_unknown_count(const hscope_heap_t *h)
+{
+    return h && h->unknown ? h->unknown->n + (h->unknown->other != 0) : 0;
+}
+
+hscope_status
+hscope__heap_unknown_get(const hscope_heap_t *h, uint32_t i, int32_t *kind,
+                        const char **name, uint64_t *count)
+{
+    if (!h)
+        return HSCOPE_ERR_INVALID_ARG;
+    if (i >= hscope__heap_unknown_count(h))
+        return HSCOPE_ERR_NOT_FOUND;
+    const hscope__unknown *e = i < h->unknown->n ? &h->unknown->e[i] : NULL;
+    if (kind)
+        *kind = e ? e->kind : HSCOPE_UNKNOWN_OTHER;
+    if (name)
+        *name = e ? e->name : "(other)";
+    if (count)
+        *count = e ? e->count : h->unknown->other;
     return HSCOPE_OK;
 }

@@ -1,8 +1,6 @@
 /*
  * load.c - a heap from a dump (path, fd or memory: reader, parser, model
- * build) or from a saved heap (DUMP.hsx), the heap's reference count, and
- * a dump streamed through a sink without a heap (the streamed tally and
- * diff bases of analysis/, which reach the parser only through here).
+ * build) or from a saved heap (DUMP.hsx), and the heap's reference count.
  * The exported hscope_heap_open_* of api/heap_api.c check nothing more
  * and call these.
  */
@@ -18,22 +16,6 @@
 /* ------------------------------------------------------------------ */
 
 enum src_kind { SRC_PATH, SRC_FD, SRC_MEM };
-
-/* The parser's options from a caller's (checked) load options. */
-static hscope__parse_opts
-parse_opts_of(const hscope_load_options *o)
-{
-    hscope__parse_opts po = {
-        .strict = (o->flags & HSCOPE_LOAD_STRICT) != 0,
-        .max_line = o->max_line_bytes,
-        .max_refs = o->max_references,
-        .progress = o->progress,
-        .progress_ud = o->progress_user_data,
-        .line_fn = o->line_fn,
-        .line_ud = o->line_user_data,
-    };
-    return po;
-}
 
 static hscope_status
 load(hscope_heap_t **out, enum src_kind kind, const char *path, int fd,
@@ -85,7 +67,7 @@ load(hscope_heap_t **out, enum src_kind kind, const char *path, int fd,
     if ((st = hscope__builder_init(&b, &h->mem, (o.flags & HSCOPE_LOAD_VALUES) != 0,
                                    o.max_objects, &err)) != HSCOPE_OK)
         goto done;
-    hscope__parse_opts po = parse_opts_of(&o);
+    hscope__parse_opts po = hscope__parse_opts_of(&o);
     unsigned threads = hscope__parse_threads(o.threads, &r);
     if (threads > 1 && !po.line_fn)
         st = hscope__parse_parallel(&r, &b, &po, threads, &err);
@@ -236,39 +218,4 @@ hscope__heap_ref(hscope_heap_t *h)
     if (h)
         hscope__heap_retain(h);
     return h;
-}
-
-/* ------------------------------------------------------------------ */
-/* a dump streamed without a heap                                     */
-/* ------------------------------------------------------------------ */
-
-hscope_status
-hscope__heap_stream(hscope__builder *b, hscope__mem *mem, const char *path,
-                    const hscope_load_options *lo, hscope__sink_fn sink,
-                    const hscope__slot_sink *slots, void *ud, uint64_t *input_bytes,
-                    int *gzip, hscope_error *err)
-{
-    hscope_load_options o;
-    hscope_status st = hscope__read_load_options(lo, &o, err);
-    memset(b, 0, sizeof(*b));
-    if (st != HSCOPE_OK || (st = hscope__builder_init(b, mem, 0, 0, err)) != HSCOPE_OK)
-        return st;
-    b->sink = sink;
-    b->sink_ud = ud;
-    b->slot_sink = slots;
-    hscope__parse_opts po = parse_opts_of(&o);
-    return hscope__parse_path(path, (o.flags & HSCOPE_LOAD_NO_GZIP) != 0, o.threads, b, &po,
-                              input_bytes, gzip, err);
-}
-
-void
-hscope__heap_stream_end(hscope__builder *b)
-{
-    hscope__builder_free(b);
-}
-
-const char *
-hscope__stream_type_name(const hscope__builder *b, uint64_t code)
-{
-    return code < 32 ? hscope__fixed_type_name((int)code) : b->type_names[code & 255];
 }

@@ -26,15 +26,34 @@ shrink(hscope__mem *m, void *p, size_t n, size_t elem)
 uint64_t
 hscope__big_get(const hscope__bigvals *bv, uint32_t id)
 {
-    size_t lo = 0, hi = bv->len;
+    size_t k = hscope__id_find(bv->id, bv->len, id);
+    return k < bv->len ? bv->val[k] : HSCOPE__U32_BIG;
+}
+
+size_t
+hscope__id_find(const uint32_t *ids, size_t n, uint32_t id)
+{
+    size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (bv->id[mid] < id)
+        if (ids[mid] < id)
             lo = mid + 1;
         else
             hi = mid;
     }
-    return lo < bv->len && bv->id[lo] == id ? bv->val[lo] : HSCOPE__U32_BIG;
+    return lo < n && ids[lo] == id ? lo : n;
+}
+
+uint64_t
+hscope__class_addr(const hscope_heap_t *h, uint32_t id)
+{
+    uint32_t c = h->cls[id];
+    if (c == HSCOPE__CLS_HIDDEN)
+        return 0;
+    if (c != HSCOPE__CLS_UNKNOWN)
+        return h->addr[c];
+    size_t k = hscope__id_find(h->ucls_id, h->nucls, id);
+    return k < h->nucls ? h->ucls_addr[k] : 0;
 }
 
 static int
@@ -454,6 +473,42 @@ hscope__label(const hscope_heap_t *h, uint32_t id)
 }
 
 uint32_t
+hscope__fields_str(const hscope_heap_t *h)
+{
+    return hscope__intern_find(&h->strings, "fields", 6);
+}
+
+uint32_t
+hscope__fields_owner(const hscope_heap_t *h, uint32_t id, uint32_t fields_str)
+{
+    if (h->type[id] != HSCOPE_TYPE_IMEMO || !fields_str || h->detail[id] != fields_str)
+        return HSCOPE_ID_NONE;
+    uint32_t c = h->cls[id];
+    if (c < HSCOPE__CLS_UNKNOWN)
+        return c; /* the owner is a class or module */
+    /* a String, Array or Data owner: its address, kept in the side table */
+    uint64_t a = hscope__class_addr(h, id);
+    return a ? hscope__index_find(h, a) : HSCOPE_ID_NONE;
+}
+
+int
+hscope__oid(const hscope_heap_t *h, uint32_t id, uint64_t *oid)
+{
+    size_t k = hscope__id_find(h->oids.id, h->oids.len, id);
+    if (k == h->oids.len)
+        return 0;
+    *oid = h->oids.val[k];
+    return 1;
+}
+
+int
+hscope__cat_conservative(const hscope_heap_t *h, uint32_t c)
+{
+    return c < h->ncat && strcmp(hscope__intern_str(&h->strings, h->cat_name[c]),
+                                 "machine_context") == 0;
+}
+
+uint32_t
 hscope__object_label(const hscope_heap_t *h, uint32_t id)
 {
     int t = h->type[id];
@@ -479,6 +534,7 @@ take_columns(hscope_heap_t *h, hscope__builder *b)
     h->edge_start = shrink(m, b->edge_start, n + 1, sizeof(uint32_t));
     h->big_memsize = b->big_memsize;
     h->big_size = b->big_size;
+    h->oids = b->oids;
     h->strings = b->strings;
     h->site_file = b->site_file;
     h->site_line = b->site_line;
@@ -500,10 +556,31 @@ take_columns(hscope_heap_t *h, hscope__builder *b)
     b->edge_start = NULL;
     memset(&b->big_memsize, 0, sizeof(b->big_memsize));
     memset(&b->big_size, 0, sizeof(b->big_size));
+    memset(&b->oids, 0, sizeof(b->oids));
     memset(&b->strings, 0, sizeof(b->strings));
     b->site_file = b->site_line = b->site_method = NULL;
     b->val_id = NULL; b->val_off = NULL; b->val_len = NULL;
     b->val_arena = NULL;
+}
+
+/* Objects of type names this version does not know, counted per name
+ * from the type column (after the keys and flags the parser noted). */
+static hscope_status
+note_unknown_types(hscope_heap_t *h, hscope_error *err)
+{
+    uint64_t per[256] = { 0 };
+    for (uint32_t i = 0; i < h->n; i++)
+        per[h->type[i]]++;
+    for (int t = 32; t < 256; t++) {
+        if (!per[t])
+            continue;
+        hscope_status st = hscope__unknown_note(&h->mem, &h->unknown, HSCOPE_UNKNOWN_TYPE,
+                                                h->type_names[t], strlen(h->type_names[t]),
+                                                per[t], err);
+        if (st != HSCOPE_OK)
+            return st;
+    }
+    return HSCOPE_OK;
 }
 
 static void
@@ -524,6 +601,7 @@ fill_stats(hscope_heap_t *h, const hscope__builder *b)
     s->unknown_keys = b->unknown_keys;
     s->unknown_types = b->unknown_types;
     s->truncated = b->truncated;
+    s->object_ids = h->oids.len;
     uint64_t sk = 0;
     for (int i = 0; i < HSCOPE_SKIP__COUNT; i++) {
         h->skipped[i] = b->skipped[i];
@@ -556,6 +634,10 @@ hscope__model_build(hscope_heap_t *h, hscope__builder *b, unsigned threads,
         }
     }
     take_columns(h, b);
+    h->unknown = b->unknown; /* NULL for a dump without unknown fields */
+    b->unknown = NULL;
+    if (b->ntypes > 32 && (st = note_unknown_types(h, err)) != HSCOPE_OK)
+        goto fail;
     size_t dcap = 0;
     if ((st = hscope__index_build(h, err)) != HSCOPE_OK)
         goto fail;
@@ -593,7 +675,8 @@ hscope__model_free(hscope_heap_t *h)
     void *ptrs[] = { h->addr, h->type, h->flags, h->cls, h->detail, h->site,
                      h->gen, h->memsize, h->size, h->edge_start, h->edges,
                      h->big_memsize.id, h->big_memsize.val, h->big_size.id,
-                     h->big_size.val, h->ucls_id, h->ucls_addr, h->site_file,
+                     h->big_size.val, h->oids.id, h->oids.val, h->unknown, h->ucls_id,
+                     h->ucls_addr, h->site_file,
                      h->site_line, h->site_method, h->imemo_detail,
                      h->imemo_label, h->cat_name, h->cat_records, h->root_dang,
                      h->cat_start, h->cat_dangling, h->root_targets,

@@ -37,6 +37,13 @@ struct hscope_heap {
     uint64_t nedges;
     hscope__bigvals big_memsize, big_size;
 
+    /* Ruby's object_id of the objects whose record has one (4.0+),
+     * sorted by id: a side table, nothing per object without */
+    hscope__bigvals oids;
+    /* fields of the dump this version does not know, by name; NULL when
+     * it has none */
+    hscope__unknowns *unknown;
+
     /* raw class address of objects whose class did not resolve (sorted
      * by id), so nothing the dump said is lost */
     uint32_t *ucls_id;
@@ -125,6 +132,10 @@ hscope_status hscope__source_identity(const char *path, uint64_t *size,
                                       hscope_error *err);
 
 uint64_t hscope__big_get(const hscope__bigvals *bv, uint32_t id);
+/* Index of id in a sorted id array of n entries, or n if absent. */
+size_t hscope__id_find(const uint32_t *ids, size_t n, uint32_t id);
+/* The raw "class" address of object id as the dump wrote it, 0 if none. */
+uint64_t hscope__class_addr(const hscope_heap_t *h, uint32_t id);
 static inline uint64_t
 hscope__memsize(const hscope_heap_t *h, uint32_t id)
 {
@@ -159,24 +170,50 @@ void hscope__index_find_batch(const hscope_heap_t *h, const uint64_t *a,
                               uint32_t *out, size_t n);
 hscope_status hscope__reverse_build(hscope_heap_t *h, hscope_error *err);
 
+/* Ruby 4.0+ IMEMO fields objects: the string id of "fields" in h's
+ * interner (0: no such object), and the owner of object id given that id
+ * (its "class" field, resolved; HSCOPE_ID_NONE if id is no fields object
+ * or the owner is not in the dump). */
+uint32_t hscope__fields_str(const hscope_heap_t *h);
+uint32_t hscope__fields_owner(const hscope_heap_t *h, uint32_t id, uint32_t fields_str);
+/* Ruby's object_id of object id (side table); 0 if it has none. */
+int hscope__oid(const hscope_heap_t *h, uint32_t id, uint64_t *oid);
+/* Is root category c conservative (machine_context)? */
+int hscope__cat_conservative(const hscope_heap_t *h, uint32_t c);
+
 /* Class label string id of an object (DESIGN.md rule). */
 uint32_t hscope__label(const hscope_heap_t *h, uint32_t id);
 /* Display label of an object: a CLASS/MODULE's own name (else
  * "<anonymous>"), any other object's class label. */
 uint32_t hscope__object_label(const hscope_heap_t *h, uint32_t id);
 
+/* ------------------------------------------------------------------ */
+/* A dump's records without a heap (records.c): the parser in sink mode */
+/* ------------------------------------------------------------------ */
+
+/* Where a streamed dump's records go: sink(ud, b, record) for each object
+ * record; sink_oid (or NULL) right after it for a record with Ruby's
+ * object_id; with `slots` (or NULL), the parallel parser's workers fold
+ * records into per-slot states instead.  details: fill the record's
+ * value, capacity, slot size and input offset (b->sink_details). */
+typedef struct hscope__stream_sinks {
+    hscope__sink_fn sink;
+    hscope__sink_oid_fn sink_oid;
+    const hscope__slot_sink *slots;
+    void *ud;
+    int details;
+} hscope__stream_sinks;
+
 /*
- * A dump read without building a heap (load.c): the parser in sink mode,
- * each object record passed to sink(ud, b, record) (with `slots`, the
- * parallel parser's workers fold records into per-slot states instead;
- * may be NULL).  b is set up here, with mem, and holds the strings, sites
- * and counts of what was read afterwards, success or not: release it with
- * hscope__heap_stream_end().  input_bytes and gzip may be NULL.
+ * Read the dump at `path` with `lo` (NULL: defaults) through `s` without
+ * building a heap.  b is set up here, with mem, and holds the strings,
+ * sites and counts of what was read afterwards, success or not: release it
+ * with hscope__heap_stream_end().  input_bytes and gzip may be NULL.
  */
 hscope_status hscope__heap_stream(hscope__builder *b, hscope__mem *mem, const char *path,
-                                  const hscope_load_options *lo, hscope__sink_fn sink,
-                                  const hscope__slot_sink *slots, void *ud,
-                                  uint64_t *input_bytes, int *gzip, hscope_error *err);
+                                  const hscope_load_options *lo,
+                                  const hscope__stream_sinks *s, uint64_t *input_bytes,
+                                  int *gzip, hscope_error *err);
 void hscope__heap_stream_end(hscope__builder *b);
 /* Name of a type code of a streamed dump's records ("STRING"), or NULL. */
 const char *hscope__stream_type_name(const hscope__builder *b, uint64_t code);
@@ -229,6 +266,12 @@ const char *hscope__heap_object_detail(const hscope_heap_t *h, hscope_id id);
 hscope_id hscope__heap_object_class(const hscope_heap_t *h, hscope_id id);
 uint64_t hscope__heap_object_class_address(const hscope_heap_t *h,
                                            hscope_id id);
+int32_t hscope__heap_object_oid(const hscope_heap_t *h, hscope_id id, uint64_t *object_id);
+hscope_id hscope__heap_object_owner(const hscope_heap_t *h, hscope_id id);
+int32_t hscope__heap_root_category_conservative(const hscope_heap_t *h, uint32_t i);
+uint32_t hscope__heap_unknown_count(const hscope_heap_t *h);
+hscope_status hscope__heap_unknown_get(const hscope_heap_t *h, uint32_t i, int32_t *kind,
+                                       const char **name, uint64_t *count);
 const char *hscope__heap_object_class_label(const hscope_heap_t *h,
                                              hscope_id id);
 const char *hscope__heap_object_label(const hscope_heap_t *h, hscope_id id);

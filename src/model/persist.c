@@ -32,7 +32,8 @@
 #include <xxhash.h>
 
 #define MAGIC "HSCOPEIX"
-#define FORMAT_VERSION 2u /* 2: section checksums are XXH3-64 */
+#define FORMAT_VERSION 3u /* 2: section checksums are XXH3-64; 3: object ids,
+                             unknown fields, load stats' object_ids */
 #define BOM 0x01020304u
 #define HEADER_SIZE 4096u
 #define MAX_SECTIONS 64u
@@ -60,7 +61,7 @@ enum {
     S_SITE_METHOD, S_IMEMO_DETAIL, S_IMEMO_LABEL, S_TYPE_NAMES, S_CAT_NAME,
     S_CAT_RECORDS, S_CAT_START, S_CAT_DANGLING, S_ROOT_DANG, S_ROOT_TARGETS,
     S_DANG_FROM, S_DANG_ADDR, S_VAL_ID, S_VAL_OFF, S_VAL_LEN, S_VAL_ARENA,
-    S_INDEX, S__END
+    S_INDEX, S_OID_ID, S_OID_VAL, S_UNKNOWN, S__END
 };
 
 /* the scalars of section S_META, in this order */
@@ -73,7 +74,9 @@ enum {
     M_SKIP_LINE = M_SKIPPED + HSCOPE_SKIP__COUNT,
     M_SKIP_REASON = M_SKIP_LINE + HSCOPE__MAX_SKIP_EXAMPLES,
     M_STATS = M_SKIP_REASON + HSCOPE__MAX_SKIP_EXAMPLES,
-    M__COUNT = M_STATS + sizeof(hscope_load_stats) / 8 + 1
+    M_NOID = M_STATS + sizeof(hscope_load_stats) / 8 + 1,
+    M_UNKNOWN,                  /* bytes of the unknown-fields table: 0 or its size */
+    M__COUNT
 };
 
 /* ------------------------------------------------------------------ */
@@ -180,6 +183,9 @@ parts_of(const hscope_heap_t *h, part *ps, uint64_t *meta, const uint32_t *index
     P(S_VAL_LEN, h->val_len, 4, h->nval);
     P(S_VAL_ARENA, h->val_arena, 1, h->nval ? h->val_off[h->nval - 1] + h->val_len[h->nval - 1] + 1 : 0);
     P(S_INDEX, index, 4, index_mask + 1);
+    P(S_OID_ID, h->oids.id, 4, h->oids.len);
+    P(S_OID_VAL, h->oids.val, 8, h->oids.len);
+    P(S_UNKNOWN, h->unknown, 1, h->unknown ? sizeof(*h->unknown) : 0);
 #undef P
     meta[M_N] = h->n;
     meta[M_NEDGES] = h->nedges;
@@ -201,7 +207,9 @@ parts_of(const hscope_heap_t *h, part *ps, uint64_t *meta, const uint32_t *index
     meta[M_NDANG] = h->ndang;
     meta[M_NDANG_UNIQUE] = h->ndang_unique;
     meta[M_NVAL] = h->nval;
-    meta[M_VAL_ARENA] = ps[k - 2].count;
+    meta[M_VAL_ARENA] = ps[k - 5].count;
+    meta[M_NOID] = h->oids.len;
+    meta[M_UNKNOWN] = h->unknown ? sizeof(*h->unknown) : 0;
     meta[M_INDEX_MASK] = index_mask;
     meta[M_DUPLICATES] = h->duplicates;
     meta[M_NSKIP] = h->nskip;
@@ -500,8 +508,8 @@ validate(const hscope_heap_t *h, uint64_t str_arena, uint64_t val_arena, hscope_
     for (uint64_t i = 0; i < h->ndang; i++)
         if (h->dang_from[i] >= n && h->dang_from[i] != HSCOPE_ID_NONE)
             return CORRUPT("index dangling reference out of range");
-    const hscope__bigvals *bv[2] = { &h->big_memsize, &h->big_size };
-    for (int b = 0; b < 2; b++)
+    const hscope__bigvals *bv[3] = { &h->big_memsize, &h->big_size, &h->oids };
+    for (int b = 0; b < 3; b++)
         for (size_t i = 0; i < bv[b]->len; i++)
             if (bv[b]->id[i] >= n || (i && bv[b]->id[i] <= bv[b]->id[i - 1]))
                 return CORRUPT("index large values are malformed");
@@ -514,6 +522,13 @@ validate(const hscope_heap_t *h, uint64_t str_arena, uint64_t val_arena, hscope_
             return CORRUPT("index values are malformed");
     if (h->nskip > HSCOPE__MAX_SKIP_EXAMPLES)
         return CORRUPT("index skip list is malformed");
+    const hscope__unknowns *u = h->unknown;
+    if (u && u->n > HSCOPE__MAX_UNKNOWN)
+        return CORRUPT("index unknown fields are malformed");
+    for (uint32_t i = 0; u && i < u->n; i++)
+        if (u->e[i].kind < HSCOPE_UNKNOWN_KEY || u->e[i].kind > HSCOPE_UNKNOWN_TYPE ||
+            !memchr(u->e[i].name, 0, sizeof(u->e[i].name)))
+            return CORRUPT("index unknown field %u is malformed", i);
     return HSCOPE_OK;
 }
 
@@ -597,7 +612,16 @@ attach(hscope_heap_t *h, const header *hd, const unsigned char *base, hscope_err
     S(val_arena, S_VAL_ARENA, meta[M_VAL_ARENA], 1);
     h->index_mask = (size_t)meta[M_INDEX_MASK];
     S(index, S_INDEX, meta[M_INDEX_MASK] + 1, 4);
+    h->oids.len = (size_t)meta[M_NOID];
+    S(oids.id, S_OID_ID, meta[M_NOID], 4);
+    S(oids.val, S_OID_VAL, meta[M_NOID], 8);
 #undef S
+    if (meta[M_UNKNOWN] != 0 && meta[M_UNKNOWN] != sizeof(*h->unknown))
+        return CORRUPT("index unknown fields have the wrong size");
+    const void *unk = section(hd, base, S_UNKNOWN, meta[M_UNKNOWN], 1, err, &st);
+    if (!unk)
+        return st;
+    h->unknown = meta[M_UNKNOWN] ? (hscope__unknowns *)(uintptr_t)unk : NULL;
     h->lbl_hidden = (uint32_t)meta[M_LBL_HIDDEN];
     h->lbl_unknown = (uint32_t)meta[M_LBL_UNKNOWN];
     h->lbl_anon = (uint32_t)meta[M_LBL_ANON];

@@ -108,7 +108,8 @@ hscope__builder_free(hscope__builder *b)
                      b->site_table, b->root_cat, b->root_addr, b->cat_name,
                      b->cat_records, b->val_id, b->val_off, b->val_len,
                      b->val_arena, b->big_memsize.id, b->big_memsize.val,
-                     b->big_size.id, b->big_size.val };
+                     b->big_size.id, b->big_size.val, b->oids.id, b->oids.val,
+                     b->unknown };
     for (size_t i = 0; i < sizeof(ptrs) / sizeof(ptrs[0]); i++)
         hscope__free(m, ptrs[i]);
     memset(b, 0, sizeof(*b));
@@ -191,4 +192,85 @@ hscope__builder_site(hscope__builder *b, uint32_t file, uint32_t line,
     if (b->nsites * 2 > b->site_mask + 1)
         return site_rehash(b, err);
     return HSCOPE_OK;
+}
+
+hscope_status
+hscope__bigvals_push(hscope__mem *m, hscope__bigvals *bv, uint32_t id, uint64_t v,
+                     hscope_error *err)
+{
+    hscope_status st;
+    if ((st = hscope__grow(m, (void **)&bv->id, &bv->cap_id, bv->len + 1,
+                           sizeof(uint32_t), err)) != HSCOPE_OK ||
+        (st = hscope__grow(m, (void **)&bv->val, &bv->cap_val, bv->len + 1,
+                           sizeof(uint64_t), err)) != HSCOPE_OK)
+        return st;
+    bv->id[bv->len] = id;
+    bv->val[bv->len++] = v;
+    return HSCOPE_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* fields this version does not know                                    */
+/* ------------------------------------------------------------------ */
+
+/* The table, made on first use. */
+static hscope__unknowns *
+unknowns(hscope__mem *m, hscope__unknowns **up, hscope_error *err)
+{
+    if (!*up && !(*up = hscope__calloc(m, 1, sizeof(**up))))
+        hscope__nomem(err, sizeof(**up));
+    return *up;
+}
+
+hscope_status
+hscope__unknown_note(hscope__mem *m, hscope__unknowns **up, int32_t kind, const char *name,
+                     size_t n, uint64_t count, hscope_error *err)
+{
+    hscope__unknowns *u = unknowns(m, up, err);
+    if (!u)
+        return err->status;
+    if (n >= HSCOPE__UNKNOWN_NAME)
+        n = HSCOPE__UNKNOWN_NAME - 1;
+    for (uint32_t i = 0; i < u->n; i++) {
+        hscope__unknown *e = &u->e[i];
+        if (e->kind == kind && strncmp(e->name, name, n) == 0 && e->name[n] == '\0') {
+            e->count += count;
+            return HSCOPE_OK;
+        }
+    }
+    if (u->n == HSCOPE__MAX_UNKNOWN) {
+        u->other += count;
+        return HSCOPE_OK;
+    }
+    hscope__unknown *e = &u->e[u->n++];
+    e->kind = kind;
+    e->count = count;
+    memcpy(e->name, name, n);
+    e->name[n] = '\0';
+    return HSCOPE_OK;
+}
+
+hscope_status
+hscope__builder_merge_side(hscope__builder *out, hscope__builder *b, hscope_error *err)
+{
+    hscope_status st = HSCOPE_OK;
+    /* b's objects are the last b->n of out's; a sink took them one by one
+     * (with their object ids), so then there is nothing to keep */
+    uint32_t shift = (uint32_t)(out->n - b->n);
+    for (size_t i = 0; !out->sink && i < b->oids.len && st == HSCOPE_OK; i++)
+        st = hscope__bigvals_push(out->mem, &out->oids, b->oids.id[i] + shift, b->oids.val[i], err);
+    const hscope__unknowns *u = b->unknown;
+    for (uint32_t i = 0; u && i < u->n && st == HSCOPE_OK; i++)
+        st = hscope__unknown_note(out->mem, &out->unknown, u->e[i].kind, u->e[i].name,
+                                  strlen(u->e[i].name), u->e[i].count, err);
+    if (u && u->other && st == HSCOPE_OK) {
+        hscope__unknowns *o = unknowns(out->mem, &out->unknown, err);
+        if (!o)
+            return err->status;
+        o->other += u->other;
+    }
+    b->oids.len = 0;
+    if (b->unknown)
+        memset(b->unknown, 0, sizeof(*b->unknown));
+    return st;
 }

@@ -12,6 +12,24 @@
 #define HSCOPE__GEN_NONE UINT32_MAX
 #define HSCOPE__U32_BIG UINT32_MAX /* value stored in a side table */
 
+/* Names of fields a dump has and this version does not know (keys, GC
+ * flags, type names: HSCOPE_UNKNOWN_*), counted per name: the first
+ * HSCOPE__MAX_UNKNOWN distinct names, the rest in `other`.  Names longer
+ * than the entry are cut (their first bytes are kept). */
+#define HSCOPE__MAX_UNKNOWN 32
+#define HSCOPE__UNKNOWN_NAME 48
+typedef struct hscope__unknown {
+    uint64_t count;
+    int32_t kind;
+    char name[HSCOPE__UNKNOWN_NAME];
+} hscope__unknown;
+
+typedef struct hscope__unknowns {
+    hscope__unknown e[HSCOPE__MAX_UNKNOWN];
+    uint32_t n;
+    uint64_t other;           /* occurrences of names beyond the table */
+} hscope__unknowns;
+
 /* (id, value) pairs for column values that do not fit 32 bits. */
 typedef struct hscope__bigvals {
     uint32_t *id;
@@ -28,11 +46,24 @@ typedef struct hscope__objrec {
     uint32_t detail, file, line, method, site, gen; /* gen: GEN_NONE if absent */
     uint16_t flags;
     uint8_t type, has_class;
+    /* Only from the line parser of a builder with sink_details set (the
+     * waste analysis), else zero: the STRING/SYMBOL value decoded (valid
+     * during the call), "capacity" and "slot_size" when the record has
+     * them as plain integers, and the offset of the record's line in the
+     * (uncompressed) input. */
+    uint8_t has_value, has_capacity;
+    uint32_t slot_size;
+    uint64_t value_len, capacity, offset;
+    const char *value;
 } hscope__objrec;
 
 typedef hscope_status (*hscope__sink_fn)(void *ud, struct hscope__builder *b,
                                          const hscope__objrec *o,
                                          hscope_error *err);
+/* Ruby's object_id (4.0+) of the record the sink was just given: called
+ * right after the sink, for the few records that have one. */
+typedef hscope_status (*hscope__sink_oid_fn)(void *ud, struct hscope__builder *b,
+                                             uint64_t oid, hscope_error *err);
 
 typedef struct hscope__builder {
     hscope__mem *mem;
@@ -52,6 +83,9 @@ typedef struct hscope__builder {
     uint32_t *edge_start;   /* index into edges of the first reference */
     size_t edge_cap_start;
     hscope__bigvals big_memsize, big_size;
+    /* (id, object_id) of the objects whose record has one (Ruby 4.0+):
+     * a side table, nothing per object for dumps without */
+    hscope__bigvals oids;
 
     /* references as raw addresses until the model resolves them */
     uint64_t *edges;
@@ -85,6 +119,9 @@ typedef struct hscope__builder {
     char *val_arena;
     size_t val_arena_len, val_arena_cap;
 
+    /* fields this version does not know, by name; NULL until one is met */
+    hscope__unknowns *unknown;
+
     /* counters */
     uint64_t lines, bytes, shapes, shape_memsize, free_slots, unknown_keys;
     uint64_t unknown_types, truncated, root_records;
@@ -97,7 +134,10 @@ typedef struct hscope__builder {
 
     /* sink mode: objects go to sink() instead of the columns */
     hscope__sink_fn sink;
+    hscope__sink_oid_fn sink_oid;   /* optional */
     void *sink_ud;
+    int sink_details;       /* fill the objrec's value, capacity, slot size
+                               and line offset (see hscope__objrec) */
     uint64_t streamed;      /* objects handed to the sink */
     /* optional, for the parallel parser: a sink whose records may be taken
      * in any order, run on the workers (see hscope__slot_sink) */
@@ -113,7 +153,10 @@ typedef struct hscope__builder {
  * builder's string ids; after the last chunk, slot_merge folds a slot's
  * state into the final sink's (ud), given the maps from the slot's string
  * ids (smap, nsmap entries) and type codes (tmap, 256 entries) to the final
- * builder's; slot_free releases a slot's state.
+ * builder's; slot_free releases a slot's state.  chunk_done (may be NULL)
+ * is called on the merging thread after each chunk a slot parsed, in dump
+ * order, with the slot's string map as it stands: a sink can leave work
+ * that needs the dump's order, or one thread, to it.
  */
 typedef struct hscope__slot_sink {
     void *(*slot_new)(void *ud, const uint64_t *seq);
@@ -121,6 +164,8 @@ typedef struct hscope__slot_sink {
     hscope_status (*slot_merge)(void *ud, void *slot_ud, const uint32_t *smap,
                                 size_t nsmap, const int *tmap, hscope_error *err);
     void (*slot_free)(void *slot_ud);
+    hscope_status (*chunk_done)(void *ud, void *slot_ud, const uint32_t *smap,
+                                size_t nsmap, hscope_error *err);
 } hscope__slot_sink;
 
 hscope_status hscope__builder_init(hscope__builder *b, hscope__mem *m,
@@ -136,5 +181,39 @@ hscope_status hscope__builder_site(hscope__builder *b, uint32_t file,
 int hscope__type_code(hscope__builder *b, const char *s, size_t n);
 /* Static name of a fixed type code, or NULL. */
 const char *hscope__fixed_type_name(int code);
+
+/* Append (id, v) to a side table. */
+hscope_status hscope__bigvals_push(hscope__mem *m, hscope__bigvals *bv, uint32_t id,
+                                   uint64_t v, hscope_error *err);
+
+/* Count `count` occurrences of an unknown field (HSCOPE_UNKNOWN_* kind,
+ * name bytes) in *u, allocated (with m) on the first. */
+hscope_status hscope__unknown_note(hscope__mem *m, hscope__unknowns **u, int32_t kind,
+                                   const char *name, size_t n, uint64_t count,
+                                   hscope_error *err);
+
+/* Object `i`'s value in a side table, scanning forward from *cursor (ids
+ * asked in rising order, *cursor 0 at first): 1 and *v, or 0 if none. */
+static inline int
+hscope__bigvals_next(const hscope__bigvals *bv, size_t i, size_t *cursor, uint64_t *v)
+{
+    while (*cursor < bv->len && bv->id[*cursor] < i)
+        (*cursor)++;
+    if (*cursor < bv->len && bv->id[*cursor] == i) {
+        *v = bv->val[*cursor];
+        return 1;
+    }
+    return 0;
+}
+
+/*
+ * The parallel parser's hand-over of what a chunk's builder keeps beside
+ * the columns, once b's objects were appended to out's (or handed to out's
+ * sink): object ids and unknown field names; b's are then emptied.  One
+ * call per merged chunk, so that such side tables need no more of the
+ * parallel parser's attention.
+ */
+hscope_status hscope__builder_merge_side(hscope__builder *out, hscope__builder *b,
+                                         hscope_error *err);
 
 #endif

@@ -292,6 +292,7 @@ parse_chunk(pool *P, slot *s)
 {
     const uint8_t *p = s->data, *end = s->data + s->len;
     hscope__builder *b = &s->b;
+    hscope__lp_at(&s->lp, s->data, s->base);
     while (p < end) {
         /* end holds a '\n' sentinel (hand_over): the last line of the
          * input may have no newline of its own */
@@ -589,7 +590,7 @@ static hscope_status
 absorb(pool *P, slot *s)
 {
     hscope__builder *o = P->out, *b = &s->b;
-    size_t big = 0, bigs = 0;
+    size_t big = 0, bigs = 0, oc = 0;
     for (size_t i = 0; i < b->n; i++) {
         uint64_t memsize = b->memsize[i], size = b->size[i];
         if (memsize == HSCOPE__U32_BIG) {
@@ -617,6 +618,9 @@ absorb(pool *P, slot *s)
         };
         o->streamed++;
         hscope_status st = o->sink(o->sink_ud, o, &r, P->err);
+        uint64_t oid;
+        if (st == HSCOPE_OK && o->sink_oid && hscope__bigvals_next(&b->oids, i, &oc, &oid))
+            st = o->sink_oid(o->sink_ud, o, oid, P->err);
         if (st != HSCOPE_OK)
             return st;
     }
@@ -657,6 +661,10 @@ merge(pool *P, slot *s)
         /* roots are kept in sink mode too, as on one thread */
         if ((st = absorb(P, s)) != HSCOPE_OK || (st = merge_roots(P, s)) != HSCOPE_OK)
             return st;
+        if (o->slot_sink && o->slot_sink->chunk_done && s->sink_state &&
+            (st = o->slot_sink->chunk_done(o->sink_ud, s->sink_state, s->smap, s->smap_n,
+                                           P->err)) != HSCOPE_OK)
+            return st;
         goto counters;
     }
     if ((st = grow_out(P, b->n, b->nedges, P->err)) != HSCOPE_OK)
@@ -685,6 +693,8 @@ merge(pool *P, slot *s)
     o->n += b->n;
     o->nedges += b->nedges;
 counters:
+    if ((st = hscope__builder_merge_side(o, b, P->err)) != HSCOPE_OK)
+        return st;
     o->bytes += s->nbytes; /* block mode (reading in order counts as it reads) */
     o->blocks += P->bsize != 0;
     o->streamed += b->streamed; /* slot sink mode: records folded on the worker */
@@ -1079,6 +1089,7 @@ hscope__parse_parallel(hscope__reader *r, hscope__builder *out,
         (void)HOOK(HSCOPE__HOOK_POISON, s->buf, cap + PAD);
         if ((st = hscope__builder_init(&s->b, P.mem, out->keep_values, 0, err)) == HSCOPE_OK)
             hscope__lp_init(&s->lp, &s->b, o, &s->err);
+        s->b.sink_details = out->sink_details;
         if (st == HSCOPE_OK && out->sink && out->slot_sink) {
             /* the fold runs on the workers, one state per slot */
             if (!(s->sink_state = out->slot_sink->slot_new(out->sink_ud, &s->seq)))

@@ -31,8 +31,12 @@ enum key {
     K_SHARED, K_FSTRING, K_BROKEN, K_CHILLED, K_SINGLETON, K_BYTESIZE,
     K_LENGTH, K_SIZE, K_VALUE, K_MEMSIZE, K_REFERENCES, K_FILE, K_LINE,
     K_METHOD, K_GENERATION, K_FLAGS, K_NAME, K_REAL_CLASS_NAME, K_IMEMO_TYPE,
-    K_STRUCT, K_NODE_TYPE, K_ROOT
+    K_STRUCT, K_NODE_TYPE, K_ROOT, K_CAPACITY, K_SLOT_SIZE, K_OBJECT_ID,
+    K_SHAREABLE
 };
+
+/* flag_of() for "object_id" (a value, not a bit) */
+#define FLAG_OBJECT_ID (-2)
 
 typedef struct slice {
     const uint8_t *p;
@@ -44,8 +48,10 @@ typedef struct slice {
 typedef struct rec {
     slice type, name, real_name, imemo, strct, node, file, method, root,
         value;
-    uint64_t addr, class_addr, line, gen, memsize, size;
-    uint8_t has_addr, has_class, has_line, has_gen, has_refs;
+    uint64_t addr, class_addr, line, gen, memsize, size, capacity, slot_size;
+    uint8_t has_addr, has_class, has_line, has_gen, has_refs, has_capacity,
+        has_slot_size;
+    uint8_t rare; /* HSCOPE__RARE_* */
     uint16_t top_flags, gc_flags;
     uint32_t unknown_keys;
 } rec;
@@ -560,15 +566,18 @@ key_of(const uint8_t *k, size_t n)
     case 8:
         if (KEQ("embedded")) return K_EMBEDDED;
         if (KEQ("bytesize")) return K_BYTESIZE;
-        if (KEQ("shape_id") || KEQ("capacity") || KEQ("encoding"))
+        if (KEQ("capacity")) return K_CAPACITY;
+        if (KEQ("shape_id") || KEQ("encoding"))
             return K_IGNORED;
         break;
     case 9:
         if (KEQ("singleton")) return K_SINGLETON;
         if (KEQ("node_type")) return K_NODE_TYPE;
-        if (KEQ("slot_size") || KEQ("coderange") || KEQ("called_id") ||
-            KEQ("parent_id") || KEQ("edge_name") || KEQ("shareable") ||
-            KEQ("object_id"))
+        if (KEQ("slot_size")) return K_SLOT_SIZE;
+        if (KEQ("object_id")) return K_OBJECT_ID;
+        if (KEQ("shareable")) return K_SHAREABLE;
+        if (KEQ("coderange") || KEQ("called_id") ||
+            KEQ("parent_id") || KEQ("edge_name"))
             return K_IGNORED;
         break;
     case 10:
@@ -584,6 +593,10 @@ key_of(const uint8_t *k, size_t n)
     case 15:
         if (KEQ("real_class_name")) return K_REAL_CLASS_NAME;
         if (KEQ("variation_count")) return K_IGNORED;
+        break;
+    case 16:
+        /* typed DATA in Ruby's master after 4.0: true or false */
+        if (KEQ("free_immediately")) return K_IGNORED;
         break;
     case 17:
         if (KEQ("too_complex_shape")) return K_IGNORED;
@@ -608,7 +621,10 @@ flag_of(const uint8_t *k, size_t n)
         if (KEQ("infant")) return 0;
         break;
     case 7: if (KEQ("marking")) return HSCOPE_FLAG_MARKING; break;
-    case 9: if (KEQ("object_id") || KEQ("shareable")) return 0; break;
+    case 9:
+        if (KEQ("shareable")) return HSCOPE_FLAG_SHAREABLE;
+        if (KEQ("object_id")) return FLAG_OBJECT_ID;
+        break;
     case 10:
         if (KEQ("remembered")) return HSCOPE_FLAG_REMEMBERED;
         if (KEQ("long_lived")) return 0;
@@ -651,6 +667,25 @@ read_key(hscope__lp *lp, const uint8_t *s, const uint8_t **k, size_t *n)
         return NULL;
     }
     return skip_ws(s + 1);
+}
+
+/* Remember the name of a field this version does not know (cold path);
+ * hscope__lp_line notes it in the builder if the record is stored. */
+static void
+note_unknown(hscope__lp *lp, rec *r, int32_t kind, const uint8_t *k, size_t n)
+{
+    r->unknown_keys++;
+    if (!(r->rare & HSCOPE__RARE_UNK)) {
+        r->rare |= HSCOPE__RARE_UNK;
+        lp->nunk = 0;
+    }
+    if (lp->nunk == sizeof(lp->unk) / sizeof(lp->unk[0]))
+        return;
+    if (n >= HSCOPE__UNKNOWN_NAME)
+        n = HSCOPE__UNKNOWN_NAME - 1;
+    lp->unk[lp->nunk].kind = kind;
+    lp->unk[lp->nunk].len = (uint32_t)n;
+    memcpy(lp->unk[lp->nunk++].name, k, n);
 }
 
 /* ------------------------------------------------------------------ */
@@ -705,6 +740,30 @@ opt_uint(hscope__lp *lp, const uint8_t *s, uint64_t *v, uint8_t *has)
     return NULL;
 }
 
+/*
+ * A key the loader does not store but the waste analysis reads (capacity,
+ * slot_size): validated exactly as an ignored key is (any JSON value
+ * passes, so loads are unchanged), and kept when it is a plain
+ * non-negative integer below 2^64.
+ */
+static const uint8_t *
+soft_uint(hscope__lp *lp, const uint8_t *s, uint64_t *v, uint8_t *has)
+{
+    const uint8_t *e = skip_value(lp, s);
+    *has = 0;
+    if (!e || *s < '0' || *s > '9' || (*s == '0' && e - s > 1))
+        return e;
+    uint64_t x = 0;
+    for (const uint8_t *p = s; p < e; p++) {
+        if (*p < '0' || *p > '9' || x > (UINT64_MAX - 9) / 10)
+            return e; /* a fraction, an exponent or too many digits */
+        x = x * 10 + (uint64_t)(*p - '0');
+    }
+    *v = x;
+    *has = 1;
+    return e;
+}
+
 /* Boolean top-level flag: true sets, false/null clears. */
 static const uint8_t *
 opt_bool(hscope__lp *lp, const uint8_t *s, uint16_t *flags, uint16_t bit)
@@ -727,6 +786,22 @@ opt_bool(hscope__lp *lp, const uint8_t *s, uint16_t *flags, uint16_t bit)
         return NULL;
     FAIL(lp, s, HSCOPE_SKIP_BAD_VALUE, "expected true or false");
     return NULL;
+}
+
+/* Ruby's object_id: an integer is kept; any other value is skipped (a
+ * future Ruby's form of it must not cost the record). */
+static const uint8_t *
+opt_oid(hscope__lp *lp, const uint8_t *s, rec *r)
+{
+    r->rare &= (uint8_t)~HSCOPE__RARE_OID; /* a repeated key replaces the value */
+    if (*s >= '0' && *s <= '9') {
+        /* through opt_uint: parse_uint keeps one caller, inlined there */
+        uint8_t has = 0;
+        if ((s = opt_uint(lp, s, &lp->oid, &has)) && has)
+            r->rare |= HSCOPE__RARE_OID;
+        return s;
+    }
+    return skip_value(lp, s);
 }
 
 static const uint8_t *
@@ -852,11 +927,26 @@ parse_flags(hscope__lp *lp, const uint8_t *s, rec *r)
             r->gc_flags |= HSCOPE_FLAG_MARKED;
             goto next;
         }
+        /* Ruby 4.0+: "age" (0-3) on every record, "shareable" on many */
+        if (s[1] == 'a' && memcmp(s, "\"age\":", 6) == 0 && s[6] >= '0' && s[6] <= '9' &&
+            (s[7] == ',' || s[7] == '}')) {
+            s += 7;
+            goto next;
+        }
+        if (s[1] == 's' && LIT("\"shareable\":true")) {
+            r->gc_flags |= HSCOPE_FLAG_SHAREABLE;
+            goto next;
+        }
         if (!(s = read_key(lp, s, &k, &n)))
             return NULL;
         int bit = flag_of(k, n);
+        if (bit == FLAG_OBJECT_ID) {
+            if (!(s = opt_oid(lp, s, r)))
+                return NULL;
+            goto next;
+        }
         if (bit < 0)
-            r->unknown_keys++;
+            note_unknown(lp, r, HSCOPE_UNKNOWN_FLAG, k, n);
         if (s[0] == 't' && match_lit(s, "true", 4)) {
             if (bit > 0)
                 r->gc_flags |= (uint16_t)bit;
@@ -896,7 +986,8 @@ fast_key(const uint8_t **sp)
     case 't': if (LIT("\"type\":")) return K_TYPE; break;
     case 'c':
         if (LIT("\"class\":")) return K_CLASS;
-        if (LIT("\"capacity\":") || LIT("\"coderange\":")) return K_IGNORED;
+        if (LIT("\"capacity\":")) return K_CAPACITY;
+        if (LIT("\"coderange\":")) return K_IGNORED;
         break;
     case 'e':
         if (LIT("\"embedded\":")) return K_EMBEDDED;
@@ -922,7 +1013,8 @@ fast_key(const uint8_t **sp)
     case 'r': if (LIT("\"references\":")) return K_REFERENCES; break;
     case 's':
         if (LIT("\"size\":")) return K_SIZE;
-        if (LIT("\"shape_id\":") || LIT("\"slot_size\":")) return K_IGNORED;
+        if (LIT("\"shape_id\":")) return K_IGNORED;
+        if (LIT("\"slot_size\":")) return K_SLOT_SIZE;
         if (LIT("\"shared\":")) return K_SHARED;
         break;
     case 'i': if (LIT("\"imemo_type\":")) return K_IMEMO_TYPE; break;
@@ -982,14 +1074,17 @@ value_of(hscope__lp *lp, const uint8_t *s, rec *r, enum key key)
     case K_STRUCT: return opt_string(lp, s, &r->strct);
     case K_NODE_TYPE: return opt_string(lp, s, &r->node);
     case K_ROOT: return opt_string(lp, s, &r->root);
+    case K_CAPACITY: return soft_uint(lp, s, &r->capacity, &r->has_capacity);
+    case K_SLOT_SIZE: return soft_uint(lp, s, &r->slot_size, &r->has_slot_size);
+    case K_OBJECT_ID: return opt_oid(lp, s, r);
+    case K_SHAREABLE: return opt_bool(lp, s, &r->top_flags, HSCOPE_FLAG_SHAREABLE);
     case K_VALUE:
         if (*s == '"')
             return lex_string(lp, s + 1, &r->value);
         r->value.set = 0;
         return skip_value(lp, s);
     case K_UNKNOWN:
-        r->unknown_keys++;
-        return skip_value(lp, s);
+        return skip_value(lp, s); /* parse_pair noted it */
     case K_IGNORED:
     default:
         return skip_value(lp, s);
@@ -1009,6 +1104,8 @@ parse_pair(hscope__lp *lp, const uint8_t *s, rec *r)
         if (!(s = read_key(lp, s, &k, &n)))
             return NULL;
         key = key_of(k, n);
+        if (HS_UNLIKELY(key == K_UNKNOWN))
+            note_unknown(lp, r, HSCOPE_UNKNOWN_KEY, k, n);
     }
     return value_of(lp, s, r, key);
 }
@@ -1074,21 +1171,6 @@ grow_objects(hscope__builder *b, hscope_error *err)
     G(edge_start, uint32_t);
 #undef G
     b->cap = nc;
-    return HSCOPE_OK;
-}
-
-static hscope_status
-push_big(hscope__builder *b, hscope__bigvals *bv, uint32_t id, uint64_t v,
-         hscope_error *err)
-{
-    hscope_status st;
-    if ((st = hscope__grow(b->mem, (void **)&bv->id, &bv->cap_id, bv->len + 1,
-                           sizeof(uint32_t), err)) != HSCOPE_OK ||
-        (st = hscope__grow(b->mem, (void **)&bv->val, &bv->cap_val, bv->len + 1,
-                           sizeof(uint64_t), err)) != HSCOPE_OK)
-        return st;
-    bv->id[bv->len] = id;
-    bv->val[bv->len++] = v;
     return HSCOPE_OK;
 }
 
@@ -1181,6 +1263,26 @@ store_root(hscope__lp *lp, const rec *r)
     return HSCOPE_OK;
 }
 
+/* The extras of a sink record (hscope__objrec, sink_details). */
+static hscope_status
+sink_details(hscope__lp *lp, const rec *r, hscope__objrec *o)
+{
+    if (r->value.set) {
+        const char *d;
+        size_t n = decode(lp, &r->value, &d);
+        if (n == SIZE_MAX)
+            return lp->err->status;
+        o->value = d;
+        o->value_len = n;
+        o->has_value = 1;
+    }
+    o->has_capacity = r->has_capacity;
+    o->capacity = r->capacity;
+    o->slot_size = r->has_slot_size && r->slot_size <= UINT32_MAX ? (uint32_t)r->slot_size : 0;
+    o->offset = lp->base + (uint64_t)(lp->line - lp->buf0);
+    return HSCOPE_OK;
+}
+
 static hscope_status
 store_object(hscope__lp *lp, rec *r, int type)
 {
@@ -1215,7 +1317,7 @@ store_object(hscope__lp *lp, rec *r, int type)
                    : r->gen >= HSCOPE__GEN_NONE ? HSCOPE__GEN_NONE - 1
                                                 : (uint32_t)r->gen;
     if (type >= 32)
-        b->unknown_types++;
+        b->unknown_types++; /* by name: the model counts its type column */
     if (b->sink) {
         hscope__objrec o = {
             .addr = r->addr, .class_addr = r->has_class ? r->class_addr : 0,
@@ -1225,6 +1327,8 @@ store_object(hscope__lp *lp, rec *r, int type)
             .flags = (uint16_t)(r->top_flags | r->gc_flags),
             .type = (uint8_t)type, .has_class = r->has_class,
         };
+        if (b->sink_details && (st = sink_details(lp, r, &o)) != HSCOPE_OK)
+            return st;
         b->streamed++;
         return b->sink(b->sink_ud, b, &o, err);
     }
@@ -1242,10 +1346,10 @@ store_object(hscope__lp *lp, rec *r, int type)
         return st;
     uint32_t id = (uint32_t)b->n;
     if (r->memsize >= HSCOPE__U32_BIG &&
-        (st = push_big(b, &b->big_memsize, id, r->memsize, err)) != HSCOPE_OK)
+        (st = hscope__bigvals_push(b->mem, &b->big_memsize, id, r->memsize, err)) != HSCOPE_OK)
         return st;
     if (r->size >= HSCOPE__U32_BIG &&
-        (st = push_big(b, &b->big_size, id, r->size, err)) != HSCOPE_OK)
+        (st = hscope__bigvals_push(b->mem, &b->big_size, id, r->size, err)) != HSCOPE_OK)
         return st;
     if (b->keep_values && r->value.set &&
         (st = store_value(lp, &r->value, id)) != HSCOPE_OK)
@@ -1267,12 +1371,36 @@ store_object(hscope__lp *lp, rec *r, int type)
     return HSCOPE_OK;
 }
 
+/* What a stored record had that few have (r->rare): the object_id of an
+ * object (into the side table, or to the sink's sink_oid right after the
+ * sink took the record) and the names of unknown fields. */
+static hscope_status
+rare_fields(hscope__lp *lp, const rec *r, int object)
+{
+    hscope__builder *b = lp->b;
+    if (r->rare & HSCOPE__RARE_UNK) {
+        b->unknown_keys += r->unknown_keys;
+        for (uint32_t i = 0; i < lp->nunk; i++) {
+            hscope_status st = hscope__unknown_note(b->mem, &b->unknown, lp->unk[i].kind,
+                                                    lp->unk[i].name, lp->unk[i].len, 1, lp->err);
+            if (st != HSCOPE_OK)
+                return st;
+        }
+    }
+    if (!(r->rare & HSCOPE__RARE_OID) || !object)
+        return HSCOPE_OK;
+    if (b->sink)
+        return b->sink_oid ? b->sink_oid(b->sink_ud, b, lp->oid, lp->err) : HSCOPE_OK;
+    return hscope__bigvals_push(b->mem, &b->oids, (uint32_t)(b->n - 1), lp->oid, lp->err);
+}
+
 /* Classify and store a fully parsed record. */
 static int
 commit(hscope__lp *lp, rec *r, const uint8_t *s)
 {
     hscope__builder *b = lp->b;
     hscope_status st = HSCOPE_OK;
+    int object = 0;
     if (!r->type.set)
         return FAIL(lp, s, HSCOPE_SKIP_NO_TYPE, "record has no \"type\"");
     const char *t;
@@ -1292,12 +1420,15 @@ commit(hscope__lp *lp, rec *r, const uint8_t *s)
         if (!r->has_addr)
             return FAIL(lp, s, HSCOPE_SKIP_NO_ADDRESS, "object record has no \"address\"");
         st = store_object(lp, r, hscope__type_code(b, t, tn));
+        object = 1;
     }
+    /* object ids and unknown fields (r->unknown_keys is 0 without) */
+    if (HS_UNLIKELY(r->rare) && st == HSCOPE_OK)
+        st = rare_fields(lp, r, object);
     if (st != HSCOPE_OK) {
         lp->fatal = st;
         return FATAL;
     }
-    b->unknown_keys += r->unknown_keys;
     return OK;
 }
 
@@ -1337,6 +1468,7 @@ lp_parse(hscope__lp *lp, const uint8_t *s, const uint8_t **eol)
 {
     rec r;
     memset(&r, 0, sizeof(r));
+    lp->line = s;
     lp->nrefs = 0;
     lp->why = NULL;
     lp->fatal = HSCOPE_OK;

@@ -23,6 +23,22 @@ typedef struct hscope__parse_opts {
     uint64_t progress_bytes;  /* input between progress calls; 0: 16 MiB (tests set it) */
 } hscope__parse_opts;
 
+/* The parser's options from a caller's (checked) load options. */
+static inline hscope__parse_opts
+hscope__parse_opts_of(const hscope_load_options *o)
+{
+    hscope__parse_opts po = {
+        .strict = (o->flags & HSCOPE_LOAD_STRICT) != 0,
+        .max_line = o->max_line_bytes,
+        .max_refs = o->max_references,
+        .progress = o->progress,
+        .progress_ud = o->progress_user_data,
+        .line_fn = o->line_fn,
+        .line_ud = o->line_user_data,
+    };
+    return po;
+}
+
 /* Line parser: the builder it fills plus reusable scratch space, so that
  * the hot path allocates nothing per line. */
 typedef struct hscope__lp {
@@ -41,10 +57,37 @@ typedef struct hscope__lp {
     /* the last file and method strings interned (ids in b->strings):
      * consecutive records mostly repeat them */
     uint32_t last_file, last_method;
+    /* where the current line starts, and the input offset of buf0 (set by
+     * the line loops), for hscope__objrec.offset */
+    const uint8_t *line;
+    const uint8_t *buf0;
+    uint64_t base;
+    /* What few records have, for the current record (the record's rare
+     * bits, HSCOPE__RARE_*, say which; a record without pays one test):
+     * Ruby's object_id, and the names of the fields this version does not
+     * know (the first 8) */
+    uint64_t oid;
+    struct {
+        int32_t kind;
+        uint32_t len;
+        char name[HSCOPE__UNKNOWN_NAME];
+    } unk[8];
+    uint32_t nunk;
 } hscope__lp;
+
+#define HSCOPE__RARE_OID 0x1u
+#define HSCOPE__RARE_UNK 0x2u
 
 void hscope__lp_init(hscope__lp *lp, hscope__builder *b,
                      const hscope__parse_opts *o, hscope_error *err);
+/* The lines to come are in a buffer whose first byte, buf0, is at input
+ * offset `base` (for hscope__objrec.offset). */
+static inline void
+hscope__lp_at(hscope__lp *lp, const uint8_t *buf0, uint64_t base)
+{
+    lp->buf0 = buf0;
+    lp->base = base;
+}
 void hscope__lp_free(hscope__lp *lp);
 
 /*

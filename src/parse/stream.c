@@ -178,6 +178,7 @@ run(loop *L)
             if (last > scanned) {
                 const uint8_t *lim = L->buf + last - 1;
                 const uint8_t *p = L->buf + beg, *nl;
+                hscope__lp_at(&L->lp, L->buf, L->base);
                 while (p <= lim) {
                     if ((st = next_line(L, p, lim, &nl)) != HSCOPE_OK)
                         return st;
@@ -206,6 +207,7 @@ run(loop *L)
         note_skip(L->b, HSCOPE_SKIP_TOO_LONG, ++L->b->lines);
     } else if (len > 0) {
         L->buf[len] = '\n';
+        hscope__lp_at(&L->lp, L->buf, L->base);
         if ((st = one_line(L, L->buf, L->buf + len, 1)) != HSCOPE_OK)
             return st;
     }

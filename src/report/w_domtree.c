@@ -212,7 +212,9 @@ json_leave(walk *wk, uint32_t level, int expanded, uint64_t nkids, uint64_t show
     hscope__json_end_obj(wk->w);
 }
 
-/* Every reachable object's immediate dominator and retained size. */
+/* Every reachable object's immediate dominator and retained size (the
+ * loops stop when the output failed: a caller's write function that
+ * returned non-zero, e.g. on Ctrl-C, need not wait for the whole heap). */
 static void
 json_full(hscope__json *w, hscope_domtree_t *t)
 {
@@ -221,7 +223,7 @@ json_full(hscope__json *w, hscope_domtree_t *t)
     char ab[32], nb[160];
     hscope__json_key(w, "idom");
     hscope__json_obj(w);
-    for (hscope_id i = 0; i < n; i++) {
+    for (hscope_id i = 0; i < n && w->o->status == HSCOPE_OK; i++) {
         hscope_id d;
         int32_t cat;
         if (hscope__domtree_idom(t, i, &d, &cat) != HSCOPE_OK)
@@ -240,7 +242,7 @@ json_full(hscope__json *w, hscope_domtree_t *t)
     hscope__json_end_obj(w);
     hscope__json_key(w, "retained");
     hscope__json_obj(w);
-    for (hscope_id i = 0; i < n; i++) {
+    for (hscope_id i = 0; i < n && w->o->status == HSCOPE_OK; i++) {
         if (!hscope__domtree_reachable(t, i))
             continue;
         snprintf(ab, sizeof(ab), "0x%llx", (unsigned long long)hscope__heap_object_address(h, i));

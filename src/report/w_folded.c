@@ -72,11 +72,13 @@ enter(folder *f, hscope_id id)
     return hscope__domtree_children(f->t, id, -1, &fr->kids, &fr->n, f->err);
 }
 
+/* Fold the subtree of top; stops when the output failed (the write
+ * function returned non-zero), the rest of the heap unvisited. */
 static hscope_status
 fold_from(folder *f, hscope_id top)
 {
     hscope_status st = enter(f, top);
-    while (st == HSCOPE_OK && f->sp) {
+    while (st == HSCOPE_OK && f->sp && f->o->status == HSCOPE_OK) {
         fframe *fr = &f->stk[f->sp - 1];
         if (fr->next < fr->n) {
             st = enter(f, fr->kids[fr->next++]);
@@ -103,7 +105,7 @@ hscope__folded_write(hscope_domtree_t *t, const hscope__ropts *ro, hscope__out *
         uint64_t nk;
         if ((st = hscope__domtree_children(t, HSCOPE_ID_NONE, cat, &k, &nk, err)) != HSCOPE_OK)
             break;
-        for (uint64_t i = 0; i < nk && st == HSCOPE_OK; i++) {
+        for (uint64_t i = 0; i < nk && st == HSCOPE_OK && o->status == HSCOPE_OK; i++) {
             f.plen = 0;
             f.sp = 0;
             if ((st = append_frame(&f, hscope__root_name(h, cat))) == HSCOPE_OK)

@@ -14,7 +14,7 @@
 
 static const char *const flag_names[] = { "frozen", "embedded", "shared", "fstring",
     "old", "marked", "uncollectible", "wb_protected", "pinned", "broken",
-    "marking", "remembered", "singleton", "chilled" };
+    "marking", "remembered", "singleton", "chilled", "shareable" };
 #define NFLAGS (sizeof(flag_names) / sizeof(flag_names[0]))
 
 typedef struct one {
@@ -159,6 +159,18 @@ json_one(hscope__json *w, const one *x, const hscope__ropts *ro)
         if (f & (1u << b))
             hscope__json_str(w, flag_names[b]);
     hscope__json_end_arr(w);
+    /* Ruby 4.0+: whose instance variables an IMEMO fields object holds;
+     * Ruby's object_id when the dump has it (members only then) */
+    hscope_id owner = hscope_heap_object_owner(h, x->id);
+    if (owner != HSCOPE_ID_NONE) {
+        hscope__json_key(w, "owner");
+        hscope__json_obj(w);
+        hscope__json_objref_fields(w, h, owner);
+        hscope__json_end_obj(w);
+    }
+    uint64_t oid;
+    if (hscope_heap_object_oid(h, x->id, &oid))
+        hscope__json_ku64(w, "object_id", oid);
     if (ro->flags & HSCOPE_REPORT_VALUES) {
         hscope__json_key(w, "value");
         if (x->value)
@@ -270,6 +282,14 @@ text_head(hscope__out *o, const one *x)
             first = 0;
         }
     hscope__out_puts(o, first ? "(none)\n" : "\n");
+    hscope_id owner = hscope_heap_object_owner(h, x->id);
+    if (owner != HSCOPE_ID_NONE)
+        hscope__out_printf(o, "  owner:      0x%llx %s (these are its instance variables)\n",
+                           (unsigned long long)hscope_heap_object_address(h, owner),
+                           hscope_heap_object_label(h, owner));
+    uint64_t oid;
+    if (hscope_heap_object_oid(h, x->id, &oid))
+        hscope__out_printf(o, "  object_id:  %llu\n", (unsigned long long)oid);
 }
 
 static void

@@ -109,6 +109,34 @@ json_skipped(hscope__json *w, const summary *sm)
     hscope__json_end_arr(w);
 }
 
+/* The word for an unknown field's kind (hscope_heap_unknown_get()). */
+static const char *
+unknown_kind(int32_t kind)
+{
+    return kind == HSCOPE_UNKNOWN_KEY ? "key" : kind == HSCOPE_UNKNOWN_FLAG ? "flag"
+         : kind == HSCOPE_UNKNOWN_TYPE ? "type" : "more";
+}
+
+/* Fields a newer Ruby wrote: [{"kind", "name", "count"}] */
+static void
+json_unknown(hscope__json *w, hscope_heap_t *h)
+{
+    hscope__json_key(w, "unknown");
+    hscope__json_arr(w);
+    for (uint32_t i = 0; i < hscope_heap_unknown_count(h); i++) {
+        int32_t kind;
+        const char *name;
+        uint64_t count;
+        hscope_heap_unknown_get(h, i, &kind, &name, &count);
+        hscope__json_obj(w);
+        hscope__json_kstr(w, "kind", unknown_kind(kind));
+        hscope__json_kstr(w, "name", name);
+        hscope__json_ku64(w, "count", count);
+        hscope__json_end_obj(w);
+    }
+    hscope__json_end_arr(w);
+}
+
 static void
 json_groups(hscope__json *w, const char *k, const hscope_tally_t *t)
 {
@@ -169,6 +197,8 @@ summary_json(const summary *sm, const hscope__ropts *ro, hscope__out *o)
     hscope__json_ku64(&w, "duplicate_addresses", s->duplicate_addresses);
     hscope__json_ku64(&w, "unknown_keys", s->unknown_keys);
     hscope__json_ku64(&w, "unknown_types", s->unknown_types);
+    json_unknown(&w, sm->h);
+    hscope__json_ku64(&w, "object_ids", s->object_ids);
     hscope__json_key(&w, "truncated");
     hscope__json_bool(&w, s->truncated != 0);
     json_skipped(&w, sm);
@@ -251,10 +281,18 @@ summary_text(const summary *sm, const hscope__ropts *ro, hscope__out *o)
     }
     if (s->skipped_lines)
         text_skipped(o, sm);
-    if (s->unknown_keys || s->unknown_types) {
-        hscope__fmt_plural(s->unknown_keys, "key", "keys", a, sizeof(a));
-        hscope__fmt_plural(s->unknown_types, "object", "objects", b, sizeof(b));
-        hscope__out_printf(o, "  unknown       %s, %s of unknown types\n", a, b);
+    if (hscope_heap_unknown_count(sm->h)) {
+        /* a newer Ruby's fields: kept, counted by name */
+        hscope__out_puts(o, "  fields this version does not know:");
+        for (uint32_t i = 0; i < hscope_heap_unknown_count(sm->h); i++) {
+            int32_t kind;
+            const char *field;
+            uint64_t count;
+            hscope_heap_unknown_get(sm->h, i, &kind, &field, &count);
+            hscope__fmt_count(count, a, sizeof(a));
+            hscope__out_printf(o, "%s %s %s (%s)", i ? "," : "", unknown_kind(kind), field, a);
+        }
+        hscope__out_putc(o, '\n');
     }
     if (s->duplicate_addresses) {
         hscope__fmt_plural(s->duplicate_addresses, "object repeats", "objects repeat", a,

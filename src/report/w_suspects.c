@@ -34,6 +34,16 @@ get_holder(const hscope_suspects_t *s, uint64_t i, holder *x, hscope_error *err)
     return HSCOPE_OK;
 }
 
+/* Held through machine_context, the GC's conservative stack scan: the
+ * holder is that category, or its path starts there (paths prefer every
+ * other root), so a stack slot, maybe stale, keeps it, not the data. */
+static int
+conservative(const hscope_heap_t *h, const holder *x)
+{
+    return x->cat >= 0 && (x->id == HSCOPE_ID_NONE || x->len) &&
+           hscope_heap_root_category_conservative(h, (uint32_t)x->cat);
+}
+
 static void
 json_holder(hscope__json *w, const hscope_suspects_t *s, uint64_t i, const holder *x)
 {
@@ -63,6 +73,8 @@ json_holder(hscope__json *w, const hscope_suspects_t *s, uint64_t i, const holde
     }
     hscope__json_kcm(w, "leaked", x->count, x->memsize);
     hscope__json_kstr(w, "root", obj && !x->len ? NULL : hscope__root_name(h, x->cat));
+    hscope__json_key(w, "conservative_root");
+    hscope__json_bool(w, conservative(h, x));
     hscope__json_key(w, "path");
     hscope__json_objrefs(w, h, x->path, x->len);
     hscope__json_end_obj(w);
@@ -75,9 +87,11 @@ text_holder(hscope__out *o, const hscope_suspects_t *s, uint64_t i, const holder
     char a[64], b[32], lb[512];
     hscope__fmt_plural(x->count, "leaked object", "leaked objects", a, sizeof(a));
     hscope__fmt_bytes((double)x->memsize, b, sizeof(b));
+    const char *cnote = conservative(h, x) ? " (conservative: a stack slot, maybe stale, not your data)"
+                                           : "";
     if (x->id == HSCOPE_ID_NONE) {
-        hscope__out_printf(o, "\n%llu. root %s directly holds %s (%s)\n", (unsigned long long)i + 1,
-                           hscope__root_name(h, x->cat), a, b);
+        hscope__out_printf(o, "\n%llu. root %s%s directly holds %s (%s)\n", (unsigned long long)i + 1,
+                           hscope__root_name(h, x->cat), cnote, a, b);
         return;
     }
     const char *f = hscope__heap_object_file(h, x->id);
@@ -86,8 +100,8 @@ text_holder(hscope__out *o, const hscope_suspects_t *s, uint64_t i, const holder
                        (unsigned long long)hscope__heap_object_address(h, x->id), lb, a, b);
     if (f)
         hscope__out_printf(o, ", allocated at %s:%u", f, hscope__heap_object_line(h, x->id));
-    hscope__out_printf(o, "\n   path from root %s:",
-                       x->len ? hscope__root_name(h, x->cat) : "(unreachable)");
+    hscope__out_printf(o, "\n   path from root %s%s:",
+                       x->len ? hscope__root_name(h, x->cat) : "(unreachable)", cnote);
     for (uint64_t k = 0; k < x->len; k++) {
         hscope__obj_text(h, x->path[k], lb, sizeof(lb));
         hscope__out_printf(o, "%s0x%llx %s", k ? " -> " : " ",

@@ -338,6 +338,9 @@ void hscope__json_domtree_head(hscope__json *w, const char *kind, const hscope_d
 /* The dumps and leaked totals of a diff (diff and suspects documents). */
 void hscope__json_diff_head(hscope__json *w, const hscope_diff_t *d, const hscope__ropts *ro);
 void hscope__text_diff_head(hscope__out *o, const hscope_diff_t *d, const hscope__ropts *ro);
+/* A waste analysis: text or JSON (w_waste.c). */
+void hscope__waste_write(const hscope_waste_t *w, const hscope__ropts *ro, hscope__out *o);
+
 /* w_timeline.c: every format; the "grew" view for HSCOPE_TIMELINE_GREW. */
 hscope_status hscope__timeline_write(const hscope_timeline_t *tl, const hscope__ropts *ro,
                                      hscope__out *o);

@@ -7,6 +7,15 @@ usage:
   check_examples.py ruby     --lib SO --example examples/ffi/ruby_ffi.rb
   check_examples.py consumer --build-root DIR --example tests/abi/consumer/consumer.c
                              [--meson PATH]
+  check_examples.py c-report --example BUILD/examples/write_report
+
+The FFI examples are also run with --json: the library's JSON documents,
+written through a write callback (hscope_tally_write, hscope_diff_write),
+must be byte for byte what `heapscope tally --json --keep-dumper` and
+`heapscope diff --json` print for the same dumps and options.  c-report
+runs examples/c/write_report.c, whose sink writes the JSON tally and the
+text summary: the same bytes as `heapscope tally --json` and `heapscope
+summary` (but for the summary's load figures, measured at each load).
 
 Common: --cli PATH (default $HEAPSCOPE), --work DIR ($HEAPSCOPE_WORK, where
 generated dumps are cached), --corpus DIR ($HEAPSCOPE_CORPUS, optional).
@@ -212,6 +221,58 @@ def check_case(name, tool, env, cli, args, dumps, key, diff_key, top, need_colum
     return res
 
 
+def cli_bytes(cli, args):
+    """stdout of the CLI, 100 columns wide, no saved index, no progress."""
+    env = dict(os.environ, COLUMNS='100')
+    return run([cli, args[0], '--no-progress', '--no-index'] + args[1:], env=env).stdout
+
+
+def check_json(name, tool, env, cli, dumps, key, diff_key, top):
+    """--json: the library's documents through the sink = the CLI's bytes."""
+    p = run(tool + ['--json', '--by', key, '--diff-by', diff_key, '--top', str(top)] + dumps,
+            env=env, check=False)
+    if p.returncode != 0:
+        raise Failure('%s --json exited %d\n%s' % (name, p.returncode,
+                                                   p.stderr.decode(errors='replace')))
+    docs = p.stdout.split(b'\n')
+    if docs[-1] != b'':
+        raise Failure('%s --json: output does not end with a newline' % name)
+    want = [cli_bytes(cli, ['tally', '--json', '--keep-dumper', '--by', key, '--top', str(top),
+                            dumps[-1]])]
+    if len(dumps) > 1:
+        want.append(cli_bytes(cli, ['diff', '--json', '--by', diff_key, '--top', str(top)] + dumps))
+    got = [d + b'\n' for d in docs[:-1]]
+    label = '%s --json %s' % (name, ' '.join(os.path.basename(d) for d in dumps))
+    if len(got) != len(want):
+        raise Failure('%s: %d documents, wanted %d' % (label, len(got), len(want)))
+    for g, w, what in zip(got, want, ['tally', 'diff']):
+        if g != w:
+            raise Failure('%s: the %s document differs from `heapscope %s --json`:\n  got  %s\n'
+                          '  want %s' % (label, what, what, g[:300], w[:300]))
+        json.loads(g.decode('utf-8', 'surrogateescape'))
+    print('ok: %s: %s equal to the CLI\'s bytes (%d bytes)'
+          % (label, ' and '.join(['tally', 'diff'][:len(got)]), sum(len(g) for g in got)))
+
+
+LOAD_LINE = re.compile(rb'^  load .*\n', re.M)
+
+
+def check_c_report(example, cli, dump):
+    """examples/c/write_report: JSON tally, then the text summary."""
+    out = run([example, dump]).stdout
+    first, _, rest = out.partition(b'\n')
+    want = cli_bytes(cli, ['tally', '--json', dump])
+    if first + b'\n' != want:
+        raise Failure('write_report %s: the JSON tally differs from `heapscope tally --json`:\n'
+                      '  got  %s\n  want %s' % (dump, first[:300], want[:300]))
+    want = cli_bytes(cli, ['summary', dump])
+    if not LOAD_LINE.search(rest) or LOAD_LINE.sub(b'', rest) != LOAD_LINE.sub(b'', want):
+        raise Failure('write_report %s: the summary differs from `heapscope summary`:\n%s\n---\n%s'
+                      % (dump, rest.decode(errors='replace'), want.decode(errors='replace')))
+    print('ok: write_report %s: JSON tally and text summary equal to the CLI\'s bytes'
+          % os.path.basename(dump))
+
+
 def check_error(tool, env):
     missing = '/nonexistent-heapscope-dir/missing.json'
     p = run(tool + [missing], env=env, check=False)
@@ -265,7 +326,7 @@ def build_consumer(a, tmp):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument('mode', choices=['python', 'ruby', 'consumer'])
+    p.add_argument('mode', choices=['python', 'ruby', 'consumer', 'c-report'])
     p.add_argument('--example', required=True)
     p.add_argument('--lib')
     p.add_argument('--build-root')
@@ -280,6 +341,10 @@ def main():
         dumps = ensure_dumps(a.work)
         external = os.path.join(a.corpus or '', 'external', 'heapy_my_dump_1.json')
         os.makedirs(a.work, exist_ok=True)
+        if a.mode == 'c-report':
+            for d in [dumps[2]] + ([external] if os.path.exists(external) else []):
+                check_c_report(a.example, a.cli, d)
+            return 0
         with tempfile.TemporaryDirectory(dir=a.work, prefix='abi-%s-' % a.mode) as tmp:
             env = dict(os.environ)
             env.pop('HEAPSCOPE_LIB', None)
@@ -320,6 +385,13 @@ def main():
             if not any('same file' in w for w in res['diff']['warnings']):
                 raise Failure('%s on one dump three times: no "same file" warning: %r'
                               % (name, res['diff']['warnings']))
+            if envtool:                  # the FFI examples: JSON through the sink
+                check_json(name, tool, env2, a.cli, dumps, 'type', 'class', 0)
+                check_json(name, tool, env2, a.cli, dumps[:2], 'class', 'file:line:class', 5)
+                check_json(name, tool, env2, a.cli, [dumps[2]] * 3, 'file:line:class',
+                           'file:line:class', 20)
+                if os.path.exists(external):
+                    check_json(name, tool, env2, a.cli, [external], 'gem', 'class', 0)
             check_error(tool, env2)
     except Failure as e:
         print('FAIL: %s' % e)

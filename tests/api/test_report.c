@@ -715,7 +715,8 @@ test_diff_and_suspects(void **state)
     assert_has(&s, "{\"kind\":\"diff\",");
     assert_has(&s, "\"dumps\":[{\"path\":\"a\",\"objects\":2},{\"path\":\"b\",\"objects\":5},"
                    "{\"path\":\"c\",\"objects\":5}],\"leaked\":{\"count\":2,\"memsize\":80},"
-                   "\"excluded_dumper_objects\":0,\"reused_addresses\":0,\"by\":\"file:line:class\","
+                   "\"excluded_dumper_objects\":0,\"reused_addresses\":0,\"object_id_matches\":0,"
+                   "\"moved_objects\":0,\"notes\":[],\"by\":\"file:line:class\","
                    "\"group_count\":1,\"groups\":[{\"key\":\"a.rb:7:String\",\"count\":2,"
                    "\"memsize\":80,\"addresses\":[\"0x2000\",\"0x2028\"]}],\"warnings\":[]}\n");
     /* text, 2 dumps' wording aside: plurals and the addresses under the row */
@@ -766,11 +767,13 @@ test_diff_and_suspects(void **state)
     o = ropts(HSCOPE_FORMAT_JSON, 0);
     assert_int_equal(hscope_suspects_write(sus, &o, collect, &s, NULL), HSCOPE_OK);
     assert_has(&s, "\"leaked\":{\"count\":2,\"memsize\":80},\"excluded_dumper_objects\":0,"
-                   "\"reused_addresses\":0,\"class_edges\":false,\"holder_count\":1,\"suspects\":["
+                   "\"reused_addresses\":0,\"object_id_matches\":0,\"moved_objects\":0,\"notes\":[],"
+                   "\"class_edges\":false,\"holder_count\":1,\"suspects\":["
                    "{\"rank\":1,\"address\":\"0x1000\",\"type\":\"OBJECT\",\"class\":\"<hidden>\","
                    "\"label\":\"<hidden>\",\"file\":\"a.rb\",\"line\":1,"
                    "\"retained\":{\"count\":3,\"memsize\":120},\"leaked\":{\"count\":2,\"memsize\":80},"
-                   "\"root\":\"vm\",\"path\":[{\"address\":\"0x1000\",\"type\":\"OBJECT\","
+                   "\"root\":\"vm\",\"conservative_root\":false,"
+                   "\"path\":[{\"address\":\"0x1000\",\"type\":\"OBJECT\","
                    "\"class\":\"<hidden>\",\"label\":\"<hidden>\"}]}],\"warnings\":[]}\n");
     free(s.p);
     memset(&s, 0, sizeof(s));
@@ -802,7 +805,8 @@ test_suspects_root_holder(void **state)
     assert_int_equal(hscope_suspects_write(sus, &o, collect, &s, NULL), HSCOPE_OK);
     assert_has(&s, "\"suspects\":[{\"rank\":1,\"address\":null,\"type\":\"ROOT\",\"class\":null,"
                    "\"label\":\"vm\",\"file\":null,\"line\":null,\"retained\":null,"
-                   "\"leaked\":{\"count\":1,\"memsize\":40},\"root\":\"vm\",\"path\":[]}]");
+                   "\"leaked\":{\"count\":1,\"memsize\":40},\"root\":\"vm\","
+                   "\"conservative_root\":false,\"path\":[]}]");
     free(s.p);
     memset(&s, 0, sizeof(s));
     o = ropts(HSCOPE_FORMAT_TEXT, 0);

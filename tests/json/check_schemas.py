@@ -11,10 +11,12 @@ the schemas against drift (suite 'json').
      (2 and 3 dumps, --addresses, warnings), show (found, missing,
      --values, from a saved index), generations, dominators (top, ADDR,
      --full), retained (objects and --by), root (--max-paths), suspects,
-     timeline, diff --grew, histogram (a tally) and export validates
+     timeline, diff --grew, histogram (a tally), export, waste (--by
+     file:line and gem, --values, a damaged dump) validates
      against the schema of its "kind", on real dumps of a small
      Ruby process and on hand-made ones (damage, a class holder, a root
-     category holding leaked objects);
+     category holding leaked objects, Ruby 4.0's fields objects, object
+     ids, flags and fields no version knows);
   4. drift fails: a valid document with an unknown member added (at the
      top, in a group, in an object reference), a renamed member
      (total_memsize, counts), groups as a number, or a bad address does
@@ -177,6 +179,45 @@ rooted = {"address": "0x7000", "type": "STRING", "class": "0x6000", "memsize": 4
 h2 = write_dump(J("h2.json"), base[:4] + [late, base[5]] + leak + [rooted])
 h3 = write_dump(J("h3.json"), base[:4] + [late, base[5]] + leak + [rooted],
                 tail=b"not json at all\n{\"address\":\"0x9000\",\"type\":\"STR")
+# waste: three copies of a value (one frozen), an empty Array, an oversized
+# String, a shared one
+arr = {"address": "0x5000", "type": "CLASS", "name": "Array", "memsize": 100}
+dup = [{"address": "0x%x" % (0x20000 + 0x28 * k), "type": "STRING", "class": "0x6000",
+        "memsize": 40, "bytesize": 5, "value": "hello", "file": "w.rb", "line": 3 + (k == 2),
+        **({"frozen": True} if k else {})} for k in range(3)]
+wd = write_dump(J("w.json"), [base[0], base[1], arr, base[5]] + dup + [
+    {"address": "0x30000", "type": "ARRAY", "class": "0x5000", "memsize": 40, "length": 0,
+     "file": "w.rb", "line": 5},
+    {"address": "0x30028", "type": "STRING", "class": "0x6000", "memsize": 1041, "bytesize": 1,
+     "capacity": 1000, "value": "x", "file": "w.rb", "line": 6},
+    {"address": "0x30050", "type": "STRING", "class": "0x6000", "memsize": 40, "bytesize": 5,
+     "shared": True, "value": "hello", "file": "w.rb", "line": 7}])
+
+# Ruby 4.0+: an IMEMO fields object owned by a class, object ids (one of
+# them moves in the last dump), flags that are not true, a shareable
+# object, a field and a type no version knows, a machine_context holder
+r40 = [
+    {"type": "ROOT", "root": "vm", "references": ["0x1000"]},
+    {"type": "ROOT", "root": "machine_context", "references": ["0x8000"]},
+    {"address": "0x2000", "type": "CLASS", "slot_size": 96, "name": "Class", "memsize": 96,
+     "flags": {"age": 3}},
+    {"address": "0x1000", "type": "CLASS", "slot_size": 96, "class": "0x2000", "name": "Cache",
+     "references": ["0x1100"], "memsize": 96, "flags": {"wb_protected": True, "age": 3}},
+    {"address": "0x1100", "type": "IMEMO", "shape_id": 3, "slot_size": 24, "class": "0x1000",
+     "imemo_type": "fields", "references": ["0x3000"], "memsize": 24, "flags": {"age": 1}},
+    {"address": "0x4000", "type": "CLASS", "name": "Array", "memsize": 96, "flags": {"age": 3}},
+    {"address": "0x3000", "type": "ARRAY", "class": "0x4000", "length": 0, "memsize": 40,
+     "file": "app.rb", "line": 3, "generation": 1,
+     "flags": {"age": 2, "object_id": 16, "shareable": True}, "warp_factor": 9},
+    {"address": "0x5000", "type": "FIBER", "class": "0x4000", "memsize": 8},
+]
+moved = [dict(r, address="0x3300") if r.get("address") == "0x3000" else
+         dict(r, references=["0x3300"]) if r.get("address") == "0x1100" else r for r in r40]
+late40 = {"address": "0x8000", "type": "ARRAY", "class": "0x4000", "length": 0, "memsize": 40,
+          "file": "app.rb", "line": 9, "generation": 2, "flags": {"age": 0, "object_id": 24}}
+g1 = write_dump(J("r40_1.json"), r40)
+g2 = write_dump(J("r40_2.json"), r40 + [late40])
+g3 = write_dump(J("r40_3.json"), moved + [late40])
 
 
 def jrun(*args):
@@ -220,6 +261,11 @@ cases = [
     ("paths", ["root", "--json", "--max-paths", "3", h3, "0x10000", "0x3000"]),
     ("suspects", ["suspects", "--json", "--top", "0", A, B, C]),
     ("suspects", ["suspects", "--json", "--top", "0", h1, h2, h3]),
+    ("summary", ["summary", "--json", g3]),
+    ("objects", ["show", "--json", "--no-index", g3, "0x1100", "0x3300", "0x5000"]),
+    ("diff", ["diff", "--json", "--addresses", g1, g2, g3]),
+    ("suspects", ["suspects", "--json", "--top", "0", g1, g2, g3]),
+    ("paths", ["root", "--json", g3, "0x3300", "0x8000"]),
     # part B: many dumps (h1..h3: a damaged dump, warnings in the timeline)
     ("timeline", ["timeline", "--json", A, B, C]),
     ("timeline", ["timeline", "--json", "--top", "0", "--by", "type", "--metric", "count",
@@ -227,6 +273,10 @@ cases = [
     ("grew", ["diff", "--grew", "--json", A, B, C]),
     ("tally", ["histogram", "--json", "--top", "0", h3]),
     ("export", ["export", "--json", "--format", "jsonl", "--out", J("export"), A, B]),
+    ("waste", ["waste", "--json", "--top", "0", wd]),
+    ("waste", ["waste", "--json", "--values", "--by", "gem", wd]),
+    ("waste", ["waste", "--json", "--top", "1", C]),
+    ("waste", ["waste", "--json", h3]),
 ]
 docs = {}
 for kind, args in cases:
@@ -249,9 +299,24 @@ check("repeated" in dw, "diff X X X warns 'repeated' (%s)" % dw)
 sus = [s for d in docs.get("suspects", []) for s in d["suspects"]]
 check(any(s["type"] == "ROOT" and s["address"] is None for s in sus) and
       any(s["address"] for s in sus), "suspects lists a root category and an object holder")
+wst = docs.get("waste", [])
+check(len(wst) == 4 and all(d["findings"][f]["count"] for f in ("duplicate", "empty",
+                                                                "oversized") for d in wst[:2])
+      and "value" in wst[1]["values"][0] and "value" not in wst[0]["values"][0]
+      and "skipped_lines" in [w["code"] for w in wst[3]["warnings"]],
+      "waste: every finding, a value with --values only, a damaged dump's warning")
 shown = [o for d in docs.get("objects", []) for o in d["objects"]]
 check(any(not o["found"] for o in shown) and any(o.get("value") for o in shown),
       "show: a missing address and a value")
+# Ruby 4.0+ members reached: an owner, an object id, the shareable flag,
+# unknown fields, matches by object id (the moved array), a conservative root
+check(any(o.get("owner") for o in shown) and any("object_id" in o for o in shown)
+      and any("shareable" in o.get("flags", []) for o in shown),
+      "show: an IMEMO fields object's owner, an object_id, the shareable flag")
+check(any(d["unknown"] for d in docs.get("summary", [])), "summary: unknown fields listed")
+check(any(d["object_id_matches"] and d["notes"] for d in docs.get("diff", [])),
+      "diff: objects matched by object_id, with a note")
+check(any(s["conservative_root"] for s in sus), "suspects: a conservative root")
 # the saved index: the record is null, and the document still validates
 subprocess.run([CLI, "index", C], stdout=subprocess.DEVNULL, check=True)
 d, _ = jrun("show", "--json", C, obj)
@@ -282,10 +347,16 @@ if "dominators" in good:
     mutations.append(("dominators", "a root that is not a name", m))
     m = copy.deepcopy(good["dominators"]); m["reachable"] = 5
     mutations.append(("dominators", "reachable as a number", m))
+if "waste" in good:
+    w = good["waste"]
+    m = copy.deepcopy(w); m["heap"] = m.pop("total"); mutations.append(("waste", "total renamed heap", m))
+    m = copy.deepcopy(w); m["groups"][0]["saving"] = 1; mutations.append(("waste", "a member added to a place", m))
+    m = copy.deepcopy(w); m["values"][0]["value"] = 5; mutations.append(("waste", "a value that is not a string", m))
+    m = copy.deepcopy(w); m["values"][0]["hash"] = "#a8d8"; mutations.append(("waste", "a short hash", m))
 if "summary" in good:
     m = copy.deepcopy(good["summary"]); m["roots"] = {r["root"]: r for r in m["roots"]}
     mutations.append(("summary", "roots keyed by name", m))
-check(len(mutations) >= 12, "enough drift cases (%d)" % len(mutations))
+check(len(mutations) >= 16, "enough drift cases (%d)" % len(mutations))
 for kind, what, doc in mutations:
     check(errors(doc, kind), "drift is caught: %s (%s) validates" % (what, kind))
 

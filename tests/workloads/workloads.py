@@ -178,25 +178,52 @@ class Dump:
             return '<unknown>'
         return c.get('name') or c.get('real_class_name') or '<anonymous>'
 
+    def step_ok(self, frm, step):
+        """Does `frm` (an address, or a list of root references) reach the
+        truth's root-path step `step` as the truth says?  Directly (one
+        reference), or, for a step the workload found indirect ("direct":
+        false: Ruby gave the object in between no handle), through one
+        internal object: a hidden one (no class, e.g. the VM's pinned-object
+        list on 3.4+) or an IMEMO; an IMEMO fields object (4.0+) must belong
+        to `frm` (its "class" is its owner)."""
+        refs = frm if isinstance(frm, list) else (self.objects.get(frm) or {}).get('references') or []
+        if step.get('direct', True):
+            return step['address'] in refs
+        for x in refs:
+            r = self.objects.get(x)
+            if r is None or step['address'] not in (r.get('references') or []):
+                continue
+            if r.get('imemo_type') == 'fields':
+                if not isinstance(frm, list) and r.get('class') == frm:
+                    return True
+            elif r.get('type') == 'IMEMO' or 'class' not in r:
+                return True
+        return False
+
     def path_lengths(self, targets):
-        """Length (objects after the root) of a shortest path from any ROOT
-        to each target, over `references` only (no object -> class edges)."""
+        """Length (objects after the root) of a shortest path from a ROOT
+        to each target, over `references` only (no object -> class edges):
+        from the precise roots first, from machine_context (conservative)
+        only for what they do not reach, as heapscope's paths do."""
         want = set(targets)
         depth = {}
-        frontier = []
-        for refs in self.roots.values():
-            for a in refs:
-                if a in self.objects and a not in depth:
-                    depth[a] = 1
-                    frontier.append(a)
-        while frontier and not want <= depth.keys():
-            nxt = []
-            for a in frontier:
-                for b in self.objects[a].get('references') or []:
-                    if b in self.objects and b not in depth:
-                        depth[b] = depth[a] + 1
-                        nxt.append(b)
-            frontier = nxt
+        for conservative in (False, True):
+            frontier = []
+            for cat, refs in self.roots.items():
+                if (cat == 'machine_context') != conservative:
+                    continue
+                for a in refs:
+                    if a in self.objects and a not in depth:
+                        depth[a] = 1
+                        frontier.append(a)
+            while frontier and not want <= depth.keys():
+                nxt = []
+                for a in frontier:
+                    for b in self.objects[a].get('references') or []:
+                        if b in self.objects and b not in depth:
+                            depth[b] = depth[a] + 1
+                            nxt.append(b)
+                frontier = nxt
         return {a: depth.get(a) for a in targets}
 
 
@@ -220,6 +247,12 @@ class Checks:
         for f in self.failed:
             print('  failed: ' + f)
         return 1 if self.failed else 0
+
+
+def path_length(root_path):
+    """Objects on a truth root path after the root, counting one internal
+    object for each indirect step (Dump.step_ok)."""
+    return sum(1 + (not e.get('direct', True)) for e in root_path[1:])
 
 
 def identity_diff(d1, d2, d3):

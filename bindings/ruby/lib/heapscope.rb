@@ -4,11 +4,12 @@
 #
 #   require "heapscope"
 #   heap = Heapscope::Heap.load("heap.json.gz")
-#   heap.summary                                   # => { objects: ..., by_type: ... }
-#   heap.tally(by: "file:line:class", top: 20)     # bleak_house's report
+#   puts heap                                      # `heapscope summary`
+#   heap.summary                                   # => { total: { count:, memsize: }, by_type: ... }
+#   puts heap.tally(by: "file:line:class", top: 20) # bleak_house's report
 #   diff = Heapscope.diff("h1.json", "h2.json", "h3.json")
-#   diff.groups(by: "class")                       # what leaked
-#   diff.suspects                                  # what holds it
+#   puts diff.groups(by: "class")                  # what leaked
+#   puts diff.report                               # what holds it (`heapscope suspects`)
 #
 #   Heapscope.snapshot                             # this process, no temp file
 #   Heapscope.snapshot(fork: true)                 # written by a fork: one moment, a short stall
@@ -20,8 +21,10 @@
 # See README.md.
 require_relative "heapscope/version"
 require_relative "heapscope/heapscope" # the C extension
+require_relative "heapscope/report"
 require_relative "heapscope/rows"
 require_relative "heapscope/heap"
 require_relative "heapscope/diff"
+require_relative "heapscope/waste"
 require_relative "heapscope/snapshot"
 require_relative "heapscope/fork"

@@ -19,8 +19,9 @@ class TestDiff < Minitest::Test
     assert_equal N, by_class.find { |g| g.key == "LeakedWidget" }&.count
     assert_operator by_class.find { |g| g.key == "String" }.count, :>=, N
     assert_operator by_class.find { |g| g.key == "Array" }.count, :>=, N
-    assert_equal diff.count, by_class.total_count
-    assert_equal diff.memsize, by_class.total_memsize
+    assert_equal diff.count, by_class.total.count
+    assert_equal diff.memsize, by_class.total.memsize
+    assert_equal "file:line:class", diff.groups.by # the default key of leak hunting
 
     sites = diff.groups(by: "file:line:class", top: 3)
     widgets = sites.find { |g| g.key == widget_site }
@@ -31,15 +32,17 @@ class TestDiff < Minitest::Test
     heap = diff.heap
     addrs.each { |a| assert_equal "LeakedWidget", heap.object(a).class_name }
     assert_equal 3, widgets.addresses(3).size
-    assert_match(/e\.g\. 0x\h+ 0x\h+ 0x\h+ \.\.\./, widgets.inspect)
+    assert_equal "#<Heapscope::Group key=#{widget_site.inspect} count=#{N} memsize=#{widgets.memsize}>",
+                 widgets.inspect
     assert_equal diff.count, diff.addresses.size
 
     # What holds them: the global $registry Array.
     top = diff.suspects(top: 1).first
     assert_equal "ARRAY", top.type
     assert_equal "Array", top.class_name
-    assert_equal 3 * N, top.leaked_count
-    assert_equal top.address, top.path.last
+    assert_equal 3 * N, top.leaked.count
+    assert_equal top.leaked.count, top.leaked_count # deprecated name
+    assert_equal top.address, top.path.last.address
     refute_nil top.root
     registry = heap.object(top.address)
     assert_equal 3 * N, registry.size # the registry holds all 3 runs' widgets
@@ -90,7 +93,7 @@ class TestDiff < Minitest::Test
     assert_equal 60, diff.count, "unexpected leaks: #{sites.inspect}"
     refute sites.any? { |g| g.key.include?("lib/heapscope") }, sites.inspect
     top = diff.suspects(top: 1).first
-    assert_equal 60, top.leaked_count
+    assert_equal 60, top.leaked.count
     assert_equal "Array", top.class_name
     assert_equal 90, registry.size
   end
@@ -99,16 +102,16 @@ class TestDiff < Minitest::Test
     heap = Heapscope::Heap.load(Fixtures.leak[2])
     rows = heap.retained(top: 10)
     assert_equal 10, rows.size
-    assert_equal rows.map(&:retained).sort.reverse, rows.map(&:retained)
+    assert_equal rows.map { |r| r.retained.memsize }.sort.reverse, rows.map { |r| r.retained.memsize }
     rows.each do |r|
-      assert_operator r.retained, :>=, r.memsize
-      assert_operator r.retained_count, :>=, 1
+      assert_operator r.retained.memsize, :>=, r.memsize
+      assert_operator r.retained.count, :>=, 1
     end
     tree = heap.dominators
     assert_same tree, heap.dominators
-    assert_equal rows.first.retained, tree.retained_size(rows.first.address)
+    assert_equal rows.first.retained.memsize, tree.retained_size(rows.first.address)
     t = tree.totals
-    assert_equal heap.object_count, t[:reachable] + t[:unreachable]
+    assert_equal heap.object_count, t[:reachable].count + t[:unreachable].count
     # the registry dominates its widgets
     reg = Heapscope.diff(*Fixtures.leak).suspects(top: 1).first.address
     widget = heap.references(reg).first
@@ -125,7 +128,7 @@ class TestDiff < Minitest::Test
     assert_equal 2, paths.size
     assert paths.all?(&:reachable?)
     assert_equal widget, paths[0].target
-    assert_equal [reg, widget], paths[0].path.last(2)
+    assert_equal [reg, widget], paths[0].addresses.last(2)
     dot = heap.root_paths(widget, format: :dot)
     assert_match(/\Adigraph heapscope \{\n/, dot)
     assert_includes dot, format("0x%x", widget)

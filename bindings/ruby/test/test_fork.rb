@@ -68,7 +68,7 @@ class TestFork < Minitest::Test
       path = heap.root_paths(held).first
       { rest: rest, mine: mine, objects: heap.object_count,
         sites: heap.tally(by: "file:line:class", top: nil).to_h { |r| [r.key, r.count] },
-        held_path: [path.root, *path.path.map { |x| heap.object(x).class_name }] }
+        held_path: [path.root, *path.path.map(&:label)] }
     end
     print Marshal.dump(counts).unpack1("H*")
   RUBY

@@ -63,7 +63,41 @@ class TestGC < Minitest::Test
     assert_kind_of Heapscope::Heap, diff.heap
     assert_kind_of Heapscope::Heap, tree.heap
     assert_equal 2, t.size
-    assert_equal 3 * Fixtures::LEAK_N, diff.suspects(top: 1).first.leaked_count
+    assert_equal 3 * Fixtures::LEAK_N, diff.suspects(top: 1).first.leaked.count
+  end
+
+  # Reports run their writer without the GVL while other threads
+  # allocate, collect and compact: the dump names, ids and addresses the
+  # writer reads are held still, and the output is the same bytes.
+  def test_reports_while_other_threads_collect_and_compact
+    a, b, c = Fixtures.leak
+    diff = Heapscope.diff(a, b, c)
+    heap = Heapscope::Heap.load(c)
+    reg = diff.suspects(top: 1).first.address
+    jobs = {
+      suspects: -> { diff.report(format: :json) },
+      diff: -> { diff.groups(top: 5).report(width: 60) },
+      tally: -> { heap.tally(by: "class").report(format: :json) },
+      paths: -> { heap.root_paths(reg, heap.references(reg).first, format: :text) },
+      show: -> { heap.show(reg, format: :json) },
+      tree: -> { heap.dominators.report(format: :json, full: true) },
+    }
+    want = jobs.transform_values(&:call)
+    stop = false
+    churn = Thread.new do
+      until stop
+        Array.new(2000) { |i| "garbage #{i}" }
+        GC.start
+        GC.compact if GC.respond_to?(:compact)
+      end
+    end
+    stress do
+      jobs.each { |name, job| assert_equal want[name], job.call, name }
+    end
+    5.times { jobs.each { |name, job| assert_equal want[name], job.call, name } }
+  ensure
+    stop = true
+    churn&.join
   end
 
   def test_many_heaps_are_freed

@@ -20,34 +20,45 @@ class TestLoad < Minitest::Test
     assert_equal 0, s[:skipped_lines]
   end
 
+  # Heap#summary is `heapscope summary --json`, parsed: the JSON
+  # vocabulary (docs/JSON.md), checked against the heap's own accessors.
   def test_summary
     sum = @heap.summary
-    %i[objects references memsize by_type by_class roots dangling_references skipped_lines].each do |k|
+    %i[kind dumps total references roots dangling skipped_lines by_type by_class load warnings].each do |k|
       assert sum.key?(k), "summary lacks #{k}"
     end
-    assert_equal @heap.object_count, sum[:objects]
-    assert_equal sum[:objects], sum[:by_type].values.sum { |v| v[:count] }
-    assert_equal sum[:memsize], sum[:by_type].values.sum { |v| v[:memsize] }
-    assert_operator sum[:by_type]["STRING"][:count], :>=, 300
-    assert_operator sum[:by_class].size, :<=, 20
-    assert sum[:roots].key?("vm")
-    assert_operator sum[:model_bytes], :>, 0
+    assert_equal "summary", sum[:kind]
+    assert_equal [Fixtures.small], sum[:dumps].map { |d| d[:path] }
+    assert_equal @heap.object_count, sum[:total][:count]
+    assert_equal @heap.stats[:total_memsize], sum[:total][:memsize]
+    assert_equal @heap.reference_count, sum[:references]
+    types = sum[:by_type][:groups]
+    assert_equal sum[:total][:count], types.sum { |g| g[:count] }
+    assert_equal sum[:total][:memsize], types.sum { |g| g[:memsize] }
+    assert_operator types.find { |g| g[:key] == "STRING" }[:count], :>=, 300
+    classes = sum[:by_class]
+    assert_equal classes[:group_count], classes[:groups].size, "summary: all classes by default"
+    assert_equal 20, @heap.summary(top: 20)[:by_class][:groups].size
+    assert_includes sum[:roots].map { |r| r[:root] }, "vm"
+    assert_operator sum[:load][:model_bytes], :>, 0
   end
 
   def test_tally
     t = @heap.tally(by: "class", top: 5)
-    assert_kind_of Array, t
+    assert_kind_of Enumerable, t
     assert_kind_of Heapscope::Tally, t
     assert_equal 5, t.size
     assert_equal "class", t.by
     assert_operator t.group_count, :>=, 5
-    assert_equal @heap.object_count, t.total_count
+    assert_equal @heap.object_count, t.total.count
+    assert_equal t.total.count, t.total_count # deprecated name
     assert_equal t.map(&:count).sort.reverse, t.map(&:count)
     row = t.first
     assert_kind_of Heapscope::Row, row
     assert_kind_of String, row.key
-    assert_match(/#<Heapscope::Row .* count=\d+ memsize=\d+>/, row.inspect)
-    assert_match(/by class: 5 of \d+ groups/, t.inspect)
+    assert_equal row, t[0]
+    assert_equal t.to_a.last, t.last
+    assert_match(/\A#<Heapscope::Tally\nby class +count +% +memsize +%\n/, t.inspect)
     by_mem = @heap.tally(by: "type", top: nil, sort: :memsize)
     assert_equal by_mem.map(&:memsize).sort.reverse, by_mem.map(&:memsize)
     assert_equal by_mem.group_count, by_mem.size
@@ -199,8 +210,11 @@ class TestLoad < Minitest::Test
   end
 
   def test_inspect
-    assert_match(/\A#<Heapscope::Heap [\d,]+ objects, [\d,]+ references, memsize .*, model .*>\z/,
-                 @heap.inspect)
+    assert_equal "#<Heapscope::Heap #{Fixtures.small}: #{@heap.object_count} objects, " \
+                 "#{@heap.reference_count} references>", @heap.inspect
+    assert_equal "#<Heapscope::Heap (no path): #{@heap.object_count} objects, " \
+                 "#{@heap.reference_count} references>",
+                 Heapscope::Heap.parse(File.binread(Fixtures.small)).inspect
   end
 
   def test_unknown_option

@@ -15,7 +15,7 @@ class TestTrust < Minitest::Test
     groups = diff.groups(by: "file:line:class", top: nil)
     assert_equal [], groups.to_a
     assert_equal 0, groups.group_count
-    assert_equal 0, groups.total_count
+    assert_equal 0, groups.total.count
     assert_equal [], diff.addresses
   end
 
@@ -54,13 +54,20 @@ class TestTrust < Minitest::Test
     {"address":"0x5000","type":"STRING","class":"0x6000","memsize":40}
   JSONL
 
+  # One label per object, named as the JSON names it: "label" is what a
+  # user reads (a class by its own name), "class" its class label.
   def test_one_label_per_object
     heap = Heapscope::Heap.parse(LABELS)
-    assert_equal "PostsController", heap.object("0x1000").class_name
+    assert_equal "PostsController", heap.object("0x1000").label
+    assert_equal "Class", heap.object("0x1000").class_name
+    assert_equal "Hash", heap.object("0x3000").label
     assert_equal "Hash", heap.object("0x3000").class_name
     row = heap.retained(top: 100).find { |r| r.address == 0x1000 }
-    assert_equal "PostsController", row.class_name
-    assert_equal "CLASS PostsController", row.label
+    assert_equal "PostsController", row.label
+    assert_equal "Class", row.class_name
+    path = heap.root_paths("0x5000").first
+    assert_equal %w[PostsController Hash String], path.path.map(&:label)
+    assert_equal "vm", path.root
     # a class still counts under its class when grouping by class
     assert_equal 1, heap.tally(by: "class", top: nil).find { |r| r.key == "Class" }.count
   end
@@ -85,7 +92,7 @@ class TestTrust < Minitest::Test
     left = heap.tally(by: "file", top: nil, keep_dumper: false)
     assert_equal [], mine.call(left)
     assert_operator left.excluded_dumper_objects, :>=, mine.call(all).sum(&:count)
-    assert_equal all.total_count, left.total_count + left.excluded_dumper_objects
+    assert_equal all.total.count, left.total.count + left.excluded_dumper_objects
     assert_equal 0, all.excluded_dumper_objects
   end
 

@@ -142,7 +142,7 @@ module Desk
     end
   end
 
-  # LEAK HOLDER subscriptions: subscription number => Subscription
+  # LEAK HOLDER subscriptions: object_id of the Subscription => Subscription
   $desk_subscriptions = {}
 
   # ------------------------------------------------------- infrastructure
@@ -288,7 +288,6 @@ module Desk
       @cards = LRU.new(sc.call(20))
       @sessions = Sessions.new(40)
       @metrics = Metrics.new(100)
-      @sub_seq = 0
     end
 
     # Runs n requests of the simulated client.
@@ -371,7 +370,8 @@ module Desk
     def subscribe(req, rng)
       customer = @customers[rng.rand(@customers.size)]
       ticket = @tickets[req.seq % @tickets.size]
-      $desk_subscriptions[@sub_seq += 1] = Subscription.new(customer, ticket, req.seq) # @leak-site subscriptions
+      sub = Subscription.new(customer, ticket, req.seq) # @leak-site subscriptions
+      $desk_subscriptions[sub.object_id] = sub
     end
 
     # ------------------------------------------------------------ handlers

@@ -91,11 +91,22 @@ module HeapWorkload
   end
 
   # A holder's root path for the truth: [{"root" => category}, {address,
-  # type, name/class} ...].
+  # type, name/class, direct} ...].  "direct" (from ObjectSpace, here) is
+  # whether the object is among those the previous one (for the first, the
+  # root category) references itself; when it is not, the dump has
+  # internal objects in between that Ruby gives no handle to: on 3.4+ the
+  # VM's list of pinned objects (a hidden DATA) between the root vm and a
+  # class, on 4.0+ an IMEMO fields object between a class (or String,
+  # Array, typed Data) and the values of its instance variables.
   def root_path(root, *objects)
+    prev = nil
     [{ "root" => root }] + objects.map do |o|
+      # (the root hash compares its keys by identity: look the name up by value)
+      kids = prev ? ObjectSpace.reachable_objects_from(prev) : ObjectSpace.reachable_objects_from_root.find { |k, _| k == root }&.last
       entry = { "address" => address_of(o), "type" => dump_type(o) }
       entry[o.is_a?(Module) ? "name" : "class"] = o.is_a?(Module) ? o.name : class_name(o)
+      entry["direct"] = (kids || []).any? { |k| k.equal?(o) }
+      prev = o
       entry
     end
   end
@@ -119,54 +130,96 @@ module HeapWorkload
   # object allocated after it younger than the dump's generation, so
   # "generation >= fence" marks what the next phase allocated.
   #
+  # A snapshot may write several dumps in the same window, each with its
+  # own dump_all options (VARIANTS: :plain, :full = full: true, :no_shapes
+  # = shapes: false on 3.2+, :since = since: the generation given to
+  # #since=); all of them hold the counted objects plus the dumper's.
+  #
   # The counts go to a side file as JSON lines, not into the heap (they
   # would be in the next dump).  Two warm-up dumps go first (to a scratch
   # file in DIR: WASI has no /dev/null): the first dump_all of a process
-  # allocates inline caches of its own.
+  # allocates inline caches of its own; with variants: true a third one
+  # runs every variant, for the same reason.  The paths of the dumps named
+  # up front (names:) are made once, before anything is counted: a String
+  # made in #take could outlive it through a conservative root (ruby.wasm
+  # 3.2 kept the previous dump's path for a while) and make the count of
+  # Strings jitter.
   class Snapshots
-    attr_reader :dumper_file
+    VARIANTS = %i[plain full no_shapes since].freeze
 
-    def initialize(dir)
+    attr_reader :dumper_file, :fence
+    attr_accessor :since
+
+    # Does this Ruby's dump_all take shapes: (3.2+)?
+    def self.shapes_option?
+      ObjectSpace.method(:dump_all).parameters.any? { |_, n| n == :shapes }
+    end
+
+    def initialize(dir, names: [], variants: false)
       @dir = dir
+      @paths = names.to_h { |n| [n, File.join(dir, n).freeze] }
       @side = File.join(dir, ".snapshots.jsonl")
       @scratch = File.join(dir, ".warmup.json")
       File.write(@side, "")
       @before = {}
       @after = {}
       @sizes = {}
+      @since = 0
       loc = ObjectSpace.method(:dump_all).source_location
       @dumper_file = loc && loc[0]
-      warmup
+      warmup(variants)
     end
 
     # Dumps to the scratch file: the same code path as a real snapshot.
-    def warmup
+    def warmup(variants)
       2.times { take(nil) }
+      take(nil, nil, dumps: VARIANTS.map { |v| [nil, v] }) if variants
     end
 
     # Dumps the heap to DIR/name (nil: to the scratch file, for a warm-up)
     # and returns GC.count at the dump.  extra: more facts for the record
-    # (allocated before the dump, so they are in it).
-    def take(name, extra = nil)
-      path = name ? File.join(@dir, name) : @scratch
-      io = File.open(path, "wb")
-      io.sync = true
+    # (allocated before the dump, so they are in it).  dumps: instead of
+    # name, [[name, variant], ...] to write in the same window.
+    def take(name, extra = nil, dumps: nil)
+      dumps ||= [[name, :plain]]
+      dumps = dumps.reject { |_, v| v == :no_shapes } unless Snapshots.shapes_option?
+      paths = dumps.map { |n, _| n ? @paths[n] || File.join(@dir, n) : @scratch }
+      # everything the window uses is allocated before it: files, pairs
+      jobs = paths.zip(dumps).map do |path, (_, variant)|
+        io = File.open(path, "wb")
+        io.sync = true
+        [io, variant]
+      end
+      since = @since
       GC.start
       GC.disable
       ObjectSpace.count_objects(@before)
       ObjectSpace.count_objects_size(@sizes)
       gc = GC.count
-      ObjectSpace.dump_all(output: io)
+      jobs.each do |io, variant|
+        case variant
+        when :full then ObjectSpace.dump_all(output: io, full: true)
+        when :no_shapes then ObjectSpace.dump_all(output: io, shapes: false)
+        when :since then ObjectSpace.dump_all(output: io, since: since)
+        else ObjectSpace.dump_all(output: io)
+        end
+      end
       ObjectSpace.count_objects(@after)
       GC.enable
-      io.close
+      jobs.each { |io, _| io.close }
       GC.start
-      fence = GC.count
+      @fence = GC.count
       # warm-up dumps record too (then dropped): every snapshot runs the
       # same code, so none allocates inline caches the others did not
-      rec = { "file" => name, "bytes" => File.size(path), "gc_count" => gc, "fence_gc_count" => fence,
-              "extra" => extra, "counts" => @before, "sizes" => @sizes, "counts_after" => @after }
-      File.open(@side, "a") { |f| f.puts(JSON.generate(rec)) }
+      File.open(@side, "a") do |f|
+        dumps.zip(paths) do |(n, variant), path|
+          rec = { "file" => n, "variant" => variant.to_s, "bytes" => File.size(path), "gc_count" => gc,
+                  "fence_gc_count" => @fence, "extra" => extra, "counts" => @before, "sizes" => @sizes,
+                  "counts_after" => @after }
+          rec["since"] = since if variant == :since
+          f.puts(JSON.generate(rec))
+        end
+      end
       gc
     end
 
@@ -176,6 +229,8 @@ module HeapWorkload
       File.delete(@side)
       File.delete(@scratch) if File.exist?(@scratch)
       recs.map do |r|
+        r["slots"] = { "total" => r["counts"]["TOTAL"], "free" => r["counts"]["FREE"],
+                       "total_after" => r["counts_after"]["TOTAL"], "free_after" => r["counts_after"]["FREE"] }
         by_type = types_of(r.delete("counts"))
         after = types_of(r.delete("counts_after"))
         mem = types_of(r.delete("sizes"))

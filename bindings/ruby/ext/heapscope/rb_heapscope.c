@@ -1,9 +1,11 @@
 /*
  * rb_heapscope.c - Ruby binding of libheapscope.
  *
- * Binding code only: every answer comes from the library.  The Ruby classes
- * (lib/heapscope.rb) turn the plain values returned here into Structs and
- * reports; methods starting with an underscore are internal.
+ * Binding code only: every answer comes from the library, and so does every
+ * report (the _write methods run the library's writers into a String or an
+ * IO: see "reports" below).  The Ruby classes (lib/heapscope.rb) turn the
+ * plain values returned here into Structs; methods starting with an
+ * underscore are internal.
  *
  * Handles are TypedData objects with dfree and dsize; the memory the library
  * holds for a handle is reported to the GC (rb_gc_adjust_memory_usage) and to
@@ -22,6 +24,7 @@
  * SPDX-License-Identifier: MIT
  */
 #include <ruby.h>
+#include <ruby/encoding.h>
 #include <ruby/io.h>
 #include <ruby/thread.h>
 
@@ -42,6 +45,8 @@
 #endif
 
 static VALUE mHeapscope, mNative, cHeap, cTally, cDiff, cDomTree, cPaths, cHolders, cLoader;
+static VALUE cWaste;
+static VALUE cSuspects; /* reports (issue 20) */
 static VALUE eError;
 static VALUE eStatus[HSCOPE_ERR_INTERNAL + 1];
 
@@ -931,11 +936,6 @@ typedef struct rb_handle {
     VALUE parent;          /* the Ruby object whose heap this refers to */
     hscope_heap_t *heap;   /* the heap the handle's ids refer to */
     size_t accounted;
-    /* Diffs only: a filtered view of the leaked set (Diff#_exclude_files),
-     * used instead of hscope_diff_objects() when `filtered` is set. */
-    int filtered;
-    hscope_id *sub;
-    uint64_t nsub, submem, subexcluded;
 } rb_handle;
 
 static void
@@ -957,7 +957,6 @@ handle_free(void *p)
     rb_handle *h = p;
     if (h->ptr && h->free_fn)
         h->free_fn(h->ptr);
-    xfree(h->sub);
     if (h->accounted)
         rb_gc_adjust_memory_usage(-(ssize_t)h->accounted);
     xfree(h);
@@ -982,12 +981,14 @@ HANDLE_TYPE(diff_type, "Heapscope::Diff");
 HANDLE_TYPE(domtree_type, "Heapscope::DominatorTree");
 HANDLE_TYPE(paths_type, "Heapscope::Native::Paths");
 HANDLE_TYPE(holders_type, "Heapscope::Native::Holders");
+HANDLE_TYPE(waste_type, "Heapscope::Waste");
 
 static void free_tally(void *p) { hscope_tally_free(p); }
 static void free_diff(void *p) { hscope_diff_free(p); }
 static void free_domtree(void *p) { hscope_domtree_free(p); }
 static void free_paths(void *p) { hscope_paths_free(p); }
 static void free_holders(void *p) { hscope_holders_free(p); }
+static void free_waste(void *p) { hscope_waste_free(p); }
 
 static VALUE
 handle_new(VALUE klass, const rb_data_type_t *type, void (*free_fn)(void *),
@@ -1035,13 +1036,14 @@ typedef struct analysis_args {
     hscope_tally_options topts;
     hscope_dom_options dopts;
     hscope_diff_options fopts;
+    hscope_waste_options wopts;
     load_args *load;            /* diff_files: progress / cancellation */
     hscope_error err;
     hscope_status st;
 } analysis_args;
 
-enum { AN_TALLY, AN_DIFF_TALLY, AN_SUBSET_TALLY, AN_DOMTREE, AN_PATHS, AN_DIFF, AN_DIFF_FILES,
-       AN_HOLDERS };
+enum { AN_TALLY, AN_DIFF_TALLY, AN_DOMTREE, AN_PATHS, AN_DIFF, AN_DIFF_FILES,
+       AN_HOLDERS, AN_WASTE_FILE, AN_WASTE_HEAP };
 
 static void *
 analysis_nogvl(void *p)
@@ -1054,10 +1056,6 @@ analysis_nogvl(void *p)
         break;
     case AN_DIFF_TALLY:
         a->st = hscope_diff_tally((hscope_tally_t **)&res, a->diff, a->key, &a->topts, &a->err);
-        break;
-    case AN_SUBSET_TALLY:
-        a->st = hscope_tally_subset((hscope_tally_t **)&res, a->heap, a->key, a->ids, a->nids,
-                                    &a->topts, &a->err);
         break;
     case AN_DOMTREE:
         a->st = hscope_domtree_compute((hscope_domtree_t **)&res, a->heap, &a->dopts, &a->err);
@@ -1077,6 +1075,15 @@ analysis_nogvl(void *p)
     case AN_HOLDERS:
         a->st = hscope_holders_compute((hscope_holders_t **)&res, a->tree, a->ids, a->nids,
                                        &a->err);
+        break;
+    case AN_WASTE_FILE:
+        a->load->opts.progress = load_progress;
+        a->load->opts.progress_user_data = a->load;
+        a->st = hscope_waste_file((hscope_waste_t **)&res, a->pa, &a->load->opts, &a->wopts,
+                                  &a->err);
+        break;
+    case AN_WASTE_HEAP:
+        a->st = hscope_waste_compute((hscope_waste_t **)&res, a->cheap, &a->wopts, &a->err);
         break;
     default:
         a->st = HSCOPE_ERR_INTERNAL;
@@ -1125,6 +1132,19 @@ top_arg(VALUE top)
     return (uint64_t)t;
 }
 
+/* The key (returned: a frozen copy the caller keeps alive, *ckey its
+ * bytes) and tally options of a _tally call. */
+static VALUE
+tally_args(VALUE key, VALUE top, VALUE sort, const char **ckey, hscope_tally_options *o)
+{
+    VALUE k = rb_str_new_frozen(StringValue(key));
+    *ckey = StringValueCStr(k);
+    hscope_tally_options_init(o);
+    o->top = top_arg(top);
+    o->sort = sort_arg(sort);
+    return k;
+}
+
 /* Heap#_tally(key, top, sort, keep_dumper) -> Native::Tally */
 static VALUE
 heap_tally(VALUE self, VALUE key, VALUE top, VALUE sort, VALUE keep_dumper)
@@ -1132,11 +1152,7 @@ heap_tally(VALUE self, VALUE key, VALUE top, VALUE sort, VALUE keep_dumper)
     analysis_args a;
     memset(&a, 0, sizeof(a));
     a.heap = heap_get(self);
-    key = rb_str_new_frozen(StringValue(key));
-    a.key = StringValueCStr(key);
-    hscope_tally_options_init(&a.topts);
-    a.topts.top = top_arg(top);
-    a.topts.sort = sort_arg(sort);
+    key = tally_args(key, top, sort, &a.key, &a.topts);
     if (!RTEST(keep_dumper))
         a.topts.flags |= HSCOPE_TALLY_SKIP_DUMPER;
     VALUE obj = handle_new(cTally, &tally_type, free_tally, self, a.heap);
@@ -1331,14 +1347,10 @@ diff_get(VALUE self)
     return handle_get(self, &diff_type)->ptr;
 }
 
-/* The leaked set: the library's, or the filtered view. */
+/* The leaked set. */
 static const hscope_id *
 diff_ids(const rb_handle *h, uint64_t *n)
 {
-    if (h->filtered) {
-        *n = h->nsub;
-        return h->sub;
-    }
     *n = hscope_diff_count(h->ptr);
     return hscope_diff_objects(h->ptr);
 }
@@ -1346,72 +1358,23 @@ diff_ids(const rb_handle *h, uint64_t *n)
 static VALUE
 diff_count(VALUE self)
 {
-    rb_handle *h = handle_get(self, &diff_type);
-    return ULL2NUM(h->filtered ? h->nsub : hscope_diff_count(h->ptr));
+    return ULL2NUM(hscope_diff_count(diff_get(self)));
 }
 
 static VALUE
 diff_memsize(VALUE self)
 {
-    rb_handle *h = handle_get(self, &diff_type);
-    return ULL2NUM(h->filtered ? h->submem : hscope_diff_memsize(h->ptr));
+    return ULL2NUM(hscope_diff_memsize(diff_get(self)));
 }
 
-/* Objects left out: the dumper's own (library) plus those filtered here. */
+/* Objects left out as the dumper's own (ObjectSpace.dump_all's, the gem's
+ * snapshot code's: the library's rule). */
 static VALUE
 diff_excluded(VALUE self)
 {
-    rb_handle *h = handle_get(self, &diff_type);
-    return ULL2NUM(hscope_diff_excluded(h->ptr) + h->subexcluded);
+    return ULL2NUM(hscope_diff_excluded(diff_get(self)));
 }
 
-/* Diff#_exclude_files(prefixes): leave out leaked objects allocated in
- * files starting with one of the prefixes (the gem's own snapshot code
- * in find_leaks, as the library leaves out objspace.rb's).  Once only. */
-static VALUE
-diff_exclude_files(VALUE self, VALUE prefixes)
-{
-    rb_handle *h = handle_get(self, &diff_type);
-    Check_Type(prefixes, T_ARRAY);
-    if (h->filtered)
-        rb_raise(eError, "diff already filtered");
-    long np = RARRAY_LEN(prefixes);
-    for (long i = 0; i < np; i++)
-        Check_Type(RARRAY_AREF(prefixes, i), T_STRING);
-    uint64_t n = hscope_diff_count(h->ptr);
-    const hscope_id *ids = hscope_diff_objects(h->ptr);
-    hscope_id *keep = ALLOC_N(hscope_id, n ? n : 1);
-    uint64_t nk = 0, mem = 0;
-    const char *last = NULL;
-    int last_drop = 0;
-    for (uint64_t i = 0; i < n; i++) {
-        const char *f = hscope_heap_object_file(h->heap, ids[i]);
-        int drop = 0;
-        if (f && f == last) {
-            drop = last_drop;
-        } else if (f) {
-            size_t fl = strlen(f);
-            for (long k = 0; k < np && !drop; k++) {
-                VALUE p = RARRAY_AREF(prefixes, k);
-                size_t pl = (size_t)RSTRING_LEN(p);
-                drop = pl && pl <= fl && memcmp(f, RSTRING_PTR(p), pl) == 0;
-            }
-            last = f;
-            last_drop = drop;
-        }
-        if (!drop) {
-            keep[nk++] = ids[i];
-            mem += hscope_heap_object_memsize(h->heap, ids[i]);
-        }
-    }
-    h->sub = keep;
-    h->nsub = nk;
-    h->submem = mem;
-    h->subexcluded = n - nk;
-    h->filtered = 1;
-    RB_GC_GUARD(prefixes);
-    return self;
-}
 static VALUE diff_reused(VALUE self) { return ULL2NUM(hscope_diff_reused_addresses(diff_get(self))); }
 static VALUE diff_warning_bits(VALUE self) { return UINT2NUM(hscope_diff_warnings(diff_get(self))); }
 static VALUE diff_warning_text(VALUE self) { return cstr_or_nil(hscope_diff_warning_text(diff_get(self))); }
@@ -1456,21 +1419,10 @@ diff_tally(VALUE self, VALUE key, VALUE top, VALUE sort)
     memset(&a, 0, sizeof(a));
     rb_handle *d = handle_get(self, &diff_type);
     a.diff = d->ptr;
-    key = rb_str_new_frozen(StringValue(key));
-    a.key = StringValueCStr(key);
-    hscope_tally_options_init(&a.topts);
-    a.topts.top = top_arg(top);
-    a.topts.sort = sort_arg(sort);
+    key = tally_args(key, top, sort, &a.key, &a.topts);
     VALUE obj = handle_new(cTally, &tally_type, free_tally, self, d->heap);
     a.out = DATA_PTR(obj);
-    if (d->filtered) {
-        a.what = AN_SUBSET_TALLY;
-        a.heap = d->heap;
-        a.ids = d->sub;
-        a.nids = d->nsub;
-    } else {
-        a.what = AN_DIFF_TALLY;
-    }
+    a.what = AN_DIFF_TALLY;
     run_analysis(&a);
     uint64_t n;
     diff_ids(d, &n);
@@ -1496,30 +1448,6 @@ holders_rows(VALUE hobj, const hscope_heap_t *heap)
                                             id == HSCOPE_ID_NONE ? root_name(heap, cat) : Qnil,
                                             ULL2NUM(cnt), ULL2NUM(mem)));
     }
-    return r;
-}
-
-/* DominatorTree#_diff_holders(diff) -> [[holder id or nil, root category
- * or nil, count, memsize], ...]: what holds the diff's leaked objects. */
-static VALUE
-domtree_diff_holders(VALUE self, VALUE diff)
-{
-    rb_handle *t = handle_get(self, &domtree_type);
-    rb_handle *d = handle_get(diff, &diff_type);
-    if (d->heap != t->heap)
-        rb_raise(rb_eArgError, "the dominator tree is not of the diff's heap");
-    analysis_args a;
-    memset(&a, 0, sizeof(a));
-    a.tree = t->ptr;
-    a.ids = diff_ids(d, &a.nids);
-    VALUE hobj = handle_new(cHolders, &holders_type, free_holders,
-                            self, t->heap);
-    a.out = DATA_PTR(hobj);
-    a.what = AN_HOLDERS;
-    run_analysis(&a);
-    VALUE r = holders_rows(hobj, t->heap);
-    RB_GC_GUARD(diff);
-    RB_GC_GUARD(hobj);
     return r;
 }
 
@@ -1660,18 +1588,14 @@ domtree_unreachable(VALUE self, VALUE limit)
     return ids_to_ary(ids, n);
 }
 
-/* DominatorTree#totals -> Hash */
+/* DominatorTree#_totals -> [reachable, reachable memsize, unreachable,
+ * unreachable memsize] */
 static VALUE
 domtree_totals(VALUE self)
 {
     uint64_t r = 0, rm = 0, u = 0, um = 0;
     hscope_domtree_totals(tree_get(self), &r, &rm, &u, &um);
-    VALUE h = rb_hash_new();
-    rb_hash_aset(h, ID2SYM(rb_intern("reachable")), ULL2NUM(r));
-    rb_hash_aset(h, ID2SYM(rb_intern("reachable_memsize")), ULL2NUM(rm));
-    rb_hash_aset(h, ID2SYM(rb_intern("unreachable")), ULL2NUM(u));
-    rb_hash_aset(h, ID2SYM(rb_intern("unreachable_memsize")), ULL2NUM(um));
-    return h;
+    return rb_ary_new_from_args(4, ULL2NUM(r), ULL2NUM(rm), ULL2NUM(u), ULL2NUM(um));
 }
 
 /* ---- Paths ---- */
@@ -1696,8 +1620,800 @@ paths_path(VALUE self, VALUE vid)
 }
 
 /* ------------------------------------------------------------------ */
+/* reports: the library's writers into a String or an IO (issue 20)   */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Every to_s, inspect and report of a result is written by the library
+ * (hscope_*_write), never assembled here.  The writer runs without the
+ * GVL: it only reads the result, which is immutable, so other threads run
+ * meanwhile and Ctrl-C stops it (the unblock function sets a flag that
+ * the sink checks).  Without the GVL the sink must not touch Ruby
+ * objects, so it appends to a malloc'd buffer that becomes the String
+ * once the writer has returned: one copy, and no Ruby string exists (to
+ * be moved or freed by the GC) while the writer runs.  With io: the
+ * buffer goes to io.write every SINK_CHUNK bytes, the GVL taken for that
+ * call only, so a huge output (dominators --full as JSON) never sits in
+ * memory whole; an exception of io.write stops the writer and is raised
+ * again once it has returned.
+ */
+
+enum { SINK_CHUNK = 64 * 1024 };
+
+typedef struct rb_sink {
+    char *buf;             /* malloc'd: no GVL when it grows */
+    size_t len, cap;
+    VALUE io;              /* Qnil: collect the whole output */
+    uint64_t written;      /* bytes handed to io.write */
+    int nomem;             /* the buffer could not grow */
+    int state;             /* rb_protect state of io.write */
+    atomic_int cancel;     /* set by the unblock function */
+} rb_sink;
+
+static VALUE
+sink_io_write(VALUE p)
+{
+    rb_sink *s = (rb_sink *)p;
+    rb_io_write(s->io, rb_str_new(s->buf, (long)s->len));
+    s->written += s->len;
+    s->len = 0;
+    return Qnil;
+}
+
+static void *
+sink_flush_with_gvl(void *p)
+{
+    rb_sink *s = p;
+    rb_protect(sink_io_write, (VALUE)s, &s->state);
+    return NULL;
+}
+
+static int32_t
+sink_write(void *ud, const char *data, uint64_t len)
+{
+    rb_sink *s = ud;
+    if (atomic_load(&s->cancel))
+        return 1;
+    if (len > (uint64_t)(LONG_MAX - s->len)) {
+        s->nomem = 1;
+        return 1;
+    }
+    if (s->len + len > s->cap) {
+        size_t cap = s->cap ? s->cap : 4096;
+        while (cap < s->len + len)
+            cap = cap > (size_t)LONG_MAX / 2 ? (size_t)LONG_MAX : cap * 2;
+        char *nb = realloc(s->buf, cap);
+        if (!nb) {
+            s->nomem = 1;
+            return 1;
+        }
+        s->buf = nb;
+        s->cap = cap;
+    }
+    memcpy(s->buf + s->len, data, (size_t)len);
+    s->len += (size_t)len;
+    if (!NIL_P(s->io) && s->len >= SINK_CHUNK) {
+        rb_thread_call_with_gvl(sink_flush_with_gvl, s);
+        if (s->state)
+            return 1;
+    }
+    return 0;
+}
+
+static void
+ubf_write(void *p)
+{
+    atomic_store(&((rb_sink *)p)->cancel, 1);
+}
+
+enum { W_SUMMARY, W_OBJECTS, W_GENERATIONS, W_TALLY, W_DIFF, W_DOMTREE, W_RETAINED,
+       W_PATHS, W_SUSPECTS };
+
+/* One writer call: which writer, its arguments and options, the sink. */
+typedef struct write_job {
+    int what;
+    void *handle;                 /* the result written */
+    const hscope_tally_t *groups; /* W_DIFF: the diff's tally, or NULL */
+    hscope_id focus;              /* W_DOMTREE */
+    const void *items;            /* W_OBJECTS: addresses; W_PATHS: ids */
+    uint64_t nitems;
+    VALUE opts;
+    hscope_report_options ro;
+    rb_sink sink;
+    hscope_error err;
+    hscope_status st;
+} write_job;
+
+static void *
+write_nogvl(void *p)
+{
+    write_job *j = p;
+    hscope_report_options *ro = &j->ro;
+    rb_sink *s = &j->sink;
+    hscope_error *e = &j->err;
+    switch (j->what) {
+    case W_SUMMARY:
+        j->st = hscope_heap_write_summary(j->handle, ro, sink_write, s, e);
+        break;
+    case W_OBJECTS:
+        j->st = hscope_heap_write_objects(j->handle, j->items, j->nitems, NULL, ro, sink_write,
+                                          s, e);
+        break;
+    case W_GENERATIONS:
+        j->st = hscope_heap_write_generations(j->handle, ro, sink_write, s, e);
+        break;
+    case W_TALLY:
+        j->st = hscope_tally_write(j->handle, ro, sink_write, s, e);
+        break;
+    case W_DIFF:
+        j->st = hscope_diff_write(j->handle, j->groups, ro, sink_write, s, e);
+        break;
+    case W_DOMTREE:
+        j->st = hscope_domtree_write(j->handle, j->focus, ro, sink_write, s, e);
+        break;
+    case W_RETAINED:
+        j->st = hscope_domtree_write_retained(j->handle, ro, sink_write, s, e);
+        break;
+    case W_PATHS:
+        j->st = hscope_paths_write(j->handle, j->items, j->nitems, ro, sink_write, s, e);
+        break;
+    case W_SUSPECTS:
+        j->st = hscope_suspects_write(j->handle, ro, sink_write, s, e);
+        break;
+    default:
+        j->st = HSCOPE_ERR_INTERNAL;
+    }
+    return NULL;
+}
+
+static VALUE
+ropt(VALUE opts, const char *key)
+{
+    return rb_hash_lookup2(opts, ID2SYM(rb_intern(key)), Qundef);
+}
+
+/* A count option: absent or nil -> 0 (the writer's default). */
+static uint32_t
+ropt_u32(VALUE opts, const char *key)
+{
+    VALUE v = ropt(opts, key);
+    if (v == Qundef || NIL_P(v))
+        return 0;
+    long long n = NUM2LL(v);
+    if (n < 0 || n > (long long)UINT32_MAX)
+        rb_raise(rb_eArgError, "%s: must be an Integer from 0 to %u", key, UINT32_MAX);
+    return (uint32_t)n;
+}
+
+static int32_t
+format_arg(VALUE v)
+{
+    static const char *const names[] = { "text", "json", "csv", "dot", "svg", "folded",
+                                         "html", "jsonl" };
+    static const int32_t codes[] = { HSCOPE_FORMAT_TEXT, HSCOPE_FORMAT_JSON, HSCOPE_FORMAT_CSV,
+                                     HSCOPE_FORMAT_DOT, HSCOPE_FORMAT_SVG, HSCOPE_FORMAT_FOLDED,
+                                     HSCOPE_FORMAT_HTML, HSCOPE_FORMAT_JSONL };
+    if (v == Qundef || NIL_P(v))
+        return HSCOPE_FORMAT_TEXT;
+    VALUE s = rb_String(SYMBOL_P(v) ? rb_sym2str(v) : v);
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if ((size_t)RSTRING_LEN(s) == strlen(names[i]) &&
+            memcmp(RSTRING_PTR(s), names[i], strlen(names[i])) == 0)
+            return codes[i];
+    rb_raise(rb_eArgError, "format: must be one of :text, :json, :csv, :dot, :svg, :folded, "
+                           ":html, :jsonl");
+}
+
+/* The dump names (names: [String or nil, ...]) as a C array of
+ * NUL-terminated copies, kept in two Ruby strings that *keep holds (on the
+ * caller's stack, so pinned while the writer runs). */
+static void
+ropt_names(VALUE opts, hscope_report_options *ro, VALUE *keep)
+{
+    VALUE names = ropt(opts, "names");
+    if (names == Qundef || NIL_P(names))
+        return;
+    Check_Type(names, T_ARRAY);
+    long n = RARRAY_LEN(names);
+    VALUE bytes = rb_str_buf_new(0);
+    long *offs = ALLOCA_N(long, n ? n : 1);
+    for (long i = 0; i < n; i++) {
+        VALUE s = RARRAY_AREF(names, i);
+        offs[i] = -1;
+        if (NIL_P(s))
+            continue;
+        StringValueCStr(s); /* no NUL inside */
+        offs[i] = RSTRING_LEN(bytes);
+        rb_str_buf_cat(bytes, RSTRING_PTR(s), RSTRING_LEN(s));
+        rb_str_buf_cat(bytes, "", 1);
+    }
+    VALUE ptrs = rb_str_buf_new(n * (long)sizeof(char *));
+    const char **p = (const char **)RSTRING_PTR(ptrs);
+    for (long i = 0; i < n; i++)
+        p[i] = offs[i] < 0 ? NULL : RSTRING_PTR(bytes) + offs[i];
+    keep[0] = bytes;
+    keep[1] = ptrs;
+    ro->dump_names = p;
+    ro->dump_name_count = (uint64_t)n;
+}
+
+/* Report options from the Hash Heapscope::Report builds (lib/heapscope/
+ * report.rb): format, top (nil or 0: all; absent: the writer's default),
+ * width, depth, max_paths, addresses, pretty, values, ascii, warnings,
+ * names, io. */
+static void
+report_options_from(VALUE opts, hscope_report_options *ro, rb_sink *sink, VALUE *keep)
+{
+    Check_Type(opts, T_HASH);
+    hscope_report_options_init(ro);
+    ro->format = format_arg(ropt(opts, "format"));
+    VALUE top = ropt(opts, "top");
+    if (top != Qundef) {
+        long long t = NIL_P(top) ? 0 : NUM2LL(top);
+        if (t < 0)
+            rb_raise(rb_eArgError, "top: must not be negative");
+        ro->top = t == 0 ? HSCOPE_TOP_ALL : (uint64_t)t;
+    }
+    ro->width = ropt_u32(opts, "width");
+    ro->depth = ropt_u32(opts, "depth");
+    ro->max_paths = ropt_u32(opts, "max_paths");
+    static const struct { const char *key; uint32_t flag; } flags[] = {
+        { "addresses", HSCOPE_REPORT_ADDRESSES }, { "pretty", HSCOPE_REPORT_PRETTY },
+        { "values", HSCOPE_REPORT_VALUES }, { "ascii", HSCOPE_REPORT_ASCII },
+    };
+    for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
+        VALUE v = ropt(opts, flags[i].key);
+        if (v != Qundef && RTEST(v))
+            ro->flags |= flags[i].flag;
+    }
+    VALUE w = ropt(opts, "warnings");
+    if (w != Qundef && !NIL_P(w) && !RTEST(w))
+        ro->flags |= HSCOPE_REPORT_NO_WARNINGS;
+    ropt_names(opts, ro, keep);
+    VALUE io = ropt(opts, "io");
+    sink->io = io == Qundef ? Qnil : io;
+    if (!NIL_P(sink->io) && !rb_respond_to(sink->io, rb_intern("write")))
+        rb_raise(rb_eTypeError, "io: must respond to #write");
+}
+
+static VALUE
+write_str(VALUE p)
+{
+    rb_sink *s = (rb_sink *)p;
+    return rb_utf8_str_new(s->buf, (long)s->len);
+}
+
+/* Run the writer; an interrupt that raises nothing (a trap handler ran)
+ * writes again, into a String from the start. */
+static VALUE
+write_body(VALUE p)
+{
+    write_job *j = (write_job *)p;
+    rb_sink *s = &j->sink;
+    VALUE keep[2] = { Qnil, Qnil };
+    report_options_from(j->opts, &j->ro, s, keep);
+    for (;;) {
+        hscope_error_init(&j->err);
+        atomic_store(&s->cancel, 0);
+        s->len = 0;
+        rb_thread_call_without_gvl(write_nogvl, j, ubf_write, s);
+        if (s->state)
+            rb_jump_tag(s->state);
+        if (j->st == HSCOPE_OK || !atomic_load(&s->cancel))
+            break;
+        rb_thread_check_ints();
+        if (s->written)
+            rb_raise(eStatus[HSCOPE_ERR_CANCELLED], "report cancelled after %llu bytes",
+                     (unsigned long long)s->written);
+    }
+    RB_GC_GUARD(keep[0]);
+    RB_GC_GUARD(keep[1]);
+    if (j->st != HSCOPE_OK) {
+        if (s->nomem)
+            rb_memerror();
+        raise_status(j->st, &j->err);
+    }
+    if (NIL_P(s->io))
+        return write_str((VALUE)s);
+    if (s->len)
+        sink_io_write((VALUE)s);
+    return s->io;
+}
+
+static VALUE
+write_ensure(VALUE p)
+{
+    free(((write_job *)p)->sink.buf);
+    return Qnil;
+}
+
+static VALUE
+run_write(write_job *j, VALUE opts)
+{
+    j->opts = opts;
+    j->sink.io = Qnil;
+    atomic_init(&j->sink.cancel, 0);
+    VALUE r = rb_ensure(write_body, (VALUE)j, write_ensure, (VALUE)j);
+    RB_GC_GUARD(opts);
+    return r;
+}
+
+static void
+write_job_init(write_job *j, int what, void *handle)
+{
+    memset(j, 0, sizeof(*j));
+    j->what = what;
+    j->handle = handle;
+    j->focus = HSCOPE_ID_NONE;
+}
+
+/* Run the job of `self`'s method (self, and so its handle, kept alive;
+ * the other arguments are on the VM stack of the call). */
+static VALUE
+write_run(VALUE self, write_job *j, VALUE opts)
+{
+    VALUE r = run_write(j, opts);
+    RB_GC_GUARD(self);
+    return r;
+}
+
+/* A writer whose only argument is the result: `self`'s handle. */
+static VALUE
+write_handle(VALUE self, int what, void *handle, VALUE opts)
+{
+    write_job j;
+    write_job_init(&j, what, handle);
+    return write_run(self, &j, opts);
+}
+
+/* A writer of some objects of `heap`: addresses (W_OBJECTS: uint64_t,
+ * looked up by the writer) or ids (W_PATHS: hscope_id, checked here),
+ * copied into a buffer that the stack holds (pinned) while it writes. */
+static VALUE
+write_items(VALUE self, int what, void *handle, const hscope_heap_t *heap, VALUE ary, VALUE opts)
+{
+    Check_Type(ary, T_ARRAY);
+    long n = RARRAY_LEN(ary);
+    int ids = what == W_PATHS;
+    VALUE buf = rb_str_buf_new(n * (long)(ids ? sizeof(hscope_id) : sizeof(uint64_t)));
+    for (long i = 0; i < n; i++) {
+        if (ids)
+            ((hscope_id *)RSTRING_PTR(buf))[i] = id_arg(heap, RARRAY_AREF(ary, i));
+        else
+            ((uint64_t *)RSTRING_PTR(buf))[i] = NUM2ULL(RARRAY_AREF(ary, i));
+    }
+    write_job j;
+    write_job_init(&j, what, handle);
+    j.items = RSTRING_PTR(buf);
+    j.nitems = (uint64_t)n;
+    VALUE r = write_run(self, &j, opts);
+    RB_GC_GUARD(buf);
+    return r;
+}
+
+/* Heap#_write_summary(opts) -> String (or the io: given) */
+static VALUE
+heap_write_summary(VALUE self, VALUE opts)
+{
+    return write_handle(self, W_SUMMARY, heap_get(self), opts);
+}
+
+/* Heap#_write_generations(opts) */
+static VALUE
+heap_write_generations(VALUE self, VALUE opts)
+{
+    return write_handle(self, W_GENERATIONS, heap_get(self), opts);
+}
+
+/* Heap#_write_objects(addresses, opts): show; an address that is not an
+ * object of the heap is written as not found. */
+static VALUE
+heap_write_objects(VALUE self, VALUE addrs, VALUE opts)
+{
+    hscope_heap_t *h = heap_get(self);
+    return write_items(self, W_OBJECTS, h, h, addrs, opts);
+}
+
+/* Native::Tally#_write(opts): a tally of a heap or of a dominator tree
+ * (retained by key). */
+static VALUE
+tally_write(VALUE self, VALUE opts)
+{
+    return write_handle(self, W_TALLY, handle_get(self, &tally_type)->ptr, opts);
+}
+
+/* Diff#_write(groups, opts): the diff with groups, a Native::Tally of
+ * Diff#_tally on this diff (nil: by file:line:class). */
+static VALUE
+diff_write(VALUE self, VALUE groups, VALUE opts)
+{
+    write_job j;
+    write_job_init(&j, W_DIFF, diff_get(self));
+    if (!NIL_P(groups)) {
+        rb_handle *g = handle_get(groups, &tally_type);
+        if (g->parent != self)
+            rb_raise(rb_eArgError, "the groups are not of this diff");
+        j.groups = g->ptr;
+    }
+    return write_run(self, &j, opts);
+}
+
+/* DominatorTree#_write(focus id or nil, opts) */
+static VALUE
+domtree_write(VALUE self, VALUE focus, VALUE opts)
+{
+    rb_handle *t = handle_get(self, &domtree_type);
+    write_job j;
+    write_job_init(&j, W_DOMTREE, t->ptr);
+    if (!NIL_P(focus))
+        j.focus = id_arg(t->heap, focus);
+    return write_run(self, &j, opts);
+}
+
+/* DominatorTree#_write_retained(opts) */
+static VALUE
+domtree_write_retained(VALUE self, VALUE opts)
+{
+    return write_handle(self, W_RETAINED, tree_get(self), opts);
+}
+
+/* Native::Paths#_write(ids, opts): root paths to the objects. */
+static VALUE
+paths_write(VALUE self, VALUE ids, VALUE opts)
+{
+    rb_handle *p = handle_get(self, &paths_type);
+    return write_items(self, W_PATHS, p->ptr, p->heap, ids, opts);
+}
+
+/* ---- suspects and retained-by-key: analyses made for the writers ---- */
+
+HANDLE_TYPE(suspects_type, "Heapscope::Native::Suspects");
+static void free_suspects(void *p) { hscope_suspects_free(p); }
+
+typedef struct report_analysis {
+    rb_handle *out;
+    hscope_diff_t *diff;
+    hscope_domtree_t *tree;
+    const char *key;
+    hscope_tally_options topts;
+    hscope_dom_options dopts;
+    hscope_error err;
+    hscope_status st;
+} report_analysis;
+
+static void *
+suspects_nogvl(void *p)
+{
+    report_analysis *a = p;
+    hscope_suspects_t *s = NULL;
+    a->st = hscope_suspects_compute(&s, a->diff, &a->dopts, &a->err);
+    a->out->ptr = s;
+    return NULL;
+}
+
+static void *
+domtree_tally_nogvl(void *p)
+{
+    report_analysis *a = p;
+    hscope_tally_t *t = NULL;
+    a->st = hscope_domtree_tally(&t, a->tree, a->key, &a->topts, &a->err);
+    a->out->ptr = t;
+    return NULL;
+}
+
+static void
+run_report_analysis(report_analysis *a, void *(*fn)(void *))
+{
+    hscope_error_init(&a->err);
+    rb_thread_call_without_gvl(fn, a, NULL, NULL);
+    if (a->st != HSCOPE_OK)
+        raise_status(a->st, &a->err);
+}
+
+/* Diff#_suspects(class_edges) -> Native::Suspects: the diff's holders,
+ * ranked, with a path from a root to each (its own dominator tree). */
+static VALUE
+diff_suspects(VALUE self, VALUE class_edges)
+{
+    rb_handle *d = handle_get(self, &diff_type);
+    report_analysis a;
+    memset(&a, 0, sizeof(a));
+    a.diff = d->ptr;
+    dom_opts(&a.dopts, class_edges);
+    VALUE obj = handle_new(cSuspects, &suspects_type, free_suspects, self, d->heap);
+    a.out = DATA_PTR(obj);
+    run_report_analysis(&a, suspects_nogvl);
+    /* a dominator tree (16 bytes per object) and paths (4) */
+    handle_account(a.out, hscope_heap_object_count(d->heap) * 20);
+    return obj;
+}
+
+/* Native::Suspects#_write(opts) */
+static VALUE
+suspects_write(VALUE self, VALUE opts)
+{
+    return write_handle(self, W_SUSPECTS, handle_get(self, &suspects_type)->ptr, opts);
+}
+
+/* DominatorTree#_tally(key, top, sort) -> Native::Tally: what each group
+ * keeps alive (hscope_domtree_tally). */
+static VALUE
+domtree_tally(VALUE self, VALUE key, VALUE top, VALUE sort)
+{
+    rb_handle *t = handle_get(self, &domtree_type);
+    report_analysis a;
+    memset(&a, 0, sizeof(a));
+    a.tree = t->ptr;
+    key = tally_args(key, top, sort, &a.key, &a.topts);
+    VALUE obj = handle_new(cTally, &tally_type, free_tally, self, t->heap);
+    a.out = DATA_PTR(obj);
+    run_report_analysis(&a, domtree_tally_nogvl);
+    handle_account(a.out, hscope_tally_row_count(a.out->ptr) * 48);
+    RB_GC_GUARD(key);
+    return obj;
+}
+
+/* Native::Tally#by -> the key the tally groups by */
+static VALUE
+tally_by(VALUE self)
+{
+    return cstr_or_nil(hscope_tally_by(handle_get(self, &tally_type)->ptr));
+}
+
+static void
+init_reports(void)
+{
+    cSuspects = rb_define_class_under(mNative, "Suspects", rb_cObject);
+    rb_undef_alloc_func(cSuspects);
+    rb_define_method(cSuspects, "_write", suspects_write, 1);
+    rb_define_method(cHeap, "_write_summary", heap_write_summary, 1);
+    rb_define_method(cHeap, "_write_generations", heap_write_generations, 1);
+    rb_define_method(cHeap, "_write_objects", heap_write_objects, 2);
+    rb_define_method(cTally, "_write", tally_write, 1);
+    rb_define_method(cTally, "by", tally_by, 0);
+    rb_define_method(cDiff, "_write", diff_write, 2);
+    rb_define_method(cDiff, "_suspects", diff_suspects, 1);
+    rb_define_method(cDomTree, "_write", domtree_write, 2);
+    rb_define_method(cDomTree, "_write_retained", domtree_write_retained, 1);
+    rb_define_method(cDomTree, "_tally", domtree_tally, 3);
+    rb_define_method(cPaths, "_write", paths_write, 2);
+}
+
+/* ------------------------------------------------------------------ */
 /* module                                                             */
 /* ------------------------------------------------------------------ */
+
+/* ---- Waste ---- */
+
+/* waste options from Ruby: by (:site / "file:line" / :gem), keep_dumper,
+ * ratio, min_slack */
+static void
+waste_opts(hscope_waste_options *o, VALUE by, VALUE keep_dumper, VALUE ratio, VALUE min_slack)
+{
+    hscope_waste_options_init(o);
+    if (!NIL_P(by)) {
+        VALUE s = rb_String(by);
+        const char *b = StringValueCStr(s);
+        if (strcmp(b, "gem") == 0)
+            o->by = HSCOPE_WASTE_BY_GEM;
+        else if (strcmp(b, "file:line") != 0 && strcmp(b, "site") != 0)
+            rb_raise(rb_eArgError, "by: must be \"file:line\" (or :site) or :gem");
+    }
+    if (RTEST(keep_dumper))
+        o->flags |= HSCOPE_WASTE_KEEP_DUMPER;
+    if (!NIL_P(ratio)) {
+        long r = NUM2LONG(ratio);
+        if (r < 2 || r > 1000000)
+            rb_raise(rb_eArgError, "ratio: must be from 2 to 1000000");
+        o->ratio = (uint32_t)r;
+    }
+    if (!NIL_P(min_slack)) {
+        long long m = NUM2LL(min_slack);
+        if (m < 1)
+            rb_raise(rb_eArgError, "min_slack: must be at least 1");
+        o->min_slack = (uint64_t)m;
+    }
+}
+
+static void
+waste_account(rb_handle *h)
+{
+    hscope_waste_totals t = HSCOPE_WASTE_TOTALS_INIT;
+    hscope_waste_totals_get(h->ptr, &t);
+    handle_account(h, t.group_count * 160 + hscope_waste_value_count(h->ptr) * 128);
+}
+
+/* Waste._file(path, load_opts, by, keep_dumper, ratio, min_slack): the
+ * dump streamed (no heap is loaded); cancellable like a load. */
+static VALUE
+waste_s_file(VALUE klass, VALUE path, VALUE opts, VALUE by, VALUE keep_dumper, VALUE ratio,
+             VALUE min_slack)
+{
+    analysis_args x;
+    load_args l;
+    memset(&x, 0, sizeof(x));
+    memset(&l, 0, sizeof(l));
+    FilePathValue(path);
+    path = rb_str_new_frozen(path);
+    x.pa = StringValueCStr(path);
+    load_options_from(opts, &l.opts);
+    l.progress = NIL_P(opts) ? Qnil : rb_hash_lookup(opts, ID2SYM(rb_intern("progress")));
+    x.load = &l;
+    waste_opts(&x.wopts, by, keep_dumper, ratio, min_slack);
+    VALUE obj = handle_new(klass, &waste_type, free_waste, Qfalse, NULL);
+    x.out = DATA_PTR(obj);
+    x.what = AN_WASTE_FILE;
+    run_analysis(&x);
+    waste_account(x.out);
+    RB_GC_GUARD(path);
+    RB_GC_GUARD(l.progress);
+    return obj;
+}
+
+/* Heap#_waste(by, keep_dumper, ratio, min_slack): from the loaded heap
+ * (the result keeps no reference to it). */
+static VALUE
+heap_waste(VALUE self, VALUE by, VALUE keep_dumper, VALUE ratio, VALUE min_slack)
+{
+    analysis_args x;
+    memset(&x, 0, sizeof(x));
+    x.cheap = heap_get(self);
+    waste_opts(&x.wopts, by, keep_dumper, ratio, min_slack);
+    VALUE obj = handle_new(cWaste, &waste_type, free_waste, Qfalse, NULL);
+    x.out = DATA_PTR(obj);
+    x.what = AN_WASTE_HEAP;
+    run_analysis(&x);
+    waste_account(x.out);
+    RB_GC_GUARD(self);
+    return obj;
+}
+
+static const hscope_waste_t *
+waste_get(VALUE self)
+{
+    return handle_get(self, &waste_type)->ptr;
+}
+
+static void
+hset(VALUE h, const char *k, uint64_t v)
+{
+    rb_hash_aset(h, ID2SYM(rb_intern(k)), ULL2NUM(v));
+}
+
+/* Waste#_totals -> Hash of counts (symbols), warnings as bits */
+static VALUE
+waste_totals(VALUE self)
+{
+    hscope_waste_totals t = HSCOPE_WASTE_TOTALS_INIT;
+    hscope_waste_totals_get(waste_get(self), &t);
+    VALUE h = rb_hash_new();
+    hset(h, "objects", t.objects);
+    hset(h, "memsize", t.memsize);
+    hset(h, "count", t.count);
+    hset(h, "saving", t.saving);
+    hset(h, "duplicate_count", t.duplicate_count);
+    hset(h, "duplicate_saving", t.duplicate_saving);
+    hset(h, "duplicate_values", t.duplicate_values);
+    hset(h, "duplicate_copies", t.duplicate_copies);
+    hset(h, "empty_count", t.empty_count);
+    hset(h, "empty_saving", t.empty_saving);
+    hset(h, "oversized_count", t.oversized_count);
+    hset(h, "oversized_saving", t.oversized_saving);
+    hset(h, "shared_count", t.shared_count);
+    hset(h, "shared_memsize", t.shared_memsize);
+    hset(h, "no_value_count", t.no_value_count);
+    hset(h, "no_value_memsize", t.no_value_memsize);
+    hset(h, "truncated_count", t.truncated_count);
+    hset(h, "truncated_memsize", t.truncated_memsize);
+    hset(h, "collision_count", t.collision_count);
+    hset(h, "excluded", t.excluded);
+    hset(h, "untraced", t.untraced);
+    hset(h, "group_count", t.group_count);
+    hset(h, "dump_objects", t.dump_objects);
+    hset(h, "warnings", t.warnings);
+    return h;
+}
+
+static VALUE
+kind_sym(int32_t kind)
+{
+    return ID2SYM(rb_intern(kind == HSCOPE_WASTE_DUPLICATE ? "duplicate"
+                            : kind == HSCOPE_WASTE_EMPTY   ? "empty"
+                                                           : "oversized"));
+}
+
+/* Waste#_rows -> [[key, kind, type, count, saving, memsize, copies, frozen,
+ * fstring, buffer, used, fix, [[value index, copies, saving], ...]], ...] */
+static VALUE
+waste_rows(VALUE self)
+{
+    const hscope_waste_t *w = waste_get(self);
+    uint64_t n = hscope_waste_row_count(w);
+    VALUE rows = rb_ary_new_capa((long)n);
+    for (uint64_t i = 0; i < n; i++) {
+        hscope_waste_row r = { .size = sizeof(r) };
+        hscope_waste_row_get(w, i, &r);
+        VALUE vals = rb_ary_new_capa((long)r.values);
+        for (uint64_t j = 0; j < r.values; j++) {
+            uint64_t v, c, s;
+            if (hscope_waste_row_value(w, i, j, &v, &c, &s) == HSCOPE_OK)
+                rb_ary_push(vals, rb_ary_new_from_args(3, ULL2NUM(v), ULL2NUM(c), ULL2NUM(s)));
+        }
+        const char *type = r.type == HSCOPE_TYPE_ARRAY ? "ARRAY"
+                           : r.type == HSCOPE_TYPE_HASH ? "HASH" : "STRING";
+        VALUE row = rb_ary_new_from_args(
+            13, rb_str_new_cstr(r.key), kind_sym(r.kind), rb_str_new_cstr(type),
+            ULL2NUM(r.count), ULL2NUM(r.saving), ULL2NUM(r.memsize), ULL2NUM(r.copies),
+            ULL2NUM(r.frozen), ULL2NUM(r.fstring), ULL2NUM(r.buffer), ULL2NUM(r.used),
+            rb_str_new_cstr(r.fix), vals);
+        rb_ary_push(rows, row);
+    }
+    return rows;
+}
+
+/* Waste#_values -> [[hash, length, bytes, copies, memsize, saving, frozen,
+ * fstring, [[key, copies, saving], ...]], ...] */
+static VALUE
+waste_values(VALUE self)
+{
+    const hscope_waste_t *w = waste_get(self);
+    uint64_t n = hscope_waste_value_count(w);
+    VALUE out = rb_ary_new_capa((long)n);
+    for (uint64_t i = 0; i < n; i++) {
+        hscope_waste_value v = { .size = sizeof(v) };
+        hscope_waste_value_get(w, i, &v);
+        VALUE sites = rb_ary_new_capa((long)v.sites);
+        for (uint64_t j = 0; j < v.sites; j++) {
+            const char *key;
+            uint64_t c, s;
+            if (hscope_waste_value_site(w, i, j, &key, &c, &s) == HSCOPE_OK)
+                rb_ary_push(sites, rb_ary_new_from_args(3, rb_str_new_cstr(key), ULL2NUM(c),
+                                                        ULL2NUM(s)));
+        }
+        VALUE row = rb_ary_new_from_args(
+            9, ULL2NUM(v.hash), ULL2NUM(v.length), rb_str_new(v.data, (long)v.length),
+            ULL2NUM(v.copies), ULL2NUM(v.memsize), ULL2NUM(v.saving), ULL2NUM(v.frozen),
+            ULL2NUM(v.fstring), sites);
+        rb_ary_push(out, row);
+    }
+    return out;
+}
+
+/* The library writers' output, appended to a Ruby String. */
+static int32_t
+append_to_string(void *ud, const char *data, uint64_t len)
+{
+    rb_str_cat(*(VALUE *)ud, data, (long)len);
+    return 0;
+}
+
+/* Waste#_report(format, flags, top, width, name) -> String */
+static VALUE
+waste_report(VALUE self, VALUE format, VALUE flags, VALUE top, VALUE width, VALUE name)
+{
+    const hscope_waste_t *w = waste_get(self);
+    hscope_report_options ro = HSCOPE_REPORT_OPTIONS_INIT;
+    ro.format = NUM2INT(format);
+    ro.flags = NUM2UINT(flags);
+    long long t = NUM2LL(top);
+    ro.top = t <= 0 ? HSCOPE_TOP_ALL : (uint64_t)t;
+    ro.width = NIL_P(width) ? 0 : NUM2UINT(width);
+    const char *names[1] = { NULL };
+    if (!NIL_P(name)) {
+        name = rb_str_new_frozen(StringValue(name));
+        names[0] = StringValueCStr(name);
+        ro.dump_names = names;
+        ro.dump_name_count = 1;
+    }
+    VALUE out = rb_str_buf_new(4096);
+    hscope_error err = HSCOPE_ERROR_INIT;
+    hscope_status st = hscope_waste_write(w, &ro, append_to_string, &out, &err);
+    RB_GC_GUARD(name);
+    if (st != HSCOPE_OK)
+        raise_status(st, &err);
+    rb_enc_associate(out, rb_utf8_encoding());
+    return out;
+}
 
 static VALUE
 define_error(const char *name, VALUE super, hscope_status st)
@@ -1786,12 +2502,11 @@ Init_heapscope(void)
     rb_define_method(cDiff, "heap", diff_heap, 0);
     rb_define_method(cDiff, "_addresses", diff_addresses, 1);
     rb_define_method(cDiff, "_tally", diff_tally, 3);
-    rb_define_method(cDiff, "_exclude_files", diff_exclude_files, 1);
 
     cDomTree = rb_define_class_under(mHeapscope, "DominatorTree", rb_cObject);
     rb_undef_alloc_func(cDomTree);
     rb_define_method(cDomTree, "heap", domtree_heap, 0);
-    rb_define_method(cDomTree, "totals", domtree_totals, 0);
+    rb_define_method(cDomTree, "_totals", domtree_totals, 0);
     rb_define_method(cDomTree, "_top", domtree_top, 1);
     rb_define_method(cDomTree, "_retained", domtree_retained, 1);
     rb_define_method(cDomTree, "_idom", domtree_idom, 1);
@@ -1799,7 +2514,6 @@ Init_heapscope(void)
     rb_define_method(cDomTree, "_children", domtree_children, 2);
     rb_define_method(cDomTree, "_unreachable", domtree_unreachable, 1);
     rb_define_method(cDomTree, "_holders", domtree_holders, 1);
-    rb_define_method(cDomTree, "_diff_holders", domtree_diff_holders, 1);
 
     cPaths = rb_define_class_under(mNative, "Paths", rb_cObject);
     rb_undef_alloc_func(cPaths);
@@ -1807,4 +2521,14 @@ Init_heapscope(void)
 
     cHolders = rb_define_class_under(mNative, "Holders", rb_cObject);
     rb_undef_alloc_func(cHolders);
+
+    cWaste = rb_define_class_under(mHeapscope, "Waste", rb_cObject);
+    rb_undef_alloc_func(cWaste);
+    rb_define_singleton_method(cWaste, "_file", waste_s_file, 6);
+    rb_define_method(cWaste, "_totals", waste_totals, 0);
+    rb_define_method(cWaste, "_rows", waste_rows, 0);
+    rb_define_method(cWaste, "_values", waste_values, 0);
+    rb_define_method(cWaste, "_report", waste_report, 5);
+    rb_define_method(cHeap, "_waste", heap_waste, 4);
+    init_reports();
 }

@@ -64,7 +64,8 @@ module Heapscope
         write_dump(n)
       end
 
-      # Print the exit tally (top 20 file:line:class) to +out+.
+      # Print the exit tally (top 20 file:line:class) to +out+: a line that
+      # says what it is, then the library's table (Tally#to_s).
       def exit_report(out = @out || $stderr, top: 20)
         heap = Heapscope.snapshot(fork: fork?)
         # without the snapshot's own objects (they are not the app's)

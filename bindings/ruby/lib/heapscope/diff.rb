@@ -22,73 +22,95 @@ module Heapscope
       WARNINGS.select { |bit, _| warning_bits & bit != 0 }.values
     end
 
+    # The leaked objects and their memsize (count, memsize), a Total: the
+    # JSON's "leaked".
+    def leaked
+      Total.new(count, memsize)
+    end
+
+    # Objects left out as the dumper's own (the JSON's name for #excluded).
+    def excluded_dumper_objects
+      excluded
+    end
+
     # Addresses of the leaked objects (all, or the first +limit+).
     def addresses(limit = nil)
       _addresses(limit)
     end
 
-    # Group the leaked objects by a tally key ("class", "file:line:class",
-    # ...): a Tally of Group, each with count, memsize and addresses.
-    def groups(by: "class", top: nil, sort: :count)
+    # The names of the dumps (A, B[, C]) as reports print them: the paths
+    # as given, or the loaded heaps' paths (nil for a heap without one).
+    def names
+      @names ||= []
+    end
+
+    def _names=(names) # :nodoc:
+      @names = names.map { |n| n&.to_s&.dup&.freeze }.freeze
+    end
+
+    # Group the leaked objects by a tally key ("file:line:class", the
+    # default, "class", "gem", ...): a Tally of Group, each with count,
+    # memsize and addresses, the first +top+ (nil: all) by :count or
+    # :memsize.  Its to_s is what `heapscope diff --by KEY --top N` prints.
+    def groups(by: "file:line:class", top: nil, sort: :count)
       native = _tally(by.to_s, top, sort)
       rows = native.rows.each_with_index.map { |(k, c, m), i| Group.new(native, i, k, c, m) }
-      count, memsize = native.totals
-      Tally.new(rows, by: by.to_s, group_count: native.group_count,
-                      total_count: count, total_memsize: memsize)
+      Tally.new(native, rows, source: self, top: top, names: names)
     end
 
     # What keeps the leaked objects alive, most leaked memory first: for
     # each leaked object, the first object up its dominator chain that did
     # not leak itself, grouped, with a shortest path from a GC root.
-    # An Array of Suspect (the first +top+; nil: all).
+    # An Array of Suspect (the first +top+; nil: all), as `heapscope
+    # suspects --json` lists them.
     def suspects(top: 10, class_edges: true)
-      h = heap
-      tree = h.dominators(class_edges: class_edges)
-      rows = tree._diff_holders(self)
-      rows = rows.first(top) if top
-      paths = h.shortest_paths(class_edges)
-      rows.map do |id, root, count, memsize|
-        if id.nil?
-          next Suspect.new(address: nil, type: "ROOT", class_name: nil, label: "ROOT", file: nil, line: nil,
-                           retained: nil, leaked_count: count, leaked_memsize: memsize,
-                           root: root || "(roots)", path: [])
-        end
-        addr, type, _k, _d, _m, _s, _g, file, line, _me, _f, _c, name = h._info(id)
-        proot, chain = paths._path(id)
-        Suspect.new(address: addr, type: type, class_name: name, label: "#{type} #{name}",
-                    file: file, line: line, retained: tree._retained(id)&.first,
-                    leaked_count: count, leaked_memsize: memsize,
-                    root: chain ? (proot || "(roots)") : nil,
-                    path: chain ? chain.map { |i| h._address(i) } : [])
-      end
+      Report.parse(report(format: :json, top: top, class_edges: class_edges))[:suspects]
+            .map { |h| Suspect.from_json(h) }
     end
 
-    # The one-screen report of `heapscope suspects`.
-    def report(top: 10, class_edges: true)
-      out = +"leaked: #{Format.grouped(count)} objects, #{Format.bytes(memsize)} " \
-             "(new in B since A, still alive in C)\n"
-      warnings.each { |w| out << "warning: #{w}\n" }
-      all = suspects(top: nil, class_edges: class_edges)
-      shown = top ? all.first(top) : all
-      out << "\nwhat holds them, most leaked memory first:\n"
-      shown.each_with_index { |s, i| out << "\n#{i + 1}. #{s}\n" }
-      out << "\n... #{all.size - shown.size} more holders\n" if all.size > shown.size
-      out
+    # The one-screen answer to "what holds my leak", as `heapscope
+    # suspects` prints it: the leaked totals, then the +top+ holders (nil:
+    # all), each with a path from a GC root, every step labelled.  format:
+    # :text (default) or :json (kind "suspects"); see Heapscope::Report.
+    def report(format: :text, top: 10, class_edges: true, **opts)
+      @suspects ||= {}
+      s = (@suspects[!!class_edges] ||= _suspects(class_edges))
+      s._write(Report.options(opts, format: format, top: top, names: names))
+    end
+
+    # The diff as `heapscope diff` prints it: the dumps, the leaked
+    # objects and the 20 largest file:line:class groups with three
+    # addresses each (groups(...).report for other keys and formats).
+    def to_s
+      groups(top: 20).report
     end
 
     def inspect
-      s = +"#<Heapscope::Diff #{Format.grouped(count)} leaked objects, #{Format.bytes(memsize)}"
-      s << " (snapshots: #{snapshot_objects.reject(&:zero?).map { |n| Format.grouped(n) }.join(' / ')} objects)"
-      s << "; warnings: #{warning_flags.join(', ')}" unless warning_bits.zero?
-      s << ">"
+      "#<Heapscope::Diff\n#{self}>"
     end
-    alias to_s inspect
   end
 
   # The dominator tree of a heap (Heap#dominators).  X dominates Y when
   # every path from the GC roots to Y passes through X; X's retained size
   # is what would be freed without X.
   class DominatorTree
+    # The tree as `heapscope dominators [ADDR]` prints it: without an
+    # address, below each ROOT category and the super-root "(roots)" the
+    # +top+ children by retained size, +depth+ levels deep; with an
+    # address, its dominator chain and its subtree.  format: :text
+    # (default), :json (kind "dominators"; full: true adds every reachable
+    # object's immediate dominator and retained size) or :folded
+    # (flame-graph stacks of the whole tree).  See Heapscope::Report.
+    def report(address = nil, format: :text, top: 10, depth: 2, full: false, **opts)
+      focus = address.nil? ? nil : heap.id_of(address)
+      _write(focus, Report.options(opts, format: format, top: top, depth: [depth, 1].max,
+                                         addresses: full, names: [heap.path]))
+    end
+
+    def to_s
+      report
+    end
+
     # The +n+ objects with the largest retained size, as Retained rows.
     def top(n = 20)
       _top(n).map { |id| retained_row(id) }
@@ -105,11 +127,13 @@ module Heapscope
     end
 
     # The immediate dominator: an address, or the root category's name
-    # (String) when a root category dominates it directly, or nil.
+    # (String) when a root category dominates it directly, "(roots)" when
+    # several do together, or nil when no root reaches the object.
     def dominator(address)
-      id, root = _idom(heap.id_of(address))
-      return nil if id.nil? && root.nil?
-      id ? heap._address(id) : root
+      idom = _idom(heap.id_of(address))
+      return nil if idom.nil?
+      id, root = idom
+      id ? heap._address(id) : root || "(roots)"
     end
 
     # Dominator chain from the top down to the object: addresses.
@@ -133,21 +157,26 @@ module Heapscope
       _unreachable(limit).map { |i| heap._address(i) }
     end
 
+    # { reachable: Total, unreachable: Total }: objects and memsize no
+    # root reaches / some root reaches (as "reachable" and "unreachable"
+    # in the JSON).
+    def totals
+      r, rm, u, um = _totals
+      { reachable: Total.new(r, rm), unreachable: Total.new(u, um) }
+    end
+
     def inspect
-      t = totals
-      "#<Heapscope::DominatorTree #{Format.grouped(t[:reachable])} reachable objects " \
-        "(#{Format.bytes(t[:reachable_memsize])}), #{Format.grouped(t[:unreachable])} unreachable>"
+      "#<Heapscope::DominatorTree #{report(top: 1, depth: 1).lines.first.chomp}>"
     end
 
     private
 
     def retained_row(id)
       h = heap
-      addr, type, _k, _d, memsize, _s, _g, file, line, _me, _f, _c, name = h._info(id)
+      addr, type, klass, _d, memsize, _s, _g, file, line, _me, _f, _c, label = h._info(id)
       bytes, count = _retained(id)
-      Retained.new(address: addr, type: type, class_name: name, label: "#{type} #{name}",
-                   memsize: memsize, retained: bytes, retained_count: count,
-                   file: file, line: line)
+      Retained.new(address: addr, type: type, class_name: klass, label: label, memsize: memsize,
+                   retained: Total.new(count, bytes), file: file, line: line)
     end
   end
 
@@ -164,14 +193,17 @@ module Heapscope
       snaps = [a, b, c].compact
       if snaps.all? { |s| s.is_a?(Heap) }
         raise ArgumentError, "load options apply to paths only" unless load.empty?
-        return Diff._compute(a, b, c, address_only, keep_dumper)
+        return Diff._compute(a, b, c, address_only, keep_dumper).tap { |d| d._names = snaps.map(&:path) }
       end
       if snaps.none? { |s| s.is_a?(Heap) }
         paths = [a, b, c].map { |s| s.nil? ? nil : path_of(s) }
-        return Diff._files(*paths, Heap.check_opts(load), address_only, keep_dumper)
+        diff = Diff._files(*paths, Heap.check_opts(load), address_only, keep_dumper)
+        diff.heap._path = paths.compact.last
+        diff._names = paths.compact
+        return diff
       end
       heaps = [a, b, c].map { |s| s.nil? || s.is_a?(Heap) ? s : Heap.load(s, **load) }
-      Diff._compute(*heaps, address_only, keep_dumper)
+      Diff._compute(*heaps, address_only, keep_dumper).tap { |d| d._names = heaps.compact.map(&:path) }
     end
 
     # What holds the objects that leaked between the snapshots (see

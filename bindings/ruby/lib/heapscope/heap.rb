@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+require "json"
+
 module Heapscope
   # An immutable, loaded heap dump.  Any number of threads may query it.
   class Heap
@@ -38,10 +40,10 @@ module Heapscope
         opts = check_opts(opts)
         if source.is_a?(IO) && fileno_of(source)
           check_unbuffered(source)
-          _open_io(source, opts)
+          _open_io(source, opts).tap { |h| h._path = source.to_path if source.respond_to?(:to_path) }
         elsif source.respond_to?(:to_path) || source.is_a?(String)
           path = source.respond_to?(:to_path) ? source.to_path : source
-          _open_file(path, opts)
+          _open_file(path, opts).tap { |h| h._path = path }
         elsif source.respond_to?(:read)
           data = source.read
           raise ArgumentError, "#{source.class}#read returned #{data.class}" unless data.is_a?(String)
@@ -89,35 +91,62 @@ module Heapscope
 
     alias size object_count
 
-    # Overview of the heap as a Hash: :objects, :references, :memsize (sum
-    # of memsize), :roots ({ category => records }), :by_type ({ "STRING" =>
-    # { count:, memsize: } }, all types), :by_class (the +top+ classes),
-    # :dangling_references, :skipped_lines, :skipped ({ reason => count }),
-    # :free_slots, :shapes, :gzip, :input_bytes, :bytes, :lines,
-    # :load_seconds and :model_bytes (what the library holds for it).
-    def summary(top: 20)
-      s = stats
-      by_type = tally(by: "type", top: nil).to_h { |r| [r.key, { count: r.count, memsize: r.memsize }] }
-      by_class = tally(by: "class", top: top).to_h { |r| [r.key, { count: r.count, memsize: r.memsize }] }
-      {
-        objects: object_count,
-        references: reference_count,
-        memsize: s[:total_memsize],
-        roots: _roots.to_h { |name, records, _t, _d| [name, records] },
-        by_type: by_type,
-        by_class: by_class,
-        dangling_references: s[:dangling_references],
-        skipped_lines: s[:skipped_lines],
-        skipped: skipped,
-        free_slots: s[:free_slots],
-        shapes: s[:shapes],
-        gzip: s[:gzip],
-        input_bytes: s[:input_bytes],
-        bytes: s[:bytes],
-        lines: s[:lines],
-        load_seconds: s[:load_ns] / 1e9,
-        model_bytes: s[:model_bytes] + s[:index_bytes],
-      }
+    # The path the heap was loaded from, as given (what reports print as
+    # the dump's name, the CLI's argument), or nil (an IO without a path,
+    # a String, a snapshot).
+    attr_reader :path
+
+    def _path=(path) # :nodoc:
+      @path = path.to_s.dup.freeze
+    end
+
+    # What the heap holds, as `heapscope summary` prints it: objects and
+    # memsize, references, ROOT categories, dangling references, skipped
+    # lines, count and memsize per type and the +top+ classes (nil: all),
+    # load figures.  format: :text (default) or :json (kind "summary",
+    # docs/JSON.md; all classes and indented, as `summary --json`).  See
+    # Heapscope::Report for the other options.
+    def report(format: :text, top: (format.to_sym == :json ? nil : 20),
+               pretty: format.to_sym == :json, **opts)
+      _write_summary(Report.options(opts, format: format, top: top, pretty: pretty, names: [path]))
+    end
+
+    # The summary text (#report).
+    def to_s
+      report
+    end
+
+    # The summary as a Hash: `heapscope summary --json` parsed, with
+    # symbol keys (docs/JSON.md): :total ({ count:, memsize: }),
+    # :references, :roots, :dangling, :skipped_lines, :skipped, :by_type
+    # and :by_class ({ by:, group_count:, groups: [{ key:, count:,
+    # memsize: }] }), :load, :warnings, ...; :by_class has the +top+
+    # classes (nil: all).
+    def summary(top: nil)
+      Report.parse(report(format: :json, top: top))
+    end
+
+    # heapy's generation view, as `heapscope generations` prints it: live
+    # objects per allocation generation with their +top+ file:line:class
+    # groups.  format: :text (default) or :json; see Heapscope::Report.
+    def generations(format: :text, top: 5, **opts)
+      _write_generations(Report.options(opts, format: format, top: top, names: [path]))
+    end
+
+    # Everything about some objects, as `heapscope show` prints it (the
+    # dump's record lines are not kept by a heap: no "record"): type,
+    # class, memsize, allocation site, flags, the first +top+ references
+    # and referrers (JSON: all).  values: true also prints String values
+    # (the heap must have been loaded with values: true).  An address that
+    # is not an object of the heap is left out of the text (JSON: "found":
+    # false).  format: :text (default) or :json (indented, as `show
+    # --json`); see Heapscope::Report.
+    def show(*addresses, format: :text, top: 20, values: false,
+             pretty: format.to_sym == :json, **opts)
+      addresses = addresses.flatten.map { |a| Heapscope.address(a) }
+      raise ArgumentError, "show needs at least one address" if addresses.empty?
+      _write_objects(addresses, Report.options(opts, format: format, top: top, values: values,
+                                                     pretty: pretty, names: [path]))
     end
 
     # GC root categories: { "vm" => { records:, targets:, dangling: }, ... }
@@ -128,17 +157,15 @@ module Heapscope
     # Group live objects by +by+ ("type", "class", "file", "file:line",
     # "file:line:class", "method", "generation" or "gem") and return the
     # first +top+ groups (nil: all), by :count or :memsize, as a Tally (an
-    # Array of Row).  keep_dumper: false leaves out the objects the dumper
-    # allocated (ObjectSpace.dump_all's, Heapscope.snapshot's: the rule of
-    # the diff), counted in Tally#excluded_dumper_objects; the default
-    # counts every object, as the library does.
+    # Array of Row) whose to_s is what `heapscope tally` prints.
+    # keep_dumper: false leaves out the objects the dumper allocated
+    # (ObjectSpace.dump_all's, Heapscope.snapshot's: the rule of the diff
+    # and of `heapscope tally`), counted in Tally#excluded_dumper_objects;
+    # the default counts every object (`heapscope tally --keep-dumper`).
     def tally(by: "file:line:class", top: 20, sort: :count, keep_dumper: true)
       native = _tally(by.to_s, top, sort, keep_dumper)
       rows = native.rows.map { |k, c, m| Row.new(k, c, m) }
-      count, memsize = native.totals
-      Tally.new(rows, by: by.to_s, group_count: native.group_count,
-                      total_count: count, total_memsize: memsize,
-                      excluded_dumper_objects: native.excluded)
+      Tally.new(native, rows, source: self, top: top, names: [path])
     end
 
     # The dominator tree (computed once per class_edges: setting, then
@@ -149,32 +176,43 @@ module Heapscope
     end
 
     # The +top+ objects that keep the most memory alive (retained size: the
-    # memsize of everything they dominate), largest first.
-    def retained(top: 20, class_edges: true)
-      dominators(class_edges: class_edges).top(top)
+    # memsize of everything they dominate), largest first: a RetainedList
+    # of Retained, whose to_s is what `heapscope retained` prints.  With
+    # by: a tally key, what each group keeps alive instead (each object
+    # counted once, under its topmost dominator of the same group), the
+    # +top+ groups by +sort+: a Tally (`heapscope retained --by`).
+    def retained(top: 20, by: nil, sort: :memsize, class_edges: true)
+      tree = dominators(class_edges: class_edges)
+      if by
+        native = tree._tally(by.to_s, top, sort)
+        rows = native.rows.map { |k, c, m| Row.new(k, c, m) }
+        return Tally.new(native, rows, source: tree, top: top, names: [path])
+      end
+      RetainedList.new(tree.top(top), tree, top)
     end
 
-    # Shortest paths from the GC roots to the given objects.  With
-    # format: :array (default) an Array of Path; with format: :dot a
-    # Graphviz graph as `heapscope root --dot` writes it (targets
-    # highlighted; render with dot -Tsvg).
-    def root_paths(*addresses, format: :array, class_edges: true)
+    # Shortest paths from the GC roots to the given objects (Integers or
+    # "0x..." Strings), as `heapscope root` finds them.  format: :array
+    # (default): an Array of Path, +max_paths+ per object (the shortest
+    # first, then one through each other referrer); :text, :json or :dot
+    # (a Graphviz graph: every object and edge once, the targets
+    # highlighted; render with dot -Tsvg): the library's output, as
+    # `heapscope root [--json | --dot] [--max-paths N]` prints it.  See
+    # Heapscope::Report for the other options.
+    def root_paths(*addresses, format: :array, max_paths: 1, class_edges: true, **opts)
       addresses = addresses.flatten.map { |a| Heapscope.address(a) }
       raise ArgumentError, "root_paths needs at least one address" if addresses.empty?
-      ids = addresses.map do |a|
-        _find(a) or raise NotFoundError, "#{Format.hex(a)} is not an object of this heap"
-      end
-      paths = shortest_paths(class_edges)
-      case format.to_sym
-      when :array
-        addresses.zip(ids).map do |a, id|
-          root, chain = paths._path(id)
-          Path.new(target: a, root: chain ? (root || "(roots)") : nil,
-                   path: chain ? chain.map { |i| _address(i) } : [])
-        end
-      when :dot then root_paths_dot(ids, paths)
-      else raise ArgumentError, "format: must be :array or :dot"
-      end
+      ids = addresses.map { |a| id_of(a) }
+      array = format.to_sym == :array
+      opts = Report.options(opts, format: array ? :json : format, max_paths: max_paths,
+                                  names: [path])
+      out = shortest_paths(class_edges)._write(ids, opts)
+      array ? Report.parse(out)[:paths].map { |p| Path.from_json(p) } : out
+    end
+
+    # root_paths(..., format: :dot): the Graphviz graph of the paths.
+    def dot(*addresses, **opts)
+      root_paths(*addresses, **opts, format: :dot)
     end
 
     # The object at +address+ (Integer or "0x..."), or nil.
@@ -211,12 +249,9 @@ module Heapscope
     end
 
     def inspect
-      s = stats
-      "#<Heapscope::Heap #{Format.grouped(object_count)} objects, " \
-        "#{Format.grouped(reference_count)} references, memsize #{Format.bytes(s[:total_memsize])}, " \
-        "model #{Format.bytes(s[:model_bytes] + s[:index_bytes])}>"
+      "#<Heapscope::Heap #{path || '(no path)'}: #{object_count} objects, " \
+        "#{reference_count} references>"
     end
-    alias to_s inspect
 
     # internal -------------------------------------------------------------
 
@@ -226,8 +261,8 @@ module Heapscope
     end
 
     def object_info(id) # :nodoc:
-      addr, type, _klass, detail, memsize, size, gen, file, line, meth, flags, caddr, label = _info(id)
-      ObjectInfo.new(address: addr, type: type, class_name: label, detail: detail,
+      addr, type, klass, detail, memsize, size, gen, file, line, meth, flags, caddr, label = _info(id)
+      ObjectInfo.new(address: addr, type: type, class_name: klass, label: label, detail: detail,
                      memsize: memsize, size: size, generation: gen, file: file,
                      line: line, method: meth,
                      flags: FLAG_NAMES.select { |bit, _| flags & bit != 0 }.values,
@@ -235,73 +270,9 @@ module Heapscope
                      references: _refs(id).map { |i| _address(i) })
     end
 
-    # The name an object goes by (the library's rule, as in every CLI
-    # output): a class or module by its own name, any other object by its
-    # class.
-    def object_label(id) # :nodoc:
-      _info(id)[12]
-    end
-
-    # "TYPE label" as the CLI prints objects ("CLASS PostsController").
-    def label(id) # :nodoc:
-      info = _info(id)
-      "#{info[1]} #{info[12]}"
-    end
-
     def shortest_paths(class_edges) # :nodoc:
       @paths ||= {}
       @paths[!!class_edges] ||= _paths(class_edges)
-    end
-
-    private
-
-    def dot_escape(s)
-      s.gsub(/["\\\n\r]/) { |c| c == "\n" || c == "\r" ? "\\n" : "\\#{c}" }
-    end
-
-    def dot_node(id, target)
-      _a, _t, _k, _d, _m, _s, _g, file, line = _info(id)
-      label = +"#{dot_escape(label(id))}\\n#{Format.hex(_address(id))}"
-      label << "\\n#{dot_escape(File.basename(file))}:#{line || 0}" if file
-      "  n#{id} [label=\"#{label}\"#{target ? ', style=filled, fillcolor="#f4a6a6"' : ''}];\n"
-    end
-
-    # As hscope_paths_write() writes DOT (until the gem calls it): each
-    # root, object and edge once, every given object highlighted.
-    def root_paths_dot(ids, paths)
-      out = +"digraph heapscope {\n  rankdir=LR;\n  node [shape=box, fontsize=10];\n"
-      seen = {}
-      edges = {}
-      targets = ids.to_h { |id| [id, true] }
-      ids.each do |tid|
-        root, chain = paths._path(tid)
-        next unless chain
-        root ||= "(roots)"
-        unless seen[[:root, root]]
-          seen[[:root, root]] = true
-          out << "  \"root:#{dot_escape(root)}\" [shape=ellipse, style=filled, fillcolor=\"#cfe2f3\"];\n"
-        end
-        chain.each do |id|
-          next if seen[id]
-          seen[id] = true
-          out << dot_node(id, targets[id])
-        end
-        unless edges[[root, chain[0]]]
-          edges[[root, chain[0]]] = true
-          out << "  \"root:#{dot_escape(root)}\" -> n#{chain[0]};\n"
-        end
-        chain.each_cons(2) do |from, to|
-          next if edges[[from, to]]
-          edges[[from, to]] = true
-          fi = _refs(from).index(to)
-          out << if fi
-                   "  n#{from} -> n#{to} [label=\"[#{fi}]\", fontsize=8];\n"
-                 else
-                   "  n#{from} -> n#{to} [label=\"class\", fontsize=8, style=dashed];\n"
-                 end
-        end
-      end
-      out << "}\n"
     end
   end
 end

@@ -91,13 +91,15 @@ module Heapscope
                  "or a stale word on a machine stack)\n"
         end
         out = +"#{head}, reached from GC root #{path.root}:\n"
-        path.path.each_with_index { |a, i| out << "  #{i.zero? ? '  ' : '->'} #{step(heap, a)}\n" }
+        path.path.each_with_index { |ref, i| out << "  #{i.zero? ? '  ' : '->'} #{step(heap, ref)}\n" }
         out
       end
 
-      def step(heap, address)
-        obj = heap.object(address)
-        s = +"#{Format.hex(address)} #{heap.label(heap.id_of(address))}"
+      # A step of the path: the object as the library names it (an
+      # ObjectRef: type and label) and its allocation site.
+      def step(heap, ref)
+        obj = heap.object(ref.address)
+        s = +"#{Format.hex(ref.address)} #{ref.type} #{ref.label}"
         s << " (allocated at #{obj.site})" if obj.file
         s
       end

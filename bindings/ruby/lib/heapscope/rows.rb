@@ -17,7 +17,10 @@ module Heapscope
     attr_reader :errno
   end
 
-  module Format
+  # Numbers in LeakCheck's sentences and ObjectInfo#inspect.  Reports
+  # (every to_s and inspect of a result) are written by the library, not
+  # with these.
+  module Format # :nodoc:
     module_function
 
     # 1234567 -> "1,234,567"
@@ -63,17 +66,24 @@ module Heapscope
     end
   end
 
-  # One group of a tally: a key, how many live objects it has and the sum of
-  # their memsize.
-  Row = Struct.new(:key, :count, :memsize) do
-    def to_s
-      format("%10d %12d  %s", count, memsize, key)
-    end
+  # A number of objects and their memsize, as the JSON's {"count",
+  # "memsize"} totals (Tally#total, Suspect#leaked, Retained#retained, ...).
+  Total = Struct.new(:count, :memsize)
 
-    def inspect
-      "#<Heapscope::Row #{key} count=#{count} memsize=#{memsize}>"
+  # An object as every report names it (the JSON's object reference):
+  # +class_name+ is the JSON's "class" (the class label: "Class" for a
+  # class), +label+ what a user reads (a class or module by its own name,
+  # any other object by its class).
+  ObjectRef = Struct.new(:address, :type, :class_name, :label, keyword_init: true) do
+    def self.from_json(h) # :nodoc:
+      new(address: Report.address(h[:address]), type: h[:type], class_name: h[:class],
+          label: h[:label])
     end
   end
+
+  # One group of a tally: a key, how many live objects it has and the sum of
+  # their memsize.
+  Row = Struct.new(:key, :count, :memsize)
 
   # One group of a diff: like Row, plus the addresses of its leaked objects
   # (from the heap of the last snapshot).
@@ -97,14 +107,8 @@ module Heapscope
       { key: key, count: count, memsize: memsize }
     end
 
-    def to_s
-      format("%10d %12d  %s", count, memsize, key)
-    end
-
     def inspect
-      eg = addresses(3).map { |a| Format.hex(a) }
-      eg << "..." if count > 3
-      "#<Heapscope::Group #{key} count=#{count} memsize=#{memsize} e.g. #{eg.join(' ')}>"
+      "#<Heapscope::Group key=#{key.inspect} count=#{count} memsize=#{memsize}>"
     end
 
     def ==(other)
@@ -112,39 +116,46 @@ module Heapscope
     end
   end
 
-  # The rows of a tally, largest first: an Array of Row (or Group, for a
-  # diff), with the totals over all groups.
-  class Tally < Array
-    # The grouping key ("class", "file:line:class", ...).
-    attr_reader :by
-    # Distinct groups before top: was applied.
-    attr_reader :group_count
-    # Objects and memsize over all groups (before top:).
-    attr_reader :total_count, :total_memsize
-    # Objects left out as the dumper's own (Heap#tally keep_dumper: false).
-    attr_reader :excluded_dumper_objects
+  # Rows of a result (Tally, RetainedList): Enumerable, indexable, and
+  # deliberately not an Array, so that `puts result` prints the report (the
+  # library's text, header included) rather than one row per line.
+  class Rows
+    include Enumerable
 
-    def initialize(rows, by:, group_count:, total_count:, total_memsize:, excluded_dumper_objects: 0)
-      super(rows)
-      @by = by
-      @group_count = group_count
-      @total_count = total_count
-      @total_memsize = total_memsize
-      @excluded_dumper_objects = excluded_dumper_objects
+    def initialize(rows) # :nodoc:
+      @rows = rows.freeze
     end
 
-    # The rows as a text table (the format of examples/c/bleak_tally.c).
+    def each(&block)
+      return enum_for(:each) { size } unless block
+      @rows.each(&block)
+      self
+    end
+
+    def [](*args)
+      @rows[*args]
+    end
+
+    def size
+      @rows.size
+    end
+    alias length size
+
+    def empty?
+      @rows.empty?
+    end
+
+    def last(*args)
+      @rows.last(*args)
+    end
+
+    # The rows as an Array.
+    def to_a
+      @rows.dup
+    end
+
     def to_s
-      lines = [format("%10s %12s  %s", "count", "memsize", by)]
-      each { |r| lines << r.to_s }
-      lines.join("\n") << "\n"
-    end
-
-    def inspect
-      head = "#<Heapscope::Tally by #{by}: #{size} of #{Format.grouped(group_count)} groups, " \
-             "#{Format.grouped(total_count)} objects, #{Format.bytes(total_memsize)}"
-      return "#{head}>" if empty?
-      "#{head}\n#{to_s.gsub(/^/, '  ')}>"
+      report
     end
 
     def pretty_print(q)
@@ -152,16 +163,71 @@ module Heapscope
     end
   end
 
-  # An object of a heap (Heap#object).
-  ObjectInfo = Struct.new(:address, :type, :class_name, :detail, :memsize, :size,
+  # The rows of a tally, largest first: Row (or Group, for a diff) objects,
+  # with the totals over all groups.  to_s, inspect and #report are the
+  # library's: for Heap#tally what `heapscope tally` prints, for
+  # Diff#groups what `heapscope diff` prints, for Heap#retained(by:) what
+  # `heapscope retained --by` prints.
+  class Tally < Rows
+    # The grouping key ("class", "file:line:class", ...).
+    attr_reader :by
+    # Distinct groups before top: was applied.
+    attr_reader :group_count
+    # Objects and memsize over all groups (before top:), a Total.
+    attr_reader :total
+    # Objects left out as the dumper's own (Heap#tally keep_dumper: false).
+    attr_reader :excluded_dumper_objects
+
+    def initialize(native, rows, source:, top:, names:) # :nodoc:
+      super(rows)
+      @native = native
+      @source = source
+      @top = top
+      @names = names
+      @by = native.by
+      @group_count = native.group_count
+      @total = Total.new(*native.totals)
+      @excluded_dumper_objects = native.excluded
+    end
+
+    # Deprecated (0.1 names): total.count and total.memsize.
+    def total_count
+      total.count
+    end
+
+    def total_memsize
+      total.memsize
+    end
+
+    # The tally written by the library: format: :text (default), :json or
+    # :csv; addresses: true lists every member of a diff's groups (text
+    # without it: three each).  See Heapscope::Report for the other
+    # options.
+    def report(format: :text, addresses: false, **opts)
+      opts = Report.options(opts, format: format, addresses: addresses, top: @top, names: @names)
+      @source.is_a?(Diff) ? @source._write(@native, opts) : @native._write(opts)
+    end
+
+    def inspect
+      "#<Heapscope::Tally\n#{report}>"
+    end
+  end
+
+  # An object of a heap (Heap#object).  +class_name+ is its class label
+  # ("Class" for a class), +label+ the name it goes by in every report (a
+  # class or module by its own name); as "class" and "label" in the JSON.
+  ObjectInfo = Struct.new(:address, :type, :class_name, :label, :detail, :memsize, :size,
                           :generation, :file, :line, :method, :flags, :class_address,
                           :references, keyword_init: true) do
     def site
       "#{file || '(none)'}:#{line || 0}"
     end
 
+    # One line (the references counted, not listed); Heap#show writes
+    # everything about an object as `heapscope show` does.
     def inspect
-      s = +"#<Heapscope::ObjectInfo #{Format.hex(address)} #{type} #{class_name}"
+      s = +"#<Heapscope::ObjectInfo #{Format.hex(address)} #{type} #{label}"
+      s << " (#{class_name})" if class_name != label
       s << " #{detail}" if detail
       s << " memsize=#{memsize}"
       s << " #{site}" if file
@@ -171,62 +237,83 @@ module Heapscope
     end
   end
 
-  # An object that keeps memory alive (Heap#retained, DominatorTree#top).
-  # +class_name+ is the object's label (a class or module: its own name;
-  # as "label" in `heapscope retained --json`); +label+ is "TYPE name" as
-  # the CLI prints it.
+  # An object that keeps memory alive (Heap#retained, DominatorTree#top):
+  # as an object reference (class_name, label: see ObjectRef), its own
+  # memsize, +retained+ (a Total: the objects and bytes it keeps alive,
+  # itself included) and its allocation site.
   Retained = Struct.new(:address, :type, :class_name, :label, :memsize, :retained,
-                        :retained_count, :file, :line, keyword_init: true) do
-    def to_s
-      s = format("%12d %10d  %s %s", retained, retained_count, Format.hex(address), label)
-      s << "  (#{file}:#{line})" if file
-      s
-    end
-
-    def inspect
-      "#<Heapscope::Retained #{Format.hex(address)} #{label} " \
-        "retained=#{Format.bytes(retained)} (#{retained_count} objects)>"
+                        :file, :line, keyword_init: true) do
+    # Deprecated (0.1 name): retained.count.
+    def retained_count
+      retained.count
     end
   end
 
-  # A shortest path from a GC root category to a target object.  +path+
-  # lists addresses from the first object after the root down to the
-  # target; +root+ is nil (and +path+ empty) when the target is unreachable.
+  # Heap#retained: the objects that keep the most memory alive, largest
+  # first (Retained rows).  to_s, inspect and #report are the library's
+  # (`heapscope retained`).
+  class RetainedList < Rows
+    def initialize(rows, tree, top) # :nodoc:
+      super(rows)
+      @tree = tree
+      @top = top
+    end
+
+    # format: :text (default) or :json; see Heapscope::Report.
+    def report(format: :text, **opts)
+      @tree._write_retained(Report.options(opts, format: format, top: @top,
+                                                 names: [@tree.heap.path]))
+    end
+
+    def inspect
+      "#<Heapscope::RetainedList\n#{report}>"
+    end
+  end
+
+  # A shortest path from a GC root category to a target object (Heap#
+  # root_paths), as in `heapscope root --json`: +root+ is the category
+  # ("(roots)" when several together), nil when no root reaches the
+  # target; +path+ lists the objects (ObjectRef) from the first after the
+  # root down to the target, [] when unreachable.
   Path = Struct.new(:target, :root, :path, keyword_init: true) do
+    def self.from_json(h) # :nodoc:
+      new(target: Report.address(h[:target]), root: h[:root],
+          path: h[:path].map { |o| ObjectRef.from_json(o) })
+    end
+
     def reachable?
       !root.nil?
     end
 
-    def inspect
-      return "#<Heapscope::Path #{Format.hex(target)} unreachable>" unless reachable?
-      "#<Heapscope::Path #{Format.hex(target)} from #{root}: " \
-        "#{path.map { |a| Format.hex(a) }.join(' -> ')}>"
+    # The addresses along the path.
+    def addresses
+      path.map(&:address)
     end
   end
 
-  # What keeps leaked objects alive (Diff#suspects): the holder's address
-  # (nil when a root category holds them directly), type and class, how
-  # many leaked objects and bytes it holds, and a path from a GC root.
-  # +class_name+ is the holder's label (a class or module: its own name; as
-  # "label" in `heapscope suspects --json`); +label+ is "TYPE name" as the
-  # text report prints it.
-  Suspect = Struct.new(:address, :type, :class_name, :label, :file, :line, :retained,
-                       :leaked_count, :leaked_memsize, :root, :path, keyword_init: true) do
-    def to_s
-      if address.nil?
-        return "root #{root} directly holds #{Format.grouped(leaked_count)} leaked objects " \
-               "(#{Format.bytes(leaked_memsize)})"
-      end
-      s = +"#{Format.hex(address)} #{label} holds #{Format.grouped(leaked_count)} " \
-           "leaked objects (#{Format.bytes(leaked_memsize)})"
-      s << ", allocated at #{file}:#{line}" if file
-      s << "\n   path from root #{root || '(unreachable)'}: #{path.map { |a| Format.hex(a) }.join(' -> ')}"
-      s
+  # What keeps leaked objects alive (Diff#suspects), as in `heapscope
+  # suspects --json`: the holder (address, type, class_name, label, file,
+  # line; a ROOT category holding leaked objects directly has address,
+  # class_name and retained nil, label and root its name), +leaked+ (a
+  # Total: what it holds of the leak), +retained+ (a Total: all it keeps
+  # alive), +root+ and +path+ (ObjectRefs from the root down to it).
+  Suspect = Struct.new(:rank, :address, :type, :class_name, :label, :file, :line, :retained,
+                       :leaked, :root, :path, keyword_init: true) do
+    def self.from_json(h) # :nodoc:
+      new(rank: h[:rank], address: Report.address(h[:address]), type: h[:type],
+          class_name: h[:class], label: h[:label], file: h[:file], line: h[:line],
+          retained: h[:retained] && Total.new(h[:retained][:count], h[:retained][:memsize]),
+          leaked: Total.new(h[:leaked][:count], h[:leaked][:memsize]), root: h[:root],
+          path: h[:path].map { |o| ObjectRef.from_json(o) })
     end
 
-    def inspect
-      "#<Heapscope::Suspect #{address ? Format.hex(address) : "root #{root}"} #{label} " \
-        "leaked_count=#{leaked_count} leaked_memsize=#{leaked_memsize}>"
+    # Deprecated (0.1 names): leaked.count and leaked.memsize.
+    def leaked_count
+      leaked.count
+    end
+
+    def leaked_memsize
+      leaked.memsize
     end
   end
 end

@@ -3,8 +3,6 @@
 require "objspace"
 
 module Heapscope
-  OWN_DIR = "#{__dir__}/" # :nodoc:
-
   class << self
     # Snapshot this process's heap: run GC (gc: true), then capture the
     # heap with ObjectSpace.dump_all and return it as a Heap.
@@ -78,9 +76,10 @@ module Heapscope
           end
         end
       end
-      # Leave out what this file allocated in between (inline caches of
-      # the snapshot code), as the library leaves out objspace.rb's.
-      Diff._compute(shells[0], shells[1], shells[2], false, false)._exclude_files([OWN_DIR])
+      # What the snapshot code allocated in between (inline caches of
+      # snapshot.rb and fork.rb) is the dumper's: the library leaves it
+      # out, as it does objspace.rb's (Diff#excluded).
+      Diff._compute(shells[0], shells[1], shells[2], false, false)
     end
 
     # dump_all into the file +tmp+, gzip or plain (also in a fork's child).

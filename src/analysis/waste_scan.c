@@ -1,0 +1,536 @@
+/*
+ * waste_scan.c - the two sources of the waste analysis (waste.c): a dump
+ * file streamed through the parser in sink mode, and a loaded heap.
+ *
+ * A dump file is read twice.  The first pass parses every record on the
+ * parser's threads (one accumulator per slot, folded at the end) without
+ * building the model.  It leaves the first copies of the repeated values
+ * to be compared: the second pass reads back only their lines, by offset,
+ * with positioned reads of a plain file (a window of 1 MiB serves nearby
+ * lines) or, for gzip, inflating the stream again and decoding only those
+ * lines.  The same line decoder reads them, so they decode exactly as in
+ * the first pass.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "../parse/parse.h"
+#include "analysis.h"
+
+#define WINDOW ((size_t)1 << 20)
+#define POS_READ ((size_t)1 << 10)
+#define PAD 64 /* >= HSCOPE__LINE_PAD + 1 */
+
+typedef struct wscan {
+    hscope__mem *mem;
+    hscope__wacc *acc;        /* the one accumulator */
+    hscope__wsrc *src;        /* this slot's (or the calling thread's) */
+    const hscope__wcfg *cfg;
+    uint8_t *dsite;           /* per builder site: 0 not judged, 1 no, 2 dumper */
+    size_t dcap;
+    uint64_t excluded;
+    size_t pending;           /* second pass: the copy being read back */
+    int seen;                 /* second pass: the line was an object */
+} wscan;
+
+static void
+wobj_of(const hscope__objrec *o, hscope__wobj *w)
+{
+    memset(w, 0, sizeof(*w));
+    w->memsize = o->memsize;
+    w->size = o->size;
+    w->capacity = o->capacity;
+    w->has_capacity = o->has_capacity;
+    w->ref = o->offset;
+    w->value = o->value;
+    w->value_len = o->value_len;
+    w->has_value = o->has_value;
+    w->file = o->file;
+    w->line = o->file ? o->line : 0;
+    w->slot = o->slot_size;
+    w->flags = o->flags;
+    w->type = o->type;
+}
+
+static hscope_status
+sink(void *ud, hscope__builder *b, const hscope__objrec *o, hscope_error *err)
+{
+    wscan *S = ud;
+    if (!S->cfg->keep_dumper) {
+        int dumper;
+        hscope_status st = hscope__dumper_site(S->mem, &S->dsite, &S->dcap, &b->strings,
+                                               b->site_file, b->site_method, o->site, &dumper,
+                                               err);
+        if (st != HSCOPE_OK)
+            return st;
+        if (dumper) {
+            S->excluded++;
+            return HSCOPE_OK;
+        }
+    }
+    hscope__wobj w;
+    wobj_of(o, &w);
+    return hscope__wsrc_add(S->src, &w, err);
+}
+
+/* A worker slot of the parallel parser: a source of its own, whose
+ * strings the accumulator takes on the merging thread after each chunk,
+ * in the dump's order (chunk_done). */
+static void *
+slot_new(void *ud, const uint64_t *seq)
+{
+    const wscan *top = ud;
+    hscope_error e;
+    hscope_error_init(&e);
+    (void)seq; /* every total is order-free; ties are broken by key text */
+    wscan *S = hscope__calloc(top->mem, 1, sizeof(*S));
+    if (!S)
+        return NULL;
+    S->mem = top->mem;
+    S->cfg = top->cfg;
+    S->acc = top->acc;
+    if (hscope__wsrc_new(&S->src, top->acc, 0, &e) != HSCOPE_OK) {
+        hscope__free(top->mem, S);
+        return NULL;
+    }
+    return S;
+}
+
+static void
+slot_free(void *slot_ud)
+{
+    wscan *S = slot_ud;
+    hscope__mem *m = S->mem;
+    hscope__free(m, S->dsite);
+    hscope__free(m, S);
+}
+
+static hscope_status
+slot_merge(void *ud, void *slot_ud, const uint32_t *smap, size_t nsmap, const int *tmap,
+           hscope_error *err)
+{
+    wscan *top = ud, *S = slot_ud;
+    (void)tmap; /* only fixed type codes (STRING, ARRAY, HASH) matter */
+    top->excluded += S->excluded;
+    S->excluded = 0;
+    return hscope__wsrc_done(S->src, smap, nsmap, err);
+}
+
+static hscope_status
+chunk_done(void *ud, void *slot_ud, const uint32_t *smap, size_t nsmap, hscope_error *err)
+{
+    wscan *S = slot_ud;
+    (void)ud;
+    return hscope__wsrc_flush(S->src, smap, nsmap, err);
+}
+
+static const hscope__slot_sink waste_slots = { slot_new, sink, slot_merge, slot_free,
+                                               chunk_done };
+
+/* ------------------------------------------------------------------ */
+/* the second pass: lines read back by offset                          */
+/* ------------------------------------------------------------------ */
+
+typedef struct fetch {
+    hscope__reader *r;
+    hscope__mem *mem;
+    int positioned;           /* pread (plain file); else read on (gzip) */
+    uint8_t *buf;
+    size_t cap, len;          /* buf holds input bytes [base, base + len) */
+    uint64_t base;
+    uint64_t max_line;
+} fetch;
+
+/* Append up to `want` input bytes at buf[len] (growing buf if need be);
+ * *got == 0 at the end of the input. */
+static hscope_status
+more(fetch *F, size_t want, size_t *got, hscope_error *err)
+{
+    hscope_status st;
+    *got = 0;
+    if (F->cap - F->len < want) {
+        size_t nc = F->cap;
+        while (nc - F->len < want)
+            nc *= 2;
+        uint8_t *nb = hscope__realloc(F->mem, F->buf, nc + PAD);
+        if (!nb)
+            return hscope__nomem(err, nc + PAD);
+        memset(nb + F->cap + PAD, 0, nc - F->cap);
+        F->buf = nb;
+        F->cap = nc;
+    }
+    if (F->positioned)
+        st = hscope__reader_pread(F->r, F->buf + F->len, want, F->base + F->len, got, err);
+    else
+        st = hscope__reader_read(F->r, F->buf + F->len, want, got, err);
+    if (st != HSCOPE_OK)
+        return st;
+    F->len += *got;
+    return HSCOPE_OK;
+}
+
+/*
+ * The line at input offset `off` (offsets come in ascending order):
+ * [*s, *e) with *e a '\n' followed by readable padding; *s NULL when the
+ * input has no such line (it changed, or the line is too long).
+ *
+ * A plain file is read line by line with positioned reads, 1 KiB first
+ * and doubling while the line is longer: the lines read back are
+ * kilobytes apart, so a window would copy the whole dump again.  A
+ * stream (gzip) is read on, what comes before each line dropped.
+ */
+static hscope_status
+fetch_line(fetch *F, uint64_t off, const uint8_t **s, const uint8_t **e, hscope_error *err)
+{
+    hscope_status st;
+    size_t got;
+    *s = NULL;
+    if (off < F->base)
+        return HSCOPE_OK;
+    if (F->positioned) {
+        F->base = off;
+        F->len = 0;
+    }
+    while (off > F->base + F->len) { /* a stream: read and drop up to off */
+        F->base += F->len;
+        F->len = 0;
+        if ((st = more(F, F->cap, &got, err)) != HSCOPE_OK)
+            return st;
+        if (!got)
+            return HSCOPE_OK;
+    }
+    size_t from = (size_t)(off - F->base), scan = from;
+    for (;;) {
+        const uint8_t *nl = memchr(F->buf + scan, '\n', F->len - scan);
+        if (nl) {
+            *s = F->buf + from;
+            *e = nl;
+            return HSCOPE_OK;
+        }
+        scan = F->len;
+        if ((uint64_t)(F->len - from) > F->max_line)
+            return HSCOPE_OK;
+        if (from && F->len == F->cap) { /* make room: drop what is before the line */
+            memmove(F->buf, F->buf + from, F->len - from);
+            F->base += from;
+            F->len -= from;
+            scan -= from;
+            from = 0;
+        }
+        /* a stream fills the buffer (doubled when the line fills it) */
+        size_t want = F->len < F->cap ? F->cap - F->len : F->cap;
+        if (F->positioned)
+            want = F->len - from > POS_READ ? F->len - from : POS_READ;
+        if ((st = more(F, want, &got, err)) != HSCOPE_OK)
+            return st;
+        if (!got) {
+            if (F->len == from)
+                return HSCOPE_OK;
+            F->buf[F->len] = '\n'; /* the last line, without its newline */
+            *s = F->buf + from;
+            *e = F->buf + F->len;
+            return HSCOPE_OK;
+        }
+    }
+}
+
+static hscope_status
+confirm_sink(void *ud, hscope__builder *b, const hscope__objrec *o, hscope_error *err)
+{
+    wscan *S = ud;
+    (void)b;
+    hscope__wobj w;
+    wobj_of(o, &w);
+    S->seen = 1;
+    return hscope__wacc_confirm(S->acc, S->pending, &w, err);
+}
+
+/* Read back the pending first copies (waste.c) with the final builder,
+ * whose string ids the accumulator uses. */
+static hscope_status
+read_back(wscan *S, hscope__builder *b, const char *path, const hscope_load_options *lo,
+          const hscope__parse_opts *po, hscope_error *err)
+{
+    size_t n;
+    hscope_status st = hscope__wacc_pending(S->acc, &n, err);
+    if (st != HSCOPE_OK || n == 0)
+        return st;
+    hscope__reader r;
+    hscope__lp lp;
+    fetch F;
+    memset(&F, 0, sizeof(F));
+    if ((st = hscope__reader_open_path(&r, S->mem, path, (lo->flags & HSCOPE_LOAD_NO_GZIP) != 0,
+                                       err)) != HSCOPE_OK) {
+        hscope__reader_close(&r);
+        return st;
+    }
+    F.r = &r;
+    F.mem = S->mem;
+    F.positioned = r.total && !r.gzip;
+    F.cap = WINDOW;
+    F.max_line = lo->max_line_bytes ? lo->max_line_bytes : HSCOPE_DEFAULT_MAX_LINE_BYTES;
+    if (!(F.buf = hscope__calloc(S->mem, 1, F.cap + PAD))) {
+        hscope__reader_close(&r);
+        return hscope__nomem(err, F.cap + PAD);
+    }
+    b->sink = confirm_sink;
+    b->sink_ud = S;
+    b->slot_sink = NULL;
+    hscope__lp_init(&lp, b, po, err);
+    for (size_t i = 0; i < n && st == HSCOPE_OK; i++) {
+        const uint8_t *s, *e;
+        uint64_t ref = hscope__wacc_pending_ref(S->acc, i);
+        if ((st = fetch_line(&F, ref, &s, &e, err)) != HSCOPE_OK)
+            break;
+        S->pending = i;
+        S->seen = 0;
+        int rc = 0;
+        if (s) {
+            hscope__lp_at(&lp, s, ref);
+            rc = hscope__lp_line(&lp, s, e);
+        }
+        if (rc < 0)
+            st = lp.fatal ? lp.fatal : HSCOPE_ERR_INTERNAL;
+        else if (!S->seen)
+            hscope__wacc_unconfirmed(S->acc, i);
+    }
+    hscope__lp_free(&lp);
+    hscope__free(S->mem, F.buf);
+    hscope__reader_close(&r);
+    return st;
+}
+
+/* ------------------------------------------------------------------ */
+/* a dump file                                                         */
+/* ------------------------------------------------------------------ */
+
+/* What the first pass saw (as a streamed tally reports it). */
+static void
+pass_stats(hscope_load_stats *s, const hscope__builder *b, uint64_t in_bytes, int gz,
+           uint64_t ns)
+{
+    hscope_load_stats_init(s);
+    s->gzip = (uint32_t)gz;
+    s->input_bytes = in_bytes;
+    s->bytes = b->bytes;
+    s->lines = b->lines;
+    s->objects = b->streamed;
+    s->root_records = b->root_records;
+    s->shapes = b->shapes;
+    s->free_slots = b->free_slots;
+    s->unknown_keys = b->unknown_keys;
+    s->unknown_types = b->unknown_types;
+    s->truncated = b->truncated;
+    s->load_ns = ns;
+    for (int r = 0; r < HSCOPE_SKIP__COUNT; r++)
+        s->skipped_lines += b->skipped[r];
+}
+
+/* The dump must be a regular file; *size gets its size. */
+static hscope_status
+regular_file(const char *path, uint64_t *size, hscope_error *err)
+{
+    struct stat sb;
+    if (stat(path, &sb) != 0)
+        return hscope__fail_errno(err, errno, "cannot open %s", path);
+    if (!S_ISREG(sb.st_mode))
+        return hscope__fail(err, HSCOPE_ERR_UNSUPPORTED,
+                            "not a regular file: the waste analysis reads the dump twice "
+                            "(save the stream to a file first)");
+    *size = (uint64_t)sb.st_size;
+    return HSCOPE_OK;
+}
+
+/* Distinct string values to expect in a dump of this size: about one per
+ * KiB of dump (the benchmark dumps: 0.96 per KiB), gzip ~17 times smaller. */
+static uint64_t
+values_hint(const char *path, uint64_t size)
+{
+    unsigned char m[2] = { 0, 0 };
+    FILE *f = fopen(path, "rb");
+    if (f) {
+        if (fread(m, 1, 2, f) != 2)
+            m[0] = 0;
+        fclose(f);
+    }
+    return (m[0] == 0x1f && m[1] == 0x8b ? size * 17 : size) / 1024;
+}
+
+hscope_status
+hscope__waste_file(hscope_waste_t **out, const char *path, const hscope_load_options *lo,
+                   const hscope__wcfg *cfg, hscope_error *err)
+{
+    hscope__mem mem;
+    hscope__builder b;
+    wscan S;
+    hscope_status st;
+    memset(&b, 0, sizeof(b));
+    memset(&S, 0, sizeof(S));
+    uint64_t size = 0;
+    if ((st = regular_file(path, &size, err)) != HSCOPE_OK)
+        return st;
+    hscope__mem_init(&mem, lo->allocator, lo->max_memory);
+    S.mem = &mem;
+    S.cfg = cfg;
+    int have_b = 0;
+    if ((st = hscope__wacc_new(&S.acc, &mem, cfg, NULL, NULL, err)) != HSCOPE_OK ||
+        (st = hscope__wacc_reserve(S.acc, values_hint(path, size), err)) != HSCOPE_OK ||
+        (st = hscope__wsrc_new(&S.src, S.acc, 1, err)) != HSCOPE_OK)
+        goto done;
+    have_b = 1;
+    if ((st = hscope__builder_init(&b, &mem, 0, 0, err)) != HSCOPE_OK)
+        goto done;
+    b.sink = sink;
+    b.sink_ud = &S;
+    b.slot_sink = &waste_slots;
+    b.sink_details = 1;
+    hscope__parse_opts po = {
+        .strict = (lo->flags & HSCOPE_LOAD_STRICT) != 0,
+        .max_line = lo->max_line_bytes,
+        .max_refs = lo->max_references,
+        .progress = lo->progress,
+        .progress_ud = lo->progress_user_data,
+        .line_fn = lo->line_fn,
+        .line_ud = lo->line_user_data,
+    };
+    uint64_t in_bytes = 0, t0 = hscope__now_ns();
+    int gz = 0;
+    if ((st = hscope__parse_path(path, (lo->flags & HSCOPE_LOAD_NO_GZIP) != 0, lo->threads, &b,
+                                 &po, &in_bytes, &gz, err)) != HSCOPE_OK)
+        goto done;
+    /* the objects parsed on this thread (one parser thread), final ids */
+    if ((st = hscope__wsrc_done(S.src, NULL, 0, err)) != HSCOPE_OK)
+        goto done;
+    hscope__wacc_note(S.acc, S.excluded, 0);
+    hscope_load_stats stats;
+    pass_stats(&stats, &b, in_bytes, gz, hscope__now_ns() - t0);
+    uint64_t skipped[HSCOPE_SKIP__COUNT];
+    memcpy(skipped, b.skipped, sizeof(skipped));
+    if ((st = read_back(&S, &b, path, lo, &po, err)) != HSCOPE_OK)
+        goto done;
+    stats.load_ns = hscope__now_ns() - t0;
+    st = hscope__waste_finish(out, S.acc, &b.strings, lo->allocator, &stats, skipped, err);
+done:
+    if (have_b)
+        hscope__builder_free(&b);
+    hscope__free(&mem, S.dsite);
+    hscope__wacc_free(S.acc);
+    return st;
+}
+
+/* ------------------------------------------------------------------ */
+/* a loaded heap                                                       */
+/* ------------------------------------------------------------------ */
+
+typedef struct hscan {
+    const hscope_heap_t *h;
+    size_t vpos;              /* walk over the value columns */
+} hscan;
+
+static uint64_t
+size_of(const hscope_heap_t *h, uint32_t id)
+{
+    uint32_t v = h->size[id];
+    return v == HSCOPE__U32_BIG ? hscope__big_get(&h->big_size, id) : v;
+}
+
+/* The model keeps no capacity: a heap string's buffer is its memsize less
+ * a 40-byte slot and a 1-byte terminator (Ruby up to 3.1, ASCII/UTF-8). */
+static void
+heap_wobj(const hscope_heap_t *h, uint32_t id, hscope__wobj *w)
+{
+    memset(w, 0, sizeof(*w));
+    uint32_t site = h->site[id];
+    w->type = h->type[id];
+    w->flags = h->flags[id];
+    w->memsize = hscope__memsize(h, id);
+    w->size = size_of(h, id);
+    w->file = site < h->nsites ? h->site_file[site] : 0;
+    w->line = w->file && site < h->nsites ? h->site_line[site] : 0;
+    w->ref = id;
+    if (w->type == HSCOPE_TYPE_STRING &&
+        !(w->flags & (HSCOPE_FLAG_EMBEDDED | HSCOPE_FLAG_SHARED)) && w->size < UINT64_MAX - 41 &&
+        w->memsize > w->size + 41) {
+        w->capacity = w->memsize - 41;
+        w->has_capacity = 1;
+    }
+}
+
+static hscope_status
+resolve(void *ud, uint64_t ref, hscope__wobj *out, hscope_error *err)
+{
+    const hscan *H = ud;
+    const char *d;
+    uint64_t n;
+    (void)err;
+    heap_wobj(H->h, (uint32_t)ref, out);
+    if (hscope_heap_object_value(H->h, (hscope_id)ref, &d, &n) == HSCOPE_OK) {
+        out->value = d;
+        out->value_len = n;
+        out->has_value = 1;
+    }
+    return HSCOPE_OK;
+}
+
+hscope_status
+hscope__waste_heap(hscope_waste_t **out, const hscope_heap_t *h, const hscope__wcfg *cfg,
+                   hscope_error *err)
+{
+    /* working memory counts against the heap's max_memory, as for the
+     * other analyses of a heap (the accounting is atomic) */
+    hscope__mem *mem = (hscope__mem *)&h->mem;
+    hscope__wacc *acc = NULL;
+    hscope__wsrc *src = NULL;
+    hscan H = { h, 0 };
+    uint8_t *dsite = NULL;
+    size_t dcap = 0;
+    uint64_t excluded = 0;
+    hscope_status st;
+    if ((st = hscope__wacc_new(&acc, mem, cfg, resolve, &H, err)) != HSCOPE_OK)
+        return st;
+    if ((st = hscope__wacc_reserve(acc, h->nval, err)) != HSCOPE_OK ||
+        (st = hscope__wsrc_new(&src, acc, 1, err)) != HSCOPE_OK)
+        goto done;
+    for (uint32_t id = 0; id < h->n && st == HSCOPE_OK; id++) {
+        uint32_t site = h->site[id];
+        int dumper = 0;
+        if (!cfg->keep_dumper && site < h->nsites &&
+            (st = hscope__dumper_site(mem, &dsite, &dcap, &h->strings, h->site_file,
+                                      h->site_method, site, &dumper, err)) != HSCOPE_OK)
+            break;
+        if (dumper) {
+            excluded++;
+            continue;
+        }
+        hscope__wobj w;
+        heap_wobj(h, id, &w);
+        while (H.vpos < h->nval && h->val_id[H.vpos] < id)
+            H.vpos++;
+        if (H.vpos < h->nval && h->val_id[H.vpos] == id) {
+            w.value = h->val_arena + h->val_off[H.vpos];
+            w.value_len = h->val_len[H.vpos];
+            w.has_value = 1;
+        }
+        st = hscope__wsrc_add(src, &w, err);
+    }
+    if (st == HSCOPE_OK)
+        st = hscope__wsrc_done(src, NULL, 0, err);
+    if (st != HSCOPE_OK)
+        goto done;
+    hscope__wacc_note(acc, excluded, 0);
+    hscope_load_stats stats;
+    uint64_t skipped[HSCOPE_SKIP__COUNT];
+    hscope_load_stats_init(&stats);
+    hscope_heap_stats(h, &stats);
+    for (int r = 0; r < HSCOPE_SKIP__COUNT; r++)
+        skipped[r] = hscope_heap_skipped(h, r);
+    hscope_allocator alloc = { sizeof(alloc), 0, h->mem.malloc_fn, h->mem.realloc_fn,
+                               h->mem.free_fn, h->mem.ud };
+    st = hscope__waste_finish(out, acc, &h->strings, &alloc, &stats, skipped, err);
+done:
+    hscope__free(mem, dsite);
+    hscope__wacc_free(acc);
+    return st;
+}
