@@ -452,6 +452,11 @@ struct hscope_waste {
 /* The suggested fix of a finding (a static sentence). */
 const char *hscope__waste_fix(int kind, int type, uint64_t copies, uint64_t frozen);
 
+/* hscope_waste_options_init, hscope_waste_totals_init, hscope_waste_free
+ * (waste_build.c). */
+void hscope__waste_options_init(hscope_waste_options *opts);
+void hscope__waste_totals_init(hscope_waste_totals *totals);
+void hscope__waste_free(hscope_waste_t *w);
 /* Check a caller's options (NULL: defaults). */
 hscope_status hscope__wcfg_read(const hscope_waste_options *in, hscope__wcfg *out,
                                 hscope_error *err);

@@ -242,7 +242,7 @@ pass_heap(pass *p, const hscope_heap_t *b, hscope_error *err)
     for (uint32_t i = 0; i < b->n; i++) {
         uint32_t s = b->site[i];
         uint64_t cls = b->cls[i] == HSCOPE__CLS_HIDDEN ? 0 : class_address(b, i), oid = 0;
-        if (p->oids && hscope__bigvals_next(&b->oids, i, &oc, &oid)) {
+        if (p->oids && hscope__oid_next(b, i, &oc, &oid)) {
             visit_oid(p, b->addr[i], b->type[i], b->gen[i], b->flags[i], oid);
             continue;
         }

@@ -178,6 +178,13 @@ uint32_t hscope__fields_str(const hscope_heap_t *h);
 uint32_t hscope__fields_owner(const hscope_heap_t *h, uint32_t id, uint32_t fields_str);
 /* Ruby's object_id of object id (side table); 0 if it has none. */
 int hscope__oid(const hscope_heap_t *h, uint32_t id, uint64_t *oid);
+/* The same for ids asked in rising order, scanning forward from *cursor
+ * (0 at first). */
+static inline int
+hscope__oid_next(const hscope_heap_t *h, uint32_t id, size_t *cursor, uint64_t *oid)
+{
+    return hscope__bigvals_next(&h->oids, id, cursor, oid);
+}
 /* Is root category c conservative (machine_context)? */
 int hscope__cat_conservative(const hscope_heap_t *h, uint32_t c);
 
@@ -215,6 +222,24 @@ hscope_status hscope__heap_stream(hscope__builder *b, hscope__mem *mem, const ch
                                   const hscope__stream_sinks *s, uint64_t *input_bytes,
                                   int *gzip, hscope_error *err);
 void hscope__heap_stream_end(hscope__builder *b);
+/* Input offset of the i-th line to read back (rising with i). */
+typedef uint64_t (*hscope__offset_fn)(void *ud, size_t i);
+/* Line i read back: its object record, or NULL when the line holds none
+ * (any more: the file changed, or the line is too long now). */
+typedef hscope_status (*hscope__reread_fn)(void *ud, size_t i, const hscope__objrec *rec,
+                                           hscope_error *err);
+/*
+ * Read back n lines of the dump at `path`, at input offsets offset(ud, i)
+ * (a record's hscope__objrec.offset), with b: the builder of an earlier
+ * hscope__heap_stream() of the same dump with `details`, whose string ids
+ * the records keep using.  A plain file is read with positioned reads of
+ * each line, a gzip stream inflated again up to each.  at(ud, i, ...) once
+ * per line; b's sinks are replaced.
+ */
+hscope_status hscope__heap_stream_at(hscope__builder *b, const char *path,
+                                     const hscope_load_options *lo, size_t n,
+                                     hscope__offset_fn offset, hscope__reread_fn at, void *ud,
+                                     hscope_error *err);
 /* Name of a type code of a streamed dump's records ("STRING"), or NULL. */
 const char *hscope__stream_type_name(const hscope__builder *b, uint64_t code);
 

@@ -161,7 +161,7 @@ json_one(hscope__json *w, const one *x, const hscope__ropts *ro)
     hscope__json_end_arr(w);
     /* Ruby 4.0+: whose instance variables an IMEMO fields object holds;
      * Ruby's object_id when the dump has it (members only then) */
-    hscope_id owner = hscope_heap_object_owner(h, x->id);
+    hscope_id owner = hscope__heap_object_owner(h, x->id);
     if (owner != HSCOPE_ID_NONE) {
         hscope__json_key(w, "owner");
         hscope__json_obj(w);
@@ -169,7 +169,7 @@ json_one(hscope__json *w, const one *x, const hscope__ropts *ro)
         hscope__json_end_obj(w);
     }
     uint64_t oid;
-    if (hscope_heap_object_oid(h, x->id, &oid))
+    if (hscope__heap_object_oid(h, x->id, &oid))
         hscope__json_ku64(w, "object_id", oid);
     if (ro->flags & HSCOPE_REPORT_VALUES) {
         hscope__json_key(w, "value");
@@ -282,13 +282,13 @@ text_head(hscope__out *o, const one *x)
             first = 0;
         }
     hscope__out_puts(o, first ? "(none)\n" : "\n");
-    hscope_id owner = hscope_heap_object_owner(h, x->id);
+    hscope_id owner = hscope__heap_object_owner(h, x->id);
     if (owner != HSCOPE_ID_NONE)
         hscope__out_printf(o, "  owner:      0x%llx %s (these are its instance variables)\n",
-                           (unsigned long long)hscope_heap_object_address(h, owner),
-                           hscope_heap_object_label(h, owner));
+                           (unsigned long long)hscope__heap_object_address(h, owner),
+                           hscope__heap_object_label(h, owner));
     uint64_t oid;
-    if (hscope_heap_object_oid(h, x->id, &oid))
+    if (hscope__heap_object_oid(h, x->id, &oid))
         hscope__out_printf(o, "  object_id:  %llu\n", (unsigned long long)oid);
 }
 

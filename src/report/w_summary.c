@@ -109,7 +109,7 @@ json_skipped(hscope__json *w, const summary *sm)
     hscope__json_end_arr(w);
 }
 
-/* The word for an unknown field's kind (hscope_heap_unknown_get()). */
+/* The word for an unknown field's kind (hscope__heap_unknown_get()). */
 static const char *
 unknown_kind(int32_t kind)
 {
@@ -123,11 +123,11 @@ json_unknown(hscope__json *w, hscope_heap_t *h)
 {
     hscope__json_key(w, "unknown");
     hscope__json_arr(w);
-    for (uint32_t i = 0; i < hscope_heap_unknown_count(h); i++) {
+    for (uint32_t i = 0; i < hscope__heap_unknown_count(h); i++) {
         int32_t kind;
         const char *name;
         uint64_t count;
-        hscope_heap_unknown_get(h, i, &kind, &name, &count);
+        hscope__heap_unknown_get(h, i, &kind, &name, &count);
         hscope__json_obj(w);
         hscope__json_kstr(w, "kind", unknown_kind(kind));
         hscope__json_kstr(w, "name", name);
@@ -281,14 +281,14 @@ summary_text(const summary *sm, const hscope__ropts *ro, hscope__out *o)
     }
     if (s->skipped_lines)
         text_skipped(o, sm);
-    if (hscope_heap_unknown_count(sm->h)) {
+    if (hscope__heap_unknown_count(sm->h)) {
         /* a newer Ruby's fields: kept, counted by name */
         hscope__out_puts(o, "  fields this version does not know:");
-        for (uint32_t i = 0; i < hscope_heap_unknown_count(sm->h); i++) {
+        for (uint32_t i = 0; i < hscope__heap_unknown_count(sm->h); i++) {
             int32_t kind;
             const char *field;
             uint64_t count;
-            hscope_heap_unknown_get(sm->h, i, &kind, &field, &count);
+            hscope__heap_unknown_get(sm->h, i, &kind, &field, &count);
             hscope__fmt_count(count, a, sizeof(a));
             hscope__out_printf(o, "%s %s %s (%s)", i ? "," : "", unknown_kind(kind), field, a);
         }

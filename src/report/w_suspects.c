@@ -41,7 +41,7 @@ static int
 conservative(const hscope_heap_t *h, const holder *x)
 {
     return x->cat >= 0 && (x->id == HSCOPE_ID_NONE || x->len) &&
-           hscope_heap_root_category_conservative(h, (uint32_t)x->cat);
+           hscope__heap_root_category_conservative(h, (uint32_t)x->cat);
 }
 
 static void
