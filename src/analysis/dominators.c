@@ -234,6 +234,92 @@ dfs(const graph *g, hscope__mem *m, uint32_t *num, uint64_t *seen, uint32_t *ord
 }
 
 /*
+ * Phase 3 of compute(): semi-dominators, in reverse preorder, with anc
+ * (cnt entries) the forest of linked vertices.  semi(w) is kept in
+ * pstart[w + 1], which only w itself reads (as the end of its list) and
+ * has read by then.
+ */
+static hscope_status
+semi_dominators(hscope__mem *m, uint32_t cnt, const uint32_t *parent, uint32_t *pstart,
+                const uint32_t *preds, uint32_t *anc, hscope_error *err)
+{
+    cstack cs = { m, NULL, 0, 0 };
+    uint32_t *label = hscope__malloc(m, (size_t)cnt * 4);
+    if (!label)
+        return hscope__nomem(err, (size_t)cnt * 4);
+    hscope_status st = HSCOPE_OK;
+    for (uint32_t i = 0; i < cnt; i++) {
+        label[i] = i;
+        anc[i] = NONE;
+    }
+    for (uint32_t w = cnt - 1; w > 0; w--) {
+        /* the parent (tree edge, not in preds) is a candidate: unlinked,
+         * eval(parent) is parent itself */
+        uint32_t s = parent[w], end = pstart[w + 1];
+        for (uint32_t k = pstart[w]; k < end; k++) {
+            uint32_t x = eval(preds[k], anc, label, &cs);
+            if (x < s)
+                s = x;
+        }
+        if (cs.failed) {
+            st = hscope__nomem(err, cs.cap * 8);
+            break;
+        }
+        pstart[w + 1] = s;
+        label[w] = s;
+        anc[w] = parent[w]; /* link(parent[w], w) */
+    }
+    hscope__free(m, label);
+    hscope__free(m, cs.s);
+    return st;
+}
+
+/* Phase 5 of compute(): the immediate dominators (idom, by preorder
+ * number) as object ids in t->idom (order: number -> vertex). */
+static hscope_status
+idom_ids(hscope_domtree_t *t, const graph *g, const uint32_t *order, const uint32_t *idom,
+         uint32_t cnt, hscope_error *err)
+{
+    t->idom = hscope__malloc(&t->heap->mem, ((size_t)g->n + 1) * sizeof(uint32_t));
+    if (!t->idom)
+        return hscope__nomem(err, (size_t)g->n * 4);
+    memset(t->idom, 0xFF, ((size_t)g->n + 1) * sizeof(uint32_t));
+    for (uint32_t w = 1; w < cnt; w++)
+        if (order[w] < g->n)
+            t->idom[order[w]] = order[idom[w]];
+    return HSCOPE_OK;
+}
+
+/* Then the retained sizes: children before parents (reverse preorder;
+ * idom[w] < w), straight into the output arrays. */
+static hscope_status
+retained_sizes(hscope_domtree_t *t, const graph *g, const uint32_t *order, uint32_t cnt,
+               hscope_error *err)
+{
+    hscope__mem *m = &t->heap->mem;
+    t->rcount = hscope__calloc(m, (size_t)g->n + 1, sizeof(uint32_t));
+    t->rsize = hscope__calloc(m, (size_t)g->n + 1, sizeof(uint64_t));
+    if (!t->rcount || !t->rsize)
+        return hscope__nomem(err, (size_t)g->n * 12);
+    for (uint32_t w = cnt - 1; w > 0; w--) {
+        uint32_t v = order[w];
+        if (v >= g->n)
+            continue;
+        uint32_t d = t->idom[v];
+        uint64_t ms = hscope__memsize(g->h, v);
+        t->rsize[v] = hscope__sat_add(t->rsize[v], ms);
+        t->rcount[v] += 1;
+        if (d < g->n) {
+            t->rsize[d] = hscope__sat_add(t->rsize[d], t->rsize[v]);
+            t->rcount[d] += t->rcount[v];
+        }
+        t->reachable++;
+        t->reach_memsize = hscope__sat_add(t->reach_memsize, ms);
+    }
+    return HSCOPE_OK;
+}
+
+/*
  * Memory, per vertex (v) and per reached edge that is not a DFS tree edge
  * (e; tree edges are not stored): the phases free what they no longer
  * need before the next allocates, so the peak is 16 v + 4 e (building the
@@ -247,10 +333,9 @@ compute(hscope_domtree_t *t, const graph *g, hscope_error *err)
     hscope__mem *m = &t->heap->mem;
     hscope_status st;
     uint32_t nv = g->nv;
-    uint32_t *num = NULL, *order = NULL, *parent = NULL, *label = NULL, *anc = NULL,
-             *pstart = NULL, *preds = NULL;
+    uint32_t *num = NULL, *order = NULL, *parent = NULL, *anc = NULL, *pstart = NULL,
+             *preds = NULL;
     uint64_t *seen = NULL;
-    cstack cs = { m, NULL, 0, 0 };
 
     /* Phase 1: preorder numbers (num: vertex -> number, order: number ->
      * vertex) and DFS tree parents. */
@@ -276,41 +361,16 @@ compute(hscope_domtree_t *t, const graph *g, hscope_error *err)
     hscope__free(m, order);
     num = order = NULL;
 
-    /* Phase 3: semi-dominators, in reverse preorder.  semi(w) is kept in
-     * pstart[w + 1], which only w itself reads (as the end of its list)
-     * and has read by then. */
-    label = hscope__malloc(m, (size_t)cnt * 4);
-    anc = hscope__malloc(m, (size_t)cnt * 4);
-    if (!label || !anc) {
+    /* Phase 3: semi-dominators (semi(w) in pstart[w + 1]). */
+    if (!(anc = hscope__malloc(m, (size_t)cnt * 4))) {
         st = hscope__nomem(err, (size_t)cnt * 4);
         goto out;
     }
-    for (uint32_t i = 0; i < cnt; i++) {
-        label[i] = i;
-        anc[i] = NONE;
-    }
-    for (uint32_t w = cnt - 1; w > 0; w--) {
-        /* the parent (tree edge, not in preds) is a candidate: unlinked,
-         * eval(parent) is parent itself */
-        uint32_t s = parent[w], end = pstart[w + 1];
-        for (uint32_t k = pstart[w]; k < end; k++) {
-            uint32_t x = eval(preds[k], anc, label, &cs);
-            if (x < s)
-                s = x;
-        }
-        if (cs.failed) {
-            st = hscope__nomem(err, cs.cap * 8);
-            goto out;
-        }
-        pstart[w + 1] = s;
-        label[w] = s;
-        anc[w] = parent[w]; /* link(parent[w], w) */
-    }
+    if ((st = semi_dominators(m, cnt, parent, pstart, preds, anc, err)) != HSCOPE_OK)
+        goto out;
     uint32_t *semi = pstart + 1;
     hscope__free(m, preds);
-    hscope__free(m, label);
-    hscope__free(m, cs.s);
-    preds = label = cs.s = NULL;
+    preds = NULL;
 
     /* Phase 4: NCA step: idom = parent, then climb while above semi.
      * `anc` becomes the idom array (preorder numbers). */
@@ -345,38 +405,12 @@ compute(hscope_domtree_t *t, const graph *g, hscope_error *err)
         st = hscope__fail(err, HSCOPE_ERR_INTERNAL, "dominators: the graph changed");
         goto out;
     }
-    t->idom = hscope__malloc(m, ((size_t)g->n + 1) * sizeof(uint32_t));
-    if (!t->idom) {
-        st = hscope__nomem(err, (size_t)g->n * 4);
+    if ((st = idom_ids(t, g, order, idom, cnt, err)) != HSCOPE_OK)
         goto out;
-    }
-    memset(t->idom, 0xFF, ((size_t)g->n + 1) * sizeof(uint32_t));
-    for (uint32_t w = 1; w < cnt; w++)
-        if (order[w] < g->n)
-            t->idom[order[w]] = order[idom[w]];
     hscope__free(m, anc);
     anc = idom = NULL;
-    t->rcount = hscope__calloc(m, (size_t)g->n + 1, sizeof(uint32_t));
-    t->rsize = hscope__calloc(m, (size_t)g->n + 1, sizeof(uint64_t));
-    if (!t->rcount || !t->rsize) {
-        st = hscope__nomem(err, (size_t)g->n * 12);
+    if ((st = retained_sizes(t, g, order, cnt, err)) != HSCOPE_OK)
         goto out;
-    }
-    for (uint32_t w = cnt - 1; w > 0; w--) {
-        uint32_t v = order[w];
-        if (v >= g->n)
-            continue;
-        uint32_t d = t->idom[v];
-        uint64_t ms = hscope__memsize(g->h, v);
-        t->rsize[v] = hscope__sat_add(t->rsize[v], ms);
-        t->rcount[v] += 1;
-        if (d < g->n) {
-            t->rsize[d] = hscope__sat_add(t->rsize[d], t->rsize[v]);
-            t->rcount[d] += t->rcount[v];
-        }
-        t->reachable++;
-        t->reach_memsize = hscope__sat_add(t->reach_memsize, ms);
-    }
     t->unreach = g->n - t->reachable;
     st = HSCOPE_OK;
 out:
@@ -384,9 +418,7 @@ out:
     hscope__free(m, num);
     hscope__free(m, order);
     hscope__free(m, parent);
-    hscope__free(m, label);
     hscope__free(m, anc);
-    hscope__free(m, cs.s);
     hscope__free(m, pstart);
     hscope__free(m, preds);
     return st;
