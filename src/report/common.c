@@ -105,6 +105,24 @@ hscope__warn_damage(hscope__warnings *ws, const char *name, const hscope_load_st
                      "record or gzip stream)", pre, sep);
 }
 
+uint64_t
+hscope__load_warnings_text(const char *name, const hscope_load_stats *s,
+                           const uint64_t skipped[HSCOPE_SKIP__COUNT], char *buf, size_t n)
+{
+    hscope__warnings ws;
+    ws.n = 0;
+    hscope__warn_damage(&ws, name, s, skipped);
+    size_t len = 0;
+    if (n)
+        buf[0] = '\0';
+    for (int i = 0; i < ws.n; i++) {
+        int k = snprintf(len < n ? buf + len : NULL, len < n ? n - len : 0, "%s\n",
+                         ws.w[i].message);
+        len += k > 0 ? (size_t)k : 0;
+    }
+    return len;
+}
+
 void
 hscope__warn_heap(hscope__warnings *ws, const char *name, const hscope_heap_t *h)
 {
