@@ -15,8 +15,9 @@
  * references, categories, resolved classes); nodes and edges are written
  * from the columns as they are, with nothing held but one counter per
  * allocation site.  The string table is the heap's interner (every
- * class name, file and method once) after a few fixed strings, so it
- * needs no table of its own.
+ * class name, file and method once), then the few names of the
+ * snapshot's own that the heap does not have, so it needs no table of
+ * its own.
  */
 #include <stdio.h>
 #include <string.h>
@@ -29,11 +30,11 @@ enum { NT_HIDDEN = 0, NT_OBJECT = 3, NT_CLOSURE = 5, NT_SYNTHETIC = 9 };
 /* edge_types */
 enum { ET_ELEMENT = 1, ET_PROPERTY = 2, ET_INTERNAL = 3 };
 
-/* Fixed strings; the heap's interned string k is FIXED + k, root
- * category c's node name "(NAME)" comes after them. */
-enum { S_EMPTY, S_ROOTS, S_CLASS, S_ROOT_FN, S_NO_METHOD, FIXED };
-static const char *const fixed_strings[FIXED] = { "", "(roots)", "class", "(root)",
-                                                  "(no method)" };
+/* The string table is the heap's interned strings (string k at index k,
+ * 0 the empty string), then those of the snapshot's own names that the
+ * heap does not have: each string once. */
+enum { S_ROOTS, S_CLASS, S_ROOT_FN, S_NO_METHOD, FIXED };
+static const char *const fixed_strings[FIXED] = { "(roots)", "class", "(root)", "(no method)" };
 
 /* Largest node count whose to_node (index * NODE_FIELDS) fits 32 bits:
  * DevTools and memlab read the arrays as Uint32Array. */
@@ -45,6 +46,10 @@ typedef struct snap {
     uint32_t ncat;
     uint64_t nodes, edges;
     uint64_t *site_count, *site_size; /* per site: objects, memsize */
+    uint32_t *sx;             /* index of fixed string k, then of category
+                                 c's node name "(NAME)" (FIXED + c) */
+    char (*names)[80];        /* those strings (FIXED + ncat) */
+    uint32_t nextra;          /* strings after the interned ones */
     char line[160];
     size_t len;
 } snap;
@@ -135,17 +140,16 @@ nodes(snap *s)
     const hscope_heap_t *h = s->h;
     hscope__out_puts(s->o, "\"nodes\":[");
     num(s, NT_SYNTHETIC);
-    num(s, S_ROOTS);
+    num(s, s->sx[S_ROOTS]);
     num(s, 0);
     num(s, 0);
     num(s, s->ncat);
     num(s, 0);
     num(s, 0);
     flush(s, "");
-    uint32_t cat_str = FIXED + (uint32_t)h->strings.count;
     for (uint32_t c = 0; c < s->ncat; c++) {
         num(s, NT_SYNTHETIC);
-        num(s, cat_str + c);
+        num(s, s->sx[FIXED + c]);
         num(s, 2 + 2 * (uint64_t)c);
         num(s, 0);
         num(s, h->cat_start[c + 1] - h->cat_start[c]);
@@ -159,7 +163,7 @@ nodes(snap *s)
                                                    : hscope_heap_object_memsize(h, i);
         uint32_t site = h->site[i];
         num(s, node_type(h->type[i]));
-        num(s, FIXED + hscope__object_label(h, i));
+        num(s, hscope__object_label(h, i));
         num(s, object_id(h->addr[i]));
         num(s, mem < UINT32_MAX ? mem : UINT32_MAX);
         num(s, h->edge_start[i + 1] - h->edge_start[i] + (uint64_t)has_class_edge(h, i));
@@ -188,7 +192,7 @@ edges(snap *s)
     const char *sep = "";
     hscope__out_puts(s->o, "\"edges\":[");
     for (uint32_t c = 0; c < s->ncat; c++) {
-        edge(s, ET_PROPERTY, FIXED + h->cat_name[c], 1 + (uint64_t)c);
+        edge(s, ET_PROPERTY, h->cat_name[c], 1 + (uint64_t)c);
         flush(s, sep);
         sep = ",\n";
     }
@@ -206,7 +210,7 @@ edges(snap *s)
             sep = ",\n";
         }
         if (has_class_edge(h, i)) {
-            edge(s, ET_INTERNAL, S_CLASS, base + h->cls[i]);
+            edge(s, ET_INTERNAL, s->sx[S_CLASS], base + h->cls[i]);
             flush(s, sep);
             sep = ",\n";
         }
@@ -227,13 +231,13 @@ traces(snap *s)
     for (size_t k = 0; traced && k < h->nsites; k++) {
         num(s, k);
         if (k == 0) {
-            num(s, S_ROOT_FN);
-            num(s, S_EMPTY);
+            num(s, s->sx[S_ROOT_FN]);
+            num(s, 0);
             num(s, 0);
             num(s, 0);
         } else {
-            num(s, h->site_method[k] ? FIXED + h->site_method[k] : S_NO_METHOD);
-            num(s, FIXED + h->site_file[k]);
+            num(s, h->site_method[k] ? h->site_method[k] : s->sx[S_NO_METHOD]);
+            num(s, h->site_file[k]);
             num(s, h->site_file[k]);
             num(s, h->site_line[k]);
         }
@@ -266,6 +270,27 @@ traces(snap *s)
     hscope__out_puts(s->o, "],\n\"samples\":[],\n\"locations\":[],\n");
 }
 
+/* The index of each of the snapshot's own names: the heap's when it has
+ * the string, else the next one after the interned strings. */
+static void
+own_strings(snap *s)
+{
+    const hscope_heap_t *h = s->h;
+    for (uint32_t k = 0; k < FIXED + s->ncat; k++) {
+        if (k < FIXED) {
+            snprintf(s->names[k], sizeof(s->names[k]), "%s", fixed_strings[k]);
+        } else {
+            const char *cat = hscope__intern_str(&h->strings, h->cat_name[k - FIXED]);
+            snprintf(s->names[k], sizeof(s->names[k]), "(%s)", cat ? cat : "?");
+        }
+        uint32_t id = hscope__intern_find(&h->strings, s->names[k], strlen(s->names[k]));
+        for (uint32_t j = 0; !id && j < k; j++)
+            if (strcmp(s->names[j], s->names[k]) == 0)
+                id = s->sx[j];
+        s->sx[k] = id ? id : (uint32_t)h->strings.count + s->nextra++;
+    }
+}
+
 static void
 strings(snap *s)
 {
@@ -273,22 +298,19 @@ strings(snap *s)
     hscope__json js;
     hscope__json_init(&js, s->o, 0);
     js.script_safe = 1; /* invalid UTF-8 as U+FFFD: a JSON reader takes it */
-    hscope__out_puts(s->o, "\"strings\":[");
-    for (int k = 0; k < FIXED; k++) {
-        hscope__out_puts(s->o, k ? ",\n" : "");
-        hscope__json_str(&js, fixed_strings[k]);
-    }
-    for (size_t k = 0; k < h->strings.count; k++) {
+    hscope__out_puts(s->o, "\"strings\":[\"\"");
+    for (size_t k = 1; k < h->strings.count; k++) {
         hscope__out_puts(s->o, ",\n");
-        hscope__json_strn(&js, k ? hscope__intern_str(&h->strings, (uint32_t)k) : "",
+        hscope__json_strn(&js, hscope__intern_str(&h->strings, (uint32_t)k),
                           hscope__intern_len(&h->strings, (uint32_t)k));
     }
-    for (uint32_t c = 0; c < s->ncat; c++) {
-        char b[96];
-        const char *name = hscope__intern_str(&h->strings, h->cat_name[c]);
-        snprintf(b, sizeof(b), "(%s)", name ? name : "?");
+    uint32_t next = (uint32_t)h->strings.count;
+    for (uint32_t k = 0; k < FIXED + s->ncat; k++) {
+        if (s->sx[k] != next)
+            continue; /* the heap's, or a name met before */
         hscope__out_puts(s->o, ",\n");
-        hscope__json_str(&js, b);
+        hscope__json_str(&js, s->names[k]);
+        next++;
     }
     hscope__out_puts(s->o, "]}\n");
 }
@@ -310,13 +332,16 @@ hscope__heapsnapshot_write(const hscope_heap_t *h, hscope__out *o, hscope_error 
                             "heapsnapshot: %llu objects, more than the V8 format's %llu nodes",
                             (unsigned long long)h->n, (unsigned long long)MAX_NODES);
     hscope__mem *m = (hscope__mem *)&h->mem;
-    size_t ns = h->nsites ? h->nsites : 1;
+    size_t ns = h->nsites ? h->nsites : 1, nx = FIXED + (size_t)s.ncat;
     s.site_count = hscope__calloc(m, ns, sizeof(uint64_t));
     s.site_size = hscope__calloc(m, ns, sizeof(uint64_t));
+    s.sx = hscope__calloc(m, nx, sizeof(*s.sx));
+    s.names = hscope__calloc(m, nx, sizeof(*s.names));
     hscope_status st = HSCOPE_OK;
-    if (!s.site_count || !s.site_size)
-        st = hscope__nomem(err, 2 * ns * sizeof(uint64_t));
+    if (!s.site_count || !s.site_size || !s.sx || !s.names)
+        st = hscope__nomem(err, 2 * ns * sizeof(uint64_t) + nx * (sizeof(*s.sx) + sizeof(*s.names)));
     if (st == HSCOPE_OK) {
+        own_strings(&s);
         header(&s, h->nsites > 1 ? h->nsites : 0);
         nodes(&s);
         edges(&s);
@@ -326,5 +351,7 @@ hscope__heapsnapshot_write(const hscope_heap_t *h, hscope__out *o, hscope_error 
     }
     hscope__free(m, s.site_count);
     hscope__free(m, s.site_size);
+    hscope__free(m, s.sx);
+    hscope__free(m, s.names);
     return st;
 }
