@@ -41,6 +41,19 @@ consumer of the V8 format (memlab).
       Exit 77 (skipped, with the reason) when Node, npm or the registry is
       missing.
 
+  check_heapsnapshot.py devtools
+      Chrome DevTools' own heap snapshot code (the worker module of the
+      DevTools front end bundled in Debian's chromium, run in headless
+      Chromium through puppeteer-core, a memlab dependency; devtools_run.js)
+      loads heap_3's export as the Memory panel's "Load profile" does: its
+      node count and total size are heapscope's, its retained size of every
+      object equals heapscope retained's (tolerance 0), its Summary classes
+      (String, Array, Hash, Desk::Ticket, "(system)" for the hidden nodes,
+      "Function" for classes and modules) have the count and shallow size
+      of the dump's objects, and traced objects show their method, file and
+      line as their allocation stack.  Exit 77 without chromium or the npm
+      packages.
+
   check_heapsnapshot.py install
       Install the pinned memlab packages into the cache (scripts/setup.sh).
 
@@ -287,24 +300,49 @@ def memlab_modules():
     return rubies.npm_install(HERE, 'memlab', PACKAGES, quiet=True)
 
 
-def memlab_run(nm, *args):
-    out = os.path.join(scratch(), 'memlab-%s.json' % args[0])
-    env = dict(os.environ, NODE_PATH=nm)
-    r = subprocess.run(['node', '--max-old-space-size=2048', os.path.join(HERE, 'memlab_run.js'), out]
-                       + list(args), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                       cwd=scratch())
+def modules_or_skip(what):
+    """The npm packages' node_modules, or None after saying why the test is
+    skipped (what: what is then not checked)."""
+    try:
+        return memlab_modules()
+    except rubies.Unavailable as e:
+        print('SKIP: the npm packages (memlab, puppeteer-core) cannot be installed here: %s. '
+              'Not checked: %s (scripts/setup.sh installs Node, npm and the packages)' % (e, what))
+        return None
+
+
+def node_run(nm, script, name, *args):
+    """node SCRIPT OUT ARGS... with the packages on NODE_PATH; OUT's JSON."""
+    out = os.path.join(scratch(), '%s.json' % name)
+    r = subprocess.run(['node', '--max-old-space-size=2048', os.path.join(HERE, script), out]
+                       + [str(a) for a in args], env=dict(os.environ, NODE_PATH=nm),
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=scratch())
     if r.returncode != 0:
-        raise SystemExit('memlab_run.js %s failed (exit %d): %s'
-                         % (args[0], r.returncode, r.stderr.decode(errors='replace')[-2000:]))
+        raise SystemExit('%s %s failed (exit %d): %s'
+                         % (script, name, r.returncode, r.stderr.decode(errors='replace')[-2000:]))
     return load(out)
 
 
+def memlab_run(nm, *args):
+    return node_run(nm, 'memlab_run.js', 'memlab-' + args[0], *args)
+
+
+def check_retained(who, path, objects, rows):
+    """A consumer's retained size of every object (rows: [id, size, ...])
+    against heapscope retained's; the latter by id."""
+    ret = hs_json('retained', '--json', '--top', '0', path)
+    mine = {node_id(o['address']): o['retained']['memsize'] for o in ret['objects']}
+    theirs = {row[0]: row[1] for row in rows}
+    diff = [(i, mine[i], theirs.get(i)) for i in mine if theirs.get(i) != mine[i]]
+    check(len(mine) == objects and not diff,
+          '%s\'s retained size of each of the %d objects = heapscope retained\'s (tolerance 0): %s'
+          % (who, len(mine), '%d differ, e.g. %s' % (len(diff), diff[:5]) if diff else 'all equal'))
+    return ret, mine, theirs
+
+
 def memlab():
-    try:
-        nm = memlab_modules()
-    except rubies.Unavailable as e:
-        print('SKIP: memlab cannot run here: %s. Not checked: memlab on heapscope\'s heap snapshots '
-              '(scripts/setup.sh installs Node, npm and the packages)' % e)
+    nm = modules_or_skip('memlab on heapscope\'s heap snapshots')
+    if nm is None:
         return 77
     d = workloads.ensure_set('leak_s1')
     t = workloads.truth(d)
@@ -331,13 +369,7 @@ def memlab():
           'memlab: the root retains the whole heap, %d bytes' % summ['total']['memsize'])
 
     # (b) retained sizes, every object, against heapscope retained
-    ret = hs_json('retained', '--json', '--top', '0', dumps[2])
-    mine = {node_id(o['address']): o['retained']['memsize'] for o in ret['objects']}
-    theirs = {row[0]: row[1] for row in g['retained']}
-    diff = [(i, mine[i], theirs.get(i)) for i in mine if theirs.get(i) != mine[i]]
-    check(len(mine) == objects and not diff,
-          'memlab\'s retained size of each of the %d objects = heapscope retained\'s (tolerance 0): %s'
-          % (len(mine), '%d differ, e.g. %s' % (len(diff), diff[:5]) if diff else 'all equal'))
+    ret, mine, theirs = check_retained('memlab', dumps[2], objects, g['retained'])
     top_mine = [node_id(o['address']) for o in ret['objects'][:20]]
     objs = sorted((row for row in g['retained'] if row[4] != 'synthetic'), key=lambda r: -r[1])
     top_theirs = [row[0] for row in objs[:20]]
@@ -369,9 +401,59 @@ def memlab():
     return check.finish()
 
 
+def chromium():
+    return os.environ.get('CHROMIUM') or '/usr/bin/chromium'
+
+
+def devtools():
+    if not os.access(chromium(), os.X_OK):
+        print('SKIP: no %s (scripts/setup.sh installs Debian\'s chromium). Not checked: Chrome '
+              'DevTools\' heap snapshot loader on heapscope\'s export' % chromium())
+        return 77
+    nm = modules_or_skip('Chrome DevTools\' heap snapshot loader on heapscope\'s export')
+    if nm is None:
+        return 77
+    d = workloads.ensure_set('leak_s1')
+    path = workloads.dump_path(d, 'heap_3.json')
+    snap_file = export(path, os.path.join(scratch(), 'devtools-heap_3.heapsnapshot'))
+    dump = workloads.Dump(path)
+    traced = [(a, r) for a, r in dump.objects.items() if r.get('file') and r.get('method')][:20]
+    dt = node_run(nm, 'devtools_run.js', 'devtools', snap_file, *[node_id(a) for a, _ in traced])
+    summ = hs_json('summary', '--json', path)
+    check(not dt['page_errors'], 'DevTools: no error in the page: %s' % (dt['page_errors'] or 'none'))
+    check(dt['nodes'] == summ['total']['count'] + 1 + len(summ['roots'])
+          and dt['total'] == summ['total']['memsize'],
+          'DevTools loads heap_3: %d nodes, total size %d = heapscope\'s %d bytes'
+          % (dt['nodes'], dt['total'], summ['total']['memsize']))
+    check_retained('DevTools', path, summ['total']['count'], dt['retained'])
+    want = {}
+    for r in dump.objects.values():
+        t = node_type(r)
+        k = {T_HIDDEN: '(system)', T_CLOSURE: 'Function'}.get(t) or text(label(dump, r))
+        c = want.setdefault(k, [0, 0])
+        c[0] += 1
+        c[1] += min(r.get('memsize', 0), 0xFFFFFFFF)
+    for k in ('String', 'Array', 'Hash', 'Desk::Ticket', '(system)', 'Function'):
+        got = (dt['classes'].get(k) or [None, None])[:2]
+        check(got == want.get(k), 'DevTools Summary: %s x%s, %s bytes shallow (the dump: %s)'
+              % (k, got[0], got[1], want.get(k)))
+    bad = []
+    for a, r in traced:
+        st = dt['stacks'].get(str(node_id(a)))
+        top = st[0] if st else None
+        if not top or (top['functionName'], top['scriptName'], top['line']) != \
+                (text(r['method']), text(r['file']), r.get('line', 0)):
+            bad.append((a, top))
+    check(traced and not bad, 'DevTools: the allocation stack of %d traced objects is their method, '
+          'file and line: %s' % (len(traced), bad[:3] or 'all'))
+    return check.finish()
+
+
 def main():
-    if len(sys.argv) != 2 or sys.argv[1] not in ('structure', 'memlab', 'install'):
-        raise SystemExit('usage: check_heapsnapshot.py structure|memlab|install')
+    if len(sys.argv) != 2 or sys.argv[1] not in ('structure', 'memlab', 'devtools', 'install'):
+        raise SystemExit('usage: check_heapsnapshot.py structure|memlab|devtools|install')
+    if sys.argv[1] == 'devtools':
+        return devtools()
     if sys.argv[1] == 'install':
         try:
             print(memlab_modules())
