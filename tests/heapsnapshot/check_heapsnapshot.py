@@ -14,7 +14,8 @@ consumer of the V8 format (memlab).
       the trace tree), every resolved reference an element edge in order,
       the class an internal edge "class", each ROOT category a synthetic
       node "(NAME)" under the root holding its resolved references, each
-      string once.  No npm needed.
+      string once; the command line (stdout or --out, the saved index,
+      usage errors, no terminal, write errors).  No npm needed.
 
   check_heapsnapshot.py memlab
       memlab 2.0.5 (npm, pinned by package.json / package-lock.json here,
@@ -267,6 +268,52 @@ def crafted_dump(path):
     }
 
 
+def run(*args, stdout=subprocess.PIPE):
+    return subprocess.run([heapscope()] + list(args), stdout=stdout, stderr=subprocess.PIPE)
+
+
+def check_cli(dump):
+    """The command line: stdout = --out FILE, the saved index gives the same
+    bytes, usage errors, no terminal, a write error."""
+    out = scratch()
+    f = os.path.join(out, 'cli.heapsnapshot')
+    a = run('export', '--format', 'heapsnapshot', '--no-progress', '--out', f, dump)
+    b = run('export', '--format', 'heapsnapshot', '--no-progress', dump)
+    with open(f, 'rb') as fh:
+        data = fh.read()
+    check(a.returncode == 0 and b.returncode == 0 and b.stdout == data and not b.stderr,
+          'cli: standard output = --out FILE (%d bytes), nothing on stderr' % len(data))
+    copy = os.path.join(out, 'indexed.json')
+    with open(dump, 'rb') as src, open(copy, 'wb') as dst:
+        dst.write(src.read())
+    ix = run('index', '--no-progress', copy)
+    c = run('export', '--format', 'heapsnapshot', '--no-progress', '-v', copy)
+    check(ix.returncode == 0 and c.returncode == 0 and c.stdout == data and b'index' in c.stderr,
+          'cli: from the saved index (DUMP.hsx), the same bytes: %s'
+          % c.stderr.decode(errors='replace').strip())
+    for args, what in ((['--json'], '--json'), (['--first-id', '2'], '--first-id'),
+                       (['--order', 'name'], '--order'), ([dump], 'one DUMP')):
+        r = run('export', '--format', 'heapsnapshot', *args, dump)
+        check(r.returncode == 2 and what.encode() in r.stderr and not r.stdout,
+              'cli: usage error (exit 2) for %s: %s' % (what, r.stderr.decode(errors='replace').splitlines()[0]))
+    import pty
+    master, slave = pty.openpty()
+    try:
+        r = run('export', '--format', 'heapsnapshot', dump, stdout=slave)
+    finally:
+        os.close(slave)
+        os.close(master)
+    check(r.returncode == 2 and b'terminal' in r.stderr,
+          'cli: a terminal on standard output is refused (exit 2): %s' % r.stderr.decode(errors='replace').strip())
+    r = run('export', '--format', 'heapsnapshot', '--out', '/proc/version/x', dump)
+    check(r.returncode == 1 and r.stderr, 'cli: an --out it cannot write: exit 1, said: %s'
+          % r.stderr.decode(errors='replace').strip())
+    if os.path.exists('/dev/full'):
+        r = run('export', '--format', 'heapsnapshot', '--out', '/dev/full', dump)
+        check(r.returncode == 1 and b'write error' in r.stderr,
+              'cli: a full disk is an error (exit 1): %s' % r.stderr.decode(errors='replace').strip())
+
+
 def structure():
     out = scratch()
     sets = [('leak_s1', ['heap_1.json', 'heap_2.json', 'heap_3.json']),
@@ -277,6 +324,7 @@ def structure():
             dump = workloads.dump_path(d, f)
             snap = load(export(dump, os.path.join(out, '%s-%s.heapsnapshot' % (set_name, f))))
             check_structure('%s/%s' % (set_name, os.path.basename(dump)), workloads.Dump(dump), snap)
+    check_cli(workloads.dump_path(workloads.ensure_set('leak_s1'), 'heap_1.json'))
     path = os.path.join(out, 'crafted.json')
     want = crafted_dump(path)
     snap = load(export(path, os.path.join(out, 'crafted.heapsnapshot')))
