@@ -48,7 +48,7 @@ typedef struct snap {
     uint64_t *site_count, *site_size; /* per site: objects, memsize */
     uint32_t *sx;             /* index of fixed string k, then of category
                                  c's node name "(NAME)" (FIXED + c) */
-    char (*names)[80];        /* those strings (FIXED + ncat) */
+    char **names;             /* those strings (FIXED + ncat) */
     uint32_t nextra;          /* strings after the interned ones */
     char line[160];
     size_t len;
@@ -272,23 +272,24 @@ traces(snap *s)
 
 /* The index of each of the snapshot's own names: the heap's when it has
  * the string, else the next one after the interned strings. */
-static void
-own_strings(snap *s)
+static hscope_status
+own_strings(snap *s, hscope__mem *m, hscope_error *err)
 {
     const hscope_heap_t *h = s->h;
     for (uint32_t k = 0; k < FIXED + s->ncat; k++) {
-        if (k < FIXED) {
-            snprintf(s->names[k], sizeof(s->names[k]), "%s", fixed_strings[k]);
-        } else {
-            const char *cat = hscope__intern_str(&h->strings, h->cat_name[k - FIXED]);
-            snprintf(s->names[k], sizeof(s->names[k]), "(%s)", cat ? cat : "?");
-        }
+        const char *cat = k < FIXED ? fixed_strings[k]
+                                    : hscope__intern_str(&h->strings, h->cat_name[k - FIXED]);
+        size_t n = strlen(cat ? cat : "?") + 3;
+        if (!(s->names[k] = hscope__malloc(m, n)))
+            return hscope__nomem(err, n);
+        snprintf(s->names[k], n, k < FIXED ? "%s" : "(%s)", cat ? cat : "?");
         uint32_t id = hscope__intern_find(&h->strings, s->names[k], strlen(s->names[k]));
         for (uint32_t j = 0; !id && j < k; j++)
             if (strcmp(s->names[j], s->names[k]) == 0)
                 id = s->sx[j];
         s->sx[k] = id ? id : (uint32_t)h->strings.count + s->nextra++;
     }
+    return HSCOPE_OK;
 }
 
 static void
@@ -340,8 +341,9 @@ hscope__heapsnapshot_write(const hscope_heap_t *h, hscope__out *o, hscope_error 
     hscope_status st = HSCOPE_OK;
     if (!s.site_count || !s.site_size || !s.sx || !s.names)
         st = hscope__nomem(err, 2 * ns * sizeof(uint64_t) + nx * (sizeof(*s.sx) + sizeof(*s.names)));
+    if (st == HSCOPE_OK)
+        st = own_strings(&s, m, err);
     if (st == HSCOPE_OK) {
-        own_strings(&s);
         header(&s, h->nsites > 1 ? h->nsites : 0);
         nodes(&s);
         edges(&s);
@@ -352,6 +354,8 @@ hscope__heapsnapshot_write(const hscope_heap_t *h, hscope__out *o, hscope_error 
     hscope__free(m, s.site_count);
     hscope__free(m, s.site_size);
     hscope__free(m, s.sx);
+    for (size_t k = 0; s.names && k < nx; k++)
+        hscope__free(m, s.names[k]);
     hscope__free(m, s.names);
     return st;
 }

@@ -7,7 +7,7 @@ consumer of the V8 format (memlab).
       0.05, gzip) and of a small dump written here with the awkward cases
       (dangling and repeated references, a class not in the dump, an
       object without class, an IMEMO, a name that is not UTF-8, a memsize
-      beyond 32 bits, a method named "class"), each compared with an
+      beyond 32 bits, a method named "class", a long root category name), each compared with an
       independent reading of the dump (tests/workloads/workloads.py Dump):
       the header's counts, every object a node in dump order (type, name,
       id from the address, self size, edge count, allocation site through
@@ -241,6 +241,7 @@ def crafted_dump(path):
     recs = [
         {'type': 'ROOT', 'root': 'vm', 'references': [A(1), A(9), A(1)]},  # A(9) is not in the dump
         {'type': 'ROOT', 'root': 'machine_context', 'references': [A(4)]},
+        {'type': 'ROOT', 'root': 'r' * 300, 'references': [A(2)]},  # a long category name
         {'address': A(1), 'type': 'CLASS', 'class': A(2), 'name': 'Foo', 'memsize': 500,
          'references': [A(3), A(2)]},
         {'address': A(2), 'type': 'CLASS', 'memsize': 300, 'references': []},  # anonymous, no class
@@ -337,8 +338,9 @@ def structure():
                 got[a] = (n[0], strings[n[1]], n[3], n[4])
     check(got == want, 'crafted: the hand-computed nodes: %s' % (
         'as expected' if got == want else {a: (got.get(a), want[a]) for a in want if got.get(a) != want[a]}))
-    check(snap['snapshot']['edge_count'] == 2 + 3 + (3 + 4 + 1 + 1),
-          'crafted: 14 edges (2 categories, 3 resolved root references, 9 of objects)')
+    check(snap['snapshot']['edge_count'] == 3 + 4 + (3 + 4 + 1 + 1),
+          'crafted: 16 edges (3 categories, 4 resolved root references, 9 of objects)')
+    check('(%s)' % ('r' * 300) in strings, 'crafted: a 300-byte category name whole')
     check(strings.count('class') == 1, 'crafted: "class" (a method name and the edge name) once')
 
 
