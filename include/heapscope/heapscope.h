@@ -1355,7 +1355,8 @@ HSCOPE_API hscope_status hscope_heap_write_objects(hscope_heap_t *heap,
  * snapshot's root, the object -> class edges "internal" edges named
  * "class", allocation sites as the snapshot's allocation traces; the
  * mapping is in docs/HEAPSNAPSHOT.md.  Streamed from the loaded heap:
- * nothing but a counter per allocation site is allocated.  String values
+ * nothing is allocated per object (two counters per allocation site and
+ * the snapshot's few names of its own).  String values
  * are never written.  HSCOPE_ERR_UNSUPPORTED as well for a heap of more
  * objects than the format's 32-bit node offsets hold (613 million).
  * Since 0.2.
