@@ -49,8 +49,10 @@ static const char usage_export[] =
     "  --order HOW     auto (default), name, mtime or given\n"
     "  --json          what was written, on stdout: {\"kind\": \"export\", \"dumps\",\n"
     "                  \"files\", \"warnings\", ...} (default: one line on stderr)\n"
-    "  --no-index      accepted; no effect (the dumps are parsed, not indexed)\n"
-    "  -v, --verbose   accepted; no effect\n";
+    "  --no-index      accepted; no effect (the dumps are parsed, not indexed);\n"
+    "                  heapsnapshot: ignore DUMP.hsx\n"
+    "  -v, --verbose   accepted; no effect; heapsnapshot: say whether DUMP.hsx\n"
+    "                  was used\n";
 
 typedef struct ex_args {
     hscope_cli_opts o;
