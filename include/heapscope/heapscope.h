@@ -1242,6 +1242,9 @@ typedef int32_t (*hscope_write_fn)(void *user_data, const char *data, uint64_t l
 #define HSCOPE_FORMAT_FOLDED 6  /* flame-graph folded stacks */
 #define HSCOPE_FORMAT_HTML   7  /* a self-contained HTML page */
 #define HSCOPE_FORMAT_JSONL  8  /* one JSON document per line */
+/** A V8 heap snapshot (.heapsnapshot: Chrome DevTools, memlab); since 0.2,
+ * see hscope_heap_write_export() and docs/HEAPSNAPSHOT.md. */
+#define HSCOPE_FORMAT_HEAPSNAPSHOT 9
 
 /** Report flags (hscope_report_options.flags).  Fixed values. */
 #define HSCOPE_REPORT_ADDRESSES 0x1u /* list every member's address */
@@ -1367,6 +1370,27 @@ HSCOPE_API hscope_status hscope_heap_write_objects(hscope_heap_t *heap,
                                                    hscope_write_fn write,
                                                    void *user_data,
                                                    hscope_error *err);
+
+/**
+ * The whole heap in an interchange format (opts->format; anything else is
+ * HSCOPE_ERR_UNSUPPORTED): HSCOPE_FORMAT_HEAPSNAPSHOT, a V8 heap snapshot
+ * that Chrome DevTools' Memory panel and memlab open.  Every object is a
+ * node (name: its label, self size: memsize, id: odd, from the address),
+ * every reference an edge, each ROOT category a synthetic node under the
+ * snapshot's root, the object -> class edges "internal" edges named
+ * "class", allocation sites as the snapshot's allocation traces; the
+ * mapping is in docs/HEAPSNAPSHOT.md.  Streamed from the loaded heap:
+ * nothing is allocated per object (two counters per allocation site and
+ * the snapshot's few names of its own).  String values
+ * are never written.  HSCOPE_ERR_UNSUPPORTED as well for a heap of more
+ * objects than the format's 32-bit node offsets hold (613 million).
+ * Since 0.2.
+ */
+HSCOPE_API hscope_status hscope_heap_write_export(const hscope_heap_t *heap,
+                                                  const hscope_report_options *opts,
+                                                  hscope_write_fn write,
+                                                  void *user_data,
+                                                  hscope_error *err);
 
 /**
  * heapy's generation view (kind "generations"): live objects per

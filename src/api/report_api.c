@@ -124,6 +124,21 @@ hscope_heap_write_summary(hscope_heap_t *heap, const hscope_report_options *opts
     return run(heap, heap, summary_body, TEXT_JSON, opts, write, user_data, uerr);
 }
 
+static hscope_status
+heapsnapshot_body(const void *args, const hscope__ropts *ro, hscope__out *o, hscope_error *err)
+{
+    (void)ro; /* one format so far */
+    return hscope__heapsnapshot_write(args, o, err);
+}
+
+HSCOPE_API hscope_status
+hscope_heap_write_export(const hscope_heap_t *heap, const hscope_report_options *opts,
+                         hscope_write_fn write, void *user_data, hscope_error *uerr)
+{
+    return run(heap, heap, heapsnapshot_body, HSCOPE__FMT(HSCOPE_FORMAT_HEAPSNAPSHOT), opts, write,
+               user_data, uerr);
+}
+
 typedef struct diff_args {
     const hscope_diff_t *d;
     const hscope_tally_t *groups;

@@ -147,13 +147,9 @@ static void
 col_u64(table *t, int jsonl, uint64_t v)
 {
     char b[24];
-    int i = (int)sizeof(b);
-    do {
-        b[--i] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
+    char *p = hscope__u64_digits(b + sizeof(b), v);
     row_sep(t, jsonl);
-    hscope__out_write(&t->out, b + i, sizeof(b) - (size_t)i);
+    hscope__out_write(&t->out, p, (size_t)(b + sizeof(b) - p));
 }
 
 static void

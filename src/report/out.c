@@ -194,3 +194,13 @@ hscope__ropts_dump_name(const hscope__ropts *o, uint64_t i)
 {
     return i < o->dump_name_count ? o->dump_names[i] : NULL;
 }
+
+char *
+hscope__u64_digits(char *end, uint64_t v)
+{
+    do {
+        *--end = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    return end;
+}

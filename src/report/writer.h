@@ -49,6 +49,10 @@ void hscope__out_fill(hscope__out *o, int c, size_t n);
 /* Flush; HSCOPE_OK or the first error. */
 hscope_status hscope__out_finish(hscope__out *o);
 
+/* The decimal digits of v written backwards so that they end just before
+ * `end` (at most 20 bytes); returns the first digit. */
+char *hscope__u64_digits(char *end, uint64_t v);
+
 /* A write function that appends to a growable buffer (for writers that
  * embed another writer's output, e.g. an SVG chart in the HTML report). */
 typedef struct hscope__membuf {
@@ -329,6 +333,9 @@ hscope_status hscope__paths_write(const hscope_paths_t *p, const hscope_id *ids,
                                   const hscope__ropts *ro, hscope__out *o, hscope_error *err);
 hscope_status hscope__suspects_write(const hscope_suspects_t *s, const hscope__ropts *ro,
                                      hscope__out *o, hscope_error *err);
+/* The heap as a V8 heap snapshot (w_heapsnapshot.c, issue 23). */
+hscope_status hscope__heapsnapshot_write(const hscope_heap_t *h, hscope__out *o,
+                                         hscope_error *err);
 /* Children of an object (id) or of a root category / the super-root (id
  * HSCOPE_ID_NONE, cat), largest retained first, ties by address; *out
  * from the heap's allocator (hscope__free it). */

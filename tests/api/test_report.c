@@ -951,6 +951,60 @@ test_options_and_sink(void **state)
     hscope_heap_free(h);
 }
 
+/* ------------------------------------------------------------------ */
+/* the V8 heap snapshot export (issue 23)                              */
+/* ------------------------------------------------------------------ */
+
+static void
+test_heapsnapshot(void **state)
+{
+    (void)state;
+    hscope_heap_t *h = load_text(fixture, 0);
+    hscope_error err = HSCOPE_ERROR_INIT;
+    sink s = { 0 };
+    hscope_report_options o = ropts(HSCOPE_FORMAT_HEAPSNAPSHOT, 0);
+    assert_int_equal(hscope_heap_write_export(h, &o, collect, &s, &err), HSCOPE_OK);
+    assert_non_null(s.p);
+    assert_memory_equal(s.p, "{\"snapshot\":{\"meta\":{\"node_fields\":[\"type\",\"name\",\"id\",", 38);
+    /* 8 objects + the root + 2 categories; edges: root -> vm,
+     * machine_context (2), their references (2), 0x1000 -> 0x3000 and its
+     * class 0x2000 (2), 0x3000 -> 0x5000, 0x5028 and its class (3), the
+     * three Strings -> their class (3): 12.  Sites: 3 (file:line) + root. */
+    assert_non_null(strstr(s.p, "\"node_count\":11,\"edge_count\":12,\"trace_function_count\":4}"));
+    /* the root, then vm (id 2, one edge) and machine_context (id 4) */
+    assert_non_null(strstr(s.p, "\"nodes\":[9,"));
+    assert_non_null(strstr(s.p, ",2,0,1,0,0,\n9,"));
+    /* 0x5028 STRING: object, id (0x5028 >> 2) | 1 = 5131, 40 bytes, 1
+     * edge (its class); 0x7000: 7169, 48 bytes, no site */
+    assert_non_null(strstr(s.p, ",5131,40,1,"));
+    assert_non_null(strstr(s.p, ",7169,48,1,0,0"));
+    /* 0x1000 the class PostsController: a closure (5), 500 bytes, 2 edges */
+    const char *pc = strstr(s.p, ",1025,500,2,");
+    assert_non_null(pc);
+    while (pc > s.p && pc[-1] != '\n')
+        pc--;
+    assert_memory_equal(pc, "5,", 2);
+    assert_non_null(strstr(s.p, "\"(vm)\""));
+    assert_non_null(strstr(s.p, "\"(machine_context)\""));
+    assert_non_null(strstr(s.p, "\"app/models/post.rb\""));
+    assert_null(strstr(s.p, "abc")); /* string values never */
+    assert_memory_equal(s.p + s.len - 3, "]}\n", 3);
+    free(s.p);
+    /* only that format; arguments; a failing sink */
+    o.format = HSCOPE_FORMAT_JSON;
+    assert_int_equal(hscope_heap_write_export(h, &o, collect, &s, &err), HSCOPE_ERR_UNSUPPORTED);
+    o.format = HSCOPE_FORMAT_HEAPSNAPSHOT;
+    assert_int_equal(hscope_heap_write_export(NULL, &o, collect, &s, &err), HSCOPE_ERR_INVALID_ARG);
+    assert_int_equal(hscope_heap_write_export(h, &o, NULL, &s, &err), HSCOPE_ERR_INVALID_ARG);
+    sink f = { 0 };
+    f.fail_after = 1;
+    hscope_error_init(&err);
+    assert_int_equal(hscope_heap_write_export(h, &o, collect, &f, &err), HSCOPE_ERR_IO);
+    assert_int_equal(f.calls, 1);
+    free(f.p);
+    hscope_heap_free(h);
+}
+
 int
 main(void)
 {
@@ -968,6 +1022,7 @@ main(void)
         cmocka_unit_test(test_diff_and_suspects),
         cmocka_unit_test(test_suspects_root_holder),
         cmocka_unit_test(test_options_and_sink),
+        cmocka_unit_test(test_heapsnapshot),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
