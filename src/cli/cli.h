@@ -69,11 +69,6 @@ void hscope_cli_warn_damage(const char *path, const hscope_load_stats *s,
                             const uint64_t skipped[HSCOPE_SKIP__COUNT]);
 void hscope_cli_warn_heap_damage(const char *path, const hscope_heap_t *h);
 void hscope_cli_warn_tally_damage(const char *path, const hscope_tally_t *t);
-/* "left out: N objects allocated by the dumper itself" (nothing for 0). */
-void hscope_cli_dumper_note(FILE *f, uint64_t n);
-
-/* Basename of a path (pointer into it). */
-const char *hscope_cli_basename(const char *path);
 
 /* The tally keys timeline/histogram/export accept. */
 int hscope_cli_valid_key(const char *by);

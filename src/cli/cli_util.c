@@ -1,8 +1,8 @@
 /*
  * cli_util.c - helpers the commands share: usage errors and --help, the
- * load options, number formats of the commands not yet on the library's
- * writers (the HTML report), damage and dumper notes on stderr, and the
- * output helpers of timeline, histogram, export and diff --grew.
+ * load options, the byte and count formats of the commands' own messages
+ * (index, "report: wrote FILE (SIZE)"), damage warnings on stderr, and the
+ * output helpers of timeline, histogram, export, diff --grew and report.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -117,13 +117,6 @@ hscope_cli_valid_key(const char *by)
     return 0;
 }
 
-const char *
-hscope_cli_basename(const char *path)
-{
-    const char *s = strrchr(path, '/');
-    return s && s[1] ? s + 1 : path;
-}
-
 int
 hscope_cli_parse_address(const char *s, uint64_t *out)
 {
@@ -211,14 +204,6 @@ hscope_cli_warn_heap_damage(const char *path, const hscope_heap_t *h)
     for (int r = 0; r < HSCOPE_SKIP__COUNT; r++)
         sk[r] = hscope_heap_skipped(h, r);
     hscope_cli_warn_damage(path, &s, sk);
-}
-
-void
-hscope_cli_dumper_note(FILE *f, uint64_t n)
-{
-    if (n)
-        fprintf(f, "left out: %llu object%s allocated by the dumper itself (--keep-dumper "
-                   "keeps them)\n", (unsigned long long)n, n == 1 ? "" : "s");
 }
 
 
