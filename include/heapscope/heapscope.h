@@ -1797,8 +1797,8 @@ typedef struct hscope_html_options {
     uint32_t size;        /* sizeof(hscope_html_options) */
     uint32_t flags;       /* HSCOPE_HTML_* */
     const char *by;       /* timeline grouping (a tally key); NULL: "class" */
-    int32_t order;        /* timeline order of 4+ dumps (HSCOPE_ORDER_*; 2-3
-                             dumps: as given); 0: auto */
+    int32_t order;        /* timeline order (HSCOPE_ORDER_*); 0: auto.  The
+                             diff of 2-3 dumps is in the order given */
     uint32_t reserved;    /* zero */
     const char *title;    /* the page's <title>; NULL: "heapscope report:
                              NAME (+N)", NAME the last path's file name */

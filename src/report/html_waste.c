@@ -43,7 +43,7 @@ waste_places(hscope__out *o, const hscope_waste_t *w, uint64_t top)
     hscope__out_printf(o, "<h3>Places to change (top %llu of %llu)</h3>\n"
                           "<table class=\"sortable\" id=\"waste-table\"><thead><tr><th>#</th>"
                           "<th>file:line</th><th>finding</th><th>objects</th><th>saving</th>"
-                          "<th>memsize</th><th>fix</th></tr></thead><tbody>\n",
+                          "<th>memsize of the objects</th><th>fix</th></tr></thead><tbody>\n",
                        (unsigned long long)shown, (unsigned long long)n);
     for (uint64_t i = 0; i < shown; i++) {
         hscope_waste_row r;
