@@ -7,7 +7,8 @@
  *              dominator tree the one-dump sections use)
  *   4+ dumps   the timeline (time order); the last dump in time loaded
  *   always     the waste of the last dump (one streamed pass over its
- *              file, hscope_waste_file()), unless HSCOPE_HTML_NO_WASTE
+ *              file, hscope_waste_file(), before the loads so that their
+ *              peaks do not add up), unless HSCOPE_HTML_NO_WASTE
  */
 #include <stdio.h>
 #include <string.h>
@@ -131,11 +132,14 @@ compute_all(hscope_html_report_t *r, const hscope_load_options *lo,
         if (st == HSCOPE_OK && r->np > 3)
             r->main_path = hscope_timeline_dump_path(r->tl, r->np - 1);
     }
+    /* the waste pass before the loads: its working memory (the value
+     * table, the ring) is gone by the time the heap and its dominator
+     * tree are built, so the peak is the larger of the two, not their sum */
+    if (st == HSCOPE_OK)
+        st = compute_waste(r, lo, err);
     if (st == HSCOPE_OK)
         st = r->np == 2 || r->np == 3 ? compute_diff(r, lo, &dop, err)
                                       : compute_heap(r, lo, &dop, err);
-    if (st == HSCOPE_OK)
-        st = compute_waste(r, lo, err);
     return st;
 }
 
