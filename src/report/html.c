@@ -113,8 +113,9 @@ compute_waste(hscope_html_report_t *r, const hscope_load_options *lo, hscope_err
         snprintf(r->waste_note, sizeof(r->waste_note), "%s", werr.message);
         return HSCOPE_OK;
     }
-    if (st != HSCOPE_OK)
-        return step_failed(err, &werr, "waste");
+    if (st != HSCOPE_OK) /* the dump's own errors (cannot open it) as a load's */
+        return strstr(werr.message, r->main_path) ? hscope__fail_for_file(err, &werr, r->main_path)
+                                                  : step_failed(err, &werr, "waste");
     return HSCOPE_OK;
 }
 
