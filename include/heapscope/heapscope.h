@@ -1279,6 +1279,31 @@ typedef struct hscope_report_options {
 #define HSCOPE_REPORT_OPTIONS_INIT { sizeof(hscope_report_options), 0, 0, 0, 0, 0, 0, NULL, 0 }
 HSCOPE_API void hscope_report_options_init(hscope_report_options *opts);
 
+/** A byte count as the text writers print it (since 0.2): binary units,
+ * one decimal ("512 B", "1.5 KB", "3.2 MB"), "-" before a negative value
+ * (a change).  Written into buf (n bytes, cut and NUL-terminated as
+ * snprintf; 32 bytes hold any value). */
+HSCOPE_API void hscope_format_bytes(int64_t bytes, char *buf, uint64_t n);
+
+/** A count with thousands separators as the text writers print it (since
+ * 0.2): "1,234,567".  Written as hscope_format_bytes() writes. */
+HSCOPE_API void hscope_format_count(uint64_t count, char *buf, uint64_t n);
+
+/**
+ * The warnings of a damaged load in the writers' words (since 0.2; the
+ * messages of their "skipped_lines" and "truncated" warnings): "N of M
+ * lines skipped (REASON COUNT, ...)" and "the dump is truncated (...)",
+ * one line each ending in a newline, each after "NAME: " when name is not
+ * NULL; "" for an undamaged load.  stats: the load's statistics
+ * (hscope_heap_stats() and the like); skipped: nskipped counts by reason
+ * (HSCOPE_SKIP_*, as hscope_heap_skipped() gives them; missing ones are
+ * 0).  Written into buf (n bytes, cut and NUL-terminated as snprintf);
+ * returns the length of the whole text, 0 for a NULL or unsized stats.
+ */
+HSCOPE_API uint64_t hscope_load_warnings_text(const char *name, const hscope_load_stats *stats,
+                                              const uint64_t *skipped, uint32_t nskipped,
+                                              char *buf, uint64_t n);
+
 /** The key a tally groups by ("file:line:class", ...), or NULL when the
  * tally was not made by key. Borrowed; valid until the tally is freed. */
 HSCOPE_API const char *hscope_tally_by(const hscope_tally_t *tally);

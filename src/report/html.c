@@ -57,8 +57,8 @@ compute_timeline(hscope_html_report_t *r, const hscope_load_options *lo,
     to.flags = cfg->flags & HSCOPE_HTML_KEEP_DUMPER ? HSCOPE_TIMELINE_KEEP_DUMPER : 0;
     hscope_load_options tlo = *lo;
     tlo.flags &= ~(uint32_t)HSCOPE_LOAD_USE_INDEX; /* folds read the dumps */
-    return hscope_timeline_compute(&r->tl, (const char *const *)r->paths, r->np, &tlo, &to,
-                                   err);
+    return hscope__timeline_compute(&r->tl, (const char *const *)r->paths, r->np, &tlo, &to,
+                                    err);
 }
 
 /* 2-3 dumps: the diff and its suspects. */
@@ -70,12 +70,12 @@ compute_diff(hscope_html_report_t *r, const hscope_load_options *lo,
     if (r->flags & HSCOPE_HTML_KEEP_DUMPER)
         dopt.flags |= HSCOPE_DIFF_KEEP_DUMPER;
     hscope_error e;
-    hscope_error_init(&e);
-    if (hscope_diff_files(&r->diff, r->paths[0], r->paths[1], r->np == 3 ? r->paths[2] : NULL,
+    hscope__error_init(&e);
+    if (hscope__diff_files(&r->diff, r->paths[0], r->paths[1], r->np == 3 ? r->paths[2] : NULL,
                           lo, &dopt, &e) != HSCOPE_OK)
         return step_failed(err, &e, "diff");
-    r->heap = hscope_heap_ref(hscope_diff_heap(r->diff));
-    if (hscope_suspects_compute(&r->sus, r->diff, dop, &e) != HSCOPE_OK)
+    r->heap = hscope__heap_ref(hscope__diff_heap(r->diff));
+    if (hscope__suspects_compute(&r->sus, r->diff, dop, &e) != HSCOPE_OK)
         return step_failed(err, &e, "suspects");
     return HSCOPE_OK;
 }
@@ -86,10 +86,10 @@ compute_heap(hscope_html_report_t *r, const hscope_load_options *lo,
              const hscope_dom_options *dop, hscope_error *err)
 {
     hscope_error e;
-    hscope_error_init(&e);
-    if (hscope_heap_open_file(&r->heap, r->main_path, lo, &e) != HSCOPE_OK)
+    hscope__error_init(&e);
+    if (hscope__heap_open_file(&r->heap, r->main_path, lo, &e) != HSCOPE_OK)
         return hscope__fail_for_file(err, &e, r->main_path);
-    if (hscope_domtree_compute(&r->tree, r->heap, dop, &e) != HSCOPE_OK)
+    if (hscope__domtree_compute(&r->tree, r->heap, dop, &e) != HSCOPE_OK)
         return step_failed(err, &e, "dominators");
     return HSCOPE_OK;
 }
@@ -107,8 +107,11 @@ compute_waste(hscope_html_report_t *r, const hscope_load_options *lo, hscope_err
     hscope_load_options wlo = *lo;
     wlo.flags &= ~(uint32_t)HSCOPE_LOAD_USE_INDEX;
     hscope_error werr;
-    hscope_error_init(&werr);
-    hscope_status st = hscope_waste_file(&r->waste, r->main_path, &wlo, &wo, &werr);
+    hscope__error_init(&werr);
+    hscope__wcfg cfg;
+    hscope_status st = hscope__wcfg_read(&wo, &cfg, &werr);
+    if (st == HSCOPE_OK)
+        st = hscope__waste_file(&r->waste, r->main_path, &wlo, &cfg, &werr);
     if (st == HSCOPE_ERR_UNSUPPORTED) {
         snprintf(r->waste_note, sizeof(r->waste_note), "%s", werr.message);
         return HSCOPE_OK;
@@ -131,7 +134,7 @@ compute_all(hscope_html_report_t *r, const hscope_load_options *lo,
     if (r->np >= 2) {
         st = compute_timeline(r, lo, cfg, err);
         if (st == HSCOPE_OK && r->np > 3)
-            r->main_path = hscope_timeline_dump_path(r->tl, r->np - 1);
+            r->main_path = r->tl->d[r->np - 1].path;
     }
     /* the waste pass before the loads: its working memory (the value
      * table, the ring) is gone by the time the heap and its dominator
@@ -180,12 +183,12 @@ hscope__html_free(hscope_html_report_t *r)
 {
     if (!r)
         return;
-    hscope_waste_free(r->waste);
-    hscope_domtree_free(r->tree);
-    hscope_suspects_free(r->sus);
-    hscope_heap_free(r->heap);
-    hscope_diff_free(r->diff);
-    hscope_timeline_free(r->tl);
+    hscope__waste_free(r->waste);
+    hscope__domtree_free(r->tree);
+    hscope__suspects_free(r->sus);
+    hscope__heap_release(r->heap);
+    hscope__diff_free(r->diff);
+    hscope__timeline_free(r->tl);
     for (uint64_t i = 0; r->paths && i < r->np; i++)
         hscope__free(&r->mem, r->paths[i]);
     hscope__free(&r->mem, r->paths);

@@ -101,21 +101,21 @@ pq_pop(pq *q)
 static hscope_status
 seed_roots(itree *it, const hscope_heap_t *h, hscope_error *err)
 {
-    uint32_t nc = hscope_heap_root_category_count(h);
+    uint32_t nc = hscope__heap_root_category_count(h);
     for (uint32_t ci = 0; ci <= nc; ci++) {
         int32_t cat = ci < nc ? (int32_t)ci : -1;
         const hscope_id *k = NULL;
         uint64_t nk = 0;
         hscope_error e;
-        hscope_error_init(&e);
-        if (hscope_domtree_children(it->t, HSCOPE_ID_NONE, cat, &k, &nk, &e) != HSCOPE_OK)
+        hscope__error_init(&e);
+        if (hscope__domtree_children(it->t, HSCOPE_ID_NONE, cat, &k, &nk, &e) != HSCOPE_OK)
             continue;
         int32_t parent = 0;
         if (cat >= 0) {
             uint64_t sr = 0, sc = 0;
             for (uint64_t i = 0; i < nk; i++) {
-                sr += hscope_domtree_retained(it->t, k[i]);
-                sc += hscope_domtree_retained_count(it->t, k[i]);
+                sr += hscope__domtree_retained(it->t, k[i]);
+                sc += hscope__domtree_retained_count(it->t, k[i]);
             }
             if (sr < it->thr)
                 continue;
@@ -123,7 +123,7 @@ seed_roots(itree *it, const hscope_heap_t *h, hscope_error *err)
             it->nodes[it->nn++] = (tnode){ 0, cat, HSCOPE_ID_NONE, sr, sc };
         }
         for (uint64_t i = 0; i < nk; i++) {
-            uint64_t r = hscope_domtree_retained(it->t, k[i]);
+            uint64_t r = hscope__domtree_retained(it->t, k[i]);
             if (r >= it->thr && pq_push(&it->q, (cand){ r, k[i], parent }, err) != HSCOPE_OK)
                 return err->status;
         }
@@ -144,15 +144,15 @@ grow_tree(itree *it, hscope_error *err)
         cand c = pq_pop(&it->q);
         size_t me = it->nn;
         it->nodes[it->nn++] =
-            (tnode){ c.parent, -2, c.id, c.ret, hscope_domtree_retained_count(it->t, c.id) };
+            (tnode){ c.parent, -2, c.id, c.ret, hscope__domtree_retained_count(it->t, c.id) };
         const hscope_id *k = NULL;
         uint64_t nk = 0;
         hscope_error e;
-        hscope_error_init(&e);
-        if (hscope_domtree_children(it->t, c.id, -1, &k, &nk, &e) != HSCOPE_OK)
+        hscope__error_init(&e);
+        if (hscope__domtree_children(it->t, c.id, -1, &k, &nk, &e) != HSCOPE_OK)
             continue;
         for (uint64_t i = 0; i < nk; i++) {
-            uint64_t r = hscope_domtree_retained(it->t, k[i]);
+            uint64_t r = hscope__domtree_retained(it->t, k[i]);
             if ((r >= it->thr || (r >= c.ret / 100 && r >= it->thr / 64 && r > 0)) &&
                 pq_push(&it->q, (cand){ r, k[i], (int32_t)me }, err) != HSCOPE_OK)
                 return err->status;
@@ -172,13 +172,13 @@ node_json(hscope__out *o, const hscope_heap_t *h, const tnode *n, int first)
     if (n->cat == -1) {
         label = "all roots";
     } else if (n->cat >= 0) {
-        snprintf(lb, sizeof(lb), "root %s", hscope_heap_root_category_name(h, (uint32_t)n->cat));
+        snprintf(lb, sizeof(lb), "root %s", hscope__heap_root_category_name(h, (uint32_t)n->cat));
         label = lb;
     } else {
         label = hscope__html_obj_label(h, n->id, lb, sizeof(lb));
         site = hscope__html_obj_site(h, n->id, sb, sizeof(sb));
-        snprintf(ab, sizeof(ab), "0x%llx", (unsigned long long)hscope_heap_object_address(h, n->id));
-        self = hscope_heap_object_memsize(h, n->id);
+        snprintf(ab, sizeof(ab), "0x%llx", (unsigned long long)hscope__heap_object_address(h, n->id));
+        self = hscope__heap_object_memsize(h, n->id);
     }
     if (!first)
         hscope__out_puts(o, ",\n");
@@ -232,12 +232,12 @@ hscope__html_domtree(hscope__html *x)
     hscope__mem *m = (hscope__mem *)&x->r->mem;
     itree it;
     memset(&it, 0, sizeof(it));
-    it.t = x->r->sus ? hscope_suspects_domtree(x->r->sus) : x->r->tree;
+    it.t = x->r->sus ? hscope__suspects_domtree(x->r->sus) : x->r->tree;
     it.q.mem = m;
     uint64_t rn = 0, rm = 0, un = 0, um = 0;
-    hscope_domtree_totals(it.t, &rn, &rm, &un, &um);
+    hscope__domtree_totals(it.t, &rn, &rm, &un, &um);
     it.thr = rm / 1000 ? rm / 1000 : 1;
-    uint32_t nc = hscope_heap_root_category_count(h);
+    uint32_t nc = hscope__heap_root_category_count(h);
     it.maxn = MAX_TREE_NODES + (size_t)nc + 1;
     it.nodes = hscope__calloc(m, it.maxn + 1, sizeof(tnode));
     if (!it.nodes)

@@ -209,20 +209,20 @@ hscope__html_dumper_note(hscope__out *o, uint64_t n)
 const char *
 hscope__html_obj_label(const hscope_heap_t *h, hscope_id id, char *buf, size_t n)
 {
-    snprintf(buf, n, "%s %s", hscope_heap_type_name(h, hscope_heap_object_type(h, id)),
-             hscope_heap_object_label(h, id));
+    snprintf(buf, n, "%s %s", hscope__heap_type_name(h, hscope__heap_object_type(h, id)),
+             hscope__heap_object_label(h, id));
     return buf;
 }
 
 const char *
 hscope__html_obj_site(const hscope_heap_t *h, hscope_id id, char *buf, size_t n)
 {
-    const char *file = hscope_heap_object_file(h, id);
+    const char *file = hscope__heap_object_file(h, id);
     if (!file) {
         buf[0] = '\0';
         return buf;
     }
-    snprintf(buf, n, "%s:%u", file, hscope_heap_object_line(h, id));
+    snprintf(buf, n, "%s:%u", file, hscope__heap_object_line(h, id));
     return buf;
 }
 
@@ -279,7 +279,7 @@ hscope__html_head(hscope__html *x)
                         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
                         "<meta name=\"color-scheme\" content=\"light dark\">\n"
                         "<meta name=\"generator\" content=\"heapscope ");
-    hscope__xml_escape(o, hscope_version_string());
+    hscope__xml_escape(o, HSCOPE_VERSION_STRING);
     hscope__out_puts(o, "\">\n<title>");
     head_title(x);
     hscope__out_printf(o, "</title>\n<style>\n%s</style>\n</head>\n<body>\n", page_css);
@@ -291,7 +291,7 @@ hscope__html_head(hscope__html *x)
     strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tmv);
     hscope__out_printf(o, "%llu dump%s &middot; generated %s by heapscope ",
                        (unsigned long long)r->np, r->np > 1 ? "s" : "", when);
-    hscope__xml_escape(o, hscope_version_string());
+    hscope__xml_escape(o, HSCOPE_VERSION_STRING);
     hscope__out_puts(o, "</div>\n<nav><a href=\"#summary\">summary</a><a href=\"#histograms\">"
                         "histograms</a><a href=\"#sites\">allocation sites</a><a href=\"#retainers\">"
                         "retainers</a><a href=\"#dominators\">dominator tree</a>");

@@ -3,6 +3,7 @@
  * (summary, histograms, allocation sites, retainers), a diff (what leaked,
  * what holds it) and a series (what grows over time).
  */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -13,7 +14,7 @@
 static hscope_domtree_t *
 tree_of(const hscope_html_report_t *r)
 {
-    return r->sus ? hscope_suspects_domtree(r->sus) : r->tree;
+    return r->sus ? hscope__suspects_domtree(r->sus) : r->tree;
 }
 
 static void
@@ -39,7 +40,7 @@ summary_warnings(hscope__out *o, const hscope_load_stats *s)
 static void
 summary_roots(hscope__out *o, const hscope_heap_t *h)
 {
-    uint32_t nc = hscope_heap_root_category_count(h);
+    uint32_t nc = hscope__heap_root_category_count(h);
     if (!nc)
         return;
     hscope__out_puts(o, "<details><summary>ROOT categories</summary>\n<table class=\"sortable\">"
@@ -48,10 +49,10 @@ summary_roots(hscope__out *o, const hscope_heap_t *h)
     for (uint32_t c = 0; c < nc; c++) {
         const hscope_id *tg;
         uint64_t n = 0, nd = 0;
-        hscope_heap_root_targets(h, c, &tg, &n, &nd);
+        hscope__heap_root_targets(h, c, &tg, &n, &nd);
         hscope__out_puts(o, "<tr>");
-        hscope__html_td_text(o, hscope_heap_root_category_name(h, c), NULL);
-        hscope__html_td_count(o, hscope_heap_root_category_records(h, c));
+        hscope__html_td_text(o, hscope__heap_root_category_name(h, c), NULL);
+        hscope__html_td_count(o, hscope__heap_root_category_records(h, c));
         hscope__html_td_count(o, n);
         hscope__out_puts(o, "</tr>\n");
     }
@@ -65,9 +66,9 @@ hscope__html_summary(hscope__html *x)
     hscope_heap_t *h = x->r->heap;
     hscope_domtree_t *t = tree_of(x->r);
     hscope_load_stats s = HSCOPE_LOAD_STATS_INIT;
-    hscope_heap_stats(h, &s);
+    hscope__heap_stats(h, &s);
     uint64_t rn = 0, rm = 0, un = 0, um = 0;
-    hscope_domtree_totals(t, &rn, &rm, &un, &um);
+    hscope__domtree_totals(t, &rn, &rm, &un, &um);
     hscope__out_puts(o, "<section id=\"summary\"><h2>Summary</h2>\n<p class=\"muted\">Dump <code>");
     hscope__xml_escape(o, x->r->main_path);
     hscope__out_puts(o, "</code>");
@@ -85,7 +86,7 @@ hscope__html_summary(hscope__html *x)
     size_t l = strlen(b);
     snprintf(b + l, sizeof(b) - l, " (%s obj)", c);
     hscope__html_card(o, "sum-unreachable", "unreachable (garbage)", b, un);
-    hscope__html_card_count(o, NULL, "root categories", hscope_heap_root_category_count(h));
+    hscope__html_card_count(o, NULL, "root categories", hscope__heap_root_category_count(h));
     if (s.shapes)
         hscope__html_card_count(o, NULL, "shapes", s.shapes);
     if (s.free_slots)
@@ -105,8 +106,8 @@ tally_of(hscope__html *x, hscope_tally_t **out, const char *key, uint64_t top)
     o.top = top;
     o.flags = x->r->flags & HSCOPE_HTML_KEEP_DUMPER ? 0 : HSCOPE_TALLY_SKIP_DUMPER;
     hscope_error e;
-    hscope_error_init(&e);
-    if (hscope_tally_compute(out, x->r->heap, key, &o, &e) != HSCOPE_OK)
+    hscope__error_init(&e);
+    if (hscope__tally_compute(out, x->r->heap, key, &o, &e) != HSCOPE_OK)
         return hscope__fail(x->err, e.status, "tally by %s: %s", key, e.message);
     return HSCOPE_OK;
 }
@@ -120,15 +121,15 @@ hscope__html_histograms(hscope__html *x)
         st = tally_of(x, &cl, "class", x->top < 25 ? x->top : 25);
     if (st == HSCOPE_OK) {
         hscope__out_puts(x->o, "<section id=\"histograms\"><h2>What is on the heap</h2>\n");
-        hscope__html_dumper_note(x->o, hscope_tally_excluded(ty));
+        hscope__html_dumper_note(x->o, hscope__tally_excluded(ty));
         st = hscope__html_chart(x, ty, NULL);
     }
     if (st == HSCOPE_OK)
         st = hscope__html_chart(x, cl, NULL);
     if (st == HSCOPE_OK)
         hscope__out_puts(x->o, "</section>\n");
-    hscope_tally_free(ty);
-    hscope_tally_free(cl);
+    hscope__tally_free(ty);
+    hscope__tally_free(cl);
     return st;
 }
 
@@ -136,19 +137,19 @@ static void
 tally_table(hscope__out *o, const hscope_tally_t *t, const char *keyname, const char *id)
 {
     uint64_t tc = 0, tm = 0;
-    hscope_tally_totals(t, &tc, &tm);
+    hscope__tally_totals(t, &tc, &tm);
     hscope__out_printf(o, "<table class=\"sortable\" id=\"%s\"><thead><tr><th>#</th><th>", id);
     hscope__xml_escape(o, keyname);
     hscope__out_puts(o, "</th><th>objects</th><th>% objects</th><th>memsize</th><th>% memsize</th>"
                         "</tr></thead><tbody>\n");
-    for (uint64_t i = 0; i < hscope_tally_row_count(t); i++) {
+    for (uint64_t i = 0; i < hscope__tally_row_count(t); i++) {
         hscope__out_puts(o, "<tr>");
         hscope__html_td_rank(o, i);
-        hscope__html_td_text(o, hscope_tally_row_key(t, i), "key mono");
-        hscope__html_td_count(o, hscope_tally_row_count_of(t, i));
-        hscope__html_td_pct(o, hscope_tally_row_count_of(t, i), tc);
-        hscope__html_td_bytes(o, hscope_tally_row_memsize(t, i));
-        hscope__html_td_pct(o, hscope_tally_row_memsize(t, i), tm);
+        hscope__html_td_text(o, hscope__tally_row_key(t, i), "key mono");
+        hscope__html_td_count(o, hscope__tally_row_count_of(t, i));
+        hscope__html_td_pct(o, hscope__tally_row_count_of(t, i), tc);
+        hscope__html_td_bytes(o, hscope__tally_row_memsize(t, i));
+        hscope__html_td_pct(o, hscope__tally_row_memsize(t, i), tm);
         hscope__out_puts(o, "</tr>\n");
     }
     hscope__out_puts(o, "</tbody></table>\n");
@@ -166,12 +167,12 @@ hscope__html_sites(hscope__html *x)
                              "class</code> (bleak_house style), top %llu of %llu sites by memsize. "
                              "Objects without allocation tracing show as <code>(none):0</code>."
                              "</p>\n",
-                       (unsigned long long)hscope_tally_row_count(t),
-                       (unsigned long long)hscope_tally_group_count(t));
-    hscope__html_dumper_note(x->o, hscope_tally_excluded(t));
+                       (unsigned long long)hscope__tally_row_count(t),
+                       (unsigned long long)hscope__tally_group_count(t));
+    hscope__html_dumper_note(x->o, hscope__tally_excluded(t));
     tally_table(x->o, t, "file:line:class", "sites-table");
     hscope__out_puts(x->o, "</section>\n");
-    hscope_tally_free(t);
+    hscope__tally_free(t);
     return HSCOPE_OK;
 }
 
@@ -182,13 +183,13 @@ hscope__html_retainers(hscope__html *x)
     const hscope_heap_t *h = x->r->heap;
     hscope_domtree_t *t = tree_of(x->r);
     uint64_t rn = 0, rm = 0, un = 0, um = 0, top = x->top ? x->top : 1;
-    hscope_domtree_totals(t, &rn, &rm, &un, &um);
-    uint64_t cap = top < hscope_heap_object_count(h) ? top : hscope_heap_object_count(h);
+    hscope__domtree_totals(t, &rn, &rm, &un, &um);
+    uint64_t cap = top < hscope__heap_object_count(h) ? top : hscope__heap_object_count(h);
     hscope_id *ids = hscope__malloc((hscope__mem *)&x->r->mem, (size_t)(cap ? cap : 1) *
                                                                    sizeof(hscope_id));
     if (!ids)
         return hscope__nomem(x->err, (size_t)(cap ? cap : 1) * sizeof(hscope_id));
-    uint64_t n = hscope_domtree_top(t, ids, cap);
+    uint64_t n = hscope__domtree_top(t, ids, cap);
     hscope__out_puts(o, "<section id=\"retainers\"><h2>What keeps memory alive</h2>\n"
                         "<p class=\"muted\">Objects with the largest retained size (what would be "
                         "freed if the object went away), from the dominator tree. Nested retainers "
@@ -202,13 +203,13 @@ hscope__html_retainers(hscope__html *x)
         hscope_id id = ids[i];
         hscope__out_puts(o, "<tr>");
         hscope__html_td_rank(o, i);
-        hscope__html_td_addr(o, hscope_heap_object_address(h, id));
+        hscope__html_td_addr(o, hscope__heap_object_address(h, id));
         hscope__html_td_text(o, hscope__html_obj_label(h, id, lb, sizeof(lb)), "key");
         hscope__html_td_text(o, hscope__html_obj_site(h, id, sb, sizeof(sb)), "key mono");
-        hscope__html_td_bytes(o, hscope_heap_object_memsize(h, id));
-        hscope__html_td_bytes(o, hscope_domtree_retained(t, id));
-        hscope__html_td_pct(o, hscope_domtree_retained(t, id), rm);
-        hscope__html_td_count(o, hscope_domtree_retained_count(t, id));
+        hscope__html_td_bytes(o, hscope__heap_object_memsize(h, id));
+        hscope__html_td_bytes(o, hscope__domtree_retained(t, id));
+        hscope__html_td_pct(o, hscope__domtree_retained(t, id), rm);
+        hscope__html_td_count(o, hscope__domtree_retained_count(t, id));
         hscope__out_puts(o, "</tr>\n");
     }
     hscope__out_puts(o, "</tbody></table>\n</section>\n");
@@ -235,7 +236,7 @@ diff_dumps(hscope__html *x, const hscope_diff_t *d)
     for (uint64_t i = 0; i < x->r->np; i++) {
         hscope__out_printf(o, "<tr><td>%c</td>", (char)('A' + i));
         hscope__html_td_text(o, x->r->paths[i], "key mono");
-        hscope__html_td_count(o, hscope_diff_snapshot_objects(d, (uint32_t)i));
+        hscope__html_td_count(o, hscope__diff_snapshot_objects(d, (uint32_t)i));
         hscope__out_puts(o, "</tr>\n");
     }
     hscope__out_puts(o, "</tbody></table>\n");
@@ -251,24 +252,24 @@ hscope__html_diff(hscope__html *x)
     to.top = x->top;
     hscope_tally_t *t = NULL;
     hscope_error e;
-    hscope_error_init(&e);
-    if (hscope_diff_tally(&t, d, "file:line:class", &to, &e) != HSCOPE_OK)
+    hscope__error_init(&e);
+    if (hscope__diff_tally(&t, d, "file:line:class", &to, &e) != HSCOPE_OK)
         return hscope__fail(x->err, e.status, "diff: %s", e.message);
     diff_dumps(x, d);
     hscope__out_puts(o, "<div class=\"cards\">\n");
-    hscope__html_card_count(o, "leaked-count", "leaked objects", hscope_diff_count(d));
-    hscope__html_card_bytes(o, "leaked-memsize", "leaked memsize", hscope_diff_memsize(d));
-    hscope__html_card_count(o, NULL, "leak groups (file:line:class)", hscope_tally_group_count(t));
-    hscope__html_card_count(o, NULL, "reused addresses", hscope_diff_reused_addresses(d));
-    hscope__html_card_count(o, NULL, "dumper's own objects (left out)", hscope_diff_excluded(d));
+    hscope__html_card_count(o, "leaked-count", "leaked objects", hscope__diff_count(d));
+    hscope__html_card_bytes(o, "leaked-memsize", "leaked memsize", hscope__diff_memsize(d));
+    hscope__html_card_count(o, NULL, "leak groups (file:line:class)", hscope__tally_group_count(t));
+    hscope__html_card_count(o, NULL, "reused addresses", hscope__diff_reused_addresses(d));
+    hscope__html_card_count(o, NULL, "dumper's own objects (left out)", hscope__diff_excluded(d));
     hscope__out_puts(o, "</div>\n");
-    hscope__html_warn_block(o, hscope_diff_warning_text(d));
+    hscope__html_warn_block(o, hscope__diff_warning_text(d));
     hscope__out_printf(o, "<h3>Leaked objects by allocation site (top %llu of %llu)</h3>\n",
-                       (unsigned long long)hscope_tally_row_count(t),
-                       (unsigned long long)hscope_tally_group_count(t));
+                       (unsigned long long)hscope__tally_row_count(t),
+                       (unsigned long long)hscope__tally_group_count(t));
     tally_table(o, t, "file:line:class", "diff-table");
     hscope__out_puts(o, "</section>\n");
-    hscope_tally_free(t);
+    hscope__tally_free(t);
     return HSCOPE_OK;
 }
 
@@ -287,7 +288,7 @@ path_list(hscope__out *o, const hscope_heap_t *h, const char *root, const hscope
             k = len - (MAX_PATH_SHOWN - 5);
         }
         hscope__out_printf(o, "<li><span class=\"mono\">0x%llx</span> ",
-                           (unsigned long long)hscope_heap_object_address(h, p[k]));
+                           (unsigned long long)hscope__heap_object_address(h, p[k]));
         hscope__xml_escape(o, hscope__html_obj_label(h, p[k], lb, sizeof(lb)));
         hscope__html_obj_site(h, p[k], sb, sizeof(sb));
         if (*sb) {
@@ -310,20 +311,20 @@ suspect_row(hscope__html *x, uint64_t i, hscope_id *buf, uint64_t max)
     hscope_id hid;
     int32_t hcat = -1, pcat = -1;
     uint64_t cnt = 0, mem = 0;
-    hscope_holders_get(hscope_suspects_holders(s), i, &hid, &hcat, &cnt, &mem);
-    uint64_t len = hid != HSCOPE_ID_NONE ? hscope_suspects_path(s, i, buf, max, &pcat) : 0;
+    hscope__holders_get(hscope__suspects_holders(s), i, &hid, &hcat, &cnt, &mem);
+    uint64_t len = hid != HSCOPE_ID_NONE ? hscope__suspects_path(s, i, buf, max, &pcat) : 0;
     const char *rootname = hid == HSCOPE_ID_NONE
-        ? (hcat >= 0 ? hscope_heap_root_category_name(h, (uint32_t)hcat) : "(several roots)")
-        : len ? (pcat >= 0 ? hscope_heap_root_category_name(h, (uint32_t)pcat) : "(roots)") : NULL;
+        ? (hcat >= 0 ? hscope__heap_root_category_name(h, (uint32_t)hcat) : "(several roots)")
+        : len ? (pcat >= 0 ? hscope__heap_root_category_name(h, (uint32_t)pcat) : "(roots)") : NULL;
     hscope__out_printf(o, "<tr id=\"suspect-%llu\"", (unsigned long long)i + 1);
     if (hid != HSCOPE_ID_NONE)
         hscope__out_printf(o, " data-addr=\"0x%llx\"",
-                           (unsigned long long)hscope_heap_object_address(h, hid));
+                           (unsigned long long)hscope__heap_object_address(h, hid));
     hscope__out_puts(o, ">");
     hscope__html_td_rank(o, i);
     char lb[512], sb[1024];
     if (hid != HSCOPE_ID_NONE) {
-        hscope__html_td_addr(o, hscope_heap_object_address(h, hid));
+        hscope__html_td_addr(o, hscope__heap_object_address(h, hid));
         hscope__html_td_text(o, hscope__html_obj_label(h, hid, lb, sizeof(lb)), "key");
         hscope__html_td_text(o, hscope__html_obj_site(h, hid, sb, sizeof(sb)), "key mono");
     } else {
@@ -335,7 +336,7 @@ suspect_row(hscope__html *x, uint64_t i, hscope_id *buf, uint64_t max)
     hscope__html_td_count(o, cnt);
     hscope__html_td_bytes(o, mem);
     if (hid != HSCOPE_ID_NONE)
-        hscope__html_td_bytes(o, hscope_domtree_retained(hscope_suspects_domtree(s), hid));
+        hscope__html_td_bytes(o, hscope__domtree_retained(hscope__suspects_domtree(s), hid));
     else
         hscope__out_puts(o, "<td class=\"n\" data-v=\"0\"></td>");
     hscope__out_puts(o, "<td>");
@@ -349,11 +350,11 @@ hscope__html_suspects(hscope__html *x)
 {
     hscope__out *o = x->o;
     hscope__mem *m = (hscope__mem *)&x->r->mem;
-    uint64_t n = hscope_heap_object_count(x->r->heap);
+    uint64_t n = hscope__heap_object_count(x->r->heap);
     hscope_id *buf = hscope__malloc(m, (size_t)(n + 1) * sizeof(hscope_id));
     if (!buf)
         return hscope__nomem(x->err, (size_t)(n + 1) * sizeof(hscope_id));
-    uint64_t nh = hscope_holders_count(hscope_suspects_holders(x->r->sus));
+    uint64_t nh = hscope__holders_count(hscope__suspects_holders(x->r->sus));
     uint64_t shown = x->top && x->top < nh ? x->top : nh;
     hscope__out_printf(o, "<section id=\"suspects\"><h2>What holds the leak</h2>\n"
                           "<p class=\"muted\">Leak suspects (as <code>heapscope suspects</code>): "
@@ -379,18 +380,24 @@ hscope__html_suspects(hscope__html *x)
 
 /* --- timeline ------------------------------------------------------ */
 
+/* x * scale rounded, then scaled back: the value the timeline's
+ * fixed-point accessors give (hscope_timeline_group_fit()). */
+static double
+rounded(double x, double scale)
+{
+    return x != x ? 0.0 : (double)llround(x * scale) / scale;
+}
+
 static void
 growth_row(hscope__out *o, const hscope_timeline_t *tl, uint64_t i, uint64_t nd)
 {
-    const uint64_t *mem = hscope_timeline_group_series(tl, i, HSCOPE_METRIC_MEMSIZE);
-    const uint64_t *cnt = hscope_timeline_group_series(tl, i, HSCOPE_METRIC_COUNT);
-    int growing = hscope_timeline_group_growing(tl, i);
-    int64_t slope_m = 0, r2_u = 0;
-    hscope_timeline_group_fit(tl, i, &slope_m, NULL, &r2_u, NULL, NULL);
-    double slope = nd < 2 ? 0 : (double)slope_m / 1e3, r2 = nd < 2 ? 0 : (double)r2_u / 1e6;
+    const hscope__tl_group *g = &tl->g[i];
+    const uint64_t *mem = g->memsize, *cnt = g->count;
+    int growing = g->growing;
+    double slope = nd < 2 ? 0 : rounded(g->slope, 1e3), r2 = nd < 2 ? 0 : rounded(g->r2, 1e6);
     hscope__out_printf(o, "<tr%s>", growing ? " class=\"growing\"" : "");
     hscope__html_td_rank(o, i);
-    hscope__html_td_text(o, hscope_timeline_group_key(tl, i), "key mono");
+    hscope__html_td_text(o, g->key, "key mono");
     hscope__out_printf(o, "<td data-v=\"%d\"%s>%s</td>", growing, growing ? " class=\"bad\"" : "",
                        growing ? "yes" : "no");
     hscope__html_td_bytes(o, mem[0]);
@@ -415,7 +422,7 @@ timeline_dumps(hscope__out *o, const hscope_timeline_t *tl, uint64_t nd)
                         "</th></tr></thead><tbody>\n");
     for (uint64_t i = 0; i < nd; i++) {
         hscope__out_printf(o, "<tr><td class=\"n\">%llu</td>", (unsigned long long)i + 1);
-        hscope__html_td_text(o, hscope_timeline_dump_path(tl, i), "key mono");
+        hscope__html_td_text(o, tl->d[i].path, "key mono");
         hscope__out_puts(o, "</tr>\n");
     }
     hscope__out_puts(o, "</tbody></table></details>\n");
@@ -429,21 +436,20 @@ hscope__html_timeline(hscope__html *x)
 {
     hscope__out *o = x->o;
     const hscope_timeline_t *tl = x->r->tl;
-    uint64_t nd = hscope_timeline_dump_count(tl), ng = hscope_timeline_group_count(tl);
-    const char *by = hscope_timeline_by(tl);
+    uint64_t nd = tl->nd, ng = tl->ng;
+    const char *by = tl->by;
     uint64_t excluded = 0;
     for (uint64_t i = 0; i < nd; i++)
-        excluded += hscope_timeline_dump_excluded(tl, i);
+        excluded += tl->d[i].excluded;
     hscope__out_puts(o, "<section id=\"timeline\"><h2>What grows over time</h2>\n");
     hscope__out_printf(o, "<p class=\"muted\">%llu dumps, in time order (%s, %s). A group is "
                           "<b>growing</b> when its memsize rises with R&sup2; &ge; 0.8 over 3+ "
                           "dumps by at least 4 KB and 2%% of its mean (as <code>heapscope "
                           "timeline</code>).</p>\n",
-                       (unsigned long long)nd, hscope_timeline_order(tl),
-                       hscope_timeline_order_source(tl));
+                       (unsigned long long)nd, tl->order.name, tl->order.source);
     timeline_dumps(o, tl, nd);
     if (x->r->np > 3)
-        hscope__html_warn_block(o, hscope_timeline_warning_text(tl));
+        hscope__html_warn_block(o, tl->warn_text ? tl->warn_text : "");
     hscope__html_dumper_note(o, excluded);
     hscope_status st = hscope__html_chart(x, NULL, tl);
     if (st != HSCOPE_OK)

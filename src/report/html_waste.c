@@ -6,7 +6,6 @@
  * and the first 8 hex digits of its hash, as the waste writer shows it.
  */
 #include <stdio.h>
-#include <string.h>
 
 #include "html.h"
 
@@ -35,7 +34,7 @@ waste_cards(hscope__out *o, const hscope_waste_totals *t)
 static void
 waste_places(hscope__out *o, const hscope_waste_t *w, uint64_t top)
 {
-    uint64_t n = hscope_waste_row_count(w), shown = top < n ? top : n;
+    uint64_t n = w->nrows, shown = top < n ? top : n;
     if (!n) {
         hscope__out_puts(o, "<p class=\"muted\">Nothing to shrink was found.</p>\n");
         return;
@@ -46,22 +45,18 @@ waste_places(hscope__out *o, const hscope_waste_t *w, uint64_t top)
                           "<th>memsize of the objects</th><th>fix</th></tr></thead><tbody>\n",
                        (unsigned long long)shown, (unsigned long long)n);
     for (uint64_t i = 0; i < shown; i++) {
-        hscope_waste_row r;
-        memset(&r, 0, sizeof(r));
-        r.size = sizeof(r);
-        if (hscope_waste_row_get(w, i, &r) != HSCOPE_OK)
-            break;
+        const hscope__wrow *r = &w->rows[i];
         char f[64];
-        snprintf(f, sizeof(f), "%s %s", hscope__waste_kind_name(r.kind),
-                 hscope__waste_type_name(r.type));
+        snprintf(f, sizeof(f), "%s %s", hscope__waste_kind_name(r->kind),
+                 hscope__waste_type_name(r->type));
         hscope__out_puts(o, "<tr>");
         hscope__html_td_rank(o, i);
-        hscope__html_td_text(o, r.key, "key mono");
+        hscope__html_td_text(o, hscope__intern_str(&w->keys, r->key), "key mono");
         hscope__html_td_text(o, f, NULL);
-        hscope__html_td_count(o, r.count);
-        hscope__html_td_bytes(o, r.saving);
-        hscope__html_td_bytes(o, r.memsize);
-        hscope__html_td_text(o, r.fix, NULL);
+        hscope__html_td_count(o, r->count);
+        hscope__html_td_bytes(o, r->saving);
+        hscope__html_td_bytes(o, r->memsize);
+        hscope__html_td_text(o, hscope__waste_fix(r->kind, r->type, r->copies, r->frozen), NULL);
         hscope__out_puts(o, "</tr>\n");
     }
     hscope__out_puts(o, "</tbody></table>\n");
@@ -70,7 +65,7 @@ waste_places(hscope__out *o, const hscope_waste_t *w, uint64_t top)
 static void
 waste_values(hscope__out *o, const hscope_waste_t *w, uint64_t top)
 {
-    uint64_t n = hscope_waste_value_count(w), shown = top < n ? top : n;
+    uint64_t n = w->nvals, shown = top < n ? top : n;
     if (!n)
         return;
     hscope__out_printf(o, "<h3>Duplicated values (top %llu of %llu)</h3>\n"
@@ -79,24 +74,18 @@ waste_values(hscope__out *o, const hscope_waste_t *w, uint64_t top)
                           "<th>sites</th><th>most copies at</th></tr></thead><tbody>\n",
                        (unsigned long long)shown, (unsigned long long)n);
     for (uint64_t i = 0; i < shown; i++) {
-        hscope_waste_value v;
-        memset(&v, 0, sizeof(v));
-        v.size = sizeof(v);
-        const char *key = NULL;
-        uint64_t copies = 0, saving = 0;
-        if (hscope_waste_value_get(w, i, &v) != HSCOPE_OK)
-            break;
-        if (!v.sites || hscope_waste_value_site(w, i, 0, &key, &copies, &saving) != HSCOPE_OK)
-            key = NULL;
+        const hscope__wval *v = &w->vals[i];
+        const char *key = v->nsites
+            ? hscope__intern_str(&w->keys, (uint32_t)w->srefs[v->sfirst].idx) : NULL;
         char vb[64];
-        hscope__waste_short_value(v.length, v.hash, vb, sizeof(vb));
-        hscope__out_printf(o, "<tr data-hash=\"%016llx\">", (unsigned long long)v.hash);
+        hscope__waste_short_value(v->len, v->hash, vb, sizeof(vb));
+        hscope__out_printf(o, "<tr data-hash=\"%016llx\">", (unsigned long long)v->hash);
         hscope__html_td_rank(o, i);
         hscope__html_td_text(o, vb, "mono");
-        hscope__html_td_count(o, v.copies);
-        hscope__html_td_bytes(o, v.saving);
-        hscope__html_td_count(o, v.frozen);
-        hscope__html_td_count(o, v.sites);
+        hscope__html_td_count(o, v->copies);
+        hscope__html_td_bytes(o, v->saving);
+        hscope__html_td_count(o, v->frozen);
+        hscope__html_td_count(o, v->nsites);
         hscope__html_td_text(o, key, "key mono");
         hscope__out_puts(o, "</tr>\n");
     }
@@ -123,9 +112,7 @@ hscope__html_waste(hscope__html *x)
         hscope__out_puts(o, "</p>\n</section>\n");
         return;
     }
-    hscope_waste_totals t = HSCOPE_WASTE_TOTALS_INIT;
-    hscope_waste_totals_get(r->waste, &t);
-    waste_cards(o, &t);
+    waste_cards(o, &r->waste->tot);
     waste_places(o, r->waste, x->top);
     waste_values(o, r->waste, x->top);
     hscope__out_puts(o, "</section>\n");

@@ -123,7 +123,7 @@ hscope__membuf_write(void *user_data, const char *data, uint64_t len)
 {
     hscope__membuf *b = user_data;
     hscope_error err;
-    hscope_error_init(&err);
+    hscope__error_init(&err);
     if (b->failed)
         return -1;
     if (len > SIZE_MAX - b->len - 1 ||

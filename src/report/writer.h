@@ -255,6 +255,11 @@ void hscope__warn(hscope__warnings *ws, const char *code, const char *fmt, ...)
 void hscope__warn_damage(hscope__warnings *ws, const char *name,
                          const hscope_load_stats *s,
                          const uint64_t skipped[HSCOPE_SKIP__COUNT]);
+/* The messages of hscope__warn_damage() as lines of text into buf (n
+ * bytes, as snprintf); the whole text's length (hscope_load_warnings_text). */
+uint64_t hscope__load_warnings_text(const char *name, const hscope_load_stats *s,
+                                    const uint64_t skipped[HSCOPE_SKIP__COUNT], char *buf,
+                                    size_t n);
 void hscope__warn_heap(hscope__warnings *ws, const char *name, const hscope_heap_t *h);
 void hscope__warn_tally(hscope__warnings *ws, const char *name, const hscope_tally_t *t);
 /* Every line of a diff's warning text, with its code. */
