@@ -136,6 +136,7 @@ int hscope_cli_suspects(int argc, char **argv);
 int hscope_cli_redact(int argc, char **argv);
 int hscope_cli_index(int argc, char **argv);
 int hscope_cli_waste(int argc, char **argv);
+int hscope_cli_check(int argc, char **argv);
 
 /* Memory over time (issue 20, part B; cmd_grew.c): diff --grew, a
  * timeline of the dumps in the order given, in its "grew" view. */
