@@ -52,21 +52,44 @@ needs_of(const hscope_budget_t *b)
     return n;
 }
 
-/* Find `key` among a tally's rows: its count and memsize; 0 when absent. */
+/* Does the tally row `row` count for the rule's group `key`?  The same
+ * text; for a gem also NAME-VERSION and NAME-SHA rows of a budget's NAME
+ * (the gem key carries the version, a budget outlives it). */
 static int
-tally_find(const hscope_tally_t *t, const char *key, uint64_t *count, uint64_t *memsize)
+matches(int32_t scope, const char *key, const char *row)
+{
+    size_t n = strlen(key);
+    if (strncmp(row, key, n) != 0)
+        return 0;
+    if (!row[n])
+        return 1;
+    if (scope != HSCOPE_BUDGET_GEM || row[n] != '-')
+        return 0;
+    const char *v = row + n + 1;
+    if (*v >= '0' && *v <= '9')
+        return 1;
+    size_t hex = strspn(v, "0123456789abcdef");
+    return hex >= 7 && !v[hex];
+}
+
+/* The rows of a tally that count for a rule's group, summed; 0 when there
+ * are none. */
+static int
+tally_find(const hscope_tally_t *t, int32_t scope, const char *key, uint64_t *count,
+           uint64_t *memsize)
 {
     uint64_t n = hscope_tally_row_count(t);
+    int found = 0;
+    *count = *memsize = 0;
     for (uint64_t i = 0; i < n; i++) {
         const char *k = hscope_tally_row_key(t, i);
-        if (k && strcmp(k, key) == 0) {
-            *count = hscope_tally_row_count_of(t, i);
-            *memsize = hscope_tally_row_memsize(t, i);
-            return 1;
+        if (k && matches(scope, key, k)) {
+            *count += hscope_tally_row_count_of(t, i);
+            *memsize += hscope_tally_row_memsize(t, i);
+            found = 1;
         }
     }
-    *count = *memsize = 0;
-    return 0;
+    return found;
 }
 
 /* The actual value of every rule of `scope` measured by tally `t`: live
@@ -79,7 +102,7 @@ apply_tally(hscope_check_t *c, int32_t scope, const hscope_tally_t *t, int retai
         if (r->r.scope != scope || (r->r.metric == HSCOPE_BUDGET_RETAINED) != retained)
             continue;
         uint64_t count, mem;
-        r->found = tally_find(t, r->r.key, &count, &mem);
+        r->found = tally_find(t, scope, r->r.key, &count, &mem);
         r->actual = r->r.metric == HSCOPE_BUDGET_OBJECTS ? count : mem;
     }
 }
