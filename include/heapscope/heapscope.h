@@ -1803,8 +1803,10 @@ typedef struct hscope_budget hscope_budget_t;
 #define HSCOPE_BUDGET_TOTAL  1  /* [total]: every live object of the last dump */
 #define HSCOPE_BUDGET_LEAKED 2  /* [leaked]: born between dumps 1 and 2, alive in 3 */
 #define HSCOPE_BUDGET_CLASS  3  /* [class."NAME"]: the tally key "class" */
-#define HSCOPE_BUDGET_GEM    4  /* [gem."NAME"]: the tally key "gem" */
-#define HSCOPE_BUDGET_SITE   5  /* [site."FILE:LINE:CLASS"]: "file:line:class" */
+#define HSCOPE_BUDGET_GEM    4  /* [gem."NAME"]: the tally key "gem"; a NAME
+                                   without version: NAME-VERSION, NAME-SHA too */
+#define HSCOPE_BUDGET_SITE   5  /* [site."FILE:LINE:CLASS"]: "file:line:class";
+                                   FILE may be the end of the path after a '/' */
 
 /** The measure a rule limits (hscope_check_rule.metric).  Fixed values. */
 #define HSCOPE_BUDGET_OBJECTS  1  /* objects */

@@ -54,11 +54,16 @@ needs_of(const hscope_budget_t *b)
 
 /* Does the tally row `row` count for the rule's group `key`?  The same
  * text; for a gem also NAME-VERSION and NAME-SHA rows of a budget's NAME
- * (the gem key carries the version, a budget outlives it). */
+ * (the gem key carries the version, a budget outlives it); for a site
+ * also the rows whose file ends with the budget's FILE after a '/' (dumps
+ * hold absolute paths, which differ from one checkout to the next). */
 static int
 matches(int32_t scope, const char *key, const char *row)
 {
-    size_t n = strlen(key);
+    size_t n = strlen(key), rn = strlen(row);
+    if (scope == HSCOPE_BUDGET_SITE && rn > n && row[rn - n - 1] == '/' &&
+        memcmp(row + rn - n, key, n) == 0)
+        return 1;
     if (strncmp(row, key, n) != 0)
         return 0;
     if (!row[n])

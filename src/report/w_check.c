@@ -129,9 +129,9 @@ text(const hscope_check_t *c, const hscope__ropts *ro, hscope__out *o)
     hscope__table tb;
     hscope__table_init_fn(&tb, o, ro, "rule", rule_key, c, c->n);
     hscope__table_lead(&tb, "", 4);
-    hscope__table_col(&tb, "actual", 12);
-    hscope__table_col(&tb, "limit", 12);
-    hscope__table_tail(&tb, "", 24);
+    hscope__table_col(&tb, "actual", 11);
+    hscope__table_col(&tb, "limit", 11);
+    hscope__table_tail(&tb, "", 20);
     hscope__table_header(&tb);
     text_rows(c, &tb, 1);
     text_rows(c, &tb, 0);

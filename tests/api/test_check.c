@@ -55,7 +55,9 @@ static const char dump_c[] = ROOT CLASSES ARR("\"0x300\",\"0x400\"") S200 S300 S
  *        300 B with the dumper's); "Array": 0x100, 40 B.
  *  gem: 0x300's file is below gems/foo-1.0: "foo-1.0", 1 object, 60 B;
  *        a budget's "foo" is that gem, any version.
- *  site "app.rb:2:String": 0x200, 1 object, 50 B.
+ *  site "app.rb:2:String": 0x200, 1 object, 50 B; a budget's
+ *        "lib/foo.rb:3:String" is 0x300's site (its path ends so after a
+ *        '/'), "oo.rb:3:String" is not.
  *  reachable (vm -> 0x100, 0x200; 0x100 -> 0x300, 0x400; every object ->
  *        its class): 0x100 0x200 0x300 0x400 0x10 0x20 = 6 objects, 420 B
  *        (0x600 and 0x700 are garbage).
@@ -191,7 +193,11 @@ test_one_dump(void **state)
                        "[site.\"nowhere.rb:1:String\"]\n"
                        "objects = 0\n"
                        "[gem.\"fo\"]\n"
-                       "objects = 0\n";
+                       "objects = 0\n"
+                       "[site.\"lib/foo.rb:3:String\"]\n"
+                       "memsize = 59\n"
+                       "[site.\"oo.rb:3:String\"]\n"
+                       "memsize = 59\n";
     const want w[] = {
         { T, OB, NULL, 3, 7, 7, 0, 1 },
         { T, ME, NULL, 4, 509, 510, 1, 1 },
@@ -206,6 +212,8 @@ test_one_dump(void **state)
         { SI, ME, "app.rb:2:String", 17, 49, 50, 1, 1 },
         { SI, OB, "nowhere.rb:1:String", 19, 0, 0, 0, 0 },
         { G, OB, "fo", 21, 0, 0, 0, 0 },
+        { SI, ME, "lib/foo.rb:3:String", 23, 59, 60, 1, 1 },
+        { SI, ME, "oo.rb:3:String", 25, 59, 0, 0, 0 },
     };
     const char *paths[] = { path_c };
     hscope_check_t *c = check(text, paths, 1, 0);
