@@ -1866,7 +1866,9 @@ HSCOPE_API void hscope_check_options_init(hscope_check_options *opts);
  * the dominator tree only for retained rules; the 3-dump diff only for
  * [leaked] (its warnings, e.g. the series checks, are the check's).  A
  * group the dump does not have counts 0 (found = 0).  `load` applies to
- * every dump.  On failure the error names the dump.
+ * every dump; its allocator also serves the result, so it must outlive
+ * it.  On failure the error names the dump.  Thread-safe: any number of
+ * checks at once, on one budget.
  */
 HSCOPE_API hscope_status hscope_check_compute(hscope_check_t **out,
                                               const hscope_budget_t *budget,
