@@ -131,7 +131,14 @@ text(const hscope_check_t *c, const hscope__ropts *ro, hscope__out *o)
     hscope__table_lead(&tb, "", 4);
     hscope__table_col(&tb, "actual", 11);
     hscope__table_col(&tb, "limit", 11);
-    hscope__table_tail(&tb, "", 20);
+    size_t tail = 0; /* as wide as the longest "by ..." (none within budget) */
+    for (size_t i = 0; i < c->n; i++) {
+        char x[96];
+        fmt_excess(&c->rules[i], x, sizeof(x));
+        tail = strlen(x) > tail ? strlen(x) : tail;
+    }
+    if (tail)
+        hscope__table_tail(&tb, "", (int)(tail < 32 ? tail : 32));
     hscope__table_header(&tb);
     text_rows(c, &tb, 1);
     text_rows(c, &tb, 0);
