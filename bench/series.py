@@ -10,6 +10,7 @@ On a bench set (heap_1.json .. heap_3.json of bench/run.py's data), times:
   grew       diff --grew --json heap_1 heap_2 heap_3
   histogram  histogram --json heap_3
   export-csv, export-jsonl   export --format F --out TMP heap_1 heap_2 heap_3
+  export-heapsnapshot   export --format heapsnapshot --no-index --out TMP/F heap_3
 
 Every command of every binary runs once untimed (warm page cache), then N
 rounds interleave all of them (so a busier machine slows all alike); the best
@@ -59,6 +60,8 @@ def commands(data, tmp):
         ("histogram", ["histogram", "--json", d[2]]),
         ("export-csv", ["export", "--format", "csv", "--out", os.path.join(tmp, "csv")] + d),
         ("export-jsonl", ["export", "--format", "jsonl", "--out", os.path.join(tmp, "jsonl")] + d),
+        ("export-heapsnapshot", ["export", "--format", "heapsnapshot", "--no-index", "--no-progress",
+                                 "--out", os.path.join(tmp, "heap_3.heapsnapshot"), d[2]]),
     ]
 
 

@@ -45,4 +45,7 @@ echo "setup: built $BUILD/heapscope"
 # HEAPSCOPE_SETUP_RUBIES=0 (the quick start) leaves them out.
 if [ "${HEAPSCOPE_SETUP_RUBIES:-1}" != 0 ]; then
   python3 tests/versions/rubies.py install >/dev/null
+  # memlab (tests/heapsnapshot/package.json), the consumer that tests the
+  # V8 heap snapshot export; the same cache, the same skip without npm
+  python3 tests/heapsnapshot/check_heapsnapshot.py install >/dev/null
 fi

@@ -3,6 +3,7 @@
 
     python3 python_ctypes.py [--lib PATH] [--by KEY] [--diff-by KEY]
                              [--top N] [--json] DUMP [DUMP2 [DUMP3]]
+    python3 python_ctypes.py [--lib PATH] [--by KEY] [--top N] --timeline DUMP...
 
 Loads the last DUMP and prints its tally by KEY (default "type"); then
 recomputes count and memsize per type from the bulk columns
@@ -16,6 +17,15 @@ tally and diff, one per line, written by hscope_tally_write() and
 hscope_diff_write() through a write callback (a CFUNCTYPE sink): the same
 bytes as `heapscope tally --json --keep-dumper` and `heapscope diff --json`
 print for the same dumps and options (docs/JSON.md).
+
+With --timeline, the DUMPs (any number) are a series of one process: prints
+the library's JSON document of what grows over time (kind "timeline"),
+computed by hscope_timeline_compute() (grouped by --by, default
+"file:line:class"; the dumps put in time order) and written by
+hscope_timeline_write() through the same sink: the same bytes as
+`heapscope timeline --json --by KEY --top N DUMP...`.  Then, on stderr, the
+growing groups with their count in each dump, read back through the
+timeline's accessors.
 
 The shared library is --lib PATH, else $HEAPSCOPE_LIB, else whatever the
 dynamic loader finds as libheapscope.so.0 (after `meson install`).
@@ -40,6 +50,7 @@ HSCOPE_ELEM_U32 = 3
 HSCOPE_SORT_COUNT = 0
 HSCOPE_FORMAT_JSON = 2
 HSCOPE_TOP_ALL = 2**64 - 1
+HSCOPE_METRIC_COUNT = 2
 
 
 class Error(Structure):
@@ -77,6 +88,18 @@ class ReportOptions(Structure):
                 ('dump_name_count', c_uint64)]
 
 
+class TimelineOptions(Structure):
+    """hscope_timeline_options (0.2): zero means default (by file:line:class,
+    metric memsize, order auto, one fold per core, 3 dumps to grow)."""
+    _fields_ = [('size', c_uint32),
+                ('flags', c_uint32),
+                ('by', c_char_p),
+                ('metric', c_int32),
+                ('order', c_int32),
+                ('threads', c_uint32),
+                ('min_dumps', c_uint32)]
+
+
 # The output sink: int32_t write(void *user_data, const char *data, uint64_t len).
 WRITE_FN = CFUNCTYPE(c_int32, c_void_p, POINTER(c_char), c_uint64)
 
@@ -94,7 +117,12 @@ class Diff(Structure):
     pass
 
 
+class Timeline(Structure):
+    pass
+
+
 HeapP, TallyP, DiffP = POINTER(Heap), POINTER(Tally), POINTER(Diff)
+TimelineP = POINTER(Timeline)
 
 SIGNATURES = {
     # name: (restype, argtypes)
@@ -135,6 +163,16 @@ SIGNATURES = {
                                      c_void_p, POINTER(Error)]),
     'hscope_diff_write': (c_int32, [DiffP, TallyP, POINTER(ReportOptions), WRITE_FN,
                                     c_void_p, POINTER(Error)]),
+    'hscope_timeline_options_init': (None, [POINTER(TimelineOptions)]),
+    'hscope_timeline_compute': (c_int32, [POINTER(TimelineP), POINTER(c_char_p), c_uint64,
+                                          c_void_p, POINTER(TimelineOptions), POINTER(Error)]),
+    'hscope_timeline_free': (None, [TimelineP]),
+    'hscope_timeline_growing_count': (c_uint64, [TimelineP]),
+    'hscope_timeline_dump_count': (c_uint64, [TimelineP]),
+    'hscope_timeline_group_key': (c_char_p, [TimelineP, c_uint64]),
+    'hscope_timeline_group_series': (POINTER(c_uint64), [TimelineP, c_uint64, c_int32]),
+    'hscope_timeline_write': (c_int32, [TimelineP, POINTER(ReportOptions), WRITE_FN,
+                                        c_void_p, POINTER(Error)]),
 }
 
 
@@ -190,9 +228,10 @@ class Lib:
         return (ctype * length.value).from_address(data.value)
 
     def write_json(self, writer, handle, extra, names, top):
-        """Run a writer (hscope_tally_write, hscope_diff_write) into a bytes
-        object through the sink; `extra` are the arguments between the
-        handle and the options (the diff's groups)."""
+        """Run a writer (hscope_tally_write, hscope_diff_write,
+        hscope_timeline_write) into a bytes object through the sink; `extra`
+        are the arguments between the handle and the options (the diff's
+        groups)."""
         opts = ReportOptions()
         self.c.hscope_report_options_init(byref(opts))
         opts.format = HSCOPE_FORMAT_JSON
@@ -283,6 +322,33 @@ def json_reports(lib, paths, key, diff_key, top):
     return True
 
 
+def timeline_json(lib, paths, key, top):
+    """The library's JSON of the dumps' timeline, through the sink; the
+    growing groups (count per dump) on stderr."""
+    c = lib.c
+    err = lib.new_error()
+    opts = TimelineOptions()
+    c.hscope_timeline_options_init(byref(opts))
+    opts.by = key.encode()
+    encoded = (c_char_p * len(paths))(*[os.fsencode(p) for p in paths])
+    tl = TimelineP()
+    try:
+        lib.check(c.hscope_timeline_compute(byref(tl), encoded, len(paths), None, byref(opts),
+                                            byref(err)), err, 'timeline')
+        out = sys.stdout.buffer
+        out.write(lib.write_json(c.hscope_timeline_write, tl, (), paths, top))
+        out.flush()
+        dumps = c.hscope_timeline_dump_count(tl)
+        for g in range(c.hscope_timeline_growing_count(tl)):
+            counts = c.hscope_timeline_group_series(tl, g, HSCOPE_METRIC_COUNT)
+            print('growing: %s, count %s' % (text(c.hscope_timeline_group_key(tl, g)),
+                                             ' '.join(str(counts[i]) for i in range(dumps))),
+                  file=sys.stderr)
+    finally:
+        c.hscope_timeline_free(tl)
+    return True
+
+
 def tally_dump(lib, path, key, top):
     c = lib.c
     err = lib.new_error()
@@ -345,25 +411,29 @@ def main():
     p.add_argument('--lib', default=os.environ.get('HEAPSCOPE_LIB', 'libheapscope.so.0'),
                    help='path of libheapscope.so (default: $HEAPSCOPE_LIB, '
                         'else libheapscope.so.0 from the loader path)')
-    p.add_argument('--by', default='type', help='tally key (default: type)')
+    p.add_argument('--by', help='tally key (default: type; with --timeline: file:line:class)')
     p.add_argument('--diff-by', default='class', help='diff group key (default: class)')
     p.add_argument('--top', type=int, default=20, help='rows to print, 0 = all')
     p.add_argument('--json', action='store_true',
                    help="the library's JSON documents (tally, diff) instead of the text")
+    p.add_argument('--timeline', action='store_true',
+                   help="the DUMPs are a series: the library's JSON document of their timeline")
     p.add_argument('dumps', nargs='+', metavar='DUMP')
     a = p.parse_args()
-    if len(a.dumps) > 3:
-        p.error('at most three dumps')
+    if len(a.dumps) > 3 and not a.timeline:
+        p.error('at most three dumps (but with --timeline)')
     try:
         lib = Lib(a.lib)
     except OSError as e:
         print('cannot load libheapscope: %s' % e, file=sys.stderr)
         return 1
     try:
+        if a.timeline:
+            return 0 if timeline_json(lib, a.dumps, a.by or 'file:line:class', a.top) else 1
         if a.json:
-            return 0 if json_reports(lib, a.dumps, a.by, a.diff_by, a.top) else 1
+            return 0 if json_reports(lib, a.dumps, a.by or 'type', a.diff_by, a.top) else 1
         print('libheapscope %s' % text(lib.c.hscope_version_string()))
-        ok = tally_dump(lib, a.dumps[-1], a.by, a.top)
+        ok = tally_dump(lib, a.dumps[-1], a.by or 'type', a.top)
         if len(a.dumps) > 1:
             diff_dumps(lib, a.dumps, a.diff_by, a.top)
     except HeapscopeError as e:

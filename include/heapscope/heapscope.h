@@ -1242,6 +1242,9 @@ typedef int32_t (*hscope_write_fn)(void *user_data, const char *data, uint64_t l
 #define HSCOPE_FORMAT_FOLDED 6  /* flame-graph folded stacks */
 #define HSCOPE_FORMAT_HTML   7  /* a self-contained HTML page */
 #define HSCOPE_FORMAT_JSONL  8  /* one JSON document per line */
+/** A V8 heap snapshot (.heapsnapshot: Chrome DevTools, memlab); since 0.2,
+ * see hscope_heap_write_export() and docs/HEAPSNAPSHOT.md. */
+#define HSCOPE_FORMAT_HEAPSNAPSHOT 9
 
 /** Report flags (hscope_report_options.flags).  Fixed values. */
 #define HSCOPE_REPORT_ADDRESSES 0x1u /* list every member's address */
@@ -1278,6 +1281,31 @@ typedef struct hscope_report_options {
 
 #define HSCOPE_REPORT_OPTIONS_INIT { sizeof(hscope_report_options), 0, 0, 0, 0, 0, 0, NULL, 0 }
 HSCOPE_API void hscope_report_options_init(hscope_report_options *opts);
+
+/** A byte count as the text writers print it (since 0.2): binary units,
+ * one decimal ("512 B", "1.5 KB", "3.2 MB"), "-" before a negative value
+ * (a change).  Written into buf (n bytes, cut and NUL-terminated as
+ * snprintf; 32 bytes hold any value). */
+HSCOPE_API void hscope_format_bytes(int64_t bytes, char *buf, uint64_t n);
+
+/** A count with thousands separators as the text writers print it (since
+ * 0.2): "1,234,567".  Written as hscope_format_bytes() writes. */
+HSCOPE_API void hscope_format_count(uint64_t count, char *buf, uint64_t n);
+
+/**
+ * The warnings of a damaged load in the writers' words (since 0.2; the
+ * messages of their "skipped_lines" and "truncated" warnings): "N of M
+ * lines skipped (REASON COUNT, ...)" and "the dump is truncated (...)",
+ * one line each ending in a newline, each after "NAME: " when name is not
+ * NULL; "" for an undamaged load.  stats: the load's statistics
+ * (hscope_heap_stats() and the like); skipped: nskipped counts by reason
+ * (HSCOPE_SKIP_*, as hscope_heap_skipped() gives them; missing ones are
+ * 0).  Written into buf (n bytes, cut and NUL-terminated as snprintf);
+ * returns the length of the whole text, 0 for a NULL or unsized stats.
+ */
+HSCOPE_API uint64_t hscope_load_warnings_text(const char *name, const hscope_load_stats *stats,
+                                              const uint64_t *skipped, uint32_t nskipped,
+                                              char *buf, uint64_t n);
 
 /** The key a tally groups by ("file:line:class", ...), or NULL when the
  * tally was not made by key. Borrowed; valid until the tally is freed. */
@@ -1342,6 +1370,27 @@ HSCOPE_API hscope_status hscope_heap_write_objects(hscope_heap_t *heap,
                                                    hscope_write_fn write,
                                                    void *user_data,
                                                    hscope_error *err);
+
+/**
+ * The whole heap in an interchange format (opts->format; anything else is
+ * HSCOPE_ERR_UNSUPPORTED): HSCOPE_FORMAT_HEAPSNAPSHOT, a V8 heap snapshot
+ * that Chrome DevTools' Memory panel and memlab open.  Every object is a
+ * node (name: its label, self size: memsize, id: odd, from the address),
+ * every reference an edge, each ROOT category a synthetic node under the
+ * snapshot's root, the object -> class edges "internal" edges named
+ * "class", allocation sites as the snapshot's allocation traces; the
+ * mapping is in docs/HEAPSNAPSHOT.md.  Streamed from the loaded heap:
+ * nothing is allocated per object (two counters per allocation site and
+ * the snapshot's few names of its own).  String values
+ * are never written.  HSCOPE_ERR_UNSUPPORTED as well for a heap of more
+ * objects than the format's 32-bit node offsets hold (613 million).
+ * Since 0.2.
+ */
+HSCOPE_API hscope_status hscope_heap_write_export(const hscope_heap_t *heap,
+                                                  const hscope_report_options *opts,
+                                                  hscope_write_fn write,
+                                                  void *user_data,
+                                                  hscope_error *err);
 
 /**
  * heapy's generation view (kind "generations"): live objects per

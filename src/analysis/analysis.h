@@ -6,6 +6,121 @@
 
 #include "../model/model.h"
 
+/* Bodies of the exported analyses (tally.c, fold.c, diff.c, dominators.c,
+ * series.c), with their argument checks, under the exported names with a
+ * second underscore; api/<area>_api.c exports them.  The report layer
+ * calls these. */
+void hscope__tally_options_init(hscope_tally_options *o);
+hscope_status hscope__tally_compute(hscope_tally_t **out, hscope_heap_t *heap,
+                                    const char *key,
+                                    const hscope_tally_options *opts,
+                                    hscope_error *err);
+hscope_status hscope__tally_subset(hscope_tally_t **out, hscope_heap_t *heap,
+                                   const char *key, const hscope_id *ids,
+                                   uint64_t count,
+                                   const hscope_tally_options *opts,
+                                   hscope_error *err);
+hscope_status hscope__tally_row_objects(const hscope_tally_t *t, uint64_t i,
+                                        const hscope_id **ids, uint64_t *count);
+void hscope__tally_free(hscope_tally_t *t);
+uint64_t hscope__tally_excluded(const hscope_tally_t *t);
+hscope_status hscope__tally_stats(const hscope_tally_t *t,
+                                  hscope_load_stats *stats);
+uint64_t hscope__tally_skipped(const hscope_tally_t *t, int32_t reason);
+const hscope_fingerprint_t *hscope__tally_fingerprint(const hscope_tally_t *t);
+uint64_t hscope__tally_row_count(const hscope_tally_t *t);
+uint64_t hscope__tally_group_count(const hscope_tally_t *t);
+void hscope__tally_totals(const hscope_tally_t *t, uint64_t *count,
+                          uint64_t *memsize);
+const char *hscope__tally_row_key(const hscope_tally_t *t, uint64_t i);
+uint64_t hscope__tally_row_count_of(const hscope_tally_t *t, uint64_t i);
+uint64_t hscope__tally_row_memsize(const hscope_tally_t *t, uint64_t i);
+const char *hscope__tally_by(const hscope_tally_t *t);
+hscope_status hscope__tally_file(hscope_tally_t **out, const char *path,
+                                 const char *key, const hscope_load_options *lo,
+                                 const hscope_tally_options *uopts,
+                                 hscope_error *uerr);
+void hscope__diff_options_init(hscope_diff_options *o);
+hscope_status hscope__diff_files(hscope_diff_t **out, const char *path_a,
+                                 const char *path_b, const char *path_c,
+                                 const hscope_load_options *load,
+                                 const hscope_diff_options *opts,
+                                 hscope_error *uerr);
+hscope_status hscope__diff_compute(hscope_diff_t **out, hscope_heap_t *a,
+                                   hscope_heap_t *b, hscope_heap_t *c,
+                                   const hscope_diff_options *opts,
+                                   hscope_error *uerr);
+void hscope__diff_free(hscope_diff_t *d);
+hscope_heap_t *hscope__diff_heap(const hscope_diff_t *d);
+uint64_t hscope__diff_count(const hscope_diff_t *d);
+uint64_t hscope__diff_memsize(const hscope_diff_t *d);
+const hscope_id *hscope__diff_objects(const hscope_diff_t *d);
+uint64_t hscope__diff_excluded(const hscope_diff_t *d);
+uint64_t hscope__diff_snapshot_objects(const hscope_diff_t *d, uint32_t i);
+uint64_t hscope__diff_reused_addresses(const hscope_diff_t *d);
+uint32_t hscope__diff_warnings(const hscope_diff_t *d);
+const char *hscope__diff_warning_text(const hscope_diff_t *d);
+uint64_t hscope__diff_object_id_matches(const hscope_diff_t *d);
+uint64_t hscope__diff_moved_objects(const hscope_diff_t *d);
+const char *hscope__diff_note_text(const hscope_diff_t *d);
+hscope_status hscope__diff_tally(hscope_tally_t **out, const hscope_diff_t *d,
+                                 const char *key,
+                                 const hscope_tally_options *opts,
+                                 hscope_error *err);
+void hscope__dom_options_init(hscope_dom_options *o);
+hscope_status hscope__domtree_compute(hscope_domtree_t **out,
+                                      hscope_heap_t *heap,
+                                      const hscope_dom_options *uopts,
+                                      hscope_error *uerr);
+void hscope__domtree_free(hscope_domtree_t *t);
+hscope_heap_t *hscope__domtree_heap(const hscope_domtree_t *t);
+hscope_status hscope__domtree_idom(const hscope_domtree_t *t, hscope_id id,
+                                   hscope_id *idom, int32_t *root_category);
+uint64_t hscope__domtree_retained(const hscope_domtree_t *t, hscope_id id);
+uint64_t hscope__domtree_retained_count(const hscope_domtree_t *t,
+                                        hscope_id id);
+int32_t hscope__domtree_reachable(const hscope_domtree_t *t, hscope_id id);
+void hscope__domtree_totals(const hscope_domtree_t *t, uint64_t *reachable,
+                            uint64_t *reachable_memsize, uint64_t *unreachable,
+                            uint64_t *unreachable_memsize);
+hscope_status hscope__domtree_children(hscope_domtree_t *t, hscope_id id,
+                                       int32_t root_category,
+                                       const hscope_id **kids, uint64_t *count,
+                                       hscope_error *uerr);
+hscope_status hscope__domtree_unreachable(hscope_domtree_t *t,
+                                          const hscope_id **ids,
+                                          uint64_t *count, hscope_error *uerr);
+uint64_t hscope__domtree_chain(const hscope_domtree_t *t, hscope_id id,
+                               hscope_id *out, uint64_t max,
+                               int32_t *root_category);
+uint64_t hscope__domtree_top(const hscope_domtree_t *t, hscope_id *out,
+                             uint64_t max);
+hscope_status hscope__paths_compute(hscope_paths_t **out, hscope_heap_t *heap,
+                                    const hscope_dom_options *uopts,
+                                    hscope_error *uerr);
+void hscope__paths_free(hscope_paths_t *p);
+uint64_t hscope__paths_get(const hscope_paths_t *p, hscope_id target,
+                           hscope_id *out, uint64_t max,
+                           int32_t *root_category);
+hscope_status hscope__holders_compute(hscope_holders_t **out,
+                                      hscope_domtree_t *t, const hscope_id *ids,
+                                      uint64_t n, hscope_error *uerr);
+void hscope__holders_free(hscope_holders_t *hs);
+uint64_t hscope__holders_count(const hscope_holders_t *hs);
+hscope_status hscope__holders_get(const hscope_holders_t *hs, uint64_t i,
+                                  hscope_id *holder_id, int32_t *root_category,
+                                  uint64_t *count, uint64_t *memsize);
+hscope_status hscope__heap_fingerprint(hscope_fingerprint_t **out,
+                                       const hscope_heap_t *heap,
+                                       const char *path, hscope_error *uerr);
+hscope_status hscope__fingerprint_copy(hscope_fingerprint_t **out,
+                                       const hscope_fingerprint_t *fp,
+                                       hscope_error *uerr);
+void hscope__fingerprint_free(hscope_fingerprint_t *fp);
+uint32_t hscope__series_check(const hscope_fingerprint_t *const *fps,
+                              const char *const *names, uint64_t count,
+                              char *text, uint64_t text_size);
+
 /* The group-by over the whole heap (subset NULL) or over subset[0..nsub)
  * (ascending ids; nsub may be 0, an empty tally, with subset non-NULL).
  * A NULL subset never means "all" by accident: callers with a possibly
@@ -114,7 +229,7 @@ void hscope__fp_add_heap(hscope_fingerprint_t *fp, const hscope_heap_t *h);
 void hscope__fp_merge(hscope_fingerprint_t *dst, const hscope_fingerprint_t *src);
 /* Sort the sample and note the file's identity and mtime (path may be NULL). */
 void hscope__fp_finish(hscope_fingerprint_t *fp, const char *path);
-/* hscope_series_check() with each finding passed to fn as one line and its
+/* hscope__series_check() with each finding passed to fn as one line and its
  * HSCOPE_DIFF_WARN_* bit. */
 uint32_t hscope__series_check_lines(const hscope_fingerprint_t *const *fps,
                                     const char *const *names, uint64_t count,
@@ -201,11 +316,11 @@ typedef struct hscope__diff_base {
 
 /* Warning lines a diff records a code for (more lines get code 0). */
 #define HSCOPE__DIFF_MAX_WARNINGS 32
-/* Another reference to a diff (released by hscope_diff_free()). */
+/* Another reference to a diff (released by hscope__diff_free()). */
 hscope_diff_t *hscope__diff_ref(hscope_diff_t *d);
 /* Dumps the diff compared: 2 or 3. */
 uint32_t hscope__diff_dumps(const hscope_diff_t *d);
-/* The HSCOPE_DIFF_WARN_* bit of line `line` of hscope_diff_warning_text(). */
+/* The HSCOPE_DIFF_WARN_* bit of line `line` of hscope__diff_warning_text(). */
 uint32_t hscope__diff_warning_code(const hscope_diff_t *d, uint32_t line);
 
 hscope_status hscope__diff_run(hscope_diff_t **out, hscope_heap_t *target,
@@ -337,6 +452,11 @@ struct hscope_waste {
 /* The suggested fix of a finding (a static sentence). */
 const char *hscope__waste_fix(int kind, int type, uint64_t copies, uint64_t frozen);
 
+/* hscope_waste_options_init, hscope_waste_totals_init, hscope_waste_free
+ * (waste_build.c). */
+void hscope__waste_options_init(hscope_waste_options *opts);
+void hscope__waste_totals_init(hscope_waste_totals *totals);
+void hscope__waste_free(hscope_waste_t *w);
 /* Check a caller's options (NULL: defaults). */
 hscope_status hscope__wcfg_read(const hscope_waste_options *in, hscope__wcfg *out,
                                 hscope_error *err);

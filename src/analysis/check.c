@@ -83,14 +83,14 @@ static int
 tally_find(const hscope_tally_t *t, int32_t scope, const char *key, uint64_t *count,
            uint64_t *memsize)
 {
-    uint64_t n = hscope_tally_row_count(t);
+    uint64_t n = hscope__tally_row_count(t);
     int found = 0;
     *count = *memsize = 0;
     for (uint64_t i = 0; i < n; i++) {
-        const char *k = hscope_tally_row_key(t, i);
+        const char *k = hscope__tally_row_key(t, i);
         if (k && matches(scope, key, k)) {
-            *count += hscope_tally_row_count_of(t, i);
-            *memsize += hscope_tally_row_memsize(t, i);
+            *count += hscope__tally_row_count_of(t, i);
+            *memsize += hscope__tally_row_memsize(t, i);
             found = 1;
         }
     }
@@ -129,7 +129,7 @@ live(hscope_check_t *c, hscope_heap_t *h, const char *path, uint32_t keys,
      const hscope_load_options *lo, uint32_t flags, hscope_error *err)
 {
     hscope_tally_options to;
-    hscope_tally_options_init(&to);
+    hscope__tally_options_init(&to);
     if (!(flags & HSCOPE_CHECK_KEEP_DUMPER))
         to.flags |= HSCOPE_TALLY_SKIP_DUMPER;
     int32_t which[3];
@@ -140,26 +140,26 @@ live(hscope_check_t *c, hscope_heap_t *h, const char *path, uint32_t keys,
     for (int i = 0; i < (nw ? nw : 1); i++) {
         const char *key = nw ? hscope__budget_scope_key(which[i]) : "type";
         hscope_tally_t *t = NULL;
-        hscope_status st = h ? hscope_tally_compute(&t, h, key, &to, err)
-                             : hscope_tally_file(&t, path, key, lo, &to, err);
+        hscope_status st = h ? hscope__tally_compute(&t, h, key, &to, err)
+                             : hscope__tally_file(&t, path, key, lo, &to, err);
         if (st != HSCOPE_OK)
             return st;
         if (i == 0) {
             hscope_load_stats s;
             uint64_t sk[HSCOPE_SKIP__COUNT];
-            hscope_load_stats_init(&s);
-            hscope_tally_stats(t, &s);
+            hscope__load_stats_init(&s);
+            hscope__tally_stats(t, &s);
             for (int r = 0; r < HSCOPE_SKIP__COUNT; r++)
-                sk[r] = hscope_tally_skipped(t, r);
-            hscope_tally_totals(t, &c->count, &c->memsize);
-            c->excluded = hscope_tally_excluded(t);
+                sk[r] = hscope__tally_skipped(t, r);
+            hscope__tally_totals(t, &c->count, &c->memsize);
+            c->excluded = hscope__tally_excluded(t);
             c->objects[c->npaths - 1] = s.objects;
             if (!c->has_leaked)
                 copy_stats(c, &s, sk);
         }
         if (nw)
             apply_tally(c, which[i], t, 0);
-        hscope_tally_free(t);
+        hscope__tally_free(t);
     }
     return HSCOPE_OK;
 }
@@ -169,23 +169,23 @@ static hscope_status
 retained(hscope_check_t *c, hscope_heap_t *h, uint32_t keys, hscope_error *err)
 {
     hscope_domtree_t *tree = NULL;
-    hscope_status st = hscope_domtree_compute(&tree, h, NULL, err);
+    hscope_status st = hscope__domtree_compute(&tree, h, NULL, err);
     if (st != HSCOPE_OK)
         return st;
     uint64_t un, unm;
-    hscope_domtree_totals(tree, &c->retained_count, &c->retained_memsize, &un, &unm);
+    hscope__domtree_totals(tree, &c->retained_count, &c->retained_memsize, &un, &unm);
     c->has_retained = 1;
     for (int32_t scope = HSCOPE_BUDGET_CLASS; scope <= HSCOPE_BUDGET_SITE && st == HSCOPE_OK;
          scope++) {
         if (!(keys & (1u << scope)))
             continue;
         hscope_tally_t *t = NULL;
-        st = hscope_domtree_tally(&t, tree, hscope__budget_scope_key(scope), NULL, err);
+        st = hscope__domtree_tally(&t, tree, hscope__budget_scope_key(scope), NULL, err);
         if (st == HSCOPE_OK)
             apply_tally(c, scope, t, 1);
-        hscope_tally_free(t);
+        hscope__tally_free(t);
     }
-    hscope_domtree_free(tree);
+    hscope__domtree_free(tree);
     return st;
 }
 
@@ -194,12 +194,12 @@ static hscope_status
 copy_diff(hscope_check_t *c, const hscope_diff_t *d, hscope_error *err)
 {
     c->has_leaked = 1;
-    c->leaked_count = hscope_diff_count(d);
-    c->leaked_memsize = hscope_diff_memsize(d);
+    c->leaked_count = hscope__diff_count(d);
+    c->leaked_memsize = hscope__diff_memsize(d);
     for (uint32_t i = 0; i < 3; i++)
-        c->objects[i] = hscope_diff_snapshot_objects(d, i);
-    c->warn |= hscope_diff_warnings(d);
-    const char *t = hscope_diff_warning_text(d);
+        c->objects[i] = hscope__diff_snapshot_objects(d, i);
+    c->warn |= hscope__diff_warnings(d);
+    const char *t = hscope__diff_warning_text(d);
     size_t len = strlen(t);
     uint32_t lines = 0;
     for (const char *p = t; *p; p++)
@@ -238,14 +238,14 @@ measure(hscope_check_t *c, const needs *nd, const hscope_load_options *lo, uint3
     hscope_status st = HSCOPE_OK;
     if (nd->leaked) {
         hscope_diff_options dop;
-        hscope_diff_options_init(&dop);
+        hscope__diff_options_init(&dop);
         if (flags & HSCOPE_CHECK_KEEP_DUMPER)
             dop.flags |= HSCOPE_DIFF_KEEP_DUMPER;
-        st = hscope_diff_files(&d, c->paths[0], c->paths[1], c->paths[2], lo, &dop, err);
+        st = hscope__diff_files(&d, c->paths[0], c->paths[1], c->paths[2], lo, &dop, err);
         if (st == HSCOPE_OK && (st = copy_diff(c, d, err)) == HSCOPE_OK)
-            h = hscope_heap_ref(hscope_diff_heap(d));
+            h = hscope__heap_ref(hscope__diff_heap(d));
     } else if (nd->retained || nkeys(nd->live_keys) > 1) {
-        st = hscope_heap_open_file(&h, last, lo, err);
+        st = hscope__heap_open_file(&h, last, lo, err);
     }
     if (st == HSCOPE_OK && !nd->leaked && c->npaths == 3)
         st = note_unread(c, err);
@@ -253,8 +253,8 @@ measure(hscope_check_t *c, const needs *nd, const hscope_load_options *lo, uint3
         st = live(c, h, last, nd->live_keys, lo, flags, err);
     if (st == HSCOPE_OK && nd->retained)
         st = retained(c, h, nd->kept_keys, err);
-    hscope_diff_free(d);
-    hscope_heap_free(h);
+    hscope__diff_free(d);
+    hscope__heap_release(h);
     return st;
 }
 

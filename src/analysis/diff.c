@@ -22,7 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../parse/parse.h"
 #include "analysis.h"
 
 #define MISSING 0xFFFFFFFFu
@@ -243,7 +242,7 @@ pass_heap(pass *p, const hscope_heap_t *b, hscope_error *err)
     for (uint32_t i = 0; i < b->n; i++) {
         uint32_t s = b->site[i];
         uint64_t cls = b->cls[i] == HSCOPE__CLS_HIDDEN ? 0 : class_address(b, i), oid = 0;
-        if (p->oids && hscope__bigvals_next(&b->oids, i, &oc, &oid)) {
+        if (p->oids && hscope__oid_next(b, i, &oc, &oid)) {
             visit_oid(p, b->addr[i], b->type[i], b->gen[i], b->flags[i], oid);
             continue;
         }
@@ -310,7 +309,7 @@ skipped_text(const snapinfo *s, char *buf, size_t n)
     for (int r = 0; r < HSCOPE_SKIP__COUNT && len < n; r++) {
         if (!s->skip[r])
             continue;
-        len += (size_t)snprintf(buf + len, n - len, "%s%s %llu", sep, hscope_skip_reason_name(r),
+        len += (size_t)snprintf(buf + len, n - len, "%s%s %llu", sep, hscope__skip_reason_name(r),
                                 (unsigned long long)s->skip[r]);
         sep = ", ";
     }
@@ -365,8 +364,8 @@ warnings(hscope_diff_t *d, const snapinfo *s, int ns)
             "by address, type and class only", (unsigned long long)d->untraced);
 }
 
-HSCOPE_API void
-hscope_diff_options_init(hscope_diff_options *o)
+void
+hscope__diff_options_init(hscope_diff_options *o)
 {
     if (!o)
         return;
@@ -377,7 +376,7 @@ hscope_diff_options_init(hscope_diff_options *o)
 static hscope_status
 read_opts(const hscope_diff_options *in, hscope_diff_options *o, hscope_error *err)
 {
-    hscope_diff_options_init(o);
+    hscope__diff_options_init(o);
     if (!in)
         return HSCOPE_OK;
     if (in->size < sizeof(uint32_t) * 2)
@@ -468,24 +467,8 @@ run_pass(pass *p, const base *b, snapinfo *si, hscope_error *err)
         hscope__builder bl;
         const hscope_load_options *lo = b->load;
         hscope__mem_init(&mem, lo ? lo->allocator : NULL, lo ? lo->max_memory : 0);
-        if ((st = hscope__builder_init(&bl, &mem, 0, 0, err)) != HSCOPE_OK) {
-            hscope__builder_free(&bl);
-            return st;
-        }
-        bl.sink = sink;
-        bl.sink_oid = sink_oid;
-        bl.sink_ud = p;
-        hscope__parse_opts po = {
-            .strict = lo && (lo->flags & HSCOPE_LOAD_STRICT),
-            .max_line = lo ? lo->max_line_bytes : 0,
-            .max_refs = lo ? lo->max_references : 0,
-            .progress = lo ? lo->progress : NULL,
-            .progress_ud = lo ? lo->progress_user_data : NULL,
-        .line_fn = lo ? lo->line_fn : NULL,
-        .line_ud = lo ? lo->line_user_data : NULL,
-        };
-        st = hscope__parse_path(b->path, lo && (lo->flags & HSCOPE_LOAD_NO_GZIP),
-                                lo ? lo->threads : 0, &bl, &po, NULL, NULL, err);
+        hscope__stream_sinks ss = { sink, sink_oid, NULL, p, 0 };
+        st = hscope__heap_stream(&bl, &mem, b->path, lo, &ss, NULL, NULL, err);
         if (st == HSCOPE_OK)
             st = flush(p, err); /* while the builder's strings still exist */
         uint64_t sk = 0;
@@ -495,7 +478,7 @@ run_pass(pass *p, const base *b, snapinfo *si, hscope_error *err)
         si->skipped = sk;
         si->truncated = bl.truncated != 0;
         memcpy(si->skip, bl.skipped, sizeof(si->skip));
-        hscope__builder_free(&bl);
+        hscope__heap_stream_end(&bl);
     }
     si->objects = p->objects;
     si->traced = p->traced;
@@ -621,7 +604,7 @@ hscope__diff_run(hscope_diff_t **out, hscope_heap_t *target, const char *target_
     hscope__free(m, in_b);
     hscope__free(m, dsite);
     for (int i = 0; i < 3; i++)
-        hscope_fingerprint_free(fps[i]);
+        hscope__fingerprint_free(fps[i]);
     *out = d;
     return HSCOPE_OK;
 fail:
@@ -631,21 +614,21 @@ fail:
     hscope__free(m, in_b);
     hscope__free(m, dsite);
     for (int i = 0; i < 3; i++)
-        hscope_fingerprint_free(fps[i]);
+        hscope__fingerprint_free(fps[i]);
     if (d && !d->heap)
         hscope__free(m, d); /* failed before it held the target */
     else
-        hscope_diff_free(d);
+        hscope__diff_free(d);
     return st;
 }
 
-HSCOPE_API hscope_status
-hscope_diff_compute(hscope_diff_t **out, hscope_heap_t *a, hscope_heap_t *b,
-                    hscope_heap_t *c, const hscope_diff_options *opts,
-                    hscope_error *uerr)
+hscope_status
+hscope__diff_compute(hscope_diff_t **out, hscope_heap_t *a, hscope_heap_t *b,
+                     hscope_heap_t *c, const hscope_diff_options *opts,
+                     hscope_error *uerr)
 {
     hscope_error err;
-    hscope_error_init(&err);
+    hscope__error_init(&err);
     hscope_status st;
     if (!out || !a || !b) {
         st = hscope__fail(&err, HSCOPE_ERR_INVALID_ARG, "out, a and b are required");
@@ -680,8 +663,8 @@ hscope__diff_warning_code(const hscope_diff_t *d, uint32_t line)
     return d && line < d->ncodes ? d->codes[line] : 0;
 }
 
-HSCOPE_API void
-hscope_diff_free(hscope_diff_t *d)
+void
+hscope__diff_free(hscope_diff_t *d)
 {
     if (!d || atomic_fetch_sub(&d->refs, 1) != 1)
         return;
@@ -691,81 +674,81 @@ hscope_diff_free(hscope_diff_t *d)
     hscope__heap_release(h);
 }
 
-HSCOPE_API hscope_heap_t *
-hscope_diff_heap(const hscope_diff_t *d)
+hscope_heap_t *
+hscope__diff_heap(const hscope_diff_t *d)
 {
     return d ? d->heap : NULL;
 }
 
-HSCOPE_API uint64_t
-hscope_diff_count(const hscope_diff_t *d)
+uint64_t
+hscope__diff_count(const hscope_diff_t *d)
 {
     return d ? d->n : 0;
 }
 
-HSCOPE_API uint64_t
-hscope_diff_memsize(const hscope_diff_t *d)
+uint64_t
+hscope__diff_memsize(const hscope_diff_t *d)
 {
     return d ? d->memsize : 0;
 }
 
-HSCOPE_API const hscope_id *
-hscope_diff_objects(const hscope_diff_t *d)
+const hscope_id *
+hscope__diff_objects(const hscope_diff_t *d)
 {
     return d ? d->ids : NULL;
 }
 
-HSCOPE_API uint64_t
-hscope_diff_excluded(const hscope_diff_t *d)
+uint64_t
+hscope__diff_excluded(const hscope_diff_t *d)
 {
     return d ? d->excluded : 0;
 }
 
-HSCOPE_API uint64_t
-hscope_diff_snapshot_objects(const hscope_diff_t *d, uint32_t i)
+uint64_t
+hscope__diff_snapshot_objects(const hscope_diff_t *d, uint32_t i)
 {
     return d && i < 3 ? d->snap[i] : 0;
 }
 
-HSCOPE_API uint64_t
-hscope_diff_reused_addresses(const hscope_diff_t *d)
+uint64_t
+hscope__diff_reused_addresses(const hscope_diff_t *d)
 {
     return d ? d->reused : 0;
 }
 
-HSCOPE_API uint32_t
-hscope_diff_warnings(const hscope_diff_t *d)
+uint32_t
+hscope__diff_warnings(const hscope_diff_t *d)
 {
     return d ? d->warn : 0;
 }
 
-HSCOPE_API const char *
-hscope_diff_warning_text(const hscope_diff_t *d)
+const char *
+hscope__diff_warning_text(const hscope_diff_t *d)
 {
     return d ? d->text : "";
 }
 
-HSCOPE_API uint64_t
-hscope_diff_object_id_matches(const hscope_diff_t *d)
+uint64_t
+hscope__diff_object_id_matches(const hscope_diff_t *d)
 {
     return d ? d->oid_matches : 0;
 }
 
-HSCOPE_API uint64_t
-hscope_diff_moved_objects(const hscope_diff_t *d)
+uint64_t
+hscope__diff_moved_objects(const hscope_diff_t *d)
 {
     return d ? d->moved : 0;
 }
 
-HSCOPE_API const char *
-hscope_diff_note_text(const hscope_diff_t *d)
+const char *
+hscope__diff_note_text(const hscope_diff_t *d)
 {
     return d ? d->notes : "";
 }
 
-HSCOPE_API hscope_status
-hscope_diff_tally(hscope_tally_t **out, const hscope_diff_t *d, const char *key,
-                  const hscope_tally_options *opts, hscope_error *err)
+hscope_status
+hscope__diff_tally(hscope_tally_t **out, const hscope_diff_t *d, const char *key,
+                   const hscope_tally_options *opts, hscope_error *err)
 {
     if (!d) {
         if (out)
@@ -775,4 +758,38 @@ hscope_diff_tally(hscope_tally_t **out, const hscope_diff_t *d, const char *key,
     /* d->ids is NULL when nothing leaked: zero objects, not "all" */
     return hscope__tally_run(out, d->heap, key, opts, hscope__ids_or_none(d->ids, d->n),
                              d->n, 1, err);
+}
+
+/* The last dump loaded, the others streamed against it. */
+hscope_status
+hscope__diff_files(hscope_diff_t **out, const char *path_a, const char *path_b,
+                   const char *path_c, const hscope_load_options *load,
+                   const hscope_diff_options *opts, hscope_error *uerr)
+{
+    hscope_error err;
+    hscope__error_init(&err);
+    hscope_status st;
+    hscope_heap_t *target = NULL;
+    if (!out || !path_a || !path_b) {
+        st = hscope__fail(&err, HSCOPE_ERR_INVALID_ARG, "out, path_a and path_b are required");
+        goto done;
+    }
+    *out = NULL;
+    hscope_load_options lopts;
+    if ((st = hscope__read_load_options(load, &lopts, &err)) != HSCOPE_OK)
+        goto done;
+    load = &lopts;
+    const char *tpath = path_c ? path_c : path_b;
+    if ((st = hscope__heap_open_file(&target, tpath, load, &err)) != HSCOPE_OK)
+        goto done;
+    hscope__diff_base ba = { NULL, path_a, load }, bb = { NULL, path_b, load };
+    const char *names[3] = { path_a, path_b, path_c ? path_c : "" };
+    if (!path_c)
+        names[1] = path_b;
+    st = hscope__diff_run(out, target, tpath, &ba, path_c ? &bb : NULL, names, opts, &err);
+done:
+    hscope__heap_release(target); /* the diff holds its own reference */
+    if (st != HSCOPE_OK)
+        hscope__error_copy_out(uerr, &err);
+    return st;
 }

@@ -145,7 +145,7 @@ eval(uint32_t v, uint32_t *anc, uint32_t *label, cstack *cs)
     while (anc[anc[u]] != NONE) {
         if (sp == cs->cap) {
             hscope_error e;
-            hscope_error_init(&e);
+            hscope__error_init(&e);
             if (hscope__grow(cs->m, (void **)&cs->s, &cs->cap, sp + 1, 4, &e) != HSCOPE_OK) {
                 cs->failed = 1;
                 return 0;
@@ -164,8 +164,8 @@ eval(uint32_t v, uint32_t *anc, uint32_t *label, cstack *cs)
     return label[v];
 }
 
-HSCOPE_API void
-hscope_dom_options_init(hscope_dom_options *o)
+void
+hscope__dom_options_init(hscope_dom_options *o)
 {
     if (!o)
         return;
@@ -234,6 +234,92 @@ dfs(const graph *g, hscope__mem *m, uint32_t *num, uint64_t *seen, uint32_t *ord
 }
 
 /*
+ * Phase 3 of compute(): semi-dominators, in reverse preorder, with anc
+ * (cnt entries) the forest of linked vertices.  semi(w) is kept in
+ * pstart[w + 1], which only w itself reads (as the end of its list) and
+ * has read by then.
+ */
+static hscope_status
+semi_dominators(hscope__mem *m, uint32_t cnt, const uint32_t *parent, uint32_t *pstart,
+                const uint32_t *preds, uint32_t *anc, hscope_error *err)
+{
+    cstack cs = { m, NULL, 0, 0 };
+    uint32_t *label = hscope__malloc(m, (size_t)cnt * 4);
+    if (!label)
+        return hscope__nomem(err, (size_t)cnt * 4);
+    hscope_status st = HSCOPE_OK;
+    for (uint32_t i = 0; i < cnt; i++) {
+        label[i] = i;
+        anc[i] = NONE;
+    }
+    for (uint32_t w = cnt - 1; w > 0; w--) {
+        /* the parent (tree edge, not in preds) is a candidate: unlinked,
+         * eval(parent) is parent itself */
+        uint32_t s = parent[w], end = pstart[w + 1];
+        for (uint32_t k = pstart[w]; k < end; k++) {
+            uint32_t x = eval(preds[k], anc, label, &cs);
+            if (x < s)
+                s = x;
+        }
+        if (cs.failed) {
+            st = hscope__nomem(err, cs.cap * 8);
+            break;
+        }
+        pstart[w + 1] = s;
+        label[w] = s;
+        anc[w] = parent[w]; /* link(parent[w], w) */
+    }
+    hscope__free(m, label);
+    hscope__free(m, cs.s);
+    return st;
+}
+
+/* Phase 5 of compute(): the immediate dominators (idom, by preorder
+ * number) as object ids in t->idom (order: number -> vertex). */
+static hscope_status
+idom_ids(hscope_domtree_t *t, const graph *g, const uint32_t *order, const uint32_t *idom,
+         uint32_t cnt, hscope_error *err)
+{
+    t->idom = hscope__malloc(&t->heap->mem, ((size_t)g->n + 1) * sizeof(uint32_t));
+    if (!t->idom)
+        return hscope__nomem(err, (size_t)g->n * 4);
+    memset(t->idom, 0xFF, ((size_t)g->n + 1) * sizeof(uint32_t));
+    for (uint32_t w = 1; w < cnt; w++)
+        if (order[w] < g->n)
+            t->idom[order[w]] = order[idom[w]];
+    return HSCOPE_OK;
+}
+
+/* Then the retained sizes: children before parents (reverse preorder;
+ * idom[w] < w), straight into the output arrays. */
+static hscope_status
+retained_sizes(hscope_domtree_t *t, const graph *g, const uint32_t *order, uint32_t cnt,
+               hscope_error *err)
+{
+    hscope__mem *m = &t->heap->mem;
+    t->rcount = hscope__calloc(m, (size_t)g->n + 1, sizeof(uint32_t));
+    t->rsize = hscope__calloc(m, (size_t)g->n + 1, sizeof(uint64_t));
+    if (!t->rcount || !t->rsize)
+        return hscope__nomem(err, (size_t)g->n * 12);
+    for (uint32_t w = cnt - 1; w > 0; w--) {
+        uint32_t v = order[w];
+        if (v >= g->n)
+            continue;
+        uint32_t d = t->idom[v];
+        uint64_t ms = hscope__memsize(g->h, v);
+        t->rsize[v] = hscope__sat_add(t->rsize[v], ms);
+        t->rcount[v] += 1;
+        if (d < g->n) {
+            t->rsize[d] = hscope__sat_add(t->rsize[d], t->rsize[v]);
+            t->rcount[d] += t->rcount[v];
+        }
+        t->reachable++;
+        t->reach_memsize = hscope__sat_add(t->reach_memsize, ms);
+    }
+    return HSCOPE_OK;
+}
+
+/*
  * Memory, per vertex (v) and per reached edge that is not a DFS tree edge
  * (e; tree edges are not stored): the phases free what they no longer
  * need before the next allocates, so the peak is 16 v + 4 e (building the
@@ -247,10 +333,9 @@ compute(hscope_domtree_t *t, const graph *g, hscope_error *err)
     hscope__mem *m = &t->heap->mem;
     hscope_status st;
     uint32_t nv = g->nv;
-    uint32_t *num = NULL, *order = NULL, *parent = NULL, *label = NULL, *anc = NULL,
-             *pstart = NULL, *preds = NULL;
+    uint32_t *num = NULL, *order = NULL, *parent = NULL, *anc = NULL, *pstart = NULL,
+             *preds = NULL;
     uint64_t *seen = NULL;
-    cstack cs = { m, NULL, 0, 0 };
 
     /* Phase 1: preorder numbers (num: vertex -> number, order: number ->
      * vertex) and DFS tree parents. */
@@ -276,41 +361,16 @@ compute(hscope_domtree_t *t, const graph *g, hscope_error *err)
     hscope__free(m, order);
     num = order = NULL;
 
-    /* Phase 3: semi-dominators, in reverse preorder.  semi(w) is kept in
-     * pstart[w + 1], which only w itself reads (as the end of its list)
-     * and has read by then. */
-    label = hscope__malloc(m, (size_t)cnt * 4);
-    anc = hscope__malloc(m, (size_t)cnt * 4);
-    if (!label || !anc) {
+    /* Phase 3: semi-dominators (semi(w) in pstart[w + 1]). */
+    if (!(anc = hscope__malloc(m, (size_t)cnt * 4))) {
         st = hscope__nomem(err, (size_t)cnt * 4);
         goto out;
     }
-    for (uint32_t i = 0; i < cnt; i++) {
-        label[i] = i;
-        anc[i] = NONE;
-    }
-    for (uint32_t w = cnt - 1; w > 0; w--) {
-        /* the parent (tree edge, not in preds) is a candidate: unlinked,
-         * eval(parent) is parent itself */
-        uint32_t s = parent[w], end = pstart[w + 1];
-        for (uint32_t k = pstart[w]; k < end; k++) {
-            uint32_t x = eval(preds[k], anc, label, &cs);
-            if (x < s)
-                s = x;
-        }
-        if (cs.failed) {
-            st = hscope__nomem(err, cs.cap * 8);
-            goto out;
-        }
-        pstart[w + 1] = s;
-        label[w] = s;
-        anc[w] = parent[w]; /* link(parent[w], w) */
-    }
+    if ((st = semi_dominators(m, cnt, parent, pstart, preds, anc, err)) != HSCOPE_OK)
+        goto out;
     uint32_t *semi = pstart + 1;
     hscope__free(m, preds);
-    hscope__free(m, label);
-    hscope__free(m, cs.s);
-    preds = label = cs.s = NULL;
+    preds = NULL;
 
     /* Phase 4: NCA step: idom = parent, then climb while above semi.
      * `anc` becomes the idom array (preorder numbers). */
@@ -345,38 +405,12 @@ compute(hscope_domtree_t *t, const graph *g, hscope_error *err)
         st = hscope__fail(err, HSCOPE_ERR_INTERNAL, "dominators: the graph changed");
         goto out;
     }
-    t->idom = hscope__malloc(m, ((size_t)g->n + 1) * sizeof(uint32_t));
-    if (!t->idom) {
-        st = hscope__nomem(err, (size_t)g->n * 4);
+    if ((st = idom_ids(t, g, order, idom, cnt, err)) != HSCOPE_OK)
         goto out;
-    }
-    memset(t->idom, 0xFF, ((size_t)g->n + 1) * sizeof(uint32_t));
-    for (uint32_t w = 1; w < cnt; w++)
-        if (order[w] < g->n)
-            t->idom[order[w]] = order[idom[w]];
     hscope__free(m, anc);
     anc = idom = NULL;
-    t->rcount = hscope__calloc(m, (size_t)g->n + 1, sizeof(uint32_t));
-    t->rsize = hscope__calloc(m, (size_t)g->n + 1, sizeof(uint64_t));
-    if (!t->rcount || !t->rsize) {
-        st = hscope__nomem(err, (size_t)g->n * 12);
+    if ((st = retained_sizes(t, g, order, cnt, err)) != HSCOPE_OK)
         goto out;
-    }
-    for (uint32_t w = cnt - 1; w > 0; w--) {
-        uint32_t v = order[w];
-        if (v >= g->n)
-            continue;
-        uint32_t d = t->idom[v];
-        uint64_t ms = hscope__memsize(g->h, v);
-        t->rsize[v] = hscope__sat_add(t->rsize[v], ms);
-        t->rcount[v] += 1;
-        if (d < g->n) {
-            t->rsize[d] = hscope__sat_add(t->rsize[d], t->rsize[v]);
-            t->rcount[d] += t->rcount[v];
-        }
-        t->reachable++;
-        t->reach_memsize = hscope__sat_add(t->reach_memsize, ms);
-    }
     t->unreach = g->n - t->reachable;
     st = HSCOPE_OK;
 out:
@@ -384,24 +418,22 @@ out:
     hscope__free(m, num);
     hscope__free(m, order);
     hscope__free(m, parent);
-    hscope__free(m, label);
     hscope__free(m, anc);
-    hscope__free(m, cs.s);
     hscope__free(m, pstart);
     hscope__free(m, preds);
     return st;
 }
 
-HSCOPE_API hscope_status
-hscope_domtree_compute(hscope_domtree_t **out, hscope_heap_t *heap,
-                       const hscope_dom_options *uopts, hscope_error *uerr)
+hscope_status
+hscope__domtree_compute(hscope_domtree_t **out, hscope_heap_t *heap,
+                        const hscope_dom_options *uopts, hscope_error *uerr)
 {
     hscope_error err;
-    hscope_error_init(&err);
+    hscope__error_init(&err);
     hscope_status st;
     hscope_domtree_t *t = NULL;
     hscope_dom_options o;
-    hscope_dom_options_init(&o);
+    hscope__dom_options_init(&o);
     if (!out || !heap) {
         st = hscope__fail(&err, HSCOPE_ERR_INVALID_ARG, "out and heap are required");
         goto done;
@@ -447,7 +479,7 @@ hscope_domtree_compute(hscope_domtree_t **out, hscope_heap_t *heap,
             t->unreach_memsize = hscope__sat_add(t->unreach_memsize, hscope__memsize(heap, i));
 done:
     if (st != HSCOPE_OK) {
-        hscope_domtree_free(t);
+        hscope__domtree_free(t);
         hscope__error_copy_out(uerr, &err);
         return st;
     }
@@ -455,8 +487,8 @@ done:
     return HSCOPE_OK;
 }
 
-HSCOPE_API void
-hscope_domtree_free(hscope_domtree_t *t)
+void
+hscope__domtree_free(hscope_domtree_t *t)
 {
     if (!t)
         return;
@@ -473,8 +505,8 @@ hscope_domtree_free(hscope_domtree_t *t)
     hscope__heap_release(h);
 }
 
-HSCOPE_API hscope_heap_t *
-hscope_domtree_heap(const hscope_domtree_t *t)
+hscope_heap_t *
+hscope__domtree_heap(const hscope_domtree_t *t)
 {
     return t ? t->heap : NULL;
 }
@@ -486,9 +518,9 @@ hscope__domtree_class_edges(const hscope_domtree_t *t)
 }
 
 
-HSCOPE_API hscope_status
-hscope_domtree_idom(const hscope_domtree_t *t, hscope_id id, hscope_id *idom,
-                    int32_t *root_category)
+hscope_status
+hscope__domtree_idom(const hscope_domtree_t *t, hscope_id id, hscope_id *idom,
+                     int32_t *root_category)
 {
     if (!t || !idom)
         return HSCOPE_ERR_INVALID_ARG;
@@ -507,28 +539,28 @@ hscope_domtree_idom(const hscope_domtree_t *t, hscope_id id, hscope_id *idom,
     return HSCOPE_OK;
 }
 
-HSCOPE_API uint64_t
-hscope_domtree_retained(const hscope_domtree_t *t, hscope_id id)
+uint64_t
+hscope__domtree_retained(const hscope_domtree_t *t, hscope_id id)
 {
     return t && id < t->n ? t->rsize[id] : 0;
 }
 
-HSCOPE_API uint64_t
-hscope_domtree_retained_count(const hscope_domtree_t *t, hscope_id id)
+uint64_t
+hscope__domtree_retained_count(const hscope_domtree_t *t, hscope_id id)
 {
     return t && id < t->n ? t->rcount[id] : 0;
 }
 
-HSCOPE_API int32_t
-hscope_domtree_reachable(const hscope_domtree_t *t, hscope_id id)
+int32_t
+hscope__domtree_reachable(const hscope_domtree_t *t, hscope_id id)
 {
     return t && id < t->n && t->idom[id] != NONE;
 }
 
-HSCOPE_API void
-hscope_domtree_totals(const hscope_domtree_t *t, uint64_t *reachable,
-                      uint64_t *reachable_memsize, uint64_t *unreachable,
-                      uint64_t *unreachable_memsize)
+void
+hscope__domtree_totals(const hscope_domtree_t *t, uint64_t *reachable,
+                       uint64_t *reachable_memsize, uint64_t *unreachable,
+                       uint64_t *unreachable_memsize)
 {
     if (reachable) *reachable = t ? t->reachable : 0;
     if (reachable_memsize) *reachable_memsize = t ? t->reach_memsize : 0;
@@ -581,10 +613,10 @@ build_kids(hscope_domtree_t *t, hscope_error *err)
     return st;
 }
 
-HSCOPE_API hscope_status
-hscope_domtree_children(hscope_domtree_t *t, hscope_id id, int32_t root_category,
-                        const hscope_id **kids, uint64_t *count,
-                        hscope_error *uerr)
+hscope_status
+hscope__domtree_children(hscope_domtree_t *t, hscope_id id, int32_t root_category,
+                         const hscope_id **kids, uint64_t *count,
+                         hscope_error *uerr)
 {
     if (!t || !kids || !count)
         return HSCOPE_ERR_INVALID_ARG;
@@ -601,7 +633,7 @@ hscope_domtree_children(hscope_domtree_t *t, hscope_id id, int32_t root_category
         v = t->n + t->ncat; /* the super-root */
     }
     hscope_error err;
-    hscope_error_init(&err);
+    hscope__error_init(&err);
     hscope_status st = build_kids(t, &err);
     if (st != HSCOPE_OK) {
         hscope__error_copy_out(uerr, &err);
@@ -612,14 +644,14 @@ hscope_domtree_children(hscope_domtree_t *t, hscope_id id, int32_t root_category
     return HSCOPE_OK;
 }
 
-HSCOPE_API hscope_status
-hscope_domtree_unreachable(hscope_domtree_t *t, const hscope_id **ids,
-                           uint64_t *count, hscope_error *uerr)
+hscope_status
+hscope__domtree_unreachable(hscope_domtree_t *t, const hscope_id **ids,
+                            uint64_t *count, hscope_error *uerr)
 {
     if (!t || !ids || !count)
         return HSCOPE_ERR_INVALID_ARG;
     hscope_error err;
-    hscope_error_init(&err);
+    hscope__error_init(&err);
     hscope_status st = build_kids(t, &err);
     if (st != HSCOPE_OK) {
         hscope__error_copy_out(uerr, &err);
@@ -630,9 +662,9 @@ hscope_domtree_unreachable(hscope_domtree_t *t, const hscope_id **ids,
     return HSCOPE_OK;
 }
 
-HSCOPE_API uint64_t
-hscope_domtree_chain(const hscope_domtree_t *t, hscope_id id, hscope_id *out,
-                     uint64_t max, int32_t *root_category)
+uint64_t
+hscope__domtree_chain(const hscope_domtree_t *t, hscope_id id, hscope_id *out,
+                      uint64_t max, int32_t *root_category)
 {
     if (!t || id >= t->n || t->idom[id] == NONE)
         return 0;
@@ -685,8 +717,8 @@ sift_down(const hscope_domtree_t *t, hscope_id *hp, uint64_t n, uint64_t i)
     }
 }
 
-HSCOPE_API uint64_t
-hscope_domtree_top(const hscope_domtree_t *t, hscope_id *out, uint64_t max)
+uint64_t
+hscope__domtree_top(const hscope_domtree_t *t, hscope_id *out, uint64_t max)
 {
     if (!t || !out || !max)
         return 0;
@@ -740,12 +772,12 @@ hscope__paths_class_edges(const hscope_paths_t *p)
     return p->class_edges;
 }
 
-HSCOPE_API hscope_status
-hscope_paths_compute(hscope_paths_t **out, hscope_heap_t *heap,
-                     const hscope_dom_options *uopts, hscope_error *uerr)
+hscope_status
+hscope__paths_compute(hscope_paths_t **out, hscope_heap_t *heap,
+                      const hscope_dom_options *uopts, hscope_error *uerr)
 {
     hscope_error err;
-    hscope_error_init(&err);
+    hscope__error_init(&err);
     hscope_status st = HSCOPE_OK;
     hscope_paths_t *p = NULL;
     uint32_t *queue = NULL, *par = NULL;
@@ -821,8 +853,8 @@ done:
     return HSCOPE_OK;
 }
 
-HSCOPE_API void
-hscope_paths_free(hscope_paths_t *p)
+void
+hscope__paths_free(hscope_paths_t *p)
 {
     if (!p)
         return;
@@ -832,9 +864,9 @@ hscope_paths_free(hscope_paths_t *p)
     hscope__heap_release(h);
 }
 
-HSCOPE_API uint64_t
-hscope_paths_get(const hscope_paths_t *p, hscope_id target, hscope_id *out,
-                 uint64_t max, int32_t *root_category)
+uint64_t
+hscope__paths_get(const hscope_paths_t *p, hscope_id target, hscope_id *out,
+                  uint64_t max, int32_t *root_category)
 {
     if (!p || target >= p->n || p->parent[target] == NONE)
         return 0;
@@ -891,12 +923,12 @@ cmp_holder(const void *a, const void *b)
  * that holder.  Results are memoised per object so shared chains are
  * walked once.
  */
-HSCOPE_API hscope_status
-hscope_holders_compute(hscope_holders_t **out, hscope_domtree_t *t,
-                       const hscope_id *ids, uint64_t n, hscope_error *uerr)
+hscope_status
+hscope__holders_compute(hscope_holders_t **out, hscope_domtree_t *t,
+                        const hscope_id *ids, uint64_t n, hscope_error *uerr)
 {
     hscope_error err;
-    hscope_error_init(&err);
+    hscope__error_init(&err);
     hscope_status st = HSCOPE_OK;
     hscope_holders_t *hs = NULL;
     uint64_t *inset = NULL;
@@ -984,8 +1016,8 @@ done:
     return HSCOPE_OK;
 }
 
-HSCOPE_API void
-hscope_holders_free(hscope_holders_t *hs)
+void
+hscope__holders_free(hscope_holders_t *hs)
 {
     if (!hs)
         return;
@@ -995,15 +1027,15 @@ hscope_holders_free(hscope_holders_t *hs)
     hscope__heap_release(h);
 }
 
-HSCOPE_API uint64_t
-hscope_holders_count(const hscope_holders_t *hs)
+uint64_t
+hscope__holders_count(const hscope_holders_t *hs)
 {
     return hs ? hs->n : 0;
 }
 
-HSCOPE_API hscope_status
-hscope_holders_get(const hscope_holders_t *hs, uint64_t i, hscope_id *holder_id,
-                   int32_t *root_category, uint64_t *count, uint64_t *memsize)
+hscope_status
+hscope__holders_get(const hscope_holders_t *hs, uint64_t i, hscope_id *holder_id,
+                    int32_t *root_category, uint64_t *count, uint64_t *memsize)
 {
     if (!hs)
         return HSCOPE_ERR_INVALID_ARG;

@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../parse/parse.h"
 #include "analysis.h"
 
 #define XXH_INLINE_ALL
@@ -240,7 +239,7 @@ static hscope_status
 fold_init(fold *f, hscope__mem *mem, int tk, uint32_t flags)
 {
     hscope_error e;
-    hscope_error_init(&e);
+    hscope__error_init(&e);
     memset(f, 0, sizeof(*f));
     f->mem = mem;
     f->tk = tk;
@@ -367,8 +366,7 @@ render_all(fold *f, const hscope__builder *b, hscope_tally_t *t, hscope_error *e
         size_t len;
         switch (f->tk) {
         case HSCOPE__TK_TYPE: {
-            const char *tn = k->a < 32 ? hscope__fixed_type_name((int)k->a)
-                                       : b->type_names[k->a & 255];
+            const char *tn = hscope__stream_type_name(b, k->a);
             len = (size_t)snprintf(buf, bcap, "%s", tn ? tn : "?");
             break;
         }
@@ -448,18 +446,18 @@ fold_free(fold *f)
                   f->cls_detail, f->cls_seq, f->cls_table, f->dsite };
     for (size_t i = 0; i < sizeof(p) / sizeof(p[0]); i++)
         hscope__free(f->mem, p[i]);
-    hscope_fingerprint_free(f->fp);
+    hscope__fingerprint_free(f->fp);
     f->fp = NULL;
 }
 
-/* What the pass saw, for hscope_tally_stats(); the fingerprint moves to
+/* What the pass saw, for hscope__tally_stats(); the fingerprint moves to
  * the tally. */
 static void
 source_stats(hscope_tally_t *t, const hscope__builder *b, fold *f, uint64_t in_bytes,
              int gz, uint64_t ns)
 {
     hscope_load_stats s;
-    hscope_load_stats_init(&s);
+    hscope__load_stats_init(&s);
     s.gzip = (uint32_t)gz;
     s.input_bytes = in_bytes;
     s.bytes = b->bytes;
@@ -478,13 +476,13 @@ source_stats(hscope_tally_t *t, const hscope__builder *b, fold *f, uint64_t in_b
     f->fp = NULL;
 }
 
-HSCOPE_API hscope_status
-hscope_tally_file(hscope_tally_t **out, const char *path, const char *key,
-                  const hscope_load_options *lo, const hscope_tally_options *uopts,
-                  hscope_error *uerr)
+hscope_status
+hscope__tally_file(hscope_tally_t **out, const char *path, const char *key,
+                   const hscope_load_options *lo, const hscope_tally_options *uopts,
+                   hscope_error *uerr)
 {
     hscope_error err;
-    hscope_error_init(&err);
+    hscope__error_init(&err);
     hscope_status st;
     hscope__mem mem;
     hscope__builder b;
@@ -494,7 +492,7 @@ hscope_tally_file(hscope_tally_t **out, const char *path, const char *key,
     memset(&f, 0, sizeof(f));
     memset(&b, 0, sizeof(b));
     hscope_tally_options o;
-    hscope_tally_options_init(&o);
+    hscope__tally_options_init(&o);
     if (!out || !path || !key) {
         st = hscope__fail(&err, HSCOPE_ERR_INVALID_ARG, "NULL argument");
         goto done;
@@ -535,25 +533,11 @@ hscope_tally_file(hscope_tally_t **out, const char *path, const char *key,
         goto done;
     }
     have_b = 1; /* a half-made builder is freed too */
-    if ((st = hscope__builder_init(&b, &mem, 0, 0, &err)) != HSCOPE_OK)
-        goto done;
-    b.sink = sink;
-    b.sink_ud = &f;
-    b.slot_sink = &fold_slots; /* on the parallel parser: folded on the workers */
-    hscope__parse_opts po = {
-        .strict = lo && (lo->flags & HSCOPE_LOAD_STRICT),
-        .max_line = lo ? lo->max_line_bytes : 0,
-        .max_refs = lo ? lo->max_references : 0,
-        .progress = lo ? lo->progress : NULL,
-        .progress_ud = lo ? lo->progress_user_data : NULL,
-        .line_fn = lo ? lo->line_fn : NULL,
-        .line_ud = lo ? lo->line_user_data : NULL,
-    };
     uint64_t in_bytes = 0, t0 = hscope__now_ns();
     int gz = 0;
-    if ((st = hscope__parse_path(path, lo && (lo->flags & HSCOPE_LOAD_NO_GZIP),
-                                 lo ? lo->threads : 0, &b,
-                                 &po, &in_bytes, &gz, &err)) != HSCOPE_OK)
+    /* on the parallel parser: folded on the workers (fold_slots) */
+    hscope__stream_sinks ss = { sink, NULL, &fold_slots, &f, 0 };
+    if ((st = hscope__heap_stream(&b, &mem, path, lo, &ss, &in_bytes, &gz, &err)) != HSCOPE_OK)
         goto done;
     if ((st = hscope__tally_new(&t, lo ? lo->allocator : NULL, &err)) != HSCOPE_OK)
         goto done;
@@ -566,10 +550,10 @@ hscope_tally_file(hscope_tally_t **out, const char *path, const char *key,
     source_stats(t, &b, &f, in_bytes, gz, hscope__now_ns() - t0);
 done:
     if (have_b)
-        hscope__builder_free(&b);
+        hscope__heap_stream_end(&b);
     fold_free(&f);
     if (st != HSCOPE_OK) {
-        hscope_tally_free(t);
+        hscope__tally_free(t);
         hscope__error_copy_out(uerr, &err);
         return st;
     }

@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../parse/builder.h"
 #include "analysis.h"
 
 void

@@ -12,11 +12,11 @@ static hscope_status
 path_to(const hscope_paths_t *p, hscope__mem *m, hscope_id v, hscope_id **buf, uint64_t *len,
         int32_t *cat, hscope_error *err)
 {
-    *len = hscope_paths_get(p, v, NULL, 0, cat);
+    *len = hscope__paths_get(p, v, NULL, 0, cat);
     *buf = hscope__malloc(m, (size_t)(*len + 2) * sizeof(hscope_id));
     if (!*buf)
         return hscope__nomem(err, (size_t)*len * sizeof(hscope_id));
-    hscope_paths_get(p, v, *buf, *len, cat);
+    hscope__paths_get(p, v, *buf, *len, cat);
     return HSCOPE_OK;
 }
 
@@ -60,7 +60,7 @@ hscope__paths_each(const hscope_paths_t *p, hscope_id target, uint64_t max_paths
         return HSCOPE_OK;
     const hscope_id *srcs;
     uint64_t nsrc, emitted = 1;
-    if ((st = hscope_heap_object_referrers(h, target, &srcs, &nsrc, err)) != HSCOPE_OK)
+    if ((st = hscope__heap_object_referrers(h, target, &srcs, &nsrc, err)) != HSCOPE_OK)
         return st;
     for (uint64_t s = 0; s < nsrc && emitted < max_paths && st == HSCOPE_OK; s++) {
         if (s > 0 && srcs[s] == srcs[s - 1])

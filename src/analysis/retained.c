@@ -31,8 +31,8 @@ open_node(du *d, hscope_id v)
 {
     uint32_t g = d->grp[v];
     if (d->active[g]++ == 0) {
-        d->rows[g].retained += hscope_domtree_retained(d->t, v);
-        d->rows[g].count += hscope_domtree_retained_count(d->t, v);
+        d->rows[g].retained += hscope__domtree_retained(d->t, v);
+        d->rows[g].count += hscope__domtree_retained_count(d->t, v);
     }
 }
 
@@ -46,7 +46,7 @@ walk(du *d, hscope_id top, hscope_error *err)
     for (;;) {
         const hscope_id *kids;
         uint64_t nk;
-        hscope_status st = hscope_domtree_children(d->t, d->stk[sp], -1, &kids, &nk, err);
+        hscope_status st = hscope__domtree_children(d->t, d->stk[sp], -1, &kids, &nk, err);
         if (st != HSCOPE_OK)
             return st;
         if (d->pos[sp] < nk) {
@@ -74,15 +74,15 @@ groups_of(du *d, hscope_heap_t *h, const char *key, hscope_tally_t **tl, hscope_
     for (uint32_t i = 0; i < n; i++)
         all[i] = i;
     hscope_tally_options to;
-    hscope_tally_options_init(&to);
+    hscope__tally_options_init(&to);
     hscope_status st = hscope__tally_run(tl, h, key, &to, hscope__ids_or_none(all, n), n, 1, err);
     hscope__free(d->m, all);
     if (st != HSCOPE_OK)
         return st;
-    for (uint64_t r = 0; r < hscope_tally_row_count(*tl); r++) {
+    for (uint64_t r = 0; r < hscope__tally_row_count(*tl); r++) {
         const hscope_id *ids;
         uint64_t k;
-        hscope_tally_row_objects(*tl, r, &ids, &k);
+        hscope__tally_row_objects(*tl, r, &ids, &k);
         for (uint64_t j = 0; j < k; j++)
             d->grp[ids[j]] = (uint32_t)r;
     }
@@ -101,7 +101,7 @@ compute(du *d, hscope_heap_t *h, const char *key, hscope_tally_t **tl, hscope_er
     hscope_status st = groups_of(d, h, key, tl, err);
     if (st != HSCOPE_OK)
         return st;
-    uint64_t ng = hscope_tally_row_count(*tl);
+    uint64_t ng = hscope__tally_row_count(*tl);
     d->rows = hscope__calloc(d->m, (size_t)ng + 1, sizeof(rgroup));
     d->active = hscope__calloc(d->m, (size_t)ng + 1, sizeof(uint32_t));
     if (!d->rows || !d->active)
@@ -110,7 +110,7 @@ compute(du *d, hscope_heap_t *h, const char *key, hscope_tally_t **tl, hscope_er
         int32_t cat = ci < h->ncat ? (int32_t)ci : -1;
         const hscope_id *tops;
         uint64_t ntop;
-        st = hscope_domtree_children(d->t, HSCOPE_ID_NONE, cat, &tops, &ntop, err);
+        st = hscope__domtree_children(d->t, HSCOPE_ID_NONE, cat, &tops, &ntop, err);
         for (uint64_t q = 0; q < ntop && st == HSCOPE_OK; q++)
             st = walk(d, tops[q], err);
     }
@@ -125,10 +125,10 @@ to_tally(const du *d, hscope_heap_t *h, const hscope_tally_t *tl, const char *ke
     hscope_allocator a = { sizeof(a), 0, h->mem.malloc_fn, h->mem.realloc_fn, h->mem.free_fn,
                            h->mem.ud };
     hscope_status st = hscope__tally_new(out, &a, err);
-    for (uint64_t r = 0; st == HSCOPE_OK && r < hscope_tally_row_count(tl); r++) {
+    for (uint64_t r = 0; st == HSCOPE_OK && r < hscope__tally_row_count(tl); r++) {
         if (!d->rows[r].retained && !d->rows[r].count)
             continue;
-        const char *k = hscope_tally_row_key(tl, r);
+        const char *k = hscope__tally_row_key(tl, r);
         st = hscope__tally_add(*out, k, strlen(k), d->rows[r].count, d->rows[r].retained, err);
     }
     if (st != HSCOPE_OK)
@@ -138,7 +138,7 @@ to_tally(const du *d, hscope_heap_t *h, const hscope_tally_t *tl, const char *ke
     hscope__tally_set_retained(*out);
     uint64_t sk[HSCOPE_SKIP__COUNT];
     for (int r = 0; r < HSCOPE_SKIP__COUNT; r++)
-        sk[r] = hscope_heap_skipped(h, r);
+        sk[r] = hscope__heap_skipped(h, r);
     hscope__tally_set_source(*out, &h->stats, sk, NULL, 0);
     return HSCOPE_OK;
 }
@@ -147,7 +147,7 @@ hscope_status
 hscope__domtree_tally(hscope_tally_t **out, hscope_domtree_t *t, const char *key,
                       const hscope_tally_options *opts, hscope_error *err)
 {
-    hscope_heap_t *h = hscope_domtree_heap(t);
+    hscope_heap_t *h = hscope__domtree_heap(t);
     du d;
     memset(&d, 0, sizeof(d));
     d.t = t;
@@ -158,10 +158,10 @@ hscope__domtree_tally(hscope_tally_t **out, hscope_domtree_t *t, const char *key
     if (st == HSCOPE_OK)
         st = to_tally(&d, h, tl, key, opts, out, err);
     if (st != HSCOPE_OK) {
-        hscope_tally_free(*out);
+        hscope__tally_free(*out);
         *out = NULL;
     }
-    hscope_tally_free(tl);
+    hscope__tally_free(tl);
     hscope__free(d.m, d.grp);
     hscope__free(d.m, d.stk);
     hscope__free(d.m, d.pos);

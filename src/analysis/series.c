@@ -119,12 +119,12 @@ hscope__fp_add_heap(hscope_fingerprint_t *fp, const hscope_heap_t *h)
         hscope__fp_add(fp, h->addr[i], h->type[i], h->gen[i]);
 }
 
-HSCOPE_API hscope_status
-hscope_heap_fingerprint(hscope_fingerprint_t **out, const hscope_heap_t *heap,
-                        const char *path, hscope_error *uerr)
+hscope_status
+hscope__heap_fingerprint(hscope_fingerprint_t **out, const hscope_heap_t *heap,
+                         const char *path, hscope_error *uerr)
 {
     hscope_error err;
-    hscope_error_init(&err);
+    hscope__error_init(&err);
     hscope_status st;
     if (!out || !heap) {
         st = hscope__fail(&err, HSCOPE_ERR_INVALID_ARG, "out and heap are required");
@@ -141,12 +141,12 @@ hscope_heap_fingerprint(hscope_fingerprint_t **out, const hscope_heap_t *heap,
     return st;
 }
 
-HSCOPE_API hscope_status
-hscope_fingerprint_copy(hscope_fingerprint_t **out, const hscope_fingerprint_t *fp,
-                        hscope_error *uerr)
+hscope_status
+hscope__fingerprint_copy(hscope_fingerprint_t **out, const hscope_fingerprint_t *fp,
+                         hscope_error *uerr)
 {
     hscope_error err;
-    hscope_error_init(&err);
+    hscope__error_init(&err);
     hscope_status st;
     if (!out || !fp) {
         st = hscope__fail(&err, HSCOPE_ERR_INVALID_ARG, "out and fp are required");
@@ -167,8 +167,8 @@ hscope_fingerprint_copy(hscope_fingerprint_t **out, const hscope_fingerprint_t *
     return st;
 }
 
-HSCOPE_API void
-hscope_fingerprint_free(hscope_fingerprint_t *fp)
+void
+hscope__fingerprint_free(hscope_fingerprint_t *fp)
 {
     if (!fp)
         return;
@@ -297,9 +297,9 @@ check_pair(const hscope_fingerprint_t *a, const hscope_fingerprint_t *b, const c
     return w;
 }
 
-HSCOPE_API uint32_t
-hscope_series_check(const hscope_fingerprint_t *const *fps, const char *const *names,
-                    uint64_t count, char *text, uint64_t text_size)
+uint32_t
+hscope__series_check(const hscope_fingerprint_t *const *fps, const char *const *names,
+                     uint64_t count, char *text, uint64_t text_size)
 {
     joined j = { text, text ? (size_t)text_size : 0, 0 };
     if (text && text_size)

@@ -20,31 +20,31 @@ hscope__suspects_free(hscope_suspects_t *s)
 {
     if (!s)
         return;
-    hscope_heap_t *h = hscope_diff_heap(s->diff);
-    hscope_heap_t *keep = hscope_heap_ref(h); /* s itself lives in h's memory */
-    hscope_holders_free(s->holders);
-    hscope_paths_free(s->paths);
-    hscope_domtree_free(s->tree);
-    hscope_diff_free(s->diff);
+    hscope_heap_t *h = hscope__diff_heap(s->diff);
+    hscope_heap_t *keep = hscope__heap_ref(h); /* s itself lives in h's memory */
+    hscope__holders_free(s->holders);
+    hscope__paths_free(s->paths);
+    hscope__domtree_free(s->tree);
+    hscope__diff_free(s->diff);
     hscope__free(&keep->mem, s);
-    hscope_heap_free(keep);
+    hscope__heap_release(keep);
 }
 
 hscope_status
 hscope__suspects_compute(hscope_suspects_t **out, hscope_diff_t *diff,
                          const hscope_dom_options *opts, hscope_error *err)
 {
-    hscope_heap_t *h = hscope_diff_heap(diff);
+    hscope_heap_t *h = hscope__diff_heap(diff);
     hscope_suspects_t *s = hscope__calloc(&h->mem, 1, sizeof(*s));
     if (!s)
         return hscope__nomem(err, sizeof(*s));
     s->diff = hscope__diff_ref(diff);
-    hscope_status st = hscope_domtree_compute(&s->tree, h, opts, err);
+    hscope_status st = hscope__domtree_compute(&s->tree, h, opts, err);
     if (st == HSCOPE_OK)
-        st = hscope_paths_compute(&s->paths, h, opts, err);
+        st = hscope__paths_compute(&s->paths, h, opts, err);
     if (st == HSCOPE_OK)
-        st = hscope_holders_compute(&s->holders, s->tree, hscope_diff_objects(diff),
-                                    hscope_diff_count(diff), err);
+        st = hscope__holders_compute(&s->holders, s->tree, hscope__diff_objects(diff),
+                                    hscope__diff_count(diff), err);
     if (st != HSCOPE_OK) {
         hscope__suspects_free(s);
         return st;
@@ -84,7 +84,7 @@ hscope__suspects_path(const hscope_suspects_t *s, uint64_t i, hscope_id *out, ui
     hscope_id holder;
     int32_t cat = -1;
     uint64_t c, m;
-    if (hscope_holders_get(s->holders, i, &holder, &cat, &c, &m) != HSCOPE_OK) {
+    if (hscope__holders_get(s->holders, i, &holder, &cat, &c, &m) != HSCOPE_OK) {
         if (root_category)
             *root_category = -1;
         return 0;
@@ -94,5 +94,5 @@ hscope__suspects_path(const hscope_suspects_t *s, uint64_t i, hscope_id *out, ui
             *root_category = cat;
         return 0;
     }
-    return hscope_paths_get(s->paths, holder, out, max, root_category);
+    return hscope__paths_get(s->paths, holder, out, max, root_category);
 }

@@ -55,8 +55,8 @@ struct hscope_tally {
 
 const uint32_t hscope__no_ids[1] = { 0 };
 
-HSCOPE_API void
-hscope_tally_options_init(hscope_tally_options *o)
+void
+hscope__tally_options_init(hscope_tally_options *o)
 {
     if (!o)
         return;
@@ -113,7 +113,7 @@ render(hscope_tally_t *t, enum tkey tk, const hscope__intern *names, group *g,
     hscope_status st;
     switch (tk) {
     case TK_TYPE: {
-        const char *n = hscope_heap_type_name(h, (int32_t)g->k[0]);
+        const char *n = hscope__heap_type_name(h, (int32_t)g->k[0]);
         return append_text(t, n, strlen(n), err);
     }
     case TK_CLASS:
@@ -394,6 +394,148 @@ without_dumper(hscope_heap_t *h, const uint32_t **subset, size_t *nsub, uint32_t
     return HSCOPE_OK;
 }
 
+/* A caller's tally options (NULL: defaults) and key, checked: *o, and in
+ * *kip the key's index in keys[]. */
+static hscope_status
+tally_args(const hscope_tally_options *uopts, const char *key, hscope_tally_options *o,
+           size_t *kip, hscope_error *err)
+{
+    hscope__tally_options_init(o);
+    if (uopts) {
+        if (uopts->size < sizeof(uint32_t) * 2)
+            return hscope__fail(err, HSCOPE_ERR_INVALID_ARG, "tally options size not set");
+        if (!hscope__tail_is_zero(uopts, uopts->size, sizeof(*o)))
+            return hscope__fail(err, HSCOPE_ERR_UNSUPPORTED,
+                                "hscope_tally_options has unknown non-zero fields");
+        memcpy(o, uopts, uopts->size < sizeof(*o) ? uopts->size : sizeof(*o));
+    }
+    if (o->flags & ~(uint32_t)(HSCOPE_TALLY_SKIP_DUMPER | HSCOPE_TALLY_FINGERPRINT |
+                               HSCOPE_TALLY_FIELDS_WITH_OWNER))
+        return hscope__fail(err, HSCOPE_ERR_UNSUPPORTED, "unknown tally flags 0x%x", o->flags);
+    size_t ki;
+    for (ki = 0; ki < sizeof(keys) / sizeof(keys[0]); ki++)
+        if (strcmp(keys[ki].name, key) == 0)
+            break;
+    if (ki == sizeof(keys) / sizeof(keys[0]))
+        return hscope__fail(err, HSCOPE_ERR_UNSUPPORTED,
+                            "unknown tally key \"%s\" (expected type, class, file, "
+                            "file:line, file:line:class, method, generation or gem)",
+                            key);
+    if (o->sort > HSCOPE_SORT_MEMSIZE)
+        return hscope__fail(err, HSCOPE_ERR_UNSUPPORTED, "unknown sort %u", o->sort);
+    *kip = ki;
+    return HSCOPE_OK;
+}
+
+/* The groups by key: a direct array (dense) for keys of one small id,
+ * else an open hash table of group numbers + 1 (hscope__tally_run()). */
+typedef struct gtab {
+    uint32_t *table, *dense;
+    size_t tcap;
+} gtab;
+
+/* The hash table at twice its size. */
+static hscope_status
+gtab_grow(hscope_tally_t *t, gtab *G, hscope_error *err)
+{
+    size_t nc = G->tcap * 2;
+    uint32_t *nt = hscope__calloc(t->mem, nc, sizeof(uint32_t));
+    if (!nt)
+        return hscope__nomem(err, nc * 4);
+    for (size_t j = 0; j < t->ng; j++) {
+        size_t q = (size_t)hscope__hash3(t->g[j].k[0], t->g[j].k[1], t->g[j].k[2]) & (nc - 1);
+        while (nt[q])
+            q = (q + 1) & (nc - 1);
+        nt[q] = (uint32_t)(j + 1);
+    }
+    hscope__free(t->mem, G->table);
+    G->table = nt;
+    G->tcap = nc;
+    return HSCOPE_OK;
+}
+
+/* The group of key k, made if new: its number + 1 in *gip. */
+static inline hscope_status
+group_of(hscope_tally_t *t, gtab *G, const uint32_t k[3], uint32_t *gip, hscope_error *err)
+{
+    uint32_t gi;
+    size_t s = 0, mask = G->tcap - 1;
+    if (G->dense) {
+        gi = G->dense[k[0]];
+    } else {
+        s = (size_t)hscope__hash3(k[0], k[1], k[2]) & mask;
+        while ((gi = G->table[s]) != 0 && memcmp(t->g[gi - 1].k, k, 3 * sizeof(uint32_t)) != 0)
+            s = (s + 1) & mask;
+    }
+    if (!gi) {
+        hscope_status st = hscope__grow(t->mem, (void **)&t->g, &t->ncap, t->ng + 1,
+                                        sizeof(group), err);
+        if (st != HSCOPE_OK)
+            return st;
+        group *g = &t->g[t->ng];
+        memcpy(g->k, k, 3 * sizeof(uint32_t));
+        g->count = g->memsize = 0;
+        g->orig = (uint32_t)t->ng;
+        gi = (uint32_t)++t->ng;
+        if (G->dense)
+            G->dense[k[0]] = gi;
+        else
+            G->table[s] = gi;
+        if (!G->dense && t->ng * 2 > G->tcap && (st = gtab_grow(t, G, err)) != HSCOPE_OK)
+            return st;
+    }
+    *gip = gi;
+    return HSCOPE_OK;
+}
+
+/* Every object (of the subset) counted in its group; with gidx, gidx[x]
+ * is the group of the x-th.  fields (a string id, or 0): a fields object
+ * takes its owner's key. */
+static hscope_status
+group_all(hscope_tally_t *t, hscope_heap_t *heap, enum tkey tk, const uint32_t *gem, gtab *G,
+          const uint32_t *subset, size_t total, uint32_t fields, uint32_t *gidx,
+          hscope_error *err)
+{
+    for (size_t x = 0; x < total; x++) {
+        uint32_t i = subset ? subset[x] : (uint32_t)x;
+        uint32_t k[3], ko = i, gi;
+        if (fields && (ko = hscope__fields_owner(heap, i, fields)) == HSCOPE_ID_NONE)
+            ko = i;
+        key_of(heap, tk, gem, ko, k);
+        hscope_status st = group_of(t, G, k, &gi, err);
+        if (st != HSCOPE_OK)
+            return st;
+        t->g[gi - 1].count++;
+        t->g[gi - 1].memsize = hscope__sat_add(t->g[gi - 1].memsize, hscope__memsize(heap, i));
+        if (gidx)
+            gidx[x] = gi - 1;
+    }
+    return HSCOPE_OK;
+}
+
+/* The groups' texts, their order, their members (with gidx), the rows
+ * shown. */
+static hscope_status
+finish_groups(hscope_tally_t *t, enum tkey tk, const hscope__intern *strings,
+              const hscope_tally_options *o, const uint32_t *gidx, const uint32_t *subset,
+              size_t total, hscope_error *err)
+{
+    hscope_status st;
+    for (size_t j = 0; j < t->ng; j++)
+        if ((st = render(t, tk, strings, &t->g[j], err)) != HSCOPE_OK)
+            return st;
+    for (size_t j = 0; j < t->ng; j++)
+        t->g[j].tp = t->arena + t->g[j].text;
+    if (t->ng)
+        qsort(t->g, t->ng, sizeof(group),
+              o->sort == HSCOPE_SORT_MEMSIZE ? cmp_memsize : cmp_count);
+    t->sort = o->sort;
+    if (gidx && (st = collect_members(t, gidx, subset, total, err)) != HSCOPE_OK)
+        return st;
+    t->nrows = o->top && o->top < t->ng ? (size_t)o->top : t->ng;
+    return HSCOPE_OK;
+}
+
 /*
  * The group-by itself, over all objects of the heap or over a subset
  * (ascending ids); with `members`, each row also lists its objects.
@@ -404,52 +546,23 @@ hscope__tally_run(hscope_tally_t **out, hscope_heap_t *heap, const char *key,
                   size_t nsub, int members, hscope_error *uerr)
 {
     hscope_error err;
-    hscope_error_init(&err);
+    hscope__error_init(&err);
     hscope_status st = HSCOPE_OK;
     hscope_tally_t *t = NULL;
-    uint32_t *table = NULL, *gem = NULL, *gidx = NULL, *dense = NULL, *kept = NULL;
+    gtab G = { NULL, NULL, 1024 };
+    uint32_t *gem = NULL, *gidx = NULL, *kept = NULL;
     hscope__intern gems = { 0 };
     int have_gems = 0;
     hscope_tally_options o;
-    hscope_tally_options_init(&o);
+    size_t ki = 0;
     if (!out || !heap || !key) {
         st = hscope__fail(&err, HSCOPE_ERR_INVALID_ARG, "NULL argument");
         goto done;
     }
     *out = NULL;
-    if (uopts) {
-        if (uopts->size < sizeof(uint32_t) * 2) {
-            st = hscope__fail(&err, HSCOPE_ERR_INVALID_ARG, "tally options size not set");
-            goto done;
-        }
-        if (!hscope__tail_is_zero(uopts, uopts->size, sizeof(o))) {
-            st = hscope__fail(&err, HSCOPE_ERR_UNSUPPORTED,
-                              "hscope_tally_options has unknown non-zero fields");
-            goto done;
-        }
-        memcpy(&o, uopts, uopts->size < sizeof(o) ? uopts->size : sizeof(o));
-    }
-    if (o.flags & ~(uint32_t)(HSCOPE_TALLY_SKIP_DUMPER | HSCOPE_TALLY_FINGERPRINT |
-                              HSCOPE_TALLY_FIELDS_WITH_OWNER)) {
-        st = hscope__fail(&err, HSCOPE_ERR_UNSUPPORTED, "unknown tally flags 0x%x", o.flags);
+    if ((st = tally_args(uopts, key, &o, &ki, &err)) != HSCOPE_OK)
         goto done;
-    }
-    size_t ki;
-    for (ki = 0; ki < sizeof(keys) / sizeof(keys[0]); ki++)
-        if (strcmp(keys[ki].name, key) == 0)
-            break;
-    if (ki == sizeof(keys) / sizeof(keys[0])) {
-        st = hscope__fail(&err, HSCOPE_ERR_UNSUPPORTED,
-                          "unknown tally key \"%s\" (expected type, class, file, "
-                          "file:line, file:line:class, method, generation or gem)",
-                          key);
-        goto done;
-    }
     enum tkey tk = keys[ki].k;
-    if (o.sort > HSCOPE_SORT_MEMSIZE) {
-        st = hscope__fail(&err, HSCOPE_ERR_UNSUPPORTED, "unknown sort %u", o.sort);
-        goto done;
-    }
     t = hscope__calloc(&heap->mem, 1, sizeof(*t));
     if (!t) {
         st = hscope__nomem(&err, sizeof(*t));
@@ -469,20 +582,14 @@ hscope__tally_run(hscope_tally_t **out, hscope_heap_t *heap, const char *key,
         if ((st = gem_table(heap, &gems, &gem, &err)) != HSCOPE_OK)
             goto done;
     }
-    size_t tcap = 1024, mask;
-    table = hscope__calloc(&heap->mem, tcap, sizeof(uint32_t));
-    if (!table) {
-        st = hscope__nomem(&err, tcap * 4);
+    if (!(G.table = hscope__calloc(&heap->mem, G.tcap, sizeof(uint32_t)))) {
+        st = hscope__nomem(&err, G.tcap * 4);
         goto done;
     }
-    mask = tcap - 1;
     size_t total = subset ? nsub : heap->n;
-    if (members) {
-        gidx = hscope__malloc(&heap->mem, (total + 1) * sizeof(uint32_t));
-        if (!gidx) {
-            st = hscope__nomem(&err, total * sizeof(uint32_t));
-            goto done;
-        }
+    if (members && !(gidx = hscope__malloc(&heap->mem, (total + 1) * sizeof(uint32_t)))) {
+        st = hscope__nomem(&err, total * sizeof(uint32_t));
+        goto done;
     }
     /* Keys made of one small id (type, class label, file, method, gem)
      * index a direct array instead of the hash table: no hashing, no
@@ -490,93 +597,28 @@ hscope__tally_run(hscope_tally_t **out, hscope_heap_t *heap, const char *key,
     size_t dense_n = tk == TK_TYPE ? 256
                    : (tk == TK_CLASS || tk == TK_FILE || tk == TK_METHOD) ? heap->strings.count
                    : tk == TK_GEM ? gems.count : 0;
-    if (dense_n && !(dense = hscope__calloc(&heap->mem, dense_n, sizeof(uint32_t)))) {
+    if (dense_n && !(G.dense = hscope__calloc(&heap->mem, dense_n, sizeof(uint32_t)))) {
         st = hscope__nomem(&err, dense_n * 4);
         goto done;
     }
     /* with HSCOPE_TALLY_FIELDS_WITH_OWNER, a fields object takes its
-     * owner's key (the loop below; the dense fold keys by the object) */
+     * owner's key (group_all; the dense fold keys by the object) */
     uint32_t fields = (o.flags & HSCOPE_TALLY_FIELDS_WITH_OWNER) ? hscope__fields_str(heap) : 0;
-    if (dense && !members && !fields) {
+    if (G.dense && !members && !fields)
         /* Straight accumulation by key id, groups made afterwards (rows
          * are sorted by value, then text, so creation order is moot). */
-        if ((st = dense_fold(t, heap, tk, gem, subset, total, dense_n, &err)) != HSCOPE_OK)
-            goto done;
-        goto grouped;
-    }
-    for (size_t x = 0; x < total; x++) {
-        uint32_t i = subset ? subset[x] : (uint32_t)x;
-        uint32_t k[3], ko = i;
-        if (fields && (ko = hscope__fields_owner(heap, i, fields)) == HSCOPE_ID_NONE)
-            ko = i;
-        key_of(heap, tk, gem, ko, k);
-        uint32_t gi;
-        size_t s = 0;
-        if (dense) {
-            gi = dense[k[0]];
-        } else {
-            s = (size_t)hscope__hash3(k[0], k[1], k[2]) & mask;
-            while ((gi = table[s]) != 0 && memcmp(t->g[gi - 1].k, k, sizeof(k)) != 0)
-                s = (s + 1) & mask;
-        }
-        if (!gi) {
-            if ((st = hscope__grow(&heap->mem, (void **)&t->g, &t->ncap, t->ng + 1,
-                                   sizeof(group), &err)) != HSCOPE_OK)
-                goto done;
-            group *g = &t->g[t->ng];
-            memcpy(g->k, k, sizeof(k));
-            g->count = g->memsize = 0;
-            g->orig = (uint32_t)t->ng;
-            gi = (uint32_t)++t->ng;
-            if (dense)
-                dense[k[0]] = gi;
-            else
-                table[s] = gi;
-            if (!dense && t->ng * 2 > tcap) { /* rehash */
-                size_t nc = tcap * 2;
-                uint32_t *nt = hscope__calloc(&heap->mem, nc, sizeof(uint32_t));
-                if (!nt) {
-                    st = hscope__nomem(&err, nc * 4);
-                    goto done;
-                }
-                for (size_t j = 0; j < t->ng; j++) {
-                    size_t q = (size_t)hscope__hash3(t->g[j].k[0], t->g[j].k[1], t->g[j].k[2]) & (nc - 1);
-                    while (nt[q])
-                        q = (q + 1) & (nc - 1);
-                    nt[q] = (uint32_t)(j + 1);
-                }
-                hscope__free(&heap->mem, table);
-                table = nt;
-                tcap = nc;
-                mask = nc - 1;
-            }
-        }
-        t->g[gi - 1].count++;
-        t->g[gi - 1].memsize = hscope__sat_add(t->g[gi - 1].memsize, hscope__memsize(heap, i));
-        if (gidx)
-            gidx[x] = gi - 1;
-    }
-grouped:
-    for (size_t j = 0; j < t->ng; j++)
-        if ((st = render(t, tk, have_gems ? &gems : &heap->strings, &t->g[j],
-                         &err)) != HSCOPE_OK)
-            goto done;
-    for (size_t j = 0; j < t->ng; j++)
-        t->g[j].tp = t->arena + t->g[j].text;
-    if (t->ng)
-        qsort(t->g, t->ng, sizeof(group),
-              o.sort == HSCOPE_SORT_MEMSIZE ? cmp_memsize : cmp_count);
-    t->sort = o.sort;
-    if (members && (st = collect_members(t, gidx, subset ? subset : NULL,
-                                         total, &err)) != HSCOPE_OK)
-        goto done;
-    t->nrows = o.top && o.top < t->ng ? (size_t)o.top : t->ng;
+        st = dense_fold(t, heap, tk, gem, subset, total, dense_n, &err);
+    else
+        st = group_all(t, heap, tk, gem, &G, subset, total, fields, gidx, &err);
+    if (st == HSCOPE_OK)
+        st = finish_groups(t, tk, have_gems ? &gems : &heap->strings, &o, gidx, subset, total,
+                           &err);
 done:
     if (gidx)
         hscope__free(&heap->mem, gidx);
-    if (dense)
-        hscope__free(&heap->mem, dense);
-    hscope__free(heap ? &heap->mem : NULL, table);
+    if (G.dense)
+        hscope__free(&heap->mem, G.dense);
+    hscope__free(heap ? &heap->mem : NULL, G.table);
     if (gem)
         hscope__free(&heap->mem, gem);
     if (kept)
@@ -584,7 +626,7 @@ done:
     if (have_gems)
         hscope__intern_free(&gems);
     if (st != HSCOPE_OK) {
-        hscope_tally_free(t);
+        hscope__tally_free(t);
         hscope__error_copy_out(uerr, &err);
         return st;
     }
@@ -592,17 +634,17 @@ done:
     return HSCOPE_OK;
 }
 
-HSCOPE_API hscope_status
-hscope_tally_compute(hscope_tally_t **out, hscope_heap_t *heap, const char *key,
-                     const hscope_tally_options *opts, hscope_error *err)
+hscope_status
+hscope__tally_compute(hscope_tally_t **out, hscope_heap_t *heap, const char *key,
+                      const hscope_tally_options *opts, hscope_error *err)
 {
     return hscope__tally_run(out, heap, key, opts, NULL, 0, 0, err);
 }
 
-HSCOPE_API hscope_status
-hscope_tally_subset(hscope_tally_t **out, hscope_heap_t *heap, const char *key,
-                    const hscope_id *ids, uint64_t count,
-                    const hscope_tally_options *opts, hscope_error *err)
+hscope_status
+hscope__tally_subset(hscope_tally_t **out, hscope_heap_t *heap, const char *key,
+                     const hscope_id *ids, uint64_t count,
+                     const hscope_tally_options *opts, hscope_error *err)
 {
     if (out)
         *out = NULL;
@@ -611,7 +653,7 @@ hscope_tally_subset(hscope_tally_t **out, hscope_heap_t *heap, const char *key,
     for (uint64_t i = 0; i < count; i++) {
         if (ids[i] >= heap->n || (i && ids[i] <= ids[i - 1])) {
             hscope_error e;
-            hscope_error_init(&e);
+            hscope__error_init(&e);
             hscope__fail(&e, HSCOPE_ERR_INVALID_ARG,
                          "ids must be ascending object ids (index %llu)",
                          (unsigned long long)i);
@@ -623,9 +665,9 @@ hscope_tally_subset(hscope_tally_t **out, hscope_heap_t *heap, const char *key,
                              (size_t)count, 1, err);
 }
 
-HSCOPE_API hscope_status
-hscope_tally_row_objects(const hscope_tally_t *t, uint64_t i,
-                         const hscope_id **ids, uint64_t *count)
+hscope_status
+hscope__tally_row_objects(const hscope_tally_t *t, uint64_t i,
+                          const hscope_id **ids, uint64_t *count)
 {
     if (!t || !ids || !count)
         return HSCOPE_ERR_INVALID_ARG;
@@ -636,8 +678,8 @@ hscope_tally_row_objects(const hscope_tally_t *t, uint64_t i,
     return HSCOPE_OK;
 }
 
-HSCOPE_API void
-hscope_tally_free(hscope_tally_t *t)
+void
+hscope__tally_free(hscope_tally_t *t)
 {
     if (!t)
         return;
@@ -649,19 +691,19 @@ hscope_tally_free(hscope_tally_t *t)
     hscope__free(m, t->members);
     hscope__free(m, t->g);
     hscope__free(m, t->arena);
-    hscope_fingerprint_free(t->fp);
+    hscope__fingerprint_free(t->fp);
     hscope__free(m, t);
     hscope__heap_release(h);
 }
 
-HSCOPE_API uint64_t
-hscope_tally_excluded(const hscope_tally_t *t)
+uint64_t
+hscope__tally_excluded(const hscope_tally_t *t)
 {
     return t ? t->excluded : 0;
 }
 
-HSCOPE_API hscope_status
-hscope_tally_stats(const hscope_tally_t *t, hscope_load_stats *stats)
+hscope_status
+hscope__tally_stats(const hscope_tally_t *t, hscope_load_stats *stats)
 {
     if (!t || !stats || stats->size < 2 * sizeof(uint32_t))
         return HSCOPE_ERR_INVALID_ARG;
@@ -669,16 +711,16 @@ hscope_tally_stats(const hscope_tally_t *t, hscope_load_stats *stats)
     return HSCOPE_OK;
 }
 
-HSCOPE_API uint64_t
-hscope_tally_skipped(const hscope_tally_t *t, int32_t reason)
+uint64_t
+hscope__tally_skipped(const hscope_tally_t *t, int32_t reason)
 {
     if (!t || reason < 0 || reason >= HSCOPE_SKIP__COUNT)
         return 0;
-    return t->heap ? hscope_heap_skipped(t->heap, reason) : t->skipped[reason];
+    return t->heap ? hscope__heap_skipped(t->heap, reason) : t->skipped[reason];
 }
 
-HSCOPE_API const hscope_fingerprint_t *
-hscope_tally_fingerprint(const hscope_tally_t *t)
+const hscope_fingerprint_t *
+hscope__tally_fingerprint(const hscope_tally_t *t)
 {
     return t ? t->fp : NULL;
 }
@@ -696,20 +738,20 @@ hscope__tally_set_source(hscope_tally_t *t, const hscope_load_stats *stats,
     t->excluded = excluded;
 }
 
-HSCOPE_API uint64_t
-hscope_tally_row_count(const hscope_tally_t *t)
+uint64_t
+hscope__tally_row_count(const hscope_tally_t *t)
 {
     return t ? t->nrows : 0;
 }
 
-HSCOPE_API uint64_t
-hscope_tally_group_count(const hscope_tally_t *t)
+uint64_t
+hscope__tally_group_count(const hscope_tally_t *t)
 {
     return t ? t->ng : 0;
 }
 
-HSCOPE_API void
-hscope_tally_totals(const hscope_tally_t *t, uint64_t *count, uint64_t *memsize)
+void
+hscope__tally_totals(const hscope_tally_t *t, uint64_t *count, uint64_t *memsize)
 {
     uint64_t c = 0, m = 0;
     for (size_t i = 0; t && i < t->ng; i++) {
@@ -722,20 +764,20 @@ hscope_tally_totals(const hscope_tally_t *t, uint64_t *count, uint64_t *memsize)
         *memsize = m;
 }
 
-HSCOPE_API const char *
-hscope_tally_row_key(const hscope_tally_t *t, uint64_t i)
+const char *
+hscope__tally_row_key(const hscope_tally_t *t, uint64_t i)
 {
     return t && i < t->nrows ? t->arena + t->g[i].text : NULL;
 }
 
-HSCOPE_API uint64_t
-hscope_tally_row_count_of(const hscope_tally_t *t, uint64_t i)
+uint64_t
+hscope__tally_row_count_of(const hscope_tally_t *t, uint64_t i)
 {
     return t && i < t->nrows ? t->g[i].count : 0;
 }
 
-HSCOPE_API uint64_t
-hscope_tally_row_memsize(const hscope_tally_t *t, uint64_t i)
+uint64_t
+hscope__tally_row_memsize(const hscope_tally_t *t, uint64_t i)
 {
     return t && i < t->nrows ? t->g[i].memsize : 0;
 }
@@ -831,8 +873,8 @@ hscope__tally_mem(const hscope_tally_t *t)
     return t->mem;
 }
 
-HSCOPE_API const char *
-hscope_tally_by(const hscope_tally_t *t)
+const char *
+hscope__tally_by(const hscope_tally_t *t)
 {
     return t ? t->by : NULL;
 }

@@ -1,6 +1,6 @@
 /*
  * timeline.c - what grows over time: fold every dump into group totals
- * (hscope_tally_file(), on a pool of threads), merge them into one series
+ * (hscope__tally_file(), on a pool of threads), merge them into one series
  * per group, fit a least-squares line to each series (core/fit.c), give
  * the "growing" verdict and rank the groups.  docs/TIMELINE.md has the
  * rules: the dump order (order.c), the verdict, the ranking.
@@ -111,18 +111,18 @@ merge(fold_ctx *c, fold_job *j, const hscope_tally_t *t)
     hscope_timeline_t *tl = c->tl;
     hscope__tl_dump *d = &tl->d[j->i];
     d->stats.size = sizeof(d->stats);
-    hscope_tally_stats(t, &d->stats);
+    hscope__tally_stats(t, &d->stats);
     for (int r = 0; r < HSCOPE_SKIP__COUNT; r++)
-        d->skipped[r] = hscope_tally_skipped(t, r);
-    d->excluded = hscope_tally_excluded(t);
-    hscope_tally_totals(t, &d->count, &d->memsize);
-    uint64_t rows = hscope_tally_row_count(t);
+        d->skipped[r] = hscope__tally_skipped(t, r);
+    d->excluded = hscope__tally_excluded(t);
+    hscope__tally_totals(t, &d->count, &d->memsize);
+    uint64_t rows = hscope__tally_row_count(t);
     for (uint64_t r = 0; r < rows; r++) {
-        hscope__tl_group *g = group_of(c, hscope_tally_row_key(t, r), &j->err);
+        hscope__tl_group *g = group_of(c, hscope__tally_row_key(t, r), &j->err);
         if (!g)
             return j->err.status;
-        g->count[j->i] += hscope_tally_row_count_of(t, r);
-        g->memsize[j->i] += hscope_tally_row_memsize(t, r);
+        g->count[j->i] += hscope__tally_row_count_of(t, r);
+        g->memsize[j->i] += hscope__tally_row_memsize(t, r);
     }
     return HSCOPE_OK;
 }
@@ -157,16 +157,16 @@ fold_one(void *ctx, uint64_t i)
     if (lo.progress)
         lo.progress_user_data = j;
     hscope_tally_t *t = NULL;
-    hscope_error_init(&j->err);
-    j->st = hscope_tally_file(&t, c->tl->d[i].path, c->tl->by, &lo, &c->to, &j->err);
+    hscope__error_init(&j->err);
+    j->st = hscope__tally_file(&t, c->tl->d[i].path, c->tl->by, &lo, &c->to, &j->err);
     if (j->st == HSCOPE_OK)
-        j->st = hscope_fingerprint_copy(&j->fp, hscope_tally_fingerprint(t), &j->err);
+        j->st = hscope__fingerprint_copy(&j->fp, hscope__tally_fingerprint(t), &j->err);
     pthread_mutex_lock(&c->mu);
     if (j->st == HSCOPE_OK)
         j->st = merge(c, j, t);
     j->done = j->total;
     pthread_mutex_unlock(&c->mu);
-    hscope_tally_free(t);
+    hscope__tally_free(t);
     return j->st != HSCOPE_OK;
 }
 
@@ -182,7 +182,7 @@ fold_setup(fold_ctx *c, const hscope_load_options *lo, uint32_t threads)
         c->lo.threads = threads < cores ? cores / threads : 1;
     if (lo->progress)
         c->lo.progress = fold_progress;
-    hscope_tally_options_init(&c->to);
+    hscope__tally_options_init(&c->to);
     c->to.flags = HSCOPE_TALLY_FINGERPRINT; /* for the series checks */
     if (!(c->tl->flags & HSCOPE_TIMELINE_KEEP_DUMPER))
         c->to.flags |= HSCOPE_TALLY_SKIP_DUMPER;
@@ -202,7 +202,7 @@ static hscope_status HS_PRINTF(4, 5)
 add_warning(hscope_timeline_t *tl, uint32_t bit, const char *code, const char *fmt, ...)
 {
     hscope_error err;
-    hscope_error_init(&err);
+    hscope__error_init(&err);
     char msg[1024];
     va_list ap;
     va_start(ap, fmt);
@@ -228,7 +228,7 @@ series_warnings(hscope_timeline_t *tl, fold_job *jobs)
         const hscope_fingerprint_t *fps[2] = { jobs[i - 1].fp, jobs[i].fp };
         const char *names[2] = { tl->d[i - 1].path, tl->d[i].path };
         char text[1024];
-        uint32_t w = hscope_series_check(fps, names, 2, text, sizeof(text));
+        uint32_t w = hscope__series_check(fps, names, 2, text, sizeof(text));
         if (!w)
             continue;
         const char *code = (w & HSCOPE_DIFF_WARN_REPEATED) ? "repeated"
@@ -458,7 +458,7 @@ fold_all(hscope_timeline_t *tl, const hscope_load_options *lo, uint32_t threads,
         st = rank(tl, err);
 done:
     for (uint64_t i = 0; c.jobs && i < tl->nd; i++)
-        hscope_fingerprint_free(c.jobs[i].fp);
+        hscope__fingerprint_free(c.jobs[i].fp);
     hscope__free(&tl->mem, c.jobs);
     hscope__free(&tl->mem, c.idx);
     pthread_mutex_destroy(&c.mu);

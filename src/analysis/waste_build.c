@@ -662,8 +662,8 @@ finish_rows(build *B)
 {
     hscope_waste_t *w = B->w;
     half v = { .B = B, .rows = 0 }, r = { .B = B, .rows = 1 };
-    hscope_error_init(&v.err);
-    hscope_error_init(&r.err);
+    hscope__error_init(&v.err);
+    hscope__error_init(&r.err);
     hscope__run_pair(run_half, &v, &r, 1);
     if (v.st != HSCOPE_OK || r.st != HSCOPE_OK) {
         hscope__error_copy_out(B->err, v.st != HSCOPE_OK ? &v.err : &r.err);
@@ -759,7 +759,7 @@ hscope__waste_finish(hscope_waste_t **out, hscope__wacc *a, const hscope__intern
     w->by = a->cfg.by;
     w->stats = *stats;
     memcpy(w->skipped, skipped, sizeof(w->skipped));
-    hscope_waste_totals_init(&w->tot);
+    hscope__waste_totals_init(&w->tot);
     build B = { .w = w, .a = a, .strings = strings, .err = err };
     hscope_status st = hscope__intern_init(&w->keys, &w->mem, err);
     if (st == HSCOPE_OK)
@@ -782,11 +782,42 @@ hscope__waste_finish(hscope_waste_t **out, hscope__wacc *a, const hscope__intern
     for (size_t i = 0; i < sizeof(tmp) / sizeof(tmp[0]); i++)
         hscope__free(&w->mem, tmp[i]);
     if (st != HSCOPE_OK) {
-        hscope_waste_free(w);
+        hscope__waste_free(w);
         return st;
     }
     *out = w;
     return HSCOPE_OK;
+}
+
+void
+hscope__waste_options_init(hscope_waste_options *opts)
+{
+    if (!opts)
+        return;
+    memset(opts, 0, sizeof(*opts));
+    opts->size = sizeof(*opts);
+}
+
+void
+hscope__waste_totals_init(hscope_waste_totals *totals)
+{
+    if (!totals)
+        return;
+    memset(totals, 0, sizeof(*totals));
+    totals->size = sizeof(*totals);
+}
+
+void
+hscope__waste_free(hscope_waste_t *w)
+{
+    if (!w)
+        return;
+    hscope__mem m = w->mem;
+    void *p[] = { w->varena, w->rows, w->vals, w->vrefs, w->srefs };
+    hscope__intern_free(&w->keys);
+    for (size_t i = 0; i < sizeof(p) / sizeof(p[0]); i++)
+        hscope__free(&w->mem, p[i]);
+    hscope__free(&m, w);
 }
 
 /* ------------------------------------------------------------------ */
@@ -797,7 +828,7 @@ hscope_status
 hscope__wcfg_read(const hscope_waste_options *in, hscope__wcfg *out, hscope_error *err)
 {
     hscope_waste_options o;
-    hscope_waste_options_init(&o);
+    hscope__waste_options_init(&o);
     if (in) {
         if (in->size < 2 * sizeof(uint32_t) || !hscope__tail_is_zero(in, in->size, sizeof(o)))
             return hscope__fail(err, in->size < 8 ? HSCOPE_ERR_INVALID_ARG : HSCOPE_ERR_UNSUPPORTED,

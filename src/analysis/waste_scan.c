@@ -8,20 +8,15 @@
  * to be compared: the second pass reads back only their lines, by offset,
  * with positioned reads of a plain file (a window of 1 MiB serves nearby
  * lines) or, for gzip, inflating the stream again and decoding only those
- * lines.  The same line decoder reads them, so they decode exactly as in
- * the first pass.
+ * lines (hscope__heap_stream_at(), model/records.c).  The same line decoder
+ * reads them, so they decode exactly as in the first pass.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
-#include "../parse/parse.h"
 #include "analysis.h"
-
-#define WINDOW ((size_t)1 << 20)
-#define POS_READ ((size_t)1 << 10)
-#define PAD 64 /* >= HSCOPE__LINE_PAD + 1 */
 
 typedef struct wscan {
     hscope__mem *mem;
@@ -31,8 +26,6 @@ typedef struct wscan {
     uint8_t *dsite;           /* per builder site: 0 not judged, 1 no, 2 dumper */
     size_t dcap;
     uint64_t excluded;
-    size_t pending;           /* second pass: the copy being read back */
-    int seen;                 /* second pass: the line was an object */
 } wscan;
 
 static void
@@ -83,7 +76,7 @@ slot_new(void *ud, const uint64_t *seq)
 {
     const wscan *top = ud;
     hscope_error e;
-    hscope_error_init(&e);
+    hscope__error_init(&e);
     (void)seq; /* every total is order-free; ties are broken by key text */
     wscan *S = hscope__calloc(top->mem, 1, sizeof(*S));
     if (!S)
@@ -133,173 +126,39 @@ static const hscope__slot_sink waste_slots = { slot_new, sink, slot_merge, slot_
 /* the second pass: lines read back by offset                          */
 /* ------------------------------------------------------------------ */
 
-typedef struct fetch {
-    hscope__reader *r;
-    hscope__mem *mem;
-    int positioned;           /* pread (plain file); else read on (gzip) */
-    uint8_t *buf;
-    size_t cap, len;          /* buf holds input bytes [base, base + len) */
-    uint64_t base;
-    uint64_t max_line;
-} fetch;
-
-/* Append up to `want` input bytes at buf[len] (growing buf if need be);
- * *got == 0 at the end of the input. */
-static hscope_status
-more(fetch *F, size_t want, size_t *got, hscope_error *err)
+static uint64_t
+pending_offset(void *ud, size_t i)
 {
-    hscope_status st;
-    *got = 0;
-    if (F->cap - F->len < want) {
-        size_t nc = F->cap;
-        while (nc - F->len < want)
-            nc *= 2;
-        uint8_t *nb = hscope__realloc(F->mem, F->buf, nc + PAD);
-        if (!nb)
-            return hscope__nomem(err, nc + PAD);
-        memset(nb + F->cap + PAD, 0, nc - F->cap);
-        F->buf = nb;
-        F->cap = nc;
-    }
-    if (F->positioned)
-        st = hscope__reader_pread(F->r, F->buf + F->len, want, F->base + F->len, got, err);
-    else
-        st = hscope__reader_read(F->r, F->buf + F->len, want, got, err);
-    if (st != HSCOPE_OK)
-        return st;
-    F->len += *got;
-    return HSCOPE_OK;
+    const wscan *S = ud;
+    return hscope__wacc_pending_ref(S->acc, i);
 }
 
-/*
- * The line at input offset `off` (offsets come in ascending order):
- * [*s, *e) with *e a '\n' followed by readable padding; *s NULL when the
- * input has no such line (it changed, or the line is too long).
- *
- * A plain file is read line by line with positioned reads, 1 KiB first
- * and doubling while the line is longer: the lines read back are
- * kilobytes apart, so a window would copy the whole dump again.  A
- * stream (gzip) is read on, what comes before each line dropped.
- */
+/* A first copy read back: confirmed with its record, or unconfirmed when
+ * its line is no object record any more (the file changed). */
 static hscope_status
-fetch_line(fetch *F, uint64_t off, const uint8_t **s, const uint8_t **e, hscope_error *err)
-{
-    hscope_status st;
-    size_t got;
-    *s = NULL;
-    if (off < F->base)
-        return HSCOPE_OK;
-    if (F->positioned) {
-        F->base = off;
-        F->len = 0;
-    }
-    while (off > F->base + F->len) { /* a stream: read and drop up to off */
-        F->base += F->len;
-        F->len = 0;
-        if ((st = more(F, F->cap, &got, err)) != HSCOPE_OK)
-            return st;
-        if (!got)
-            return HSCOPE_OK;
-    }
-    size_t from = (size_t)(off - F->base), scan = from;
-    for (;;) {
-        const uint8_t *nl = memchr(F->buf + scan, '\n', F->len - scan);
-        if (nl) {
-            *s = F->buf + from;
-            *e = nl;
-            return HSCOPE_OK;
-        }
-        scan = F->len;
-        if ((uint64_t)(F->len - from) > F->max_line)
-            return HSCOPE_OK;
-        if (from && F->len == F->cap) { /* make room: drop what is before the line */
-            memmove(F->buf, F->buf + from, F->len - from);
-            F->base += from;
-            F->len -= from;
-            scan -= from;
-            from = 0;
-        }
-        /* a stream fills the buffer (doubled when the line fills it) */
-        size_t want = F->len < F->cap ? F->cap - F->len : F->cap;
-        if (F->positioned)
-            want = F->len - from > POS_READ ? F->len - from : POS_READ;
-        if ((st = more(F, want, &got, err)) != HSCOPE_OK)
-            return st;
-        if (!got) {
-            if (F->len == from)
-                return HSCOPE_OK;
-            F->buf[F->len] = '\n'; /* the last line, without its newline */
-            *s = F->buf + from;
-            *e = F->buf + F->len;
-            return HSCOPE_OK;
-        }
-    }
-}
-
-static hscope_status
-confirm_sink(void *ud, hscope__builder *b, const hscope__objrec *o, hscope_error *err)
+confirm(void *ud, size_t i, const hscope__objrec *o, hscope_error *err)
 {
     wscan *S = ud;
-    (void)b;
+    if (!o) {
+        hscope__wacc_unconfirmed(S->acc, i);
+        return HSCOPE_OK;
+    }
     hscope__wobj w;
     wobj_of(o, &w);
-    S->seen = 1;
-    return hscope__wacc_confirm(S->acc, S->pending, &w, err);
+    return hscope__wacc_confirm(S->acc, i, &w, err);
 }
 
 /* Read back the pending first copies (waste.c) with the final builder,
  * whose string ids the accumulator uses. */
 static hscope_status
 read_back(wscan *S, hscope__builder *b, const char *path, const hscope_load_options *lo,
-          const hscope__parse_opts *po, hscope_error *err)
+          hscope_error *err)
 {
     size_t n;
     hscope_status st = hscope__wacc_pending(S->acc, &n, err);
     if (st != HSCOPE_OK || n == 0)
         return st;
-    hscope__reader r;
-    hscope__lp lp;
-    fetch F;
-    memset(&F, 0, sizeof(F));
-    if ((st = hscope__reader_open_path(&r, S->mem, path, (lo->flags & HSCOPE_LOAD_NO_GZIP) != 0,
-                                       err)) != HSCOPE_OK) {
-        hscope__reader_close(&r);
-        return st;
-    }
-    F.r = &r;
-    F.mem = S->mem;
-    F.positioned = r.total && !r.gzip;
-    F.cap = WINDOW;
-    F.max_line = lo->max_line_bytes ? lo->max_line_bytes : HSCOPE_DEFAULT_MAX_LINE_BYTES;
-    if (!(F.buf = hscope__calloc(S->mem, 1, F.cap + PAD))) {
-        hscope__reader_close(&r);
-        return hscope__nomem(err, F.cap + PAD);
-    }
-    b->sink = confirm_sink;
-    b->sink_ud = S;
-    b->slot_sink = NULL;
-    hscope__lp_init(&lp, b, po, err);
-    for (size_t i = 0; i < n && st == HSCOPE_OK; i++) {
-        const uint8_t *s, *e;
-        uint64_t ref = hscope__wacc_pending_ref(S->acc, i);
-        if ((st = fetch_line(&F, ref, &s, &e, err)) != HSCOPE_OK)
-            break;
-        S->pending = i;
-        S->seen = 0;
-        int rc = 0;
-        if (s) {
-            hscope__lp_at(&lp, s, ref);
-            rc = hscope__lp_line(&lp, s, e);
-        }
-        if (rc < 0)
-            st = lp.fatal ? lp.fatal : HSCOPE_ERR_INTERNAL;
-        else if (!S->seen)
-            hscope__wacc_unconfirmed(S->acc, i);
-    }
-    hscope__lp_free(&lp);
-    hscope__free(S->mem, F.buf);
-    hscope__reader_close(&r);
-    return st;
+    return hscope__heap_stream_at(b, path, lo, n, pending_offset, confirm, S, err);
 }
 
 /* ------------------------------------------------------------------ */
@@ -311,7 +170,7 @@ static void
 pass_stats(hscope_load_stats *s, const hscope__builder *b, uint64_t in_bytes, int gz,
            uint64_t ns)
 {
-    hscope_load_stats_init(s);
+    hscope__load_stats_init(s);
     s->gzip = (uint32_t)gz;
     s->input_bytes = in_bytes;
     s->bytes = b->bytes;
@@ -380,25 +239,10 @@ hscope__waste_file(hscope_waste_t **out, const char *path, const hscope_load_opt
         (st = hscope__wsrc_new(&S.src, S.acc, 1, err)) != HSCOPE_OK)
         goto done;
     have_b = 1;
-    if ((st = hscope__builder_init(&b, &mem, 0, 0, err)) != HSCOPE_OK)
-        goto done;
-    b.sink = sink;
-    b.sink_ud = &S;
-    b.slot_sink = &waste_slots;
-    b.sink_details = 1;
-    hscope__parse_opts po = {
-        .strict = (lo->flags & HSCOPE_LOAD_STRICT) != 0,
-        .max_line = lo->max_line_bytes,
-        .max_refs = lo->max_references,
-        .progress = lo->progress,
-        .progress_ud = lo->progress_user_data,
-        .line_fn = lo->line_fn,
-        .line_ud = lo->line_user_data,
-    };
     uint64_t in_bytes = 0, t0 = hscope__now_ns();
     int gz = 0;
-    if ((st = hscope__parse_path(path, (lo->flags & HSCOPE_LOAD_NO_GZIP) != 0, lo->threads, &b,
-                                 &po, &in_bytes, &gz, err)) != HSCOPE_OK)
+    hscope__stream_sinks ss = { sink, NULL, &waste_slots, &S, 1 };
+    if ((st = hscope__heap_stream(&b, &mem, path, lo, &ss, &in_bytes, &gz, err)) != HSCOPE_OK)
         goto done;
     /* the objects parsed on this thread (one parser thread), final ids */
     if ((st = hscope__wsrc_done(S.src, NULL, 0, err)) != HSCOPE_OK)
@@ -408,13 +252,13 @@ hscope__waste_file(hscope_waste_t **out, const char *path, const hscope_load_opt
     pass_stats(&stats, &b, in_bytes, gz, hscope__now_ns() - t0);
     uint64_t skipped[HSCOPE_SKIP__COUNT];
     memcpy(skipped, b.skipped, sizeof(skipped));
-    if ((st = read_back(&S, &b, path, lo, &po, err)) != HSCOPE_OK)
+    if ((st = read_back(&S, &b, path, lo, err)) != HSCOPE_OK)
         goto done;
     stats.load_ns = hscope__now_ns() - t0;
     st = hscope__waste_finish(out, S.acc, &b.strings, lo->allocator, &stats, skipped, err);
 done:
     if (have_b)
-        hscope__builder_free(&b);
+        hscope__heap_stream_end(&b);
     hscope__free(&mem, S.dsite);
     hscope__wacc_free(S.acc);
     return st;
@@ -466,7 +310,7 @@ resolve(void *ud, uint64_t ref, hscope__wobj *out, hscope_error *err)
     uint64_t n;
     (void)err;
     heap_wobj(H->h, (uint32_t)ref, out);
-    if (hscope_heap_object_value(H->h, (hscope_id)ref, &d, &n) == HSCOPE_OK) {
+    if (hscope__heap_object_value(H->h, (hscope_id)ref, &d, &n) == HSCOPE_OK) {
         out->value = d;
         out->value_len = n;
         out->has_value = 1;
@@ -522,10 +366,10 @@ hscope__waste_heap(hscope_waste_t **out, const hscope_heap_t *h, const hscope__w
     hscope__wacc_note(acc, excluded, 0);
     hscope_load_stats stats;
     uint64_t skipped[HSCOPE_SKIP__COUNT];
-    hscope_load_stats_init(&stats);
-    hscope_heap_stats(h, &stats);
+    hscope__load_stats_init(&stats);
+    hscope__heap_stats(h, &stats);
     for (int r = 0; r < HSCOPE_SKIP__COUNT; r++)
-        skipped[r] = hscope_heap_skipped(h, r);
+        skipped[r] = hscope__heap_skipped(h, r);
     hscope_allocator alloc = { sizeof(alloc), 0, h->mem.malloc_fn, h->mem.realloc_fn,
                                h->mem.free_fn, h->mem.ud };
     st = hscope__waste_finish(out, acc, &h->strings, &alloc, &stats, skipped, err);

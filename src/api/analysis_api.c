@@ -11,7 +11,7 @@ static hscope_status
 fail(hscope_error *uerr, hscope_status st, const char *msg)
 {
     hscope_error err;
-    hscope_error_init(&err);
+    hscope__error_init(&err);
     hscope__fail(&err, st, "%s", msg);
     hscope__error_copy_out(uerr, &err);
     return st;
@@ -26,7 +26,7 @@ hscope_domtree_tally(hscope_tally_t **out, hscope_domtree_t *tree, const char *k
     if (!out || !tree || !key)
         return fail(uerr, HSCOPE_ERR_INVALID_ARG, "out, tree and key are required");
     hscope_tally_options o;
-    hscope_tally_options_init(&o);
+    hscope__tally_options_init(&o);
     if (opts) {
         if (opts->size < sizeof(uint32_t) * 2)
             return fail(uerr, HSCOPE_ERR_INVALID_ARG, "tally options size not set");
@@ -46,7 +46,7 @@ hscope_domtree_tally(hscope_tally_t **out, hscope_domtree_t *tree, const char *k
                     "unknown tally key (expected type, class, file, file:line, "
                     "file:line:class, method, generation or gem)");
     hscope_error err;
-    hscope_error_init(&err);
+    hscope__error_init(&err);
     hscope_status st = hscope__domtree_tally(out, tree, key, &o, &err);
     if (st != HSCOPE_OK)
         hscope__error_copy_out(uerr, &err);
@@ -62,7 +62,7 @@ hscope_suspects_compute(hscope_suspects_t **out, hscope_diff_t *diff,
     if (!out || !diff)
         return fail(uerr, HSCOPE_ERR_INVALID_ARG, "out and diff are required");
     hscope_error err;
-    hscope_error_init(&err);
+    hscope__error_init(&err);
     hscope_status st = hscope__suspects_compute(out, diff, opts, &err);
     if (st != HSCOPE_OK)
         hscope__error_copy_out(uerr, &err);

@@ -1,8 +1,8 @@
 /*
- * diff_api.c - hscope_diff_files(): load the last dump, stream the others.
+ * diff_api.c - the exported diff functions (analysis/diff.c): the diff of
+ * loaded heaps, of files (the last dump loaded, the others streamed), its
+ * accessors.
  */
-#include <string.h>
-
 #include "../analysis/analysis.h"
 
 HSCOPE_API hscope_status
@@ -10,30 +10,104 @@ hscope_diff_files(hscope_diff_t **out, const char *path_a, const char *path_b,
                   const char *path_c, const hscope_load_options *load,
                   const hscope_diff_options *opts, hscope_error *uerr)
 {
-    hscope_error err;
-    hscope_error_init(&err);
-    hscope_status st;
-    hscope_heap_t *target = NULL;
-    if (!out || !path_a || !path_b) {
-        st = hscope__fail(&err, HSCOPE_ERR_INVALID_ARG, "out, path_a and path_b are required");
-        goto done;
-    }
-    *out = NULL;
-    hscope_load_options lopts;
-    if ((st = hscope__read_load_options(load, &lopts, &err)) != HSCOPE_OK)
-        goto done;
-    load = &lopts;
-    const char *tpath = path_c ? path_c : path_b;
-    if ((st = hscope_heap_open_file(&target, tpath, load, &err)) != HSCOPE_OK)
-        goto done;
-    hscope__diff_base ba = { NULL, path_a, load }, bb = { NULL, path_b, load };
-    const char *names[3] = { path_a, path_b, path_c ? path_c : "" };
-    if (!path_c)
-        names[1] = path_b;
-    st = hscope__diff_run(out, target, tpath, &ba, path_c ? &bb : NULL, names, opts, &err);
-done:
-    hscope_heap_free(target); /* the diff holds its own reference */
-    if (st != HSCOPE_OK)
-        hscope__error_copy_out(uerr, &err);
-    return st;
+    return hscope__diff_files(out, path_a, path_b, path_c, load, opts, uerr);
+}
+
+HSCOPE_API void
+hscope_diff_options_init(hscope_diff_options *o)
+{
+    hscope__diff_options_init(o);
+}
+
+HSCOPE_API hscope_status
+hscope_diff_compute(hscope_diff_t **out, hscope_heap_t *a, hscope_heap_t *b,
+                    hscope_heap_t *c, const hscope_diff_options *opts,
+                    hscope_error *uerr)
+{
+    return hscope__diff_compute(out, a, b, c, opts, uerr);
+}
+
+HSCOPE_API void
+hscope_diff_free(hscope_diff_t *d)
+{
+    hscope__diff_free(d);
+}
+
+HSCOPE_API hscope_heap_t *
+hscope_diff_heap(const hscope_diff_t *d)
+{
+    return hscope__diff_heap(d);
+}
+
+HSCOPE_API uint64_t
+hscope_diff_count(const hscope_diff_t *d)
+{
+    return hscope__diff_count(d);
+}
+
+HSCOPE_API uint64_t
+hscope_diff_memsize(const hscope_diff_t *d)
+{
+    return hscope__diff_memsize(d);
+}
+
+HSCOPE_API const hscope_id *
+hscope_diff_objects(const hscope_diff_t *d)
+{
+    return hscope__diff_objects(d);
+}
+
+HSCOPE_API uint64_t
+hscope_diff_excluded(const hscope_diff_t *d)
+{
+    return hscope__diff_excluded(d);
+}
+
+HSCOPE_API uint64_t
+hscope_diff_snapshot_objects(const hscope_diff_t *d, uint32_t i)
+{
+    return hscope__diff_snapshot_objects(d, i);
+}
+
+HSCOPE_API uint64_t
+hscope_diff_reused_addresses(const hscope_diff_t *d)
+{
+    return hscope__diff_reused_addresses(d);
+}
+
+HSCOPE_API uint32_t
+hscope_diff_warnings(const hscope_diff_t *d)
+{
+    return hscope__diff_warnings(d);
+}
+
+HSCOPE_API const char *
+hscope_diff_warning_text(const hscope_diff_t *d)
+{
+    return hscope__diff_warning_text(d);
+}
+
+HSCOPE_API uint64_t
+hscope_diff_object_id_matches(const hscope_diff_t *d)
+{
+    return hscope__diff_object_id_matches(d);
+}
+
+HSCOPE_API uint64_t
+hscope_diff_moved_objects(const hscope_diff_t *d)
+{
+    return hscope__diff_moved_objects(d);
+}
+
+HSCOPE_API const char *
+hscope_diff_note_text(const hscope_diff_t *d)
+{
+    return hscope__diff_note_text(d);
+}
+
+HSCOPE_API hscope_status
+hscope_diff_tally(hscope_tally_t **out, const hscope_diff_t *d, const char *key,
+                  const hscope_tally_options *opts, hscope_error *err)
+{
+    return hscope__diff_tally(out, d, key, opts, err);
 }

@@ -16,6 +16,40 @@ hscope_report_options_init(hscope_report_options *opts)
     opts->size = sizeof(*opts);
 }
 
+HSCOPE_API void
+hscope_format_bytes(int64_t bytes, char *buf, uint64_t n)
+{
+    if (buf && n)
+        hscope__fmt_bytes((double)bytes, buf, n > SIZE_MAX ? SIZE_MAX : (size_t)n);
+}
+
+HSCOPE_API void
+hscope_format_count(uint64_t count, char *buf, uint64_t n)
+{
+    if (buf && n)
+        hscope__fmt_count(count, buf, n > SIZE_MAX ? SIZE_MAX : (size_t)n);
+}
+
+HSCOPE_API uint64_t
+hscope_load_warnings_text(const char *name, const hscope_load_stats *stats,
+                          const uint64_t *skipped, uint32_t nskipped, char *buf, uint64_t n)
+{
+    hscope_load_stats s;
+    uint64_t sk[HSCOPE_SKIP__COUNT] = { 0 };
+    if (!buf)
+        n = 0;
+    if (n)
+        buf[0] = '\0';
+    if (!stats || stats->size < 2 * sizeof(uint32_t))
+        return 0;
+    hscope__load_stats_init(&s);
+    memcpy(&s, stats, stats->size < sizeof(s) ? stats->size : sizeof(s));
+    s.size = sizeof(s);
+    for (uint32_t r = 0; skipped && r < nskipped && r < HSCOPE_SKIP__COUNT; r++)
+        sk[r] = skipped[r];
+    return hscope__load_warnings_text(name, &s, sk, buf, n > SIZE_MAX ? SIZE_MAX : (size_t)n);
+}
+
 /* Common entry: options checked against `formats`, output set up. */
 static hscope_status
 begin(const void *handle, const hscope_report_options *opts, uint32_t formats,
@@ -49,7 +83,7 @@ run(const void *handle, const void *args, body_fn body, uint32_t formats,
     hscope_error *uerr)
 {
     hscope_error err;
-    hscope_error_init(&err);
+    hscope__error_init(&err);
     hscope__ropts ro;
     hscope__out o;
     hscope__out_init(&o, write, user_data, &err);
@@ -88,6 +122,21 @@ hscope_heap_write_summary(hscope_heap_t *heap, const hscope_report_options *opts
                           hscope_write_fn write, void *user_data, hscope_error *uerr)
 {
     return run(heap, heap, summary_body, TEXT_JSON, opts, write, user_data, uerr);
+}
+
+static hscope_status
+heapsnapshot_body(const void *args, const hscope__ropts *ro, hscope__out *o, hscope_error *err)
+{
+    (void)ro; /* one format so far */
+    return hscope__heapsnapshot_write(args, o, err);
+}
+
+HSCOPE_API hscope_status
+hscope_heap_write_export(const hscope_heap_t *heap, const hscope_report_options *opts,
+                         hscope_write_fn write, void *user_data, hscope_error *uerr)
+{
+    return run(heap, heap, heapsnapshot_body, HSCOPE__FMT(HSCOPE_FORMAT_HEAPSNAPSHOT), opts, write,
+               user_data, uerr);
 }
 
 typedef struct diff_args {
@@ -133,7 +182,7 @@ hscope_heap_write_objects(hscope_heap_t *heap, const uint64_t *addresses, uint64
 {
     if (count && !addresses) {
         hscope_error err;
-        hscope_error_init(&err);
+        hscope__error_init(&err);
         hscope__fail(&err, HSCOPE_ERR_INVALID_ARG, "addresses is NULL");
         hscope__error_copy_out(uerr, &err);
         return HSCOPE_ERR_INVALID_ARG;
@@ -209,7 +258,7 @@ hscope_paths_write(const hscope_paths_t *paths, const hscope_id *ids, uint64_t c
 {
     if (count && !ids) {
         hscope_error err;
-        hscope_error_init(&err);
+        hscope__error_init(&err);
         hscope__fail(&err, HSCOPE_ERR_INVALID_ARG, "ids is NULL");
         hscope__error_copy_out(uerr, &err);
         return HSCOPE_ERR_INVALID_ARG;

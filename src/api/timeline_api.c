@@ -102,7 +102,7 @@ hscope_timeline_compute(hscope_timeline_t **out, const char *const *paths, uint6
                         hscope_error *uerr)
 {
     hscope_error err;
-    hscope_error_init(&err);
+    hscope__error_init(&err);
     hscope_load_options lo;
     hscope_timeline_options o;
     hscope_status st = HSCOPE_OK;
@@ -385,7 +385,7 @@ hscope_export_files(hscope_export_t **out, const char *const *paths, uint64_t n,
                     const hscope_export_options *opts, hscope_error *uerr)
 {
     hscope_error err;
-    hscope_error_init(&err);
+    hscope__error_init(&err);
     hscope_load_options lo;
     hscope_export_options o;
     if (out)

@@ -10,19 +10,13 @@
 HSCOPE_API void
 hscope_waste_options_init(hscope_waste_options *opts)
 {
-    if (!opts)
-        return;
-    memset(opts, 0, sizeof(*opts));
-    opts->size = sizeof(*opts);
+    hscope__waste_options_init(opts);
 }
 
 HSCOPE_API void
 hscope_waste_totals_init(hscope_waste_totals *totals)
 {
-    if (!totals)
-        return;
-    memset(totals, 0, sizeof(*totals));
-    totals->size = sizeof(*totals);
+    hscope__waste_totals_init(totals);
 }
 
 HSCOPE_API hscope_status
@@ -30,7 +24,7 @@ hscope_waste_file(hscope_waste_t **out, const char *path, const hscope_load_opti
                   const hscope_waste_options *opts, hscope_error *uerr)
 {
     hscope_error err;
-    hscope_error_init(&err);
+    hscope__error_init(&err);
     hscope_load_options lo;
     hscope__wcfg cfg;
     hscope_status st;
@@ -51,7 +45,7 @@ hscope_waste_compute(hscope_waste_t **out, const hscope_heap_t *heap,
                      const hscope_waste_options *opts, hscope_error *uerr)
 {
     hscope_error err;
-    hscope_error_init(&err);
+    hscope__error_init(&err);
     hscope__wcfg cfg;
     hscope_status st;
     if (out)
@@ -68,14 +62,7 @@ hscope_waste_compute(hscope_waste_t **out, const hscope_heap_t *heap,
 HSCOPE_API void
 hscope_waste_free(hscope_waste_t *w)
 {
-    if (!w)
-        return;
-    hscope__mem m = w->mem;
-    void *p[] = { w->varena, w->rows, w->vals, w->vrefs, w->srefs };
-    hscope__intern_free(&w->keys);
-    for (size_t i = 0; i < sizeof(p) / sizeof(p[0]); i++)
-        hscope__free(&w->mem, p[i]);
-    hscope__free(&m, w);
+    hscope__waste_free(w);
 }
 
 /* Copy a full-size result struct into a caller's of `size` bytes (at
@@ -207,7 +194,7 @@ hscope_waste_write(const hscope_waste_t *w, const hscope_report_options *opts,
                    hscope_write_fn write, void *user_data, hscope_error *uerr)
 {
     hscope_error err;
-    hscope_error_init(&err);
+    hscope__error_init(&err);
     hscope__ropts ro;
     hscope__out o;
     hscope_status st;

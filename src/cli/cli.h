@@ -47,10 +47,11 @@ int hscope_cli_parse_size(const char *s, uint64_t *out);
 int hscope_cli_load_option(hscope_load_options *lo, int argc, char **argv,
                            int *i, const char *usage);
 
-/* "1.5 MB"-style text for a byte count (binary units: 1 KB = 1024 B). */
+/* "1.5 MB"-style text for a byte count (binary units: 1 KB = 1024 B):
+ * the library's hscope_format_bytes. */
 void hscope_cli_human_bytes(double b, char *buf, size_t n);
 
-/* 12,345 */
+/* 12,345: the library's hscope_format_count. */
 void hscope_cli_grouped(uint64_t v, char *buf, size_t n);
 
 /* An address argument: hex with 0x (0x7f2a...), surrounding whitespace
@@ -61,16 +62,15 @@ int hscope_cli_bad_address(const char *usage, const char *arg);
 
 /* Each line of a warning text as "heapscope: warning: LINE" on stderr. */
 void hscope_cli_warn_text(const char *text);
-/* "heapscope: warning: PATH: N of M lines skipped (reason count, ...); the
- * dump is truncated" on stderr, once, when a dump was damaged or partly
- * skipped (from its load statistics, whether parsed, streamed or opened
- * from a saved index); nothing otherwise. */
+/* The library's damage warnings (hscope_load_warnings_text) on stderr,
+ * "heapscope: warning: PATH: N of M lines skipped (reason count, ...)" and
+ * "heapscope: warning: PATH: the dump is truncated (...)", once, when a
+ * dump was damaged or partly skipped (from its load statistics, whether
+ * parsed, streamed or opened from a saved index); nothing otherwise. */
 void hscope_cli_warn_damage(const char *path, const hscope_load_stats *s,
                             const uint64_t skipped[HSCOPE_SKIP__COUNT]);
 void hscope_cli_warn_heap_damage(const char *path, const hscope_heap_t *h);
 void hscope_cli_warn_tally_damage(const char *path, const hscope_tally_t *t);
-/* "left out: N objects allocated by the dumper itself" (nothing for 0). */
-void hscope_cli_dumper_note(FILE *f, uint64_t n);
 
 /* Basename of a path (pointer into it). */
 const char *hscope_cli_basename(const char *path);

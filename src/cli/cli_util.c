@@ -1,7 +1,8 @@
 /*
  * cli_util.c - helpers the commands share: usage errors and --help, the
- * load options, number formats of the commands not yet on the library's
- * writers (the HTML report), damage and dumper notes on stderr, and the
+ * load options, the library's number formats for the commands not yet on
+ * its writers (the HTML report), damage (in the library's words)
+ * on stderr, and the
  * output helpers of timeline, histogram, export and diff --grew.
  */
 #include <ctype.h>
@@ -78,32 +79,14 @@ hscope_cli_load_option(hscope_load_options *lo, int argc, char **argv, int *i,
 void
 hscope_cli_human_bytes(double b, char *buf, size_t n)
 {
-    static const char *const u[] = { "B", "KB", "MB", "GB", "TB" };
-    const char *sign = b < 0 ? "-" : "";
-    double v = fabs(b);
-    int i = 0;
-    while (v >= 1024 && i < 4) {
-        v /= 1024;
-        i++;
-    }
-    if (i == 0)
-        snprintf(buf, n, "%s%.0f B", sign, v);
-    else
-        snprintf(buf, n, "%s%.1f %s", sign, v, u[i]);
+    /* whole bytes: a fractional slope rounds to the byte first */
+    hscope_format_bytes(b >= 9.2e18 ? INT64_MAX : b <= -9.2e18 ? INT64_MIN : llround(b), buf, n);
 }
 
 void
 hscope_cli_grouped(uint64_t v, char *buf, size_t n)
 {
-    char tmp[32];
-    snprintf(tmp, sizeof(tmp), "%llu", (unsigned long long)v);
-    size_t len = strlen(tmp), o = 0;
-    for (size_t i = 0; i < len && o + 2 < n; i++) {
-        if (i && (len - i) % 3 == 0)
-            buf[o++] = ',';
-        buf[o++] = tmp[i];
-    }
-    buf[o] = '\0';
+    hscope_format_count(v, buf, n);
 }
 
 int
@@ -170,23 +153,9 @@ void
 hscope_cli_warn_damage(const char *path, const hscope_load_stats *s,
                        const uint64_t skipped[HSCOPE_SKIP__COUNT])
 {
-    if (!s->skipped_lines && !s->truncated)
-        return;
-    char why[256] = "";
-    size_t len = 0;
-    for (int r = 0; r < HSCOPE_SKIP__COUNT && len < sizeof(why); r++)
-        if (skipped[r])
-            len += (size_t)snprintf(why + len, sizeof(why) - len, "%s%s %llu", len ? ", " : "",
-                                    hscope_skip_reason_name(r), (unsigned long long)skipped[r]);
-    fprintf(stderr, "%s: warning: %s: ", prog, path);
-    if (s->skipped_lines)
-        fprintf(stderr, "%llu of %llu lines skipped (%s)%s", (unsigned long long)s->skipped_lines,
-                (unsigned long long)s->lines, why, s->truncated ? "; " : "");
-    if (s->truncated)
-        fputs("the dump is truncated (it ends in the middle of a record or gzip stream)", stderr);
-    if (s->skipped_lines * 2 > s->lines)
-        fputs("; most lines could not be read: is this really a heap dump?", stderr);
-    fputs("\n", stderr);
+    char text[1024]; /* two messages of the library's at most */
+    hscope_load_warnings_text(path, s, skipped, HSCOPE_SKIP__COUNT, text, sizeof(text));
+    hscope_cli_warn_text(text);
 }
 
 void
@@ -212,15 +181,6 @@ hscope_cli_warn_heap_damage(const char *path, const hscope_heap_t *h)
         sk[r] = hscope_heap_skipped(h, r);
     hscope_cli_warn_damage(path, &s, sk);
 }
-
-void
-hscope_cli_dumper_note(FILE *f, uint64_t n)
-{
-    if (n)
-        fprintf(f, "left out: %llu object%s allocated by the dumper itself (--keep-dumper "
-                   "keeps them)\n", (unsigned long long)n, n == 1 ? "" : "s");
-}
-
 
 /* ------------------------------------------------------------------ */
 /* memory over time: timeline, histogram, export, diff --grew          */

@@ -1,11 +1,13 @@
 /*
  * cmd_export.c - heapscope export: the dumps as tables for PostgreSQL and
  * DuckDB (hscope_export_files()); what was written on stderr, or as JSON
- * on stdout.
+ * on stdout.  --format heapsnapshot: one dump as a V8 heap snapshot for
+ * Chrome DevTools and memlab (hscope_heap_write_export()).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "opts.h"
 
@@ -15,6 +17,7 @@ static const char usage_export[] =
     "usage: heapscope export --format csv|jsonl --out DIR [--first-id N]\n"
     "                        [--order auto|name|mtime|given] [--json]\n"
     "                        [load options] DUMP...\n"
+    "       heapscope export --format heapsnapshot [--out FILE] [load options] DUMP\n"
     "\n"
     "Write the dumps as tables for PostgreSQL or DuckDB, one dump id per DUMP\n"
     "(in time order, see 'heapscope timeline --help'):\n"
@@ -30,15 +33,26 @@ static const char usage_export[] =
     "same for 'duckdb FILE.db < DIR/schema.duckdb.sql'.  String values are\n"
     "never exported.\n"
     "\n"
-    "  --format F      csv (RFC 4180, header line) or jsonl (one object a line)\n"
-    "  --out DIR       output directory (created if missing; files replaced)\n"
+    "--format heapsnapshot writes one DUMP as a V8 heap snapshot, to open in\n"
+    "Chrome DevTools (Memory panel, Load profile) or memlab: every object a\n"
+    "node (its class label, memsize, an odd id from its address, its\n"
+    "allocation site as the allocation stack), every reference an edge, each\n"
+    "root category a node \"(vm)\", ... under the root (docs/HEAPSNAPSHOT.md).\n"
+    "\n"
+    "  --format F      csv (RFC 4180, header line), jsonl (one object a line)\n"
+    "                  or heapsnapshot\n"
+    "  --out DIR       output directory (created if missing; files replaced);\n"
+    "                  heapsnapshot: the FILE (default: standard output, but\n"
+    "                  not a terminal)\n"
     "  --first-id N    dump_id of the first dump (default 1), to add more\n"
     "                  dumps to a database later\n"
     "  --order HOW     auto (default), name, mtime or given\n"
     "  --json          what was written, on stdout: {\"kind\": \"export\", \"dumps\",\n"
     "                  \"files\", \"warnings\", ...} (default: one line on stderr)\n"
-    "  --no-index      accepted; no effect (the dumps are parsed, not indexed)\n"
-    "  -v, --verbose   accepted; no effect\n";
+    "  --no-index      accepted; no effect (the dumps are parsed, not indexed);\n"
+    "                  heapsnapshot: ignore DUMP.hsx\n"
+    "  -v, --verbose   accepted; no effect; heapsnapshot: say whether DUMP.hsx\n"
+    "                  was used\n";
 
 typedef struct ex_args {
     hscope_cli_opts o;
@@ -62,9 +76,11 @@ option(void *ctx, int argc, char **argv, int *i)
         return hscope_cli_usage_error(usage_export, "%s needs a value", o);
     ++*i;
     if (strcmp(o, "--format") == 0) {
-        if (strcmp(v, "csv") && strcmp(v, "jsonl"))
-            return hscope_cli_usage_error(usage_export, "--format: expected csv or jsonl, not '%s'", v);
-        a->eo.format = v[0] == 'c' ? HSCOPE_FORMAT_CSV : HSCOPE_FORMAT_JSONL;
+        if (strcmp(v, "csv") && strcmp(v, "jsonl") && strcmp(v, "heapsnapshot"))
+            return hscope_cli_usage_error(usage_export,
+                                          "--format: expected csv, jsonl or heapsnapshot, not '%s'", v);
+        a->eo.format = v[0] == 'c' ? HSCOPE_FORMAT_CSV
+                       : v[0] == 'j' ? HSCOPE_FORMAT_JSONL : HSCOPE_FORMAT_HEAPSNAPSHOT;
     } else if (strcmp(o, "--out") == 0) {
         a->out = v;
     } else if (strcmp(o, "--first-id") == 0) {
@@ -92,7 +108,16 @@ parse(ex_args *a, int argc, char **argv, int *np)
         return rc;
     *np = ca.n;
     if (!a->eo.format)
-        return hscope_cli_usage_error(usage_export, "--format csv|jsonl is required%s", "");
+        return hscope_cli_usage_error(usage_export, "--format csv|jsonl|heapsnapshot is required%s", "");
+    if (a->eo.format == HSCOPE_FORMAT_HEAPSNAPSHOT) {
+        if (a->o.json || a->eo.first_id || a->eo.order)
+            return hscope_cli_usage_error(usage_export, "--format heapsnapshot takes no %s",
+                                          a->o.json ? "--json" : a->eo.first_id ? "--first-id" : "--order");
+        if (*np != 1)
+            return hscope_cli_usage_error(usage_export,
+                                          "--format heapsnapshot takes one DUMP%s", "");
+        return 0;
+    }
     if (!a->out)
         return hscope_cli_usage_error(usage_export, "--out DIR is required%s", "");
     if (*np == 0)
@@ -115,6 +140,31 @@ warn_damage(const hscope_export_t *ex)
     }
 }
 
+/* One dump as a V8 heap snapshot, to --out FILE or standard output. */
+static int
+heapsnapshot(ex_args *a)
+{
+    if (!a->out && isatty(STDOUT_FILENO)) {
+        fprintf(stderr, "%s: a heap snapshot is not for a terminal: give --out FILE or "
+                        "redirect standard output\n", prog);
+        return HSCOPE_CLI_EXIT_USAGE;
+    }
+    hscope_heap_t *h = hscope_cli_load(&a->o, a->paths[0]);
+    if (!h)
+        return HSCOPE_CLI_EXIT_BAD_INPUT;
+    int rc = HSCOPE_CLI_EXIT_BAD_INPUT;
+    FILE *f = hscope_cli_open_out(a->out);
+    if (f) {
+        hscope_report_options ro = HSCOPE_REPORT_OPTIONS_INIT;
+        ro.format = HSCOPE_FORMAT_HEAPSNAPSHOT;
+        hscope_error err = HSCOPE_ERROR_INIT;
+        hscope_status st = hscope_heap_write_export(h, &ro, hscope_cli_write_file, f, &err);
+        rc = hscope_cli_close_out(f, a->out, st, &err);
+    }
+    hscope_heap_free(h);
+    return rc;
+}
+
 int
 hscope_cli_export(int argc, char **argv)
 {
@@ -131,6 +181,11 @@ hscope_cli_export(int argc, char **argv)
     }
     int np = 0;
     int rc = parse(&a, argc, argv, &np);
+    if (!rc && a.eo.format == HSCOPE_FORMAT_HEAPSNAPSHOT) {
+        rc = heapsnapshot(&a);
+        free(a.paths);
+        return rc;
+    }
     hscope_export_t *ex = NULL;
     hscope_error err = HSCOPE_ERROR_INIT;
     hscope_status st = rc ? HSCOPE_OK

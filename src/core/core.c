@@ -223,6 +223,60 @@ hscope__fail_errno(hscope_error *err, int errnum, const char *fmt, ...)
     return hscope__fail_at_errno(err, errnum, "%s: %s", buf, strerror(errnum));
 }
 
+void
+hscope__error_init(hscope_error *err)
+{
+    if (!err)
+        return;
+    memset(err, 0, sizeof(*err));
+    err->size = sizeof(*err);
+}
+
+const char *
+hscope__status_name(hscope_status st)
+{
+    static const char *const names[] = {
+        "HSCOPE_OK", "HSCOPE_ERR_INVALID_ARG", "HSCOPE_ERR_NOMEM",
+        "HSCOPE_ERR_IO", "HSCOPE_ERR_PARSE", "HSCOPE_ERR_NOT_A_DUMP",
+        "HSCOPE_ERR_GZIP", "HSCOPE_ERR_LIMIT", "HSCOPE_ERR_CANCELLED",
+        "HSCOPE_ERR_NOT_FOUND", "HSCOPE_ERR_UNSUPPORTED",
+        "HSCOPE_ERR_TRUNCATED", "HSCOPE_ERR_INTERNAL", "HSCOPE_ERR_CORRUPT",
+        "HSCOPE_ERR_STALE",
+    };
+    if (st < 0 || (size_t)st >= sizeof(names) / sizeof(names[0]))
+        return "HSCOPE_ERR_UNKNOWN";
+    return names[st];
+}
+
+const char *
+hscope__skip_reason_name(int32_t r)
+{
+    static const char *const names[HSCOPE_SKIP__COUNT] = {
+        "bad_json", "not_object", "no_type", "no_address", "bad_value",
+        "number_range", "too_long", "empty", "truncated", "too_deep",
+        "too_many_references",
+    };
+    return r >= 0 && r < HSCOPE_SKIP__COUNT ? names[r] : "?";
+}
+
+void
+hscope__load_options_init(hscope_load_options *o)
+{
+    if (!o)
+        return;
+    memset(o, 0, sizeof(*o));
+    o->size = sizeof(*o);
+}
+
+void
+hscope__load_stats_init(hscope_load_stats *s)
+{
+    if (!s)
+        return;
+    memset(s, 0, sizeof(*s));
+    s->size = sizeof(*s);
+}
+
 hscope_status
 hscope__nomem(hscope_error *err, size_t n)
 {

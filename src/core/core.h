@@ -61,6 +61,15 @@ hscope_status hscope__fail_errno(hscope_error *err, int errnum,
 hscope_status hscope__nomem(hscope_error *err, size_t n);
 void hscope__error_copy_out(hscope_error *dst, const hscope_error *src);
 
+/* The bodies of the exported helpers of the same names without the
+ * second underscore (hscope__error_init() ...): every layer may call these;
+ * api/core_api.c exports them. */
+void hscope__error_init(hscope_error *err);
+const char *hscope__status_name(hscope_status st);
+const char *hscope__skip_reason_name(int32_t reason);
+void hscope__load_options_init(hscope_load_options *o);
+void hscope__load_stats_init(hscope_load_stats *s);
+
 /* Checked arithmetic: return false on overflow. */
 static inline bool
 hscope__mul_ok(size_t a, size_t b, size_t *out)

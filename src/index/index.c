@@ -156,23 +156,19 @@ run_cut(const uint64_t *addr, uint32_t i)
     return addr[i] <= addr[i - 1] || ((addr[i] ^ addr[i - 1]) >> RUN_BLOCK) != 0;
 }
 
-/* 1: built; 0: the layout does not suit (hash instead); -1: out of memory.
- * Two passes over the address column: one cuts it into runs (noting each
- * run's smallest step), one builds each run's bitmap right after checking
- * its steps, while the run's addresses are still in L1. */
+/* Pass 1: the address column cut into runs, sorted by address, in h->runs;
+ * each run's `stride` holds its smallest step for now (0: a single
+ * address).  1: done; 0: too many runs, or runs that overlap; -1: out of
+ * memory. */
 static int
-runs_build(hscope_heap_t *h)
+runs_cut(hscope_heap_t *h)
 {
     const uint64_t *addr = h->addr;
     uint32_t n = h->n;
-    if (n == 0)
-        return 0;
-    /* pass 1: the runs, in dump order; `stride` holds the smallest step
-     * for now (0: a single address) */
     size_t nr = 0, cap = 0, max_runs = (size_t)n / 8 + 64;
     hscope__run *runs = NULL;
     hscope_error e;
-    hscope_error_init(&e);
+    hscope__error_init(&e);
     uint32_t s = 0;
     uint64_t md = UINT64_MAX;
     for (uint32_t i = 1; i <= n; i++) {
@@ -206,11 +202,19 @@ runs_build(hscope_heap_t *h)
             hscope__index_drop_runs(h);
             return 0;
         }
-    /* directory: bucket b covers [rmin + b << shift, ...) and holds the
-     * first run that ends at or after the bucket's start; at most 4
-     * buckets a run.  Buckets are aligned blocks of 16 KiB or more, and a
-     * run never crosses a 16 KiB boundary (run_cut), so the runs of bucket
-     * b are exactly [rdir[b], rdir[b + 1]): mostly one. */
+    return 1;
+}
+
+/* The directory: bucket b covers [rmin + b << shift, ...) and holds the
+ * first run that ends at or after the bucket's start; at most 4 buckets a
+ * run.  Buckets are aligned blocks of 16 KiB or more, and a run never
+ * crosses a 16 KiB boundary (run_cut), so the runs of bucket b are exactly
+ * [rdir[b], rdir[b + 1]): mostly one.  0: out of memory. */
+static int
+runs_directory(hscope_heap_t *h)
+{
+    const hscope__run *runs = h->runs;
+    size_t nr = h->nruns;
     unsigned shift = RUN_BLOCK;
     uint64_t base, span;
     for (;;) {
@@ -223,10 +227,8 @@ runs_build(hscope_heap_t *h)
     h->rmin = base;
     h->rshift = shift;
     h->nrdir = (size_t)(span >> shift) + 1;
-    if (!(h->rdir = hscope__malloc(&h->mem, h->nrdir * sizeof(uint32_t)))) {
-        hscope__index_drop_runs(h);
-        return -1;
-    }
+    if (!(h->rdir = hscope__malloc(&h->mem, h->nrdir * sizeof(uint32_t))))
+        return 0;
     size_t k = 0;
     for (size_t b = 0; b < h->nrdir; b++) {
         uint64_t from = h->rmin + ((uint64_t)b << shift);
@@ -234,51 +236,63 @@ runs_build(hscope_heap_t *h)
             k++;
         h->rdir[b] = (uint32_t)k;
     }
-    /* pass 2: bitmaps, in address order, within a budget of about 2 bits
-     * an object (the arrays are sized for the budget) */
-    size_t words = 0, budget = (size_t)n / 32 + 1024;
+    return 1;
+}
+
+/* Run r's bitmap at h->rbits + words (zeroed, room for it), if its
+ * addresses are a whole number of steps apart: 1, with r's stride, inverse
+ * and bitmap set; else 0 (r keeps stride 0: binary search), the words
+ * zeroed again. */
+static inline int
+run_bitmap(hscope_heap_t *h, hscope__run *r, uint64_t step, size_t words, size_t nw)
+{
+    const uint64_t *addr = h->addr;
+    uint64_t *bits = h->rbits + words, slot = 0;
+    bits[0] |= 1;
+    for (uint32_t i = r->start + 1; i < r->end; i++) {
+        uint64_t d = addr[i] - addr[i - 1];
+        if (d != step) {
+            if (d % step != 0) { /* steps of unequal size */
+                memset(bits, 0, nw * sizeof(uint64_t));
+                return 0;
+            }
+            slot += d / step - 1;
+        }
+        slot++;
+        bits[slot / 64] |= (uint64_t)1 << (slot % 64);
+    }
+    r->stride = (uint32_t)step;
+    r->inv = (((uint64_t)1 << 48) + step - 1) / step;
+    r->bm = (uint32_t)words;
+    uint32_t acc = 0;
+    for (size_t w = 0; w < nw; w++) {
+        h->rrank[words + w] = acc;
+        acc += ones(bits[w]);
+    }
+    return 1;
+}
+
+/* Pass 2: the runs' bitmaps, in address order, within a budget of about 2
+ * bits an object (the arrays are sized for the budget).  0: out of
+ * memory. */
+static int
+runs_bitmaps(hscope_heap_t *h)
+{
+    size_t words = 0, budget = (size_t)h->n / 32 + 1024;
     h->rbits = hscope__calloc(&h->mem, budget, sizeof(uint64_t));
     h->rrank = hscope__malloc(&h->mem, budget * sizeof(uint32_t));
-    if (!h->rbits || !h->rrank) {
-        hscope__index_drop_runs(h);
-        return -1;
-    }
-    for (k = 0; k < nr; k++) {
-        hscope__run *r = &runs[k];
+    if (!h->rbits || !h->rrank)
+        return 0;
+    for (size_t k = 0; k < h->nruns; k++) {
+        hscope__run *r = &h->runs[k];
         uint64_t step = r->stride;
         r->stride = 0;
         if (!step || (r->hi - r->lo) / step >= RUN_MAX_SLOTS ||
             words + run_words(r, step) > budget)
             continue; /* binary search for this run */
-        uint64_t *bits = h->rbits + words, slot = 0;
         size_t nw = run_words(r, step);
-        int even = 1;
-        bits[0] |= 1;
-        for (uint32_t i = r->start + 1; i < r->end; i++) {
-            uint64_t d = addr[i] - addr[i - 1];
-            if (d != step) {
-                if (d % step != 0) { /* steps of unequal size */
-                    even = 0;
-                    break;
-                }
-                slot += d / step - 1;
-            }
-            slot++;
-            bits[slot / 64] |= (uint64_t)1 << (slot % 64);
-        }
-        if (!even) {
-            memset(bits, 0, nw * sizeof(uint64_t));
-            continue;
-        }
-        r->stride = (uint32_t)step;
-        r->inv = (((uint64_t)1 << 48) + step - 1) / step;
-        r->bm = (uint32_t)words;
-        uint32_t acc = 0;
-        for (size_t w = 0; w < nw; w++) {
-            h->rrank[words + w] = acc;
-            acc += ones(bits[w]);
-        }
-        words += nw;
+        if (run_bitmap(h, r, step, words, nw))
+            words += nw;
     }
     if (words == 0) {
         hscope__free(&h->mem, h->rbits);
@@ -290,6 +304,25 @@ runs_build(hscope_heap_t *h)
         uint32_t *r = hscope__realloc(&h->mem, h->rrank, words * sizeof(uint32_t));
         h->rbits = b ? b : h->rbits;
         h->rrank = r ? r : h->rrank;
+    }
+    return 1;
+}
+
+/* 1: built; 0: the layout does not suit (hash instead); -1: out of memory.
+ * Two passes over the address column: one cuts it into runs (noting each
+ * run's smallest step), one builds each run's bitmap right after checking
+ * its steps, while the run's addresses are still in L1. */
+static int
+runs_build(hscope_heap_t *h)
+{
+    if (h->n == 0)
+        return 0;
+    int rc = runs_cut(h);
+    if (rc != 1)
+        return rc;
+    if (!runs_directory(h) || !runs_bitmaps(h)) {
+        hscope__index_drop_runs(h);
+        return -1;
     }
     return 1;
 }

@@ -133,7 +133,7 @@ run_parts(hscope_heap_t *h, unsigned char *mem, uint64_t n, unsigned threads,
     for (int i = 0; i < 2; i++) {
         P[i].h = h;
         P[i].mem = mem;
-        hscope_error_init(&P[i].err);
+        hscope__error_init(&P[i].err);
     }
     P[0].from = 0;
     P[0].to = two ? n / 2 : n;

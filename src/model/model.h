@@ -178,6 +178,13 @@ uint32_t hscope__fields_str(const hscope_heap_t *h);
 uint32_t hscope__fields_owner(const hscope_heap_t *h, uint32_t id, uint32_t fields_str);
 /* Ruby's object_id of object id (side table); 0 if it has none. */
 int hscope__oid(const hscope_heap_t *h, uint32_t id, uint64_t *oid);
+/* The same for ids asked in rising order, scanning forward from *cursor
+ * (0 at first). */
+static inline int
+hscope__oid_next(const hscope_heap_t *h, uint32_t id, size_t *cursor, uint64_t *oid)
+{
+    return hscope__bigvals_next(&h->oids, id, cursor, oid);
+}
 /* Is root category c conservative (machine_context)? */
 int hscope__cat_conservative(const hscope_heap_t *h, uint32_t c);
 
@@ -187,7 +194,141 @@ uint32_t hscope__label(const hscope_heap_t *h, uint32_t id);
  * "<anonymous>"), any other object's class label. */
 uint32_t hscope__object_label(const hscope_heap_t *h, uint32_t id);
 
+/* ------------------------------------------------------------------ */
+/* A dump's records without a heap (records.c): the parser in sink mode */
+/* ------------------------------------------------------------------ */
+
+/* Where a streamed dump's records go: sink(ud, b, record) for each object
+ * record; sink_oid (or NULL) right after it for a record with Ruby's
+ * object_id; with `slots` (or NULL), the parallel parser's workers fold
+ * records into per-slot states instead.  details: fill the record's
+ * value, capacity, slot size and input offset (b->sink_details). */
+typedef struct hscope__stream_sinks {
+    hscope__sink_fn sink;
+    hscope__sink_oid_fn sink_oid;
+    const hscope__slot_sink *slots;
+    void *ud;
+    int details;
+} hscope__stream_sinks;
+
+/*
+ * Read the dump at `path` with `lo` (NULL: defaults) through `s` without
+ * building a heap.  b is set up here, with mem, and holds the strings,
+ * sites and counts of what was read afterwards, success or not: release it
+ * with hscope__heap_stream_end().  input_bytes and gzip may be NULL.
+ */
+hscope_status hscope__heap_stream(hscope__builder *b, hscope__mem *mem, const char *path,
+                                  const hscope_load_options *lo,
+                                  const hscope__stream_sinks *s, uint64_t *input_bytes,
+                                  int *gzip, hscope_error *err);
+void hscope__heap_stream_end(hscope__builder *b);
+/* Input offset of the i-th line to read back (rising with i). */
+typedef uint64_t (*hscope__offset_fn)(void *ud, size_t i);
+/* Line i read back: its object record, or NULL when the line holds none
+ * (any more: the file changed, or the line is too long now). */
+typedef hscope_status (*hscope__reread_fn)(void *ud, size_t i, const hscope__objrec *rec,
+                                           hscope_error *err);
+/*
+ * Read back n lines of the dump at `path`, at input offsets offset(ud, i)
+ * (a record's hscope__objrec.offset), with b: the builder of an earlier
+ * hscope__heap_stream() of the same dump with `details`, whose string ids
+ * the records keep using.  A plain file is read with positioned reads of
+ * each line, a gzip stream inflated again up to each.  at(ud, i, ...) once
+ * per line; b's sinks are replaced.
+ */
+hscope_status hscope__heap_stream_at(hscope__builder *b, const char *path,
+                                     const hscope_load_options *lo, size_t n,
+                                     hscope__offset_fn offset, hscope__reread_fn at, void *ud,
+                                     hscope_error *err);
+/* Name of a type code of a streamed dump's records ("STRING"), or NULL. */
+const char *hscope__stream_type_name(const hscope__builder *b, uint64_t code);
+
+/* Save the heap as DUMP.hsx (persist.c; hscope_heap_save). */
+hscope_status hscope__heap_save(const hscope_heap_t *h, const char *path,
+                                const char *source, hscope_error *uerr);
+/* Reference count of a heap: the last release frees it (hscope_heap_free). */
 void hscope__heap_retain(hscope_heap_t *h);
 void hscope__heap_release(hscope_heap_t *h);
+
+/* Opening a heap (load.c), reading it (access.c): the bodies of the
+ * exported hscope_heap_* functions of the same names with one underscore
+ * (api/heap_api.c), with their argument checks.  The layers above the
+ * model call these. */
+hscope_status hscope__heap_open_saved(hscope_heap_t **out, const char *path,
+                                      const char *source,
+                                      const hscope_load_options *uopts,
+                                      hscope_error *uerr);
+hscope_status hscope__heap_open_file(hscope_heap_t **out, const char *path,
+                                     const hscope_load_options *opts,
+                                     hscope_error *err);
+hscope_status hscope__heap_open_fd(hscope_heap_t **out, int fd,
+                                   const hscope_load_options *opts,
+                                   hscope_error *err);
+hscope_status hscope__heap_open_memory(hscope_heap_t **out, const void *data,
+                                       size_t len,
+                                       const hscope_load_options *opts,
+                                       hscope_error *err);
+hscope_heap_t *hscope__heap_ref(hscope_heap_t *h);
+hscope_status hscope__heap_stats(const hscope_heap_t *h, hscope_load_stats *s);
+uint64_t hscope__heap_skipped(const hscope_heap_t *h, int32_t reason);
+uint64_t hscope__heap_skipped_line(const hscope_heap_t *h, uint32_t i,
+                                   int32_t *reason);
+uint64_t hscope__heap_object_count(const hscope_heap_t *h);
+uint64_t hscope__heap_reference_count(const hscope_heap_t *h);
+const char *hscope__heap_type_name(const hscope_heap_t *h, int32_t type);
+hscope_status hscope__heap_find(const hscope_heap_t *h, uint64_t address,
+                                hscope_id *out);
+uint64_t hscope__heap_object_address(const hscope_heap_t *h, hscope_id id);
+int32_t hscope__heap_object_type(const hscope_heap_t *h, hscope_id id);
+uint32_t hscope__heap_object_flags(const hscope_heap_t *h, hscope_id id);
+uint64_t hscope__heap_object_memsize(const hscope_heap_t *h, hscope_id id);
+uint64_t hscope__heap_object_size(const hscope_heap_t *h, hscope_id id);
+int64_t hscope__heap_object_generation(const hscope_heap_t *h, hscope_id id);
+const char *hscope__heap_object_file(const hscope_heap_t *h, hscope_id id);
+uint32_t hscope__heap_object_line(const hscope_heap_t *h, hscope_id id);
+const char *hscope__heap_object_method(const hscope_heap_t *h, hscope_id id);
+const char *hscope__heap_object_detail(const hscope_heap_t *h, hscope_id id);
+hscope_id hscope__heap_object_class(const hscope_heap_t *h, hscope_id id);
+uint64_t hscope__heap_object_class_address(const hscope_heap_t *h,
+                                           hscope_id id);
+int32_t hscope__heap_object_oid(const hscope_heap_t *h, hscope_id id, uint64_t *object_id);
+hscope_id hscope__heap_object_owner(const hscope_heap_t *h, hscope_id id);
+int32_t hscope__heap_root_category_conservative(const hscope_heap_t *h, uint32_t i);
+uint32_t hscope__heap_unknown_count(const hscope_heap_t *h);
+hscope_status hscope__heap_unknown_get(const hscope_heap_t *h, uint32_t i, int32_t *kind,
+                                       const char **name, uint64_t *count);
+const char *hscope__heap_object_class_label(const hscope_heap_t *h,
+                                             hscope_id id);
+const char *hscope__heap_object_label(const hscope_heap_t *h, hscope_id id);
+hscope_status hscope__heap_object_references(const hscope_heap_t *h,
+                                             hscope_id id,
+                                             const hscope_id **targets,
+                                             uint64_t *count);
+hscope_status hscope__heap_object_referrers(hscope_heap_t *h, hscope_id id,
+                                            const hscope_id **sources,
+                                            uint64_t *count,
+                                            hscope_error *uerr);
+hscope_status hscope__heap_object_value(const hscope_heap_t *h, hscope_id id,
+                                        const char **data, uint64_t *len);
+hscope_status hscope__heap_column(const hscope_heap_t *h, int32_t column,
+                                  const void **data, uint64_t *length,
+                                  int32_t *elem);
+const char *hscope__heap_string(const hscope_heap_t *h, uint32_t id);
+hscope_status hscope__heap_site(const hscope_heap_t *h, uint32_t site,
+                                uint32_t *file, uint32_t *line,
+                                uint32_t *method);
+uint32_t hscope__heap_root_category_count(const hscope_heap_t *h);
+const char *hscope__heap_root_category_name(const hscope_heap_t *h,
+                                             uint32_t i);
+uint64_t hscope__heap_root_category_records(const hscope_heap_t *h, uint32_t i);
+hscope_status hscope__heap_root_targets(const hscope_heap_t *h, uint32_t i,
+                                        const hscope_id **targets,
+                                        uint64_t *count, uint64_t *dangling);
+hscope_status hscope__heap_root_dangling(const hscope_heap_t *h, uint32_t i,
+                                         const uint64_t **addresses,
+                                         uint64_t *count);
+uint64_t hscope__heap_dangling_count(const hscope_heap_t *h);
+hscope_status hscope__heap_dangling(const hscope_heap_t *h, uint64_t i,
+                                    hscope_id *from, uint64_t *address);
 
 #endif

@@ -223,12 +223,12 @@ parts_of(const hscope_heap_t *h, part *ps, uint64_t *meta, const uint32_t *index
     return k;
 }
 
-HSCOPE_API hscope_status
-hscope_heap_save(const hscope_heap_t *h, const char *path, const char *source,
-                 hscope_error *uerr)
+hscope_status
+hscope__heap_save(const hscope_heap_t *h, const char *path, const char *source,
+                  hscope_error *uerr)
 {
     hscope_error err;
-    hscope_error_init(&err);
+    hscope__error_init(&err);
     hscope_status st = HSCOPE_OK;
     FILE *f = NULL;
     char *tmp = NULL;
@@ -733,7 +733,7 @@ hscope__model_open_saved(hscope_heap_t *h, const char *path, const char *source,
     int helper = fsize >= ((uint64_t)8 << 20) &&
                  pthread_create(&th, NULL, sum_sections, &job) == 0;
     hscope_error aerr;
-    hscope_error_init(&aerr);
+    hscope__error_init(&aerr);
     st = attach(h, &hd, map, &aerr);
     sum_sections(&job);
     if (helper)

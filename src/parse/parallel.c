@@ -826,175 +826,246 @@ hand_over(pool *P, slot *s, size_t len, int at_eof, uint64_t base)
     queue(P, s);
 }
 
+/* The producer's state from one slot to the next (produce()). */
+typedef struct feed {
+    uint64_t merge_seq;         /* chunks merged */
+    uint64_t pos;               /* input bytes read */
+    uint64_t next_progress;
+    uint64_t max;               /* max_line */
+    uint8_t *carry;             /* partial line left from the last chunk */
+    size_t ncarry, carry_cap;
+    int discard;                /* in a line longer than max: dropping it */
+    int eof;
+} feed;
+
+/* Merge every chunk handed over so far, in order. */
+static hscope_status
+merge_all(pool *P, uint64_t *merge_seq)
+{
+    hscope_status st;
+    while (*merge_seq < P->next_seq)
+        if ((st = merge_ready(P, merge_seq, 1)) != HSCOPE_OK)
+            return st;
+    return HSCOPE_OK;
+}
+
+/* The carried partial line at the start of slot s. */
+static hscope_status
+take_carry(pool *P, const feed *F, slot *s)
+{
+    if (F->ncarry > s->cap) {
+        uint8_t *nb = hscope__realloc(P->mem, s->buf, F->ncarry + PAD);
+        if (!nb)
+            return hscope__nomem(P->err, F->ncarry + PAD);
+        s->buf = nb;
+        s->cap = F->ncarry;
+    }
+    memcpy(s->buf, F->carry, F->ncarry);
+    return HSCOPE_OK;
+}
+
+/* Slot s is full and holds no complete line: grow it up to max_line, or
+ * (a longer line) fail in strict mode, else start dropping the line. */
+static hscope_status
+full_slot(pool *P, feed *F, slot *s, size_t *len, size_t *scanned, uint64_t *base)
+{
+    hscope_status st;
+    if (s->cap >= F->max) { /* a line longer than max_line */
+        if (P->o->strict) {
+            /* all earlier lines are in merged or in-flight chunks: merge
+             * them to know this line's number */
+            if ((st = merge_all(P, &F->merge_seq)) != HSCOPE_OK)
+                return st;
+            uint64_t lineno = P->out->lines + 1;
+            return hscope__fail_at(P->err, HSCOPE_ERR_LIMIT, lineno, *base,
+                "line %llu (byte %llu) is longer than max_line_bytes (%llu)",
+                (unsigned long long)lineno, (unsigned long long)*base,
+                (unsigned long long)F->max);
+        }
+        F->discard = 1;
+        *base += *len;
+        *len = *scanned = 0;
+        return HSCOPE_OK;
+    }
+    size_t nc = s->cap * 2 > F->max ? (size_t)F->max : s->cap * 2;
+    uint8_t *nb = hscope__realloc(P->mem, s->buf, nc + PAD);
+    if (!nb)
+        return hscope__nomem(P->err, nc + PAD);
+    memset(nb + s->cap, 0, nc + PAD - s->cap);
+    (void)HOOK(HSCOPE__HOOK_POISON, nb + s->cap, nc + PAD - s->cap);
+    s->buf = nb;
+    s->cap = nc;
+    return HSCOPE_OK;
+}
+
+/* Read more input into slot s after its first len bytes (*got 0 at the
+ * end), and report progress. */
+static hscope_status
+read_input(pool *P, feed *F, slot *s, size_t len, size_t last_nl, uint64_t base,
+           size_t *got)
+{
+    hscope_status st;
+    hscope_error rerr;
+    hscope__error_init(&rerr);
+    if ((st = hscope__reader_read(P->r, s->buf + len, s->cap - len, got, &rerr)) != HSCOPE_OK) {
+        /* A read error (corrupt gzip...) comes after every line read
+         * before it, as on one thread: parse the complete lines of this
+         * slot and merge everything first; an error there is reported
+         * instead. */
+        if (last_nl != SIZE_MAX)
+            hand_over(P, s, last_nl + 1, 0, base);
+        hscope_status st2 = merge_all(P, &F->merge_seq);
+        if (st2 != HSCOPE_OK)
+            return st2;
+        hscope__error_copy_out(P->err, &rerr);
+        return st;
+    }
+    if (P->o->progress && P->r->in_bytes >= F->next_progress) {
+        F->next_progress = P->r->in_bytes + P->progress_every;
+        if (P->o->progress(P->o->progress_ud, P->r->in_bytes, P->r->total))
+            return hscope__fail(P->err, HSCOPE_ERR_CANCELLED, "load cancelled");
+    }
+    return HSCOPE_OK;
+}
+
+/* The end (nl) of the too-long line being dropped: drop up to it, count it
+ * in order (everything before was merged or is in flight). */
+static hscope_status
+end_discard(pool *P, feed *F, slot *s, const uint8_t *nl, size_t *len, uint64_t *base)
+{
+    hscope_status st;
+    if ((st = merge_ready(P, &F->merge_seq, 1)) != HSCOPE_OK ||
+        (st = merge_all(P, &F->merge_seq)) != HSCOPE_OK)
+        return st;
+    note_skip(P->out, HSCOPE_SKIP_TOO_LONG, ++P->out->lines);
+    size_t skip = (size_t)(nl - s->buf) + 1;
+    memmove(s->buf, s->buf + skip, *len - skip);
+    *base += skip;
+    *len -= skip;
+    F->discard = 0;
+    return HSCOPE_OK;
+}
+
+/* Fill slot s: the carried partial line, then fresh input, until it holds
+ * at least one complete line and is full, or the input ends.  *len bytes
+ * from input offset *base; the last newline at *last_nl (SIZE_MAX: none). */
+static hscope_status
+fill_slot(pool *P, feed *F, slot *s, size_t *lenp, size_t *last_nlp, uint64_t *basep)
+{
+    hscope_status st;
+    size_t len = 0;
+    if (F->ncarry) {
+        if ((st = take_carry(P, F, s)) != HSCOPE_OK)
+            return st;
+        len = F->ncarry;
+    }
+    uint64_t base = F->pos - F->ncarry;
+    F->ncarry = 0;
+    size_t last_nl = SIZE_MAX, scanned = 0;
+    for (;;) {
+        if (len == s->cap) {
+            if (last_nl != SIZE_MAX)
+                break;
+            if ((st = full_slot(P, F, s, &len, &scanned, &base)) != HSCOPE_OK)
+                return st;
+        }
+        size_t got;
+        if ((st = read_input(P, F, s, len, last_nl, base, &got)) != HSCOPE_OK)
+            return st;
+        if (got == 0) {
+            F->eof = 1;
+            break;
+        }
+        P->out->bytes += got;
+        F->pos += got;
+        len += got;
+        uint8_t *nl = memchr(s->buf + scanned, '\n', len - scanned);
+        if (F->discard && nl) {
+            if ((st = end_discard(P, F, s, nl, &len, &base)) != HSCOPE_OK)
+                return st;
+            scanned = 0;
+            continue;
+        }
+        if (F->discard) {
+            base += len;
+            len = scanned = 0;
+            continue;
+        }
+        /* last newline so far: search backwards from the end */
+        for (size_t i = len; i > scanned; i--)
+            if (s->buf[i - 1] == '\n') {
+                last_nl = i - 1;
+                break;
+            }
+        scanned = len;
+        if (last_nl != SIZE_MAX && len == s->cap)
+            break;
+    }
+    *lenp = len;
+    *last_nlp = last_nl;
+    *basep = base;
+    return HSCOPE_OK;
+}
+
+/* Hand the complete lines of a filled slot to the workers (all of it at
+ * the end), keeping its partial last line for the next slot, and merge
+ * what is done. */
+static hscope_status
+hand_slot(pool *P, feed *F, slot *s, size_t len, size_t last_nl, uint64_t base)
+{
+    hscope_status st;
+    /* At the end the partial last line goes too, except from a cut gzip
+     * stream in strict mode: as on one thread, the cut stream is then the
+     * error (reported by produce(), after the complete lines). */
+    int whole = F->eof && !(P->r->truncated && P->o->strict);
+    size_t hand = whole ? len : (last_nl == SIZE_MAX ? 0 : last_nl + 1);
+    if (F->eof && F->discard) {
+        if ((st = merge_all(P, &F->merge_seq)) != HSCOPE_OK)
+            return st;
+        note_skip(P->out, HSCOPE_SKIP_TOO_LONG, ++P->out->lines);
+        hand = 0;
+    }
+    if (!F->eof && len > hand) { /* keep the partial last line */
+        F->ncarry = len - hand;
+        if ((st = hscope__grow(P->mem, (void **)&F->carry, &F->carry_cap, F->ncarry, 1,
+                               P->err)) != HSCOPE_OK)
+            return st;
+        memcpy(F->carry, s->buf + hand, F->ncarry);
+    }
+    if (hand == 0)
+        return HSCOPE_OK;
+    hand_over(P, s, hand, F->eof, base);
+    return merge_ready(P, &F->merge_seq, 0);
+}
+
+/* Stream mode: read the input in order into free slots, hand each slot's
+ * complete lines to the workers, merge the chunks in order. */
 static hscope_status
 produce(pool *P)
 {
-    hscope_status st;
-    uint64_t merge_seq = 0, pos = 0, next_progress = 0;
-    uint8_t *carry = NULL;      /* partial line left from the last chunk */
-    size_t ncarry = 0, carry_cap = 0;
-    int discard = 0, eof = 0;
-    uint64_t max = P->o->max_line ? P->o->max_line : HSCOPE_DEFAULT_MAX_LINE_BYTES;
-    while (!eof) {
+    hscope_status st = HSCOPE_OK;
+    feed F;
+    memset(&F, 0, sizeof(F));
+    F.max = P->o->max_line ? P->o->max_line : HSCOPE_DEFAULT_MAX_LINE_BYTES;
+    while (!F.eof) {
         slot *s;
-        if ((st = take_slot(P, &merge_seq, &s)) != HSCOPE_OK)
-            goto out;
-        /* fill it: the carried partial line, then fresh input, until it
-         * holds at least one complete line */
-        size_t len = 0;
-        if (ncarry) {
-            if (ncarry > s->cap) {
-                uint8_t *nb = hscope__realloc(P->mem, s->buf, ncarry + PAD);
-                if (!nb) {
-                    st = hscope__nomem(P->err, ncarry + PAD);
-                    goto out;
-                }
-                s->buf = nb;
-                s->cap = ncarry;
-            }
-            memcpy(s->buf, carry, ncarry);
-            len = ncarry;
-        }
-        uint64_t base = pos - ncarry;
-        ncarry = 0;
-        size_t last_nl = SIZE_MAX, scanned = 0;
-        for (;;) {
-            if (len == s->cap) {
-                if (last_nl != SIZE_MAX)
-                    break;
-                if (s->cap >= max) { /* a line longer than max_line */
-                    if (P->o->strict) {
-                        /* all earlier lines are in merged or in-flight
-                         * chunks: merge them to know this line's number */
-                        while (merge_seq < P->next_seq)
-                            if ((st = merge_ready(P, &merge_seq, 1)) != HSCOPE_OK)
-                                goto out;
-                        uint64_t lineno = P->out->lines + 1;
-                        st = hscope__fail_at(P->err, HSCOPE_ERR_LIMIT, lineno, base,
-                            "line %llu (byte %llu) is longer than max_line_bytes (%llu)",
-                            (unsigned long long)lineno, (unsigned long long)base,
-                            (unsigned long long)max);
-                        goto out;
-                    }
-                    discard = 1;
-                    base += len;
-                    len = scanned = 0;
-                } else {
-                    size_t nc = s->cap * 2 > max ? (size_t)max : s->cap * 2;
-                    uint8_t *nb = hscope__realloc(P->mem, s->buf, nc + PAD);
-                    if (!nb) {
-                        st = hscope__nomem(P->err, nc + PAD);
-                        goto out;
-                    }
-                    memset(nb + s->cap, 0, nc + PAD - s->cap);
-                    (void)HOOK(HSCOPE__HOOK_POISON, nb + s->cap, nc + PAD - s->cap);
-                    s->buf = nb;
-                    s->cap = nc;
-                }
-            }
-            size_t got;
-            hscope_error rerr;
-            hscope_error_init(&rerr);
-            if ((st = hscope__reader_read(P->r, s->buf + len, s->cap - len, &got,
-                                          &rerr)) != HSCOPE_OK) {
-                /* A read error (corrupt gzip...) comes after every line
-                 * read before it, as on one thread: parse the complete
-                 * lines of this slot and merge everything first; an error
-                 * there is reported instead. */
-                if (last_nl != SIZE_MAX)
-                    hand_over(P, s, last_nl + 1, 0, base);
-                hscope_status st2;
-                while (merge_seq < P->next_seq)
-                    if ((st2 = merge_ready(P, &merge_seq, 1)) != HSCOPE_OK) {
-                        st = st2;
-                        goto out;
-                    }
-                hscope__error_copy_out(P->err, &rerr);
-                goto out;
-            }
-            if (P->o->progress && P->r->in_bytes >= next_progress) {
-                next_progress = P->r->in_bytes + P->progress_every;
-                if (P->o->progress(P->o->progress_ud, P->r->in_bytes, P->r->total)) {
-                    st = hscope__fail(P->err, HSCOPE_ERR_CANCELLED, "load cancelled");
-                    goto out;
-                }
-            }
-            if (got == 0) {
-                eof = 1;
-                break;
-            }
-            P->out->bytes += got;
-            pos += got;
-            len += got;
-            uint8_t *nl = memchr(s->buf + scanned, '\n', len - scanned);
-            if (discard && nl) {
-                /* the end of the too-long line: drop up to it, count it in
-                 * order (everything before was merged or is in flight) */
-                if ((st = merge_ready(P, &merge_seq, 1)) != HSCOPE_OK)
-                    goto out;
-                while (merge_seq < P->next_seq)
-                    if ((st = merge_ready(P, &merge_seq, 1)) != HSCOPE_OK)
-                        goto out;
-                note_skip(P->out, HSCOPE_SKIP_TOO_LONG, ++P->out->lines);
-                size_t skip = (size_t)(nl - s->buf) + 1;
-                memmove(s->buf, s->buf + skip, len - skip);
-                base += skip;
-                len -= skip;
-                discard = 0;
-                scanned = 0;
-                continue;
-            }
-            if (discard) {
-                base += len;
-                len = scanned = 0;
-                continue;
-            }
-            /* last newline so far: search backwards from the end */
-            for (size_t i = len; i > scanned; i--)
-                if (s->buf[i - 1] == '\n') {
-                    last_nl = i - 1;
-                    break;
-                }
-            scanned = len;
-            if (last_nl != SIZE_MAX && len == s->cap)
-                break;
-        }
-        /* At the end the partial last line goes too, except from a cut
-         * gzip stream in strict mode: as on one thread, the cut stream is
-         * then the error (reported below, after the complete lines). */
-        int whole = eof && !(P->r->truncated && P->o->strict);
-        size_t hand = whole ? len : (last_nl == SIZE_MAX ? 0 : last_nl + 1);
-        if (eof && discard) {
-            while (merge_seq < P->next_seq)
-                if ((st = merge_ready(P, &merge_seq, 1)) != HSCOPE_OK)
-                    goto out;
-            note_skip(P->out, HSCOPE_SKIP_TOO_LONG, ++P->out->lines);
-            hand = 0;
-        }
-        if (!eof && len > hand) { /* keep the partial last line */
-            ncarry = len - hand;
-            if ((st = hscope__grow(P->mem, (void **)&carry, &carry_cap, ncarry, 1,
-                                   P->err)) != HSCOPE_OK)
-                goto out;
-            memcpy(carry, s->buf + hand, ncarry);
-        }
-        if (hand == 0)
-            continue;
-        hand_over(P, s, hand, eof, base);
-        if ((st = merge_ready(P, &merge_seq, 0)) != HSCOPE_OK)
+        size_t len, last_nl;
+        uint64_t base;
+        if ((st = take_slot(P, &F.merge_seq, &s)) != HSCOPE_OK ||
+            (st = fill_slot(P, &F, s, &len, &last_nl, &base)) != HSCOPE_OK ||
+            (st = hand_slot(P, &F, s, len, last_nl, base)) != HSCOPE_OK)
             goto out;
     }
-    while (merge_seq < P->next_seq)
-        if ((st = merge_ready(P, &merge_seq, 1)) != HSCOPE_OK)
-            goto out;
+    if ((st = merge_all(P, &F.merge_seq)) != HSCOPE_OK)
+        goto out;
     if (P->r->truncated) {
         P->out->truncated = 1;
         if (P->o->strict)
-            st = hscope__fail_at(P->err, HSCOPE_ERR_TRUNCATED, P->out->lines + 1, pos,
+            st = hscope__fail_at(P->err, HSCOPE_ERR_TRUNCATED, P->out->lines + 1, F.pos,
                                  "gzip stream is truncated (ends before its trailer)");
     }
 out:
-    hscope__free(P->mem, carry);
+    hscope__free(P->mem, F.carry);
     return st;
 }
 
@@ -1079,7 +1150,7 @@ hscope__parse_parallel(hscope__reader *r, hscope__builder *out,
     }
     for (unsigned i = 0; i < P.nslots && st == HSCOPE_OK; i++) {
         slot *s = &P.slots[i];
-        hscope_error_init(&s->err);
+        hscope__error_init(&s->err);
         s->cap = cap;
         s->buf = hscope__calloc(P.mem, 1, cap + PAD);
         if (!s->buf) {

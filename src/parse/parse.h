@@ -23,6 +23,22 @@ typedef struct hscope__parse_opts {
     uint64_t progress_bytes;  /* input between progress calls; 0: 16 MiB (tests set it) */
 } hscope__parse_opts;
 
+/* The parser's options from a caller's (checked) load options. */
+static inline hscope__parse_opts
+hscope__parse_opts_of(const hscope_load_options *o)
+{
+    hscope__parse_opts po = {
+        .strict = (o->flags & HSCOPE_LOAD_STRICT) != 0,
+        .max_line = o->max_line_bytes,
+        .max_refs = o->max_references,
+        .progress = o->progress,
+        .progress_ud = o->progress_user_data,
+        .line_fn = o->line_fn,
+        .line_ud = o->line_user_data,
+    };
+    return po;
+}
+
 /* Line parser: the builder it fills plus reusable scratch space, so that
  * the hot path allocates nothing per line. */
 typedef struct hscope__lp {

@@ -277,7 +277,7 @@ hscope__parse_path(const char *path, int no_gzip, unsigned threads,
                                    : "%s: not a heap dump: the input is empty",
                           path, (unsigned long long)b->lines,
                           (unsigned long long)(b->nskip_examples ? b->skip_line[0] : 0),
-                          b->nskip_examples ? hscope_skip_reason_name(b->skip_reason[0]) : "");
+                          b->nskip_examples ? hscope__skip_reason_name(b->skip_reason[0]) : "");
     return st;
 }
 

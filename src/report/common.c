@@ -49,7 +49,7 @@ hscope__json_dumps_of_heap(hscope__json *w, const hscope__ropts *ro,
     hscope__json_arr(w);
     hscope__json_obj(w);
     hscope__json_kstr(w, "path", hscope__ropts_dump_name(ro, 0));
-    hscope__json_ku64(w, "objects", h ? hscope_heap_object_count(h) : objects);
+    hscope__json_ku64(w, "objects", h ? hscope__heap_object_count(h) : objects);
     hscope__json_end_obj(w);
     hscope__json_end_arr(w);
 }
@@ -91,7 +91,7 @@ hscope__warn_damage(hscope__warnings *ws, const char *name, const hscope_load_st
         for (int r = 0; r < HSCOPE_SKIP__COUNT && len < sizeof(why); r++)
             if (skipped[r])
                 len += (size_t)snprintf(why + len, sizeof(why) - len, "%s%s %llu",
-                                        len ? ", " : "", hscope_skip_reason_name(r),
+                                        len ? ", " : "", hscope__skip_reason_name(r),
                                         (unsigned long long)skipped[r]);
         char a[32], b[32];
         hscope__fmt_count(s->skipped_lines, a, sizeof(a));
@@ -105,16 +105,34 @@ hscope__warn_damage(hscope__warnings *ws, const char *name, const hscope_load_st
                      "record or gzip stream)", pre, sep);
 }
 
+uint64_t
+hscope__load_warnings_text(const char *name, const hscope_load_stats *s,
+                           const uint64_t skipped[HSCOPE_SKIP__COUNT], char *buf, size_t n)
+{
+    hscope__warnings ws;
+    ws.n = 0;
+    hscope__warn_damage(&ws, name, s, skipped);
+    size_t len = 0;
+    if (n)
+        buf[0] = '\0';
+    for (int i = 0; i < ws.n; i++) {
+        int k = snprintf(len < n ? buf + len : NULL, len < n ? n - len : 0, "%s\n",
+                         ws.w[i].message);
+        len += k > 0 ? (size_t)k : 0;
+    }
+    return len;
+}
+
 void
 hscope__warn_heap(hscope__warnings *ws, const char *name, const hscope_heap_t *h)
 {
     hscope_load_stats s;
     uint64_t sk[HSCOPE_SKIP__COUNT];
-    hscope_load_stats_init(&s);
-    if (!h || hscope_heap_stats(h, &s) != HSCOPE_OK)
+    hscope__load_stats_init(&s);
+    if (!h || hscope__heap_stats(h, &s) != HSCOPE_OK)
         return;
     for (int r = 0; r < HSCOPE_SKIP__COUNT; r++)
-        sk[r] = hscope_heap_skipped(h, r);
+        sk[r] = hscope__heap_skipped(h, r);
     hscope__warn_damage(ws, name, &s, sk);
 }
 
@@ -123,11 +141,11 @@ hscope__warn_tally(hscope__warnings *ws, const char *name, const hscope_tally_t 
 {
     hscope_load_stats s;
     uint64_t sk[HSCOPE_SKIP__COUNT];
-    hscope_load_stats_init(&s);
-    if (hscope_tally_stats(t, &s) != HSCOPE_OK)
+    hscope__load_stats_init(&s);
+    if (hscope__tally_stats(t, &s) != HSCOPE_OK)
         return;
     for (int r = 0; r < HSCOPE_SKIP__COUNT; r++)
-        sk[r] = hscope_tally_skipped(t, r);
+        sk[r] = hscope__tally_skipped(t, r);
     hscope__warn_damage(ws, name, &s, sk);
 }
 
@@ -168,7 +186,7 @@ diff_line_code(const void *ctx, uint32_t line)
 void
 hscope__warn_diff(hscope__warnings *ws, const hscope_diff_t *d)
 {
-    hscope__warn_coded(ws, hscope_diff_warning_text(d), diff_line_code, d);
+    hscope__warn_coded(ws, hscope__diff_warning_text(d), diff_line_code, d);
 }
 
 void
@@ -211,30 +229,30 @@ hscope__text_excluded(hscope__out *o, uint64_t n)
 const char *
 hscope__root_name(const hscope_heap_t *h, int32_t cat)
 {
-    const char *n = cat >= 0 ? hscope_heap_root_category_name(h, (uint32_t)cat) : NULL;
+    const char *n = cat >= 0 ? hscope__heap_root_category_name(h, (uint32_t)cat) : NULL;
     return n ? n : "(roots)";
 }
 
 const char *
 hscope__type_name(const hscope_heap_t *h, hscope_id id)
 {
-    return hscope_heap_type_name(h, hscope_heap_object_type(h, id));
+    return hscope__heap_type_name(h, hscope__heap_object_type(h, id));
 }
 
 void
 hscope__obj_text(const hscope_heap_t *h, hscope_id id, char *buf, size_t n)
 {
-    snprintf(buf, n, "%s %s", hscope__type_name(h, id), hscope_heap_object_label(h, id));
+    snprintf(buf, n, "%s %s", hscope__type_name(h, id), hscope__heap_object_label(h, id));
 }
 
 void
 hscope__json_objref_fields(hscope__json *w, const hscope_heap_t *h, hscope_id id)
 {
     hscope__json_key(w, "address");
-    hscope__json_addr(w, hscope_heap_object_address(h, id));
+    hscope__json_addr(w, hscope__heap_object_address(h, id));
     hscope__json_kstr(w, "type", hscope__type_name(h, id));
-    hscope__json_kstr(w, "class", hscope_heap_object_class_label(h, id));
-    hscope__json_kstr(w, "label", hscope_heap_object_label(h, id));
+    hscope__json_kstr(w, "class", hscope__heap_object_class_label(h, id));
+    hscope__json_kstr(w, "label", hscope__heap_object_label(h, id));
 }
 
 void

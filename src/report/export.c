@@ -147,13 +147,9 @@ static void
 col_u64(table *t, int jsonl, uint64_t v)
 {
     char b[24];
-    int i = (int)sizeof(b);
-    do {
-        b[--i] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
+    char *p = hscope__u64_digits(b + sizeof(b), v);
     row_sep(t, jsonl);
-    hscope__out_write(&t->out, b + i, sizeof(b) - (size_t)i);
+    hscope__out_write(&t->out, p, (size_t)(b + sizeof(b) - p));
 }
 
 static void
@@ -290,7 +286,7 @@ schema_copy(hscope__out *o, const hscope_export_t *ex, const char *name, int duc
 static void
 schema_text(hscope__out *o, const hscope_export_t *ex, int duck)
 {
-    hscope__out_printf(o, "-- heapscope %s export (%s): %s\n", hscope_version_string(),
+    hscope__out_printf(o, "-- heapscope %s export (%s): %s\n", HSCOPE_VERSION_STRING,
                        is_jsonl(ex) ? "jsonl" : "csv",
                        duck ? "duckdb FILE.db < schema.duckdb.sql" : "psql -f schema.sql");
     hscope__out_puts(o, "-- Tables are created if missing, so several exports (with distinct\n"
@@ -358,7 +354,7 @@ get_cols(const hscope_heap_t *h, cols *c, hscope_error *err)
         const void *data;
         uint64_t len;
         int32_t et;
-        if (hscope_heap_column(h, want[i].col, &data, &len, &et) != HSCOPE_OK ||
+        if (hscope__heap_column(h, want[i].col, &data, &len, &et) != HSCOPE_OK ||
             et != want[i].elem)
             return hscope__fail(err, HSCOPE_ERR_INTERNAL, "cannot read the heap's column %d",
                                 (int)want[i].col);
@@ -372,22 +368,22 @@ object_row(table *t, int jl, const hscope_heap_t *h, const cols *c, uint64_t id,
 {
     int ty = c->type[i];
     uint32_t fid = 0, line = 0, mid = 0;
-    hscope_heap_site(h, c->site[i], &fid, &line, &mid);
-    const char *file = hscope_heap_string(h, fid);
+    hscope__heap_site(h, c->site[i], &fid, &line, &mid);
+    const char *file = hscope__heap_string(h, fid);
     row_begin(t, jl);
     col_u64(t, jl, id);
     col_addr(t, jl, c->addr[i]);
-    col_str(t, jl, hscope_heap_type_name(h, ty));
-    col_str(t, jl, hscope_heap_object_class_label(h, i));
-    uint64_t ca = hscope_heap_object_class_address(h, i);
+    col_str(t, jl, hscope__heap_type_name(h, ty));
+    col_str(t, jl, hscope__heap_object_class_label(h, i));
+    uint64_t ca = hscope__heap_object_class_address(h, i);
     if (ca)
         col_addr(t, jl, ca);
     else
         col_null(t, jl);
-    col_u64(t, jl, c->mem[i] != 0xFFFFFFFFu ? c->mem[i] : hscope_heap_object_memsize(h, i));
+    col_u64(t, jl, c->mem[i] != 0xFFFFFFFFu ? c->mem[i] : hscope__heap_object_memsize(h, i));
     if (ty == HSCOPE_TYPE_STRING || ty == HSCOPE_TYPE_SYMBOL || ty == HSCOPE_TYPE_ARRAY ||
         ty == HSCOPE_TYPE_HASH)
-        col_u64(t, jl, c->size[i] != 0xFFFFFFFFu ? c->size[i] : hscope_heap_object_size(h, i));
+        col_u64(t, jl, c->size[i] != 0xFFFFFFFFu ? c->size[i] : hscope__heap_object_size(h, i));
     else
         col_null(t, jl);
     col_str(t, jl, file);
@@ -395,26 +391,26 @@ object_row(table *t, int jl, const hscope_heap_t *h, const cols *c, uint64_t id,
         col_u64(t, jl, line);
     else
         col_null(t, jl);
-    col_str(t, jl, hscope_heap_string(h, mid));
+    col_str(t, jl, hscope__heap_string(h, mid));
     if (c->gen[i] != 0xFFFFFFFFu)
         col_u64(t, jl, c->gen[i]);
     else
         col_null(t, jl);
     col_u64(t, jl, c->flags[i]);
-    col_str(t, jl, hscope_heap_object_detail(h, i));
+    col_str(t, jl, hscope__heap_object_detail(h, i));
     row_end(t, jl);
 }
 
 static void
 root_rows(table *t, int jl, const hscope_heap_t *h, const cols *c, uint64_t id)
 {
-    for (uint32_t k = 0; k < hscope_heap_root_category_count(h); k++) {
+    for (uint32_t k = 0; k < hscope__heap_root_category_count(h); k++) {
         const hscope_id *tg;
         const uint64_t *dang;
         uint64_t nt = 0, nd = 0;
-        hscope_heap_root_targets(h, k, &tg, &nt, NULL);
-        hscope_heap_root_dangling(h, k, &dang, &nd);
-        const char *cat = hscope_heap_root_category_name(h, k);
+        hscope__heap_root_targets(h, k, &tg, &nt, NULL);
+        hscope__heap_root_dangling(h, k, &dang, &nd);
+        const char *cat = hscope__heap_root_category_name(h, k);
         for (uint64_t r = 0; r < nt + nd; r++) {
             row_begin(t, jl);
             col_u64(t, jl, id);
@@ -432,7 +428,7 @@ heap_rows(table *tabs, int jl, const hscope_heap_t *h, uint64_t id, hscope_error
     hscope_status st = get_cols(h, &c, err);
     if (st != HSCOPE_OK)
         return st;
-    uint64_t n = hscope_heap_object_count(h);
+    uint64_t n = hscope__heap_object_count(h);
     for (uint64_t i = 0; i < n; i++) {
         object_row(&tabs[1], jl, h, &c, id, (uint32_t)i);
         for (uint32_t e = c.rstart[i]; e < c.rstart[i + 1]; e++) {
@@ -494,19 +490,19 @@ export_dump(hscope_export_t *ex, table *tabs, uint64_t k, const hscope_load_opti
     hscope__ex_dump *d = &ex->d[k];
     hscope_heap_t *h = NULL;
     hscope_error e;
-    hscope_error_init(&e);
-    if (hscope_heap_open_file(&h, d->path, lo, &e) != HSCOPE_OK)
+    hscope__error_init(&e);
+    if (hscope__heap_open_file(&h, d->path, lo, &e) != HSCOPE_OK)
         return hscope__fail_for_file(err, &e, d->path);
     d->stats.size = sizeof(d->stats);
-    hscope_heap_stats(h, &d->stats);
+    hscope__heap_stats(h, &d->stats);
     for (int r = 0; r < HSCOPE_SKIP__COUNT; r++)
-        d->skipped[r] = hscope_heap_skipped(h, r);
+        d->skipped[r] = hscope__heap_skipped(h, r);
     int jl = is_jsonl(ex);
     dump_row(&tabs[0], jl, ex, d, k);
     hscope_status st = heap_rows(tabs, jl, h, d->id, err);
     ex->objects += d->stats.objects;
     ex->references += d->stats.references;
-    hscope_heap_free(h);
+    hscope__heap_release(h);
     for (int t = 0; t < NTABLES && st == HSCOPE_OK; t++)
         if (tabs[t].out.status != HSCOPE_OK || ferror(tabs[t].f))
             st = hscope__fail(err, HSCOPE_ERR_IO, "write error on %s/%s", ex->dir, tabs[t].name);

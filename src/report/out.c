@@ -123,7 +123,7 @@ hscope__membuf_write(void *user_data, const char *data, uint64_t len)
 {
     hscope__membuf *b = user_data;
     hscope_error err;
-    hscope_error_init(&err);
+    hscope__error_init(&err);
     if (b->failed)
         return -1;
     if (len > SIZE_MAX - b->len - 1 ||
@@ -193,4 +193,14 @@ const char *
 hscope__ropts_dump_name(const hscope__ropts *o, uint64_t i)
 {
     return i < o->dump_name_count ? o->dump_names[i] : NULL;
+}
+
+char *
+hscope__u64_digits(char *end, uint64_t v)
+{
+    do {
+        *--end = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    return end;
 }

@@ -30,10 +30,10 @@ hscope__dom_sorted_kids(hscope_domtree_t *t, hscope_id id, int32_t cat, hscope_i
                         uint64_t *n, hscope_error *err)
 {
     const hscope_id *k;
-    hscope_heap_t *h = hscope_domtree_heap(t);
+    hscope_heap_t *h = hscope__domtree_heap(t);
     *out = NULL;
     *n = 0;
-    hscope_status st = hscope_domtree_children(t, id, cat, &k, n, err);
+    hscope_status st = hscope__domtree_children(t, id, cat, &k, n, err);
     if (st != HSCOPE_OK)
         return st;
     kid *tmp = hscope__malloc(&h->mem, (size_t)(*n + 1) * sizeof(kid));
@@ -45,7 +45,7 @@ hscope__dom_sorted_kids(hscope_domtree_t *t, hscope_id id, int32_t cat, hscope_i
         return hscope__nomem(err, (size_t)*n * sizeof(kid));
     }
     for (uint64_t i = 0; i < *n; i++)
-        tmp[i] = (kid){ hscope_domtree_retained(t, k[i]), hscope_heap_object_address(h, k[i]),
+        tmp[i] = (kid){ hscope__domtree_retained(t, k[i]), hscope__heap_object_address(h, k[i]),
                         k[i] };
     qsort(tmp, (size_t)*n, sizeof(kid), cmp_kid);
     for (uint64_t i = 0; i < *n; i++)
@@ -81,7 +81,7 @@ static hscope_status
 push(walk *wk, frame **stk, size_t *cap, size_t *sp, hscope_id id, uint32_t level,
      hscope_error *err)
 {
-    hscope__mem *m = &hscope_domtree_heap(wk->t)->mem;
+    hscope__mem *m = &hscope__domtree_heap(wk->t)->mem;
     hscope_status st = hscope__grow(m, (void **)stk, cap, *sp + 1, sizeof(frame), err);
     if (st != HSCOPE_OK)
         return st;
@@ -100,7 +100,7 @@ push(walk *wk, frame **stk, size_t *cap, size_t *sp, hscope_id id, uint32_t leve
 static hscope_status
 walk_tree(walk *wk, hscope_id root, uint32_t level, hscope_error *err)
 {
-    hscope__mem *m = &hscope_domtree_heap(wk->t)->mem;
+    hscope__mem *m = &hscope__domtree_heap(wk->t)->mem;
     frame *stk = NULL;
     size_t cap = 0, sp = 0;
     hscope_status st = push(wk, &stk, &cap, &sp, root, level, err);
@@ -137,7 +137,7 @@ hscope__text_obj_line(hscope__out *o, const hscope__ropts *ro, const hscope_heap
                       hscope_id id, size_t indent, const char *tail)
 {
     char a[24], lb[512];
-    int an = snprintf(a, sizeof(a), "0x%llx ", (unsigned long long)hscope_heap_object_address(h, id));
+    int an = snprintf(a, sizeof(a), "0x%llx ", (unsigned long long)hscope__heap_object_address(h, id));
     hscope__obj_text(h, id, lb, sizeof(lb));
     size_t used = indent + (size_t)an + strlen(tail);
     size_t room = ro->width > used + 12 ? ro->width - used : 12;
@@ -159,11 +159,11 @@ text_enter(walk *wk, hscope_id id, uint32_t level, int expanded, uint64_t nkids)
 {
     (void)expanded;
     (void)nkids;
-    const hscope_heap_t *h = hscope_domtree_heap(wk->t);
+    const hscope_heap_t *h = hscope__domtree_heap(wk->t);
     char r[32], c[64], m[32], tail[160];
-    hscope__fmt_bytes((double)hscope_domtree_retained(wk->t, id), r, sizeof(r));
-    hscope__fmt_plural(hscope_domtree_retained_count(wk->t, id), "object", "objects", c, sizeof(c));
-    hscope__fmt_bytes((double)hscope_heap_object_memsize(h, id), m, sizeof(m));
+    hscope__fmt_bytes((double)hscope__domtree_retained(wk->t, id), r, sizeof(r));
+    hscope__fmt_plural(hscope__domtree_retained_count(wk->t, id), "object", "objects", c, sizeof(c));
+    hscope__fmt_bytes((double)hscope__heap_object_memsize(h, id), m, sizeof(m));
     snprintf(tail, sizeof(tail), "  retained %s (%s), self %s", r, c, m);
     hscope__text_obj_line(wk->o, wk->ro, h, id, text_indent(wk, level), tail);
 }
@@ -187,13 +187,13 @@ static void
 json_enter(walk *wk, hscope_id id, uint32_t level, int expanded, uint64_t nkids)
 {
     (void)level;
-    const hscope_heap_t *h = hscope_domtree_heap(wk->t);
+    const hscope_heap_t *h = hscope__domtree_heap(wk->t);
     hscope__json *w = wk->w;
     hscope__json_obj(w);
     hscope__json_objref_fields(w, h, id);
-    hscope__json_ku64(w, "memsize", hscope_heap_object_memsize(h, id));
-    hscope__json_kcm(w, "retained", hscope_domtree_retained_count(wk->t, id),
-                     hscope_domtree_retained(wk->t, id));
+    hscope__json_ku64(w, "memsize", hscope__heap_object_memsize(h, id));
+    hscope__json_kcm(w, "retained", hscope__domtree_retained_count(wk->t, id),
+                     hscope__domtree_retained(wk->t, id));
     if (expanded) {
         hscope__json_ku64(w, "children_total", nkids);
         hscope__json_key(w, "children");
@@ -218,20 +218,20 @@ json_leave(walk *wk, uint32_t level, int expanded, uint64_t nkids, uint64_t show
 static void
 json_full(hscope__json *w, hscope_domtree_t *t)
 {
-    const hscope_heap_t *h = hscope_domtree_heap(t);
-    uint64_t n = hscope_heap_object_count(h);
+    const hscope_heap_t *h = hscope__domtree_heap(t);
+    uint64_t n = hscope__heap_object_count(h);
     char ab[32], nb[160];
     hscope__json_key(w, "idom");
     hscope__json_obj(w);
     for (hscope_id i = 0; i < n && w->o->status == HSCOPE_OK; i++) {
         hscope_id d;
         int32_t cat;
-        if (hscope_domtree_idom(t, i, &d, &cat) != HSCOPE_OK)
+        if (hscope__domtree_idom(t, i, &d, &cat) != HSCOPE_OK)
             continue;
-        snprintf(ab, sizeof(ab), "0x%llx", (unsigned long long)hscope_heap_object_address(h, i));
+        snprintf(ab, sizeof(ab), "0x%llx", (unsigned long long)hscope__heap_object_address(h, i));
         hscope__json_key(w, ab);
         if (d != HSCOPE_ID_NONE) {
-            hscope__json_addr(w, hscope_heap_object_address(h, d));
+            hscope__json_addr(w, hscope__heap_object_address(h, d));
         } else if (cat >= 0) {
             snprintf(nb, sizeof(nb), "(root:%s)", hscope__root_name(h, cat));
             hscope__json_str(w, nb);
@@ -243,10 +243,10 @@ json_full(hscope__json *w, hscope_domtree_t *t)
     hscope__json_key(w, "retained");
     hscope__json_obj(w);
     for (hscope_id i = 0; i < n && w->o->status == HSCOPE_OK; i++) {
-        if (!hscope_domtree_reachable(t, i))
+        if (!hscope__domtree_reachable(t, i))
             continue;
-        snprintf(ab, sizeof(ab), "0x%llx", (unsigned long long)hscope_heap_object_address(h, i));
-        hscope__json_kcm(w, ab, hscope_domtree_retained_count(t, i), hscope_domtree_retained(t, i));
+        snprintf(ab, sizeof(ab), "0x%llx", (unsigned long long)hscope__heap_object_address(h, i));
+        hscope__json_kcm(w, ab, hscope__domtree_retained_count(t, i), hscope__domtree_retained(t, i));
     }
     hscope__json_end_obj(w);
 }
@@ -258,8 +258,8 @@ json_full(hscope__json *w, hscope_domtree_t *t)
 static hscope_status
 top_of_tree(walk *wk, int json, hscope_error *err)
 {
-    hscope_heap_t *h = hscope_domtree_heap(wk->t);
-    uint32_t ncat = hscope_heap_root_category_count(h);
+    hscope_heap_t *h = hscope__domtree_heap(wk->t);
+    uint32_t ncat = hscope__heap_root_category_count(h);
     hscope_status st = HSCOPE_OK;
     if (json) {
         hscope__json_key(wk->w, "top");
@@ -303,11 +303,11 @@ top_of_tree(walk *wk, int json, hscope_error *err)
 static void
 text_chain(walk *wk, const hscope_id *chain, uint64_t len, int32_t cat)
 {
-    const hscope_heap_t *h = hscope_domtree_heap(wk->t);
+    const hscope_heap_t *h = hscope__domtree_heap(wk->t);
     hscope__out_printf(wk->o, "\ndominator chain:\n  root: %s\n", hscope__root_name(h, cat));
     for (uint64_t k = 0; k + 1 < len; k++) {
         char r[32], tail[64];
-        hscope__fmt_bytes((double)hscope_domtree_retained(wk->t, chain[k]), r, sizeof(r));
+        hscope__fmt_bytes((double)hscope__domtree_retained(wk->t, chain[k]), r, sizeof(r));
         snprintf(tail, sizeof(tail), "  retained %s", r);
         hscope__text_obj_line(wk->o, wk->ro, h, chain[k], 2 + (size_t)(k < 20 ? k : 20), tail);
     }
@@ -317,18 +317,18 @@ text_chain(walk *wk, const hscope_id *chain, uint64_t len, int32_t cat)
 static hscope_status
 focus_on(walk *wk, hscope_id focus, int json, hscope_error *err)
 {
-    hscope_heap_t *h = hscope_domtree_heap(wk->t);
+    hscope_heap_t *h = hscope__domtree_heap(wk->t);
     int32_t cat = -1;
-    uint64_t len = hscope_domtree_chain(wk->t, focus, NULL, 0, &cat);
+    uint64_t len = hscope__domtree_chain(wk->t, focus, NULL, 0, &cat);
     hscope_id *chain = hscope__malloc(&h->mem, (size_t)(len + 1) * sizeof(hscope_id));
     if (!chain)
         return hscope__nomem(err, (size_t)len * sizeof(hscope_id));
-    hscope_domtree_chain(wk->t, focus, chain, len, &cat);
+    hscope__domtree_chain(wk->t, focus, chain, len, &cat);
     hscope_status st = HSCOPE_OK;
     wk->level0 = 0;
     if (json) {
         hscope__json_key(wk->w, "focus");
-        hscope__json_addr(wk->w, hscope_heap_object_address(h, focus));
+        hscope__json_addr(wk->w, hscope__heap_object_address(h, focus));
         hscope__json_kstr(wk->w, "root", len ? hscope__root_name(h, cat) : NULL);
         hscope__json_key(wk->w, "chain");
         hscope__json_objrefs(wk->w, h, chain, len);
@@ -339,7 +339,7 @@ focus_on(walk *wk, hscope_id focus, int json, hscope_error *err)
             hscope__json_null(wk->w);
     } else if (!len) {
         hscope__out_printf(wk->o, "0x%llx is not reachable from any root\n",
-                           (unsigned long long)hscope_heap_object_address(h, focus));
+                           (unsigned long long)hscope__heap_object_address(h, focus));
     } else {
         text_chain(wk, chain, len, cat);
         st = walk_tree(wk, focus, 0, err);
@@ -353,7 +353,7 @@ text_head(hscope__out *o, const hscope__ropts *ro, hscope_domtree_t *t)
 {
     uint64_t rn, rm, un, um;
     char a[64], b[64], c[32];
-    hscope_domtree_totals(t, &rn, &rm, &un, &um);
+    hscope__domtree_totals(t, &rn, &rm, &un, &um);
     const char *name = hscope__ropts_dump_name(ro, 0);
     hscope__fmt_plural(rn, "reachable object", "reachable objects", a, sizeof(a));
     hscope__fmt_count(un, b, sizeof(b));
@@ -368,9 +368,9 @@ hscope__json_domtree_head(hscope__json *w, const char *kind, const hscope_domtre
                           const hscope__ropts *ro)
 {
     uint64_t rn, rm, un, um;
-    hscope_domtree_totals(t, &rn, &rm, &un, &um);
+    hscope__domtree_totals(t, &rn, &rm, &un, &um);
     hscope__json_begin_doc(w, kind);
-    hscope__json_dumps_of_heap(w, ro, hscope_domtree_heap(t), 0);
+    hscope__json_dumps_of_heap(w, ro, hscope__domtree_heap(t), 0);
     hscope__json_key(w, "class_edges");
     hscope__json_bool(w, hscope__domtree_class_edges(t));
     hscope__json_kcm(w, "reachable", rn, rm);
@@ -381,8 +381,8 @@ hscope_status
 hscope__domtree_write(hscope_domtree_t *t, hscope_id focus, const hscope__ropts *ro,
                       hscope__out *o, hscope_error *err)
 {
-    hscope_heap_t *h = hscope_domtree_heap(t);
-    if (focus != HSCOPE_ID_NONE && focus >= hscope_heap_object_count(h))
+    hscope_heap_t *h = hscope__domtree_heap(t);
+    if (focus != HSCOPE_ID_NONE && focus >= hscope__heap_object_count(h))
         return hscope__fail(err, HSCOPE_ERR_INVALID_ARG, "focus %u is not an object id", focus);
     if (ro->format == HSCOPE_FORMAT_FOLDED)
         return hscope__folded_write(t, ro, o, err);

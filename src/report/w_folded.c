@@ -61,7 +61,7 @@ enter(folder *f, hscope_id id)
         st = hscope__grow(f->m, (void **)&f->stk, &f->scap, f->sp + 1, sizeof(fframe), f->err);
     if (st != HSCOPE_OK)
         return st;
-    uint64_t self = hscope_heap_object_memsize(f->h, id);
+    uint64_t self = hscope__heap_object_memsize(f->h, id);
     if (self) {
         hscope__out_write(f->o, f->prefix, f->plen);
         hscope__out_printf(f->o, " %llu\n", (unsigned long long)self);
@@ -69,7 +69,7 @@ enter(folder *f, hscope_id id)
     fframe *fr = &f->stk[f->sp++];
     fr->plen = before;
     fr->next = 0;
-    return hscope_domtree_children(f->t, id, -1, &fr->kids, &fr->n, f->err);
+    return hscope__domtree_children(f->t, id, -1, &fr->kids, &fr->n, f->err);
 }
 
 /* Fold the subtree of top; stops when the output failed (the write
@@ -95,15 +95,15 @@ hscope__folded_write(hscope_domtree_t *t, const hscope__ropts *ro, hscope__out *
                      hscope_error *err)
 {
     (void)ro;
-    hscope_heap_t *h = hscope_domtree_heap(t);
+    hscope_heap_t *h = hscope__domtree_heap(t);
     folder f = { t, h, &h->mem, o, NULL, 0, 0, NULL, 0, 0, err };
-    uint32_t ncat = hscope_heap_root_category_count(h);
+    uint32_t ncat = hscope__heap_root_category_count(h);
     hscope_status st = HSCOPE_OK;
     for (uint32_t ci = 0; ci <= ncat && st == HSCOPE_OK; ci++) {
         int32_t cat = ci < ncat ? (int32_t)ci : -1;
         const hscope_id *k;
         uint64_t nk;
-        if ((st = hscope_domtree_children(t, HSCOPE_ID_NONE, cat, &k, &nk, err)) != HSCOPE_OK)
+        if ((st = hscope__domtree_children(t, HSCOPE_ID_NONE, cat, &k, &nk, err)) != HSCOPE_OK)
             break;
         for (uint64_t i = 0; i < nk && st == HSCOPE_OK && o->status == HSCOPE_OK; i++) {
             f.plen = 0;

@@ -17,17 +17,17 @@ text_sites(hscope__out *o, const hscope__ropts *ro, const hscope_tally_t *t)
 {
     size_t room = ro->width > LEFT + 12 ? ro->width - LEFT : 12;
     int ascii = (ro->flags & HSCOPE_REPORT_ASCII) != 0;
-    for (uint64_t r = 0; r < hscope_tally_row_count(t); r++) {
+    for (uint64_t r = 0; r < hscope__tally_row_count(t); r++) {
         char c[32], key[64];
-        hscope__fmt_count(hscope_tally_row_count_of(t, r), c, sizeof(c));
+        hscope__fmt_count(hscope__tally_row_count_of(t, r), c, sizeof(c));
         if (r)
             hscope__out_fill(o, ' ', LEFT);
         snprintf(key, sizeof(key), " (%s)", c);
         size_t kl = strlen(key);
-        hscope__text_fit(o, hscope_tally_row_key(t, r), room > kl + 8 ? room - kl : 8, 0, ascii);
+        hscope__text_fit(o, hscope__tally_row_key(t, r), room > kl + 8 ? room - kl : 8, 0, ascii);
         hscope__out_printf(o, "%s\n", key);
     }
-    if (!hscope_tally_row_count(t))
+    if (!hscope__tally_row_count(t))
         hscope__out_putc(o, '\n');
 }
 
@@ -36,7 +36,7 @@ text_generation(hscope__out *o, const hscope__ropts *ro, uint32_t g, const hscop
 {
     uint64_t n, m;
     char a[32], b[32];
-    hscope_tally_totals(t, &n, &m);
+    hscope__tally_totals(t, &n, &m);
     hscope__fmt_count(n, a, sizeof(a));
     hscope__fmt_bytes((double)m, b, sizeof(b));
     hscope__out_printf(o, "%10u %10s %10s  ", g, a, b);
@@ -47,7 +47,7 @@ static void
 json_generation(hscope__json *w, uint32_t g, const hscope_tally_t *t)
 {
     uint64_t n, m;
-    hscope_tally_totals(t, &n, &m);
+    hscope__tally_totals(t, &n, &m);
     hscope__json_obj(w);
     hscope__json_ku64(w, "generation", g);
     hscope__json_ku64(w, "count", n);
@@ -97,11 +97,11 @@ hscope__generations_write(hscope_heap_t *h, const hscope__ropts *ro, hscope__out
     hscope__json_init(&w, o, (ro->flags & HSCOPE_REPORT_PRETTY) != 0);
     head(o, &w, ro, h, &gs, &ws);
     hscope_tally_options to;
-    hscope_tally_options_init(&to);
+    hscope__tally_options_init(&to);
     to.top = ro->top == HSCOPE_TOP_ALL ? 0 : ro->top;
     for (size_t k = 0; k < gs.ngens && st == HSCOPE_OK; k++) {
         hscope_tally_t *t = NULL;
-        st = hscope_tally_subset(&t, h, SITE_KEY, gs.ids + gs.start[k],
+        st = hscope__tally_subset(&t, h, SITE_KEY, gs.ids + gs.start[k],
                                  gs.start[k + 1] - gs.start[k], &to, err);
         if (st != HSCOPE_OK)
             break;
@@ -109,7 +109,7 @@ hscope__generations_write(hscope_heap_t *h, const hscope__ropts *ro, hscope__out
             json_generation(&w, gs.value[k], t);
         else
             text_generation(o, ro, gs.value[k], t);
-        hscope_tally_free(t);
+        hscope__tally_free(t);
     }
     if (st == HSCOPE_OK && ro->format == HSCOPE_FORMAT_JSON) {
         hscope__json_end_arr(&w);

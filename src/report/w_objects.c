@@ -73,13 +73,13 @@ shown_record(const one *x, const hscope__ropts *ro, char **owned, size_t *len)
 static hscope_status
 gather(one *x, const hscope__ropts *ro, hscope_error *err)
 {
-    hscope_heap_object_references(x->h, x->id, &x->refs, &x->nrefs);
-    hscope_status st = hscope_heap_object_referrers(x->h, x->id, &x->srcs, &x->nsrcs, err);
+    hscope__heap_object_references(x->h, x->id, &x->refs, &x->nrefs);
+    hscope_status st = hscope__heap_object_referrers(x->h, x->id, &x->srcs, &x->nsrcs, err);
     if (st != HSCOPE_OK)
         return st;
     x->value = NULL;
     if ((ro->flags & HSCOPE_REPORT_VALUES) &&
-        hscope_heap_object_value(x->h, x->id, &x->value, &x->vlen) != HSCOPE_OK)
+        hscope__heap_object_value(x->h, x->id, &x->value, &x->vlen) != HSCOPE_OK)
         x->value = NULL;
     return HSCOPE_OK;
 }
@@ -97,7 +97,7 @@ json_list(hscope__json *w, const char *k, const hscope_heap_t *h, const hscope_i
     for (uint64_t i = 0; i < n; i++) {
         hscope__json_obj(w);
         hscope__json_objref_fields(w, h, ids[i]);
-        hscope__json_ku64(w, "memsize", hscope_heap_object_memsize(h, ids[i]));
+        hscope__json_ku64(w, "memsize", hscope__heap_object_memsize(h, ids[i]));
         hscope__json_end_obj(w);
     }
     hscope__json_end_arr(w);
@@ -123,10 +123,10 @@ static void
 json_site(hscope__json *w, const one *x)
 {
     const hscope_heap_t *h = x->h;
-    hscope__json_kstr(w, "file", hscope_heap_object_file(h, x->id));
-    hscope__json_ku64(w, "line", hscope_heap_object_line(h, x->id));
-    hscope__json_kstr(w, "method", hscope_heap_object_method(h, x->id));
-    int64_t gen = hscope_heap_object_generation(h, x->id);
+    hscope__json_kstr(w, "file", hscope__heap_object_file(h, x->id));
+    hscope__json_ku64(w, "line", hscope__heap_object_line(h, x->id));
+    hscope__json_kstr(w, "method", hscope__heap_object_method(h, x->id));
+    int64_t gen = hscope__heap_object_generation(h, x->id);
     hscope__json_key(w, "generation");
     if (gen >= 0)
         hscope__json_i64(w, gen);
@@ -142,26 +142,26 @@ json_one(hscope__json *w, const one *x, const hscope__ropts *ro)
     hscope__json_objref_fields(w, h, x->id);
     hscope__json_key(w, "found");
     hscope__json_bool(w, 1);
-    uint64_t ca = hscope_heap_object_class_address(h, x->id);
+    uint64_t ca = hscope__heap_object_class_address(h, x->id);
     hscope__json_key(w, "class_address");
     if (ca)
         hscope__json_addr(w, ca);
     else
         hscope__json_null(w);
-    hscope__json_kstr(w, "detail", hscope_heap_object_detail(h, x->id));
-    hscope__json_ku64(w, "memsize", hscope_heap_object_memsize(h, x->id));
-    hscope__json_ku64(w, "size", hscope_heap_object_size(h, x->id));
+    hscope__json_kstr(w, "detail", hscope__heap_object_detail(h, x->id));
+    hscope__json_ku64(w, "memsize", hscope__heap_object_memsize(h, x->id));
+    hscope__json_ku64(w, "size", hscope__heap_object_size(h, x->id));
     json_site(w, x);
     hscope__json_key(w, "flags");
     hscope__json_arr(w);
-    uint32_t f = hscope_heap_object_flags(h, x->id);
+    uint32_t f = hscope__heap_object_flags(h, x->id);
     for (size_t b = 0; b < NFLAGS; b++)
         if (f & (1u << b))
             hscope__json_str(w, flag_names[b]);
     hscope__json_end_arr(w);
     /* Ruby 4.0+: whose instance variables an IMEMO fields object holds;
      * Ruby's object_id when the dump has it (members only then) */
-    hscope_id owner = hscope_heap_object_owner(h, x->id);
+    hscope_id owner = hscope__heap_object_owner(h, x->id);
     if (owner != HSCOPE_ID_NONE) {
         hscope__json_key(w, "owner");
         hscope__json_obj(w);
@@ -169,7 +169,7 @@ json_one(hscope__json *w, const one *x, const hscope__ropts *ro)
         hscope__json_end_obj(w);
     }
     uint64_t oid;
-    if (hscope_heap_object_oid(h, x->id, &oid))
+    if (hscope__heap_object_oid(h, x->id, &oid))
         hscope__json_ku64(w, "object_id", oid);
     if (ro->flags & HSCOPE_REPORT_VALUES) {
         hscope__json_key(w, "value");
@@ -197,7 +197,7 @@ static const char *
 label_of(const void *ctx, uint64_t i)
 {
     const idlist *l = ctx;
-    return hscope_heap_object_label(l->h, l->ids[i]);
+    return hscope__heap_object_label(l->h, l->ids[i]);
 }
 
 /* The first `top` of a list of objects: address, type, label, memsize. */
@@ -217,11 +217,11 @@ text_list(hscope__out *o, const hscope__ropts *ro, const hscope_heap_t *h, const
     hscope__table_col(&tb, "memsize", 10);
     for (uint64_t i = 0; i < shown; i++) {
         char a[24], m[32];
-        snprintf(a, sizeof(a), "0x%llx", (unsigned long long)hscope_heap_object_address(h, ids[i]));
-        hscope__fmt_bytes((double)hscope_heap_object_memsize(h, ids[i]), m, sizeof(m));
+        snprintf(a, sizeof(a), "0x%llx", (unsigned long long)hscope__heap_object_address(h, ids[i]));
+        hscope__fmt_bytes((double)hscope__heap_object_memsize(h, ids[i]), m, sizeof(m));
         const char *leads[2] = { a, hscope__type_name(h, ids[i]) };
         const char *cells[1] = { m };
-        hscope__table_row_lead(&tb, leads, hscope_heap_object_label(h, ids[i]), cells);
+        hscope__table_row_lead(&tb, leads, hscope__heap_object_label(h, ids[i]), cells);
     }
     if (shown < n) {
         hscope__fmt_count(n - shown, c, sizeof(c));
@@ -255,26 +255,26 @@ text_head(hscope__out *o, const one *x)
 {
     const hscope_heap_t *h = x->h;
     char m[32];
-    hscope__fmt_bytes((double)hscope_heap_object_memsize(h, x->id), m, sizeof(m));
+    hscope__fmt_bytes((double)hscope__heap_object_memsize(h, x->id), m, sizeof(m));
     hscope__out_printf(o, "0x%llx  %s  %s  memsize %s", (unsigned long long)x->addr,
-                       hscope__type_name(h, x->id), hscope_heap_object_label(h, x->id), m);
-    if (hscope_heap_object_size(h, x->id)) {
-        hscope__fmt_count(hscope_heap_object_size(h, x->id), m, sizeof(m));
+                       hscope__type_name(h, x->id), hscope__heap_object_label(h, x->id), m);
+    if (hscope__heap_object_size(h, x->id)) {
+        hscope__fmt_count(hscope__heap_object_size(h, x->id), m, sizeof(m));
         hscope__out_printf(o, "  size %s", m);
     }
     hscope__out_putc(o, '\n');
-    if (hscope_heap_object_detail(h, x->id))
-        hscope__out_printf(o, "  detail:     %s\n", hscope_heap_object_detail(h, x->id));
-    const char *file = hscope_heap_object_file(h, x->id), *meth = hscope_heap_object_method(h, x->id);
-    int64_t gen = hscope_heap_object_generation(h, x->id);
+    if (hscope__heap_object_detail(h, x->id))
+        hscope__out_printf(o, "  detail:     %s\n", hscope__heap_object_detail(h, x->id));
+    const char *file = hscope__heap_object_file(h, x->id), *meth = hscope__heap_object_method(h, x->id);
+    int64_t gen = hscope__heap_object_generation(h, x->id);
     if (file || gen >= 0)
         hscope__out_printf(o, "  allocated:  %s:%u%s%s, generation %lld\n", file ? file : "(none)",
-                           hscope_heap_object_line(h, x->id), meth ? " in " : "",
+                           hscope__heap_object_line(h, x->id), meth ? " in " : "",
                            meth ? meth : "", (long long)gen);
     else
         hscope__out_puts(o, "  allocated:  (no allocation info: trace_object_allocations was off)\n");
     hscope__out_puts(o, "  flags:      ");
-    uint32_t f = hscope_heap_object_flags(h, x->id);
+    uint32_t f = hscope__heap_object_flags(h, x->id);
     int first = 1;
     for (size_t b = 0; b < NFLAGS; b++)
         if (f & (1u << b)) {
@@ -282,13 +282,13 @@ text_head(hscope__out *o, const one *x)
             first = 0;
         }
     hscope__out_puts(o, first ? "(none)\n" : "\n");
-    hscope_id owner = hscope_heap_object_owner(h, x->id);
+    hscope_id owner = hscope__heap_object_owner(h, x->id);
     if (owner != HSCOPE_ID_NONE)
         hscope__out_printf(o, "  owner:      0x%llx %s (these are its instance variables)\n",
-                           (unsigned long long)hscope_heap_object_address(h, owner),
-                           hscope_heap_object_label(h, owner));
+                           (unsigned long long)hscope__heap_object_address(h, owner),
+                           hscope__heap_object_label(h, owner));
     uint64_t oid;
-    if (hscope_heap_object_oid(h, x->id, &oid))
+    if (hscope__heap_object_oid(h, x->id, &oid))
         hscope__out_printf(o, "  object_id:  %llu\n", (unsigned long long)oid);
 }
 
@@ -326,8 +326,8 @@ hscope__objects_write(hscope_heap_t *h, const uint64_t *addrs, uint64_t n,
     ws.n = 0;
     hscope__warn_heap(&ws, hscope__ropts_dump_name(ro, 0), h);
     hscope_load_stats s;
-    hscope_load_stats_init(&s);
-    hscope_heap_stats(h, &s);
+    hscope__load_stats_init(&s);
+    hscope__heap_stats(h, &s);
     int json = ro->format == HSCOPE_FORMAT_JSON;
     hscope__json w;
     hscope__json_init(&w, o, (ro->flags & HSCOPE_REPORT_PRETTY) != 0);
@@ -342,7 +342,7 @@ hscope__objects_write(hscope_heap_t *h, const uint64_t *addrs, uint64_t n,
     hscope_status st = HSCOPE_OK;
     for (uint64_t i = 0; i < n && st == HSCOPE_OK; i++) {
         one x = { h, 0, addrs[i], records ? records[i] : NULL, NULL, NULL, 0, 0, NULL, 0 };
-        if (hscope_heap_find(h, addrs[i], &x.id) != HSCOPE_OK) {
+        if (hscope__heap_find(h, addrs[i], &x.id) != HSCOPE_OK) {
             if (json) {
                 hscope__json_obj(&w);
                 hscope__json_key(&w, "address");

@@ -73,7 +73,7 @@ on_json(void *ud, hscope_id target, const hscope_id *path, uint64_t len, int32_t
     pw *x = ud;
     hscope__json_obj(x->w);
     hscope__json_key(x->w, "target");
-    hscope__json_addr(x->w, hscope_heap_object_address(x->h, target));
+    hscope__json_addr(x->w, hscope__heap_object_address(x->h, target));
     hscope__json_kstr(x->w, "root", len ? hscope__root_name(x->h, cat) : NULL);
     hscope__json_key(x->w, "path");
     hscope__json_objrefs(x->w, x->h, path, len);
@@ -84,7 +84,7 @@ static void
 on_text(void *ud, hscope_id target, const hscope_id *path, uint64_t len, int32_t cat)
 {
     pw *x = ud;
-    unsigned long long a = (unsigned long long)hscope_heap_object_address(x->h, target);
+    unsigned long long a = (unsigned long long)hscope__heap_object_address(x->h, target);
     if (!len) {
         hscope__out_printf(x->o, "0x%llx: not reachable from any root (garbage the dump caught)\n\n",
                            a);
@@ -95,10 +95,10 @@ on_text(void *ud, hscope_id target, const hscope_id *path, uint64_t len, int32_t
     hscope__out_printf(x->o, "0x%llx: path %llu from root %s (%s)\n", a,
                        (unsigned long long)++x->nth, hscope__root_name(x->h, cat), steps);
     for (uint64_t k = 0; k < len; k++) {
-        const char *f = hscope_heap_object_file(x->h, path[k]);
+        const char *f = hscope__heap_object_file(x->h, path[k]);
         char tail[512] = "";
         if (f)
-            snprintf(tail, sizeof(tail), "  (%s:%u)", f, hscope_heap_object_line(x->h, path[k]));
+            snprintf(tail, sizeof(tail), "  (%s:%u)", f, hscope__heap_object_line(x->h, path[k]));
         hscope__text_obj_line(x->o, x->ro, x->h, path[k], 2 + (size_t)(k < 30 ? k : 30), tail);
     }
     hscope__out_putc(x->o, '\n');
@@ -128,13 +128,13 @@ dot_node(pw *x, hscope_id id)
     hscope__obj_text(x->h, id, lb, sizeof(lb));
     hscope__out_printf(x->o, "  n%u [label=\"", id);
     dot_escape(x->o, lb);
-    hscope__out_printf(x->o, "\\n0x%llx", (unsigned long long)hscope_heap_object_address(x->h, id));
-    const char *f = hscope_heap_object_file(x->h, id);
+    hscope__out_printf(x->o, "\\n0x%llx", (unsigned long long)hscope__heap_object_address(x->h, id));
+    const char *f = hscope__heap_object_file(x->h, id);
     if (f) {
         const char *base = strrchr(f, '/');
         hscope__out_puts(x->o, "\\n");
         dot_escape(x->o, base ? base + 1 : f);
-        hscope__out_printf(x->o, ":%u", hscope_heap_object_line(x->h, id));
+        hscope__out_printf(x->o, ":%u", hscope__heap_object_line(x->h, id));
     }
     hscope__out_printf(x->o, "\"%s];\n",
                        (x->seen[id] & 2) ? ", style=filled, fillcolor=\"#f4a6a6\"" : "");
@@ -146,7 +146,7 @@ ref_index(const hscope_heap_t *h, hscope_id from, hscope_id to)
 {
     const hscope_id *r;
     uint64_t n;
-    if (hscope_heap_object_references(h, from, &r, &n) != HSCOPE_OK)
+    if (hscope__heap_object_references(h, from, &r, &n) != HSCOPE_OK)
         return -1;
     for (uint64_t i = 0; i < n; i++)
         if (r[i] == to)
@@ -177,7 +177,7 @@ on_dot(void *ud, hscope_id target, const hscope_id *path, uint64_t len, int32_t 
     pw *x = ud;
     if (!len)
         return;
-    uint64_t n = hscope_heap_object_count(x->h);
+    uint64_t n = hscope__heap_object_count(x->h);
     const char *root = hscope__root_name(x->h, cat);
     uint64_t rslot = n + (uint64_t)(cat + 1); /* the super-root first */
     if (!x->seen[rslot]) {
@@ -223,7 +223,7 @@ hscope__paths_write(const hscope_paths_t *p, const hscope_id *ids, uint64_t n,
                     const hscope__ropts *ro, hscope__out *o, hscope_error *err)
 {
     hscope_heap_t *h = hscope__paths_heap(p);
-    uint64_t nobj = hscope_heap_object_count(h);
+    uint64_t nobj = hscope__heap_object_count(h);
     for (uint64_t i = 0; i < n; i++)
         if (ids[i] >= nobj)
             return hscope__fail(err, HSCOPE_ERR_INVALID_ARG, "ids[%llu] = %u is not an object id",
@@ -250,7 +250,7 @@ hscope__paths_write(const hscope_paths_t *p, const hscope_id *ids, uint64_t n,
             hscope__json_done(&w);
         }
     } else if (ro->format == HSCOPE_FORMAT_DOT) {
-        x.seen = hscope__calloc(&h->mem, (size_t)nobj + hscope_heap_root_category_count(h) + 1, 1);
+        x.seen = hscope__calloc(&h->mem, (size_t)nobj + hscope__heap_root_category_count(h) + 1, 1);
         if (!x.seen)
             return hscope__nomem(err, (size_t)nobj);
         for (uint64_t i = 0; i < n; i++)

@@ -25,10 +25,10 @@ static void
 retained_text(const hscope_domtree_t *t, const hscope_id *ids, uint64_t n,
               const hscope__ropts *ro, hscope__out *o)
 {
-    const hscope_heap_t *h = hscope_domtree_heap(t);
+    const hscope_heap_t *h = hscope__domtree_heap(t);
     uint64_t rn, rm, un, um;
     char a[32], b[32], c[64];
-    hscope_domtree_totals(t, &rn, &rm, &un, &um);
+    hscope__domtree_totals(t, &rn, &rm, &un, &um);
     const char *name = hscope__ropts_dump_name(ro, 0);
     hscope__fmt_bytes((double)rm, a, sizeof(a));
     hscope__fmt_bytes((double)um, b, sizeof(b));
@@ -45,11 +45,11 @@ retained_text(const hscope_domtree_t *t, const hscope_id *ids, uint64_t n,
     hscope__table_header(&tb);
     for (uint64_t i = 0; i < n; i++) {
         char ad[24], lb[512], r[32], k[32], s[32];
-        snprintf(ad, sizeof(ad), "0x%llx", (unsigned long long)hscope_heap_object_address(h, ids[i]));
+        snprintf(ad, sizeof(ad), "0x%llx", (unsigned long long)hscope__heap_object_address(h, ids[i]));
         hscope__obj_text(h, ids[i], lb, sizeof(lb));
-        hscope__fmt_bytes((double)hscope_domtree_retained(t, ids[i]), r, sizeof(r));
-        hscope__fmt_count(hscope_domtree_retained_count(t, ids[i]), k, sizeof(k));
-        hscope__fmt_bytes((double)hscope_heap_object_memsize(h, ids[i]), s, sizeof(s));
+        hscope__fmt_bytes((double)hscope__domtree_retained(t, ids[i]), r, sizeof(r));
+        hscope__fmt_count(hscope__domtree_retained_count(t, ids[i]), k, sizeof(k));
+        hscope__fmt_bytes((double)hscope__heap_object_memsize(h, ids[i]), s, sizeof(s));
         const char *leads[1] = { ad }, *cells[3] = { r, k, s };
         hscope__table_row_lead(&tb, leads, lb, cells);
     }
@@ -59,7 +59,7 @@ static void
 retained_json(const hscope_domtree_t *t, const hscope_id *ids, uint64_t n,
               const hscope__ropts *ro, const hscope__warnings *ws, hscope__out *o)
 {
-    const hscope_heap_t *h = hscope_domtree_heap(t);
+    const hscope_heap_t *h = hscope__domtree_heap(t);
     hscope__json w;
     hscope__json_init(&w, o, (ro->flags & HSCOPE_REPORT_PRETTY) != 0);
     hscope__json_domtree_head(&w, "retained", t, ro);
@@ -68,9 +68,9 @@ retained_json(const hscope_domtree_t *t, const hscope_id *ids, uint64_t n,
     for (uint64_t i = 0; i < n; i++) {
         hscope__json_obj(&w);
         hscope__json_objref_fields(&w, h, ids[i]);
-        hscope__json_ku64(&w, "memsize", hscope_heap_object_memsize(h, ids[i]));
-        hscope__json_kcm(&w, "retained", hscope_domtree_retained_count(t, ids[i]),
-                         hscope_domtree_retained(t, ids[i]));
+        hscope__json_ku64(&w, "memsize", hscope__heap_object_memsize(h, ids[i]));
+        hscope__json_kcm(&w, "retained", hscope__domtree_retained_count(t, ids[i]),
+                         hscope__domtree_retained(t, ids[i]));
         hscope__json_end_obj(&w);
     }
     hscope__json_end_arr(&w);
@@ -83,13 +83,13 @@ hscope_status
 hscope__retained_write(const hscope_domtree_t *t, const hscope__ropts *ro, hscope__out *o,
                        hscope_error *err)
 {
-    hscope_heap_t *h = hscope_domtree_heap(t);
-    uint64_t nobj = hscope_heap_object_count(h);
+    hscope_heap_t *h = hscope__domtree_heap(t);
+    uint64_t nobj = hscope__heap_object_count(h);
     uint64_t max = ro->top < nobj ? ro->top : nobj;
     hscope_id *ids = hscope__malloc(&h->mem, (size_t)(max + 1) * sizeof(hscope_id));
     if (!ids)
         return hscope__nomem(err, (size_t)max * sizeof(hscope_id));
-    uint64_t n = hscope_domtree_top(t, ids, max);
+    uint64_t n = hscope__domtree_top(t, ids, max);
     hscope__warnings ws;
     ws.n = 0;
     hscope__warn_heap(&ws, hscope__ropts_dump_name(ro, 0), h);

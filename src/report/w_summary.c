@@ -28,8 +28,8 @@ root_unique(hscope_heap_t *h, uint32_t c)
     const hscope_id *t;
     const uint64_t *d;
     uint64_t n, nd;
-    hscope_heap_root_targets(h, c, &t, &n, NULL);
-    hscope_heap_root_dangling(h, c, &d, &nd);
+    hscope__heap_root_targets(h, c, &t, &n, NULL);
+    hscope__heap_root_dangling(h, c, &d, &nd);
     if (n + nd == 0)
         return 0;
     hscope__mem *m = &h->mem;
@@ -37,7 +37,7 @@ root_unique(hscope_heap_t *h, uint32_t c)
     if (!a)
         return 0;
     for (uint64_t i = 0; i < n; i++)
-        a[i] = hscope_heap_object_address(h, t[i]);
+        a[i] = hscope__heap_object_address(h, t[i]);
     memcpy(a + n, d, (size_t)nd * sizeof(uint64_t));
     qsort(a, (size_t)(n + nd), sizeof(uint64_t), cmp_u64);
     uint64_t u = 1;
@@ -69,13 +69,13 @@ json_roots(hscope__json *w, hscope_heap_t *h)
 {
     hscope__json_key(w, "roots");
     hscope__json_arr(w);
-    for (uint32_t c = 0; c < hscope_heap_root_category_count(h); c++) {
+    for (uint32_t c = 0; c < hscope__heap_root_category_count(h); c++) {
         const hscope_id *t;
         uint64_t n, nd;
-        hscope_heap_root_targets(h, c, &t, &n, &nd);
+        hscope__heap_root_targets(h, c, &t, &n, &nd);
         hscope__json_obj(w);
-        hscope__json_kstr(w, "root", hscope_heap_root_category_name(h, c));
-        hscope__json_ku64(w, "records", hscope_heap_root_category_records(h, c));
+        hscope__json_kstr(w, "root", hscope__heap_root_category_name(h, c));
+        hscope__json_ku64(w, "records", hscope__heap_root_category_records(h, c));
         hscope__json_ku64(w, "references", n + nd);
         hscope__json_ku64(w, "unique", root_unique(h, c));
         hscope__json_ku64(w, "dangling", nd);
@@ -91,25 +91,25 @@ json_skipped(hscope__json *w, const summary *sm)
     hscope__json_key(w, "skipped");
     hscope__json_obj(w);
     for (int32_t r = 0; r < HSCOPE_SKIP__COUNT; r++) {
-        uint64_t k = hscope_heap_skipped(sm->h, r);
+        uint64_t k = hscope__heap_skipped(sm->h, r);
         if (k)
-            hscope__json_ku64(w, hscope_skip_reason_name(r), k);
+            hscope__json_ku64(w, hscope__skip_reason_name(r), k);
     }
     hscope__json_end_obj(w);
     hscope__json_key(w, "skipped_examples");
     hscope__json_arr(w);
     int32_t reason;
     uint64_t ln;
-    for (uint32_t i = 0; (ln = hscope_heap_skipped_line(sm->h, i, &reason)) != 0; i++) {
+    for (uint32_t i = 0; (ln = hscope__heap_skipped_line(sm->h, i, &reason)) != 0; i++) {
         hscope__json_obj(w);
         hscope__json_ku64(w, "line", ln);
-        hscope__json_kstr(w, "reason", hscope_skip_reason_name(reason));
+        hscope__json_kstr(w, "reason", hscope__skip_reason_name(reason));
         hscope__json_end_obj(w);
     }
     hscope__json_end_arr(w);
 }
 
-/* The word for an unknown field's kind (hscope_heap_unknown_get()). */
+/* The word for an unknown field's kind (hscope__heap_unknown_get()). */
 static const char *
 unknown_kind(int32_t kind)
 {
@@ -123,11 +123,11 @@ json_unknown(hscope__json *w, hscope_heap_t *h)
 {
     hscope__json_key(w, "unknown");
     hscope__json_arr(w);
-    for (uint32_t i = 0; i < hscope_heap_unknown_count(h); i++) {
+    for (uint32_t i = 0; i < hscope__heap_unknown_count(h); i++) {
         int32_t kind;
         const char *name;
         uint64_t count;
-        hscope_heap_unknown_get(h, i, &kind, &name, &count);
+        hscope__heap_unknown_get(h, i, &kind, &name, &count);
         hscope__json_obj(w);
         hscope__json_kstr(w, "kind", unknown_kind(kind));
         hscope__json_kstr(w, "name", name);
@@ -142,7 +142,7 @@ json_groups(hscope__json *w, const char *k, const hscope_tally_t *t)
 {
     hscope__json_key(w, k);
     hscope__json_obj(w);
-    hscope__json_kstr(w, "by", hscope_tally_by(t));
+    hscope__json_kstr(w, "by", hscope__tally_by(t));
     hscope__json_groups_of_tally(w, t, 0);
     hscope__json_end_obj(w);
 }
@@ -217,15 +217,15 @@ summary_json(const summary *sm, const hscope__ropts *ro, hscope__out *o)
 static void
 text_roots(hscope__out *o, hscope_heap_t *h)
 {
-    uint32_t nc = hscope_heap_root_category_count(h);
+    uint32_t nc = hscope__heap_root_category_count(h);
     hscope__out_puts(o, "  roots        ");
     for (uint32_t i = 0; i < nc; i++) {
         const hscope_id *t;
         uint64_t n, nd;
         char c[32];
-        hscope_heap_root_targets(h, i, &t, &n, &nd);
+        hscope__heap_root_targets(h, i, &t, &n, &nd);
         hscope__fmt_count(n + nd, c, sizeof(c));
-        hscope__out_printf(o, " %s %s%s", hscope_heap_root_category_name(h, i), c,
+        hscope__out_printf(o, " %s %s%s", hscope__heap_root_category_name(h, i), c,
                            i + 1 < nc ? "," : "");
     }
     hscope__out_printf(o, "%s\n", nc ? "" : " none (a since: dump?)");
@@ -238,13 +238,13 @@ text_skipped(hscope__out *o, const summary *sm)
     hscope__fmt_count(sm->s.skipped_lines, c, sizeof(c));
     hscope__out_printf(o, "  skipped lines %s:", c);
     for (int32_t r = 0; r < HSCOPE_SKIP__COUNT; r++)
-        if (hscope_heap_skipped(sm->h, r))
-            hscope__out_printf(o, " %s %llu", hscope_skip_reason_name(r),
-                               (unsigned long long)hscope_heap_skipped(sm->h, r));
+        if (hscope__heap_skipped(sm->h, r))
+            hscope__out_printf(o, " %s %llu", hscope__skip_reason_name(r),
+                               (unsigned long long)hscope__heap_skipped(sm->h, r));
     hscope__out_puts(o, " (lines");
     int32_t reason;
     uint64_t ln;
-    for (uint32_t i = 0; i < 5 && (ln = hscope_heap_skipped_line(sm->h, i, &reason)); i++)
+    for (uint32_t i = 0; i < 5 && (ln = hscope__heap_skipped_line(sm->h, i, &reason)); i++)
         hscope__out_printf(o, "%s %llu", i ? "," : "", (unsigned long long)ln);
     hscope__out_printf(o, "%s)\n", sm->s.skipped_lines > 5 ? ", ..." : "");
 }
@@ -281,14 +281,14 @@ summary_text(const summary *sm, const hscope__ropts *ro, hscope__out *o)
     }
     if (s->skipped_lines)
         text_skipped(o, sm);
-    if (hscope_heap_unknown_count(sm->h)) {
+    if (hscope__heap_unknown_count(sm->h)) {
         /* a newer Ruby's fields: kept, counted by name */
         hscope__out_puts(o, "  fields this version does not know:");
-        for (uint32_t i = 0; i < hscope_heap_unknown_count(sm->h); i++) {
+        for (uint32_t i = 0; i < hscope__heap_unknown_count(sm->h); i++) {
             int32_t kind;
             const char *field;
             uint64_t count;
-            hscope_heap_unknown_get(sm->h, i, &kind, &field, &count);
+            hscope__heap_unknown_get(sm->h, i, &kind, &field, &count);
             hscope__fmt_count(count, a, sizeof(a));
             hscope__out_printf(o, "%s %s %s (%s)", i ? "," : "", unknown_kind(kind), field, a);
         }
@@ -316,22 +316,22 @@ hscope__summary_write(hscope_heap_t *h, const hscope__ropts *ro, hscope__out *o,
     summary sm;
     memset(&sm, 0, sizeof(sm));
     sm.h = h;
-    hscope_load_stats_init(&sm.s);
-    hscope_heap_stats(h, &sm.s);
+    hscope__load_stats_init(&sm.s);
+    hscope__heap_stats(h, &sm.s);
     hscope__warn_heap(&sm.ws, hscope__ropts_dump_name(ro, 0), h);
     hscope_tally_options to;
-    hscope_tally_options_init(&to);
-    hscope_status st = hscope_tally_compute(&sm.by_type, h, "type", &to, err);
+    hscope__tally_options_init(&to);
+    hscope_status st = hscope__tally_compute(&sm.by_type, h, "type", &to, err);
     to.top = ro->top == HSCOPE_TOP_ALL ? 0 : ro->top;
     if (st == HSCOPE_OK)
-        st = hscope_tally_compute(&sm.by_class, h, "class", &to, err);
+        st = hscope__tally_compute(&sm.by_class, h, "class", &to, err);
     if (st == HSCOPE_OK) {
         if (ro->format == HSCOPE_FORMAT_JSON)
             summary_json(&sm, ro, o);
         else
             summary_text(&sm, ro, o);
     }
-    hscope_tally_free(sm.by_type);
-    hscope_tally_free(sm.by_class);
+    hscope__tally_free(sm.by_type);
+    hscope__tally_free(sm.by_class);
     return st;
 }

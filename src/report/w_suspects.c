@@ -19,18 +19,18 @@ typedef struct holder {
 static hscope_status
 get_holder(const hscope_suspects_t *s, uint64_t i, holder *x, hscope_error *err)
 {
-    const hscope_holders_t *hs = hscope_suspects_holders(s);
-    hscope_heap_t *h = hscope_diff_heap(hscope_suspects_diff(s));
+    const hscope_holders_t *hs = hscope__suspects_holders(s);
+    hscope_heap_t *h = hscope__diff_heap(hscope__suspects_diff(s));
     memset(x, 0, sizeof(*x));
-    hscope_holders_get(hs, i, &x->id, &x->cat, &x->count, &x->memsize);
+    hscope__holders_get(hs, i, &x->id, &x->cat, &x->count, &x->memsize);
     int32_t pcat = -1;
-    x->len = hscope_suspects_path(s, i, NULL, 0, &pcat);
+    x->len = hscope__suspects_path(s, i, NULL, 0, &pcat);
     if (x->id != HSCOPE_ID_NONE)
         x->cat = pcat;
     x->path = hscope__malloc(&h->mem, (size_t)(x->len + 1) * sizeof(hscope_id));
     if (!x->path)
         return hscope__nomem(err, (size_t)x->len * sizeof(hscope_id));
-    hscope_suspects_path(s, i, x->path, x->len, NULL);
+    hscope__suspects_path(s, i, x->path, x->len, NULL);
     return HSCOPE_OK;
 }
 
@@ -41,23 +41,23 @@ static int
 conservative(const hscope_heap_t *h, const holder *x)
 {
     return x->cat >= 0 && (x->id == HSCOPE_ID_NONE || x->len) &&
-           hscope_heap_root_category_conservative(h, (uint32_t)x->cat);
+           hscope__heap_root_category_conservative(h, (uint32_t)x->cat);
 }
 
 static void
 json_holder(hscope__json *w, const hscope_suspects_t *s, uint64_t i, const holder *x)
 {
-    const hscope_heap_t *h = hscope_diff_heap(hscope_suspects_diff(s));
-    hscope_domtree_t *t = hscope_suspects_domtree(s);
+    const hscope_heap_t *h = hscope__diff_heap(hscope__suspects_diff(s));
+    hscope_domtree_t *t = hscope__suspects_domtree(s);
     int obj = x->id != HSCOPE_ID_NONE;
     hscope__json_obj(w);
     hscope__json_ku64(w, "rank", i + 1);
     if (obj) {
         hscope__json_objref_fields(w, h, x->id);
-        hscope__json_kstr(w, "file", hscope_heap_object_file(h, x->id));
-        hscope__json_ku64(w, "line", hscope_heap_object_line(h, x->id));
-        hscope__json_kcm(w, "retained", hscope_domtree_retained_count(t, x->id),
-                         hscope_domtree_retained(t, x->id));
+        hscope__json_kstr(w, "file", hscope__heap_object_file(h, x->id));
+        hscope__json_ku64(w, "line", hscope__heap_object_line(h, x->id));
+        hscope__json_kcm(w, "retained", hscope__domtree_retained_count(t, x->id),
+                         hscope__domtree_retained(t, x->id));
     } else {
         /* a root category (or all roots together) holds them directly */
         hscope__json_key(w, "address");
@@ -83,7 +83,7 @@ json_holder(hscope__json *w, const hscope_suspects_t *s, uint64_t i, const holde
 static void
 text_holder(hscope__out *o, const hscope_suspects_t *s, uint64_t i, const holder *x)
 {
-    const hscope_heap_t *h = hscope_diff_heap(hscope_suspects_diff(s));
+    const hscope_heap_t *h = hscope__diff_heap(hscope__suspects_diff(s));
     char a[64], b[32], lb[512];
     hscope__fmt_plural(x->count, "leaked object", "leaked objects", a, sizeof(a));
     hscope__fmt_bytes((double)x->memsize, b, sizeof(b));
@@ -94,18 +94,18 @@ text_holder(hscope__out *o, const hscope_suspects_t *s, uint64_t i, const holder
                            hscope__root_name(h, x->cat), cnote, a, b);
         return;
     }
-    const char *f = hscope_heap_object_file(h, x->id);
+    const char *f = hscope__heap_object_file(h, x->id);
     hscope__obj_text(h, x->id, lb, sizeof(lb));
     hscope__out_printf(o, "\n%llu. 0x%llx %s holds %s (%s)", (unsigned long long)i + 1,
-                       (unsigned long long)hscope_heap_object_address(h, x->id), lb, a, b);
+                       (unsigned long long)hscope__heap_object_address(h, x->id), lb, a, b);
     if (f)
-        hscope__out_printf(o, ", allocated at %s:%u", f, hscope_heap_object_line(h, x->id));
+        hscope__out_printf(o, ", allocated at %s:%u", f, hscope__heap_object_line(h, x->id));
     hscope__out_printf(o, "\n   path from root %s%s:",
                        x->len ? hscope__root_name(h, x->cat) : "(unreachable)", cnote);
     for (uint64_t k = 0; k < x->len; k++) {
         hscope__obj_text(h, x->path[k], lb, sizeof(lb));
         hscope__out_printf(o, "%s0x%llx %s", k ? " -> " : " ",
-                           (unsigned long long)hscope_heap_object_address(h, x->path[k]), lb);
+                           (unsigned long long)hscope__heap_object_address(h, x->path[k]), lb);
     }
     hscope__out_putc(o, '\n');
 }
@@ -114,9 +114,9 @@ hscope_status
 hscope__suspects_write(const hscope_suspects_t *s, const hscope__ropts *ro, hscope__out *o,
                        hscope_error *err)
 {
-    const hscope_diff_t *d = hscope_suspects_diff(s);
-    hscope_heap_t *h = hscope_diff_heap(d);
-    uint64_t nh = hscope_holders_count(hscope_suspects_holders(s));
+    const hscope_diff_t *d = hscope__suspects_diff(s);
+    hscope_heap_t *h = hscope__diff_heap(d);
+    uint64_t nh = hscope__holders_count(hscope__suspects_holders(s));
     uint64_t shown = ro->top < nh ? ro->top : nh;
     int json = ro->format == HSCOPE_FORMAT_JSON;
     hscope__warnings ws;
@@ -128,7 +128,7 @@ hscope__suspects_write(const hscope_suspects_t *s, const hscope__ropts *ro, hsco
         hscope__json_begin_doc(&w, "suspects");
         hscope__json_diff_head(&w, d, ro);
         hscope__json_key(&w, "class_edges");
-        hscope__json_bool(&w, hscope__domtree_class_edges(hscope_suspects_domtree(s)));
+        hscope__json_bool(&w, hscope__domtree_class_edges(hscope__suspects_domtree(s)));
         hscope__json_ku64(&w, "holder_count", nh);
         hscope__json_key(&w, "suspects");
         hscope__json_arr(&w);

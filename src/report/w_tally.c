@@ -11,7 +11,7 @@
 static const char *
 row_key(const void *ctx, uint64_t i)
 {
-    return hscope_tally_row_key(ctx, i);
+    return hscope__tally_row_key(ctx, i);
 }
 
 static double
@@ -28,7 +28,7 @@ member_addresses(const hscope_tally_t *t, uint64_t i, uint64_t max, const hscope
 {
     const hscope_id *ids;
     uint64_t cnt;
-    if (hscope_tally_row_objects(t, i, &ids, &cnt) != HSCOPE_OK || cnt == 0)
+    if (hscope__tally_row_objects(t, i, &ids, &cnt) != HSCOPE_OK || cnt == 0)
         return;
     const hscope_heap_t *h = hscope__tally_heap(t);
     const size_t indent = 6;
@@ -36,7 +36,7 @@ member_addresses(const hscope_tally_t *t, uint64_t i, uint64_t max, const hscope
     for (uint64_t k = 0; k < cnt && k < max; k++) {
         char a[24];
         int n = snprintf(a, sizeof(a), "0x%llx",
-                         (unsigned long long)hscope_heap_object_address(h, ids[k]));
+                         (unsigned long long)hscope__heap_object_address(h, ids[k]));
         if (col && col + 1 + (size_t)n > ro->width) {
             hscope__out_putc(o, '\n');
             col = 0;
@@ -61,16 +61,16 @@ hscope__tally_text(const hscope_tally_t *t, const hscope__ropts *ro, hscope__out
                    const char *title, uint64_t total_count, uint64_t total_mem,
                    uint64_t samples)
 {
-    uint64_t rows = hscope_tally_row_count(t);
+    uint64_t rows = hscope__tally_row_count(t);
     int with_pct = total_count || total_mem;
     int bars = (ro->flags & HSCOPE_REPORT_BARS) != 0;
     int by_mem = hscope__tally_sort(t) == HSCOPE_SORT_MEMSIZE;
     uint64_t top_value = 0;
     for (uint64_t i = 0; bars && i < rows; i++) {
-        uint64_t v = by_mem ? hscope_tally_row_memsize(t, i) : hscope_tally_row_count_of(t, i);
+        uint64_t v = by_mem ? hscope__tally_row_memsize(t, i) : hscope__tally_row_count_of(t, i);
         top_value = v > top_value ? v : top_value;
     }
-    int members = samples && rows && hscope_tally_row_objects(t, 0, &(const hscope_id *){ NULL },
+    int members = samples && rows && hscope__tally_row_objects(t, 0, &(const hscope_id *){ NULL },
                                                               &(uint64_t){ 0 }) == HSCOPE_OK;
     hscope__table tb;
     hscope__table_init_fn(&tb, o, ro, title, row_key, t, rows);
@@ -84,7 +84,7 @@ hscope__tally_text(const hscope_tally_t *t, const hscope__ropts *ro, hscope__out
         hscope__table_tail(&tb, by_mem ? "memsize" : "count", BAR_MAX);
     hscope__table_header(&tb);
     for (uint64_t i = 0; i < rows; i++) {
-        uint64_t n = hscope_tally_row_count_of(t, i), m = hscope_tally_row_memsize(t, i);
+        uint64_t n = hscope__tally_row_count_of(t, i), m = hscope__tally_row_memsize(t, i);
         char c[32], cp[16], b[32], bp[16];
         hscope__fmt_count(n, c, sizeof(c));
         hscope__fmt_bytes((double)m, b, sizeof(b));
@@ -105,11 +105,11 @@ hscope__tally_text(const hscope_tally_t *t, const hscope__ropts *ro, hscope__out
             memset(bar, '#', len);
             bar[len] = '\0';
         }
-        hscope__table_row_ex(&tb, NULL, NULL, hscope_tally_row_key(t, i), cells, bar);
+        hscope__table_row_ex(&tb, NULL, NULL, hscope__tally_row_key(t, i), cells, bar);
         if (members)
             member_addresses(t, i, samples, ro, o);
     }
-    uint64_t groups = hscope_tally_group_count(t);
+    uint64_t groups = hscope__tally_group_count(t);
     if (groups > rows) {
         char g[64];
         hscope__fmt_plural(groups - rows, "more group", "more groups", g, sizeof(g));
@@ -121,21 +121,21 @@ void
 hscope__json_groups_of_tally(hscope__json *w, const hscope_tally_t *t, int addresses)
 {
     const hscope_heap_t *h = hscope__tally_heap(t);
-    hscope__json_ku64(w, "group_count", hscope_tally_group_count(t));
+    hscope__json_ku64(w, "group_count", hscope__tally_group_count(t));
     hscope__json_key(w, "groups");
     hscope__json_arr(w);
-    for (uint64_t i = 0; i < hscope_tally_row_count(t); i++) {
+    for (uint64_t i = 0; i < hscope__tally_row_count(t); i++) {
         hscope__json_obj(w);
-        hscope__json_kstr(w, "key", hscope_tally_row_key(t, i));
-        hscope__json_ku64(w, "count", hscope_tally_row_count_of(t, i));
-        hscope__json_ku64(w, "memsize", hscope_tally_row_memsize(t, i));
+        hscope__json_kstr(w, "key", hscope__tally_row_key(t, i));
+        hscope__json_ku64(w, "count", hscope__tally_row_count_of(t, i));
+        hscope__json_ku64(w, "memsize", hscope__tally_row_memsize(t, i));
         const hscope_id *ids;
         uint64_t n;
-        if (addresses && h && hscope_tally_row_objects(t, i, &ids, &n) == HSCOPE_OK) {
+        if (addresses && h && hscope__tally_row_objects(t, i, &ids, &n) == HSCOPE_OK) {
             hscope__json_key(w, "addresses");
             hscope__json_arr(w);
             for (uint64_t k = 0; k < n; k++)
-                hscope__json_addr(w, hscope_heap_object_address(h, ids[k]));
+                hscope__json_addr(w, hscope__heap_object_address(h, ids[k]));
             hscope__json_end_arr(w);
         }
         hscope__json_end_obj(w);
@@ -147,8 +147,8 @@ hscope__json_groups_of_tally(hscope__json *w, const hscope_tally_t *t, int addre
 static void
 tally_svg(const hscope_tally_t *t, const hscope__ropts *ro, hscope__out *o)
 {
-    uint64_t rows = hscope_tally_row_count(t), groups = hscope_tally_group_count(t), tn, tm;
-    hscope_tally_totals(t, &tn, &tm);
+    uint64_t rows = hscope__tally_row_count(t), groups = hscope__tally_group_count(t), tn, tm;
+    hscope__tally_totals(t, &tn, &tm);
     hscope__mem *m = hscope__tally_mem(t);
     hscope__svg_bar *bars = hscope__calloc(m, rows ? (size_t)rows : 1, sizeof(*bars));
     if (!bars) {
@@ -157,9 +157,9 @@ tally_svg(const hscope_tally_t *t, const hscope__ropts *ro, hscope__out *o)
         return;
     }
     for (uint64_t i = 0; i < rows; i++)
-        bars[i] = (hscope__svg_bar){ hscope_tally_row_key(t, i), hscope_tally_row_memsize(t, i),
-                                     hscope_tally_row_count_of(t, i) };
-    const char *by = hscope_tally_by(t), *name = hscope__ropts_dump_name(ro, 0);
+        bars[i] = (hscope__svg_bar){ hscope__tally_row_key(t, i), hscope__tally_row_memsize(t, i),
+                                     hscope__tally_row_count_of(t, i) };
+    const char *by = hscope__tally_by(t), *name = hscope__ropts_dump_name(ro, 0);
     char title[128], sub[512], a[32], b[32];
     snprintf(title, sizeof(title), "heapscope histogram: memsize and objects by %s",
              by ? by : "key");
@@ -179,8 +179,8 @@ static uint64_t
 dump_objects(const hscope_tally_t *t)
 {
     hscope_load_stats s;
-    hscope_load_stats_init(&s);
-    return hscope_tally_stats(t, &s) == HSCOPE_OK ? s.objects : 0;
+    hscope__load_stats_init(&s);
+    return hscope__tally_stats(t, &s) == HSCOPE_OK ? s.objects : 0;
 }
 
 static void
@@ -190,19 +190,19 @@ tally_json(const hscope_tally_t *t, const hscope__ropts *ro, const hscope__warni
     hscope__json w;
     uint64_t n, m;
     int retained = hscope__tally_is_retained(t);
-    hscope_tally_totals(t, &n, &m);
+    hscope__tally_totals(t, &n, &m);
     hscope__json_init(&w, o, (ro->flags & HSCOPE_REPORT_PRETTY) != 0);
     hscope__json_begin_doc(&w, retained ? "retained" : "tally");
     hscope__json_key(&w, "dumps");
     hscope__json_arr(&w);
     hscope__json_dump(&w, hscope__ropts_dump_name(ro, 0), dump_objects(t));
     hscope__json_end_arr(&w);
-    hscope__json_kstr(&w, "by", hscope_tally_by(t));
+    hscope__json_kstr(&w, "by", hscope__tally_by(t));
     if (!retained)
         hscope__json_kcm(&w, "total", n, m);
     hscope__json_groups_of_tally(&w, t, (ro->flags & HSCOPE_REPORT_ADDRESSES) != 0);
     if (!retained)
-        hscope__json_ku64(&w, "excluded_dumper_objects", hscope_tally_excluded(t));
+        hscope__json_ku64(&w, "excluded_dumper_objects", hscope__tally_excluded(t));
     hscope__json_warnings(&w, ws);
     hscope__json_end_obj(&w);
     hscope__json_done(&w);
@@ -211,14 +211,14 @@ tally_json(const hscope_tally_t *t, const hscope__ropts *ro, const hscope__warni
 static void
 tally_csv(const hscope_tally_t *t, hscope__out *o)
 {
-    const char *by = hscope_tally_by(t);
+    const char *by = hscope__tally_by(t);
     hscope__csv_field(o, by ? by : "key");
     hscope__out_puts(o, ",count,memsize\n");
-    for (uint64_t i = 0; i < hscope_tally_row_count(t); i++) {
-        hscope__csv_field(o, hscope_tally_row_key(t, i));
+    for (uint64_t i = 0; i < hscope__tally_row_count(t); i++) {
+        hscope__csv_field(o, hscope__tally_row_key(t, i));
         hscope__out_printf(o, ",%llu,%llu\n",
-                           (unsigned long long)hscope_tally_row_count_of(t, i),
-                           (unsigned long long)hscope_tally_row_memsize(t, i));
+                           (unsigned long long)hscope__tally_row_count_of(t, i),
+                           (unsigned long long)hscope__tally_row_memsize(t, i));
     }
 }
 
@@ -226,8 +226,8 @@ tally_csv(const hscope_tally_t *t, hscope__out *o)
 static void
 retained_text(const hscope_tally_t *t, const hscope__ropts *ro, hscope__out *o)
 {
-    uint64_t rows = hscope_tally_row_count(t);
-    const char *by = hscope_tally_by(t);
+    uint64_t rows = hscope__tally_row_count(t);
+    const char *by = hscope__tally_by(t);
     char title[64];
     snprintf(title, sizeof(title), "retained by %s", by ? by : "key");
     hscope__table tb;
@@ -237,12 +237,12 @@ retained_text(const hscope_tally_t *t, const hscope__ropts *ro, hscope__out *o)
     hscope__table_header(&tb);
     for (uint64_t i = 0; i < rows; i++) {
         char b[32], c[32];
-        hscope__fmt_bytes((double)hscope_tally_row_memsize(t, i), b, sizeof(b));
-        hscope__fmt_count(hscope_tally_row_count_of(t, i), c, sizeof(c));
+        hscope__fmt_bytes((double)hscope__tally_row_memsize(t, i), b, sizeof(b));
+        hscope__fmt_count(hscope__tally_row_count_of(t, i), c, sizeof(c));
         const char *cells[2] = { b, c };
-        hscope__table_row(&tb, hscope_tally_row_key(t, i), cells);
+        hscope__table_row(&tb, hscope__tally_row_key(t, i), cells);
     }
-    uint64_t groups = hscope_tally_group_count(t);
+    uint64_t groups = hscope__tally_group_count(t);
     if (groups > rows) {
         char g[64];
         hscope__fmt_plural(groups - rows, "more group", "more groups", g, sizeof(g));
@@ -273,15 +273,15 @@ hscope__tally_write(const hscope_tally_t *t, const hscope__ropts *ro, hscope__ou
             break;
         }
         uint64_t n, m;
-        hscope_tally_totals(t, &n, &m);
-        const char *by = hscope_tally_by(t);
+        hscope__tally_totals(t, &n, &m);
+        const char *by = hscope__tally_by(t);
         char title[64];
         snprintf(title, sizeof(title), "by %s", by ? by : "key");
         hscope__tally_text(t, ro, o, title, n, m,
                            (ro->flags & HSCOPE_REPORT_ADDRESSES) ? UINT64_MAX : 0);
-        if (hscope_tally_excluded(t)) {
+        if (hscope__tally_excluded(t)) {
             hscope__out_putc(o, '\n');
-            hscope__text_excluded(o, hscope_tally_excluded(t));
+            hscope__text_excluded(o, hscope__tally_excluded(t));
         }
         break;
     }

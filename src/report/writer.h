@@ -49,6 +49,10 @@ void hscope__out_fill(hscope__out *o, int c, size_t n);
 /* Flush; HSCOPE_OK or the first error. */
 hscope_status hscope__out_finish(hscope__out *o);
 
+/* The decimal digits of v written backwards so that they end just before
+ * `end` (at most 20 bytes); returns the first digit. */
+char *hscope__u64_digits(char *end, uint64_t v);
+
 /* A write function that appends to a growable buffer (for writers that
  * embed another writer's output, e.g. an SVG chart in the HTML report). */
 typedef struct hscope__membuf {
@@ -255,6 +259,11 @@ void hscope__warn(hscope__warnings *ws, const char *code, const char *fmt, ...)
 void hscope__warn_damage(hscope__warnings *ws, const char *name,
                          const hscope_load_stats *s,
                          const uint64_t skipped[HSCOPE_SKIP__COUNT]);
+/* The messages of hscope__warn_damage() as lines of text into buf (n
+ * bytes, as snprintf); the whole text's length (hscope_load_warnings_text). */
+uint64_t hscope__load_warnings_text(const char *name, const hscope_load_stats *s,
+                                    const uint64_t skipped[HSCOPE_SKIP__COUNT], char *buf,
+                                    size_t n);
 void hscope__warn_heap(hscope__warnings *ws, const char *name, const hscope_heap_t *h);
 void hscope__warn_tally(hscope__warnings *ws, const char *name, const hscope_tally_t *t);
 /* Every line of a diff's warning text, with its code. */
@@ -328,6 +337,9 @@ hscope_status hscope__paths_write(const hscope_paths_t *p, const hscope_id *ids,
                                   const hscope__ropts *ro, hscope__out *o, hscope_error *err);
 hscope_status hscope__suspects_write(const hscope_suspects_t *s, const hscope__ropts *ro,
                                      hscope__out *o, hscope_error *err);
+/* The heap as a V8 heap snapshot (w_heapsnapshot.c, issue 23). */
+hscope_status hscope__heapsnapshot_write(const hscope_heap_t *h, hscope__out *o,
+                                         hscope_error *err);
 /* Children of an object (id) or of a root category / the super-root (id
  * HSCOPE_ID_NONE, cat), largest retained first, ties by address; *out
  * from the heap's allocator (hscope__free it). */

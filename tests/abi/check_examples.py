@@ -12,7 +12,11 @@ usage:
 The FFI examples are also run with --json: the library's JSON documents,
 written through a write callback (hscope_tally_write, hscope_diff_write),
 must be byte for byte what `heapscope tally --json --keep-dumper` and
-`heapscope diff --json` print for the same dumps and options.  c-report
+`heapscope diff --json` print for the same dumps and options.  The ctypes
+example is also run with --timeline on a series with one planted growing
+site (timeline_series.rb): its JSON, written by hscope_timeline_write
+through the sink, must be the bytes of `heapscope timeline --json`, and
+say that site is growing, with the counts the workload measured.  c-report
 runs examples/c/write_report.c, whose sink writes the JSON tally and the
 text summary: the same bytes as `heapscope tally --json` and `heapscope
 summary` (but for the summary's load figures, measured at each load).
@@ -254,6 +258,43 @@ def check_json(name, tool, env, cli, dumps, key, diff_key, top):
           % (label, ' and '.join(['tally', 'diff'][:len(got)]), sum(len(g) for g in got)))
 
 
+def check_timeline(name, tool, env, cli, work):
+    """--timeline: the library's timeline JSON through the sink = the CLI's
+    bytes; the planted site growing with the workload's counts."""
+    d = workloads.ensure_set('tl_s1', work)
+    truth = workloads.truth(d)
+    steps = sorted(glob.glob(os.path.join(d, 'step_*.json')))
+    site = '%s:String' % truth['growing']['site']
+    for args, cli_args in ((['--top', '0'], ['--top', '0']),
+                           ([], []),
+                           (['--by', 'type', '--top', '5'], ['--by', 'type', '--top', '5'])):
+        # reversed: the library puts them in time order
+        p = run(tool + ['--timeline'] + args + steps[::-1], env=env, check=False)
+        if p.returncode != 0:
+            raise Failure('%s --timeline exited %d\n%s' % (name, p.returncode,
+                                                          p.stderr.decode(errors='replace')))
+        want = cli_bytes(cli, ['timeline', '--json'] + cli_args + steps[::-1])
+        if p.stdout != want:
+            raise Failure('%s --timeline %s: the JSON differs from `heapscope timeline --json`:\n'
+                          '  got  %s\n  want %s' % (name, ' '.join(args), p.stdout[:300], want[:300]))
+        doc = json.loads(p.stdout.decode('utf-8', 'surrogateescape'))
+        if [x['path'] for x in doc['dumps']] != steps:
+            raise Failure('%s --timeline: dumps not in time order: %r' % (name, doc['dumps']))
+        if doc['by'] != 'file:line:class':
+            continue
+        grew = [g for g in doc['groups'] if g['growing']]
+        if not grew or grew[0]['key'] != site or grew[0]['count'] != truth['growing']['count_at_step']:
+            raise Failure('%s --timeline: the planted site %s with counts %r is not the first '
+                          'growing group: %r' % (name, site, truth['growing']['count_at_step'],
+                                                 [(g['key'], g['count']) for g in grew[:3]]))
+        said = 'growing: %s, count %s' % (site, ' '.join(map(str, truth['growing']['count_at_step'])))
+        if said not in p.stderr.decode(errors='replace').split('\n'):
+            raise Failure('%s --timeline: the accessors did not say %r: %r' % (name, said, p.stderr))
+    print('ok: %s --timeline on %d steps: equal to `heapscope timeline --json`; %s growing, '
+          'count %s' % (name, len(steps), os.path.basename(site),
+                        truth['growing']['count_at_step']))
+
+
 LOAD_LINE = re.compile(rb'^  load .*\n', re.M)
 
 
@@ -392,6 +433,8 @@ def main():
                            'file:line:class', 20)
                 if os.path.exists(external):
                     check_json(name, tool, env2, a.cli, [external], 'gem', 'class', 0)
+            if a.mode == 'python':       # a timeline through the sink
+                check_timeline(name, tool, env2, a.cli, a.work)
             check_error(tool, env2)
     except Failure as e:
         print('FAIL: %s' % e)

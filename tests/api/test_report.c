@@ -286,6 +286,80 @@ test_tally_warnings_and_dumper(void **state)
     hscope_heap_free(h);
 }
 
+/* The writers' number formats and damage words, for front ends: the same
+ * text the writers print (hand-written expectations). */
+static void
+test_formats_and_damage_text(void **state)
+{
+    (void)state;
+    char b[32];
+    hscope_format_bytes(0, b, sizeof(b));
+    assert_string_equal(b, "0 B");
+    hscope_format_bytes(1023, b, sizeof(b));
+    assert_string_equal(b, "1023 B");
+    hscope_format_bytes(1536, b, sizeof(b));
+    assert_string_equal(b, "1.5 KB");
+    hscope_format_bytes(-3 * 1048576LL, b, sizeof(b));
+    assert_string_equal(b, "-3.0 MB");
+    hscope_format_bytes(5LL << 40, b, sizeof(b));
+    assert_string_equal(b, "5.0 TB");
+    hscope_format_bytes(1536, b, 4); /* cut as snprintf */
+    assert_string_equal(b, "1.5");
+    hscope_format_count(0, b, sizeof(b));
+    assert_string_equal(b, "0");
+    hscope_format_count(999, b, sizeof(b));
+    assert_string_equal(b, "999");
+    hscope_format_count(1234567, b, sizeof(b));
+    assert_string_equal(b, "1,234,567");
+    hscope_format_count(UINT64_MAX, b, sizeof(b));
+    assert_string_equal(b, "18,446,744,073,709,551,615");
+
+    /* the same dump as test_tally_warnings_and_dumper: 1 of 4 lines bad */
+    static const char text[] =
+        "{\"type\":\"ROOT\",\"root\":\"vm\",\"references\":[]}\n"
+        "{\"address\":\"0x38\",\"type\":\"STRING\",\"memsize\":40}\n"
+        "{\"address\":\"0x60\",\"type\":\"STRING\",\"memsize\":40}\n"
+        "not json\n";
+    hscope_heap_t *h = load_text(text, 0);
+    hscope_load_stats st = HSCOPE_LOAD_STATS_INIT;
+    assert_int_equal(hscope_heap_stats(h, &st), HSCOPE_OK);
+    uint64_t sk[HSCOPE_SKIP__COUNT];
+    for (int r = 0; r < HSCOPE_SKIP__COUNT; r++)
+        sk[r] = hscope_heap_skipped(h, r);
+    char w[512];
+    uint64_t n = hscope_load_warnings_text("d.json", &st, sk, HSCOPE_SKIP__COUNT, w, sizeof(w));
+    assert_string_equal(w, "d.json: 1 of 4 lines skipped (bad_json 1)\n");
+    assert_int_equal(n, strlen(w));
+    n = hscope_load_warnings_text(NULL, &st, sk, HSCOPE_SKIP__COUNT, w, 10); /* cut */
+    assert_string_equal(w, "1 of 4 li");
+    assert_int_equal(n, strlen("1 of 4 lines skipped (bad_json 1)\n"));
+    /* thousands, several reasons, most lines bad, cut short: two lines */
+    hscope_load_stats d = HSCOPE_LOAD_STATS_INIT;
+    d.lines = 12345;
+    d.skipped_lines = 7001;
+    d.truncated = 1;
+    uint64_t two[HSCOPE_SKIP__COUNT] = { 0 };
+    two[HSCOPE_SKIP_BAD_JSON] = 7000;
+    two[HSCOPE_SKIP_TRUNCATED] = 1;
+    hscope_load_warnings_text("x.gz", &d, two, HSCOPE_SKIP__COUNT, w, sizeof(w));
+    char want[512];
+    snprintf(want, sizeof(want),
+             "x.gz: 7,001 of 12,345 lines skipped (%s 7000, %s 1); most lines could not be "
+             "read: is this really a heap dump?\n"
+             "x.gz: the dump is truncated (it ends in the middle of a record or gzip stream)\n",
+             hscope_skip_reason_name(HSCOPE_SKIP_BAD_JSON),
+             hscope_skip_reason_name(HSCOPE_SKIP_TRUNCATED));
+    assert_string_equal(w, want);
+    /* an undamaged load says nothing; no stats: nothing */
+    hscope_load_stats ok = HSCOPE_LOAD_STATS_INIT;
+    ok.lines = 3;
+    assert_int_equal(hscope_load_warnings_text("a", &ok, NULL, 0, w, sizeof(w)), 0);
+    assert_string_equal(w, "");
+    assert_int_equal(hscope_load_warnings_text("a", NULL, sk, HSCOPE_SKIP__COUNT, w, sizeof(w)),
+                     0);
+    hscope_heap_free(h);
+}
+
 /* ------------------------------------------------------------------ */
 /* objects (show)                                                      */
 /* ------------------------------------------------------------------ */
@@ -877,6 +951,60 @@ test_options_and_sink(void **state)
     hscope_heap_free(h);
 }
 
+/* ------------------------------------------------------------------ */
+/* the V8 heap snapshot export (issue 23)                              */
+/* ------------------------------------------------------------------ */
+
+static void
+test_heapsnapshot(void **state)
+{
+    (void)state;
+    hscope_heap_t *h = load_text(fixture, 0);
+    hscope_error err = HSCOPE_ERROR_INIT;
+    sink s = { 0 };
+    hscope_report_options o = ropts(HSCOPE_FORMAT_HEAPSNAPSHOT, 0);
+    assert_int_equal(hscope_heap_write_export(h, &o, collect, &s, &err), HSCOPE_OK);
+    assert_non_null(s.p);
+    assert_memory_equal(s.p, "{\"snapshot\":{\"meta\":{\"node_fields\":[\"type\",\"name\",\"id\",", 38);
+    /* 8 objects + the root + 2 categories; edges: root -> vm,
+     * machine_context (2), their references (2), 0x1000 -> 0x3000 and its
+     * class 0x2000 (2), 0x3000 -> 0x5000, 0x5028 and its class (3), the
+     * three Strings -> their class (3): 12.  Sites: 3 (file:line) + root. */
+    assert_non_null(strstr(s.p, "\"node_count\":11,\"edge_count\":12,\"trace_function_count\":4}"));
+    /* the root, then vm (id 2, one edge) and machine_context (id 4) */
+    assert_non_null(strstr(s.p, "\"nodes\":[9,"));
+    assert_non_null(strstr(s.p, ",2,0,1,0,0,\n9,"));
+    /* 0x5028 STRING: object, id (0x5028 >> 2) | 1 = 5131, 40 bytes, 1
+     * edge (its class); 0x7000: 7169, 48 bytes, no site */
+    assert_non_null(strstr(s.p, ",5131,40,1,"));
+    assert_non_null(strstr(s.p, ",7169,48,1,0,0"));
+    /* 0x1000 the class PostsController: a closure (5), 500 bytes, 2 edges */
+    const char *pc = strstr(s.p, ",1025,500,2,");
+    assert_non_null(pc);
+    while (pc > s.p && pc[-1] != '\n')
+        pc--;
+    assert_memory_equal(pc, "5,", 2);
+    assert_non_null(strstr(s.p, "\"(vm)\""));
+    assert_non_null(strstr(s.p, "\"(machine_context)\""));
+    assert_non_null(strstr(s.p, "\"app/models/post.rb\""));
+    assert_null(strstr(s.p, "abc")); /* string values never */
+    assert_memory_equal(s.p + s.len - 3, "]}\n", 3);
+    free(s.p);
+    /* only that format; arguments; a failing sink */
+    o.format = HSCOPE_FORMAT_JSON;
+    assert_int_equal(hscope_heap_write_export(h, &o, collect, &s, &err), HSCOPE_ERR_UNSUPPORTED);
+    o.format = HSCOPE_FORMAT_HEAPSNAPSHOT;
+    assert_int_equal(hscope_heap_write_export(NULL, &o, collect, &s, &err), HSCOPE_ERR_INVALID_ARG);
+    assert_int_equal(hscope_heap_write_export(h, &o, NULL, &s, &err), HSCOPE_ERR_INVALID_ARG);
+    sink f = { 0 };
+    f.fail_after = 1;
+    hscope_error_init(&err);
+    assert_int_equal(hscope_heap_write_export(h, &o, collect, &f, &err), HSCOPE_ERR_IO);
+    assert_int_equal(f.calls, 1);
+    free(f.p);
+    hscope_heap_free(h);
+}
+
 int
 main(void)
 {
@@ -884,6 +1012,7 @@ main(void)
         cmocka_unit_test(test_summary),
         cmocka_unit_test(test_tally_text_width),
         cmocka_unit_test(test_tally_warnings_and_dumper),
+        cmocka_unit_test(test_formats_and_damage_text),
         cmocka_unit_test(test_objects),
         cmocka_unit_test(test_generations),
         cmocka_unit_test(test_dominators),
@@ -893,6 +1022,7 @@ main(void)
         cmocka_unit_test(test_diff_and_suspects),
         cmocka_unit_test(test_suspects_root_holder),
         cmocka_unit_test(test_options_and_sink),
+        cmocka_unit_test(test_heapsnapshot),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

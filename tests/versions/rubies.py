@@ -64,10 +64,10 @@ def cache_dir():
     return d
 
 
-def lock_hash():
+def lock_hash(src=HERE):
     h = hashlib.sha256()
     for f in ('package.json', 'package-lock.json'):
-        with open(os.path.join(HERE, f), 'rb') as fh:
+        with open(os.path.join(src, f), 'rb') as fh:
             h.update(fh.read())
     return h.hexdigest()[:16]
 
@@ -77,18 +77,22 @@ def pinned_version(pkg):
         return json.load(f)['dependencies'][pkg]
 
 
-def npm_root():
-    return os.path.join(cache_dir(), 'ruby-wasm', lock_hash())
+def npm_root(src=HERE, name='ruby-wasm'):
+    return os.path.join(cache_dir(), name, lock_hash(src))
 
 
 def node_modules():
     return os.path.join(npm_root(), 'node_modules')
 
 
+def npm_installed(src, name, packages):
+    root = npm_root(src, name)
+    return os.path.exists(os.path.join(root, '.installed')) and all(
+        os.path.exists(os.path.join(root, 'node_modules', p, 'package.json')) for p in packages)
+
+
 def installed():
-    nm = node_modules()
-    return os.path.exists(os.path.join(npm_root(), '.installed')) and all(
-        os.path.exists(os.path.join(nm, p, 'package.json')) for p in list(WASM_PACKAGE.values()) + [HOST_PACKAGE])
+    return npm_installed(HERE, 'ruby-wasm', list(WASM_PACKAGE.values()) + [HOST_PACKAGE])
 
 
 def node_version():
@@ -99,39 +103,50 @@ def node_version():
     return r.stdout.strip() if r.returncode == 0 else None
 
 
-def install(quiet=False):
-    """npm ci of the pinned packages into the cache (once; concurrent
-    callers wait for one another).  Raises Unavailable with the reason."""
-    if installed():
-        return node_modules()
+def npm_install(src, name, packages, quiet=False):
+    """npm ci of the packages pinned by SRC/package.json and
+    package-lock.json into CACHE/NAME/<hash of the lock>/ (once; concurrent
+    callers wait for one another); returns its node_modules.  Install
+    scripts are not run (puppeteer's browser download, for one).  Raises
+    Unavailable with the reason."""
+    root = npm_root(src, name)
+    if npm_installed(src, name, packages):
+        return os.path.join(root, 'node_modules')
     if not node_version():
         raise Unavailable('no node on PATH (scripts/setup.sh installs Debian\'s nodejs)')
     npm = shutil.which('npm')
     if not npm:
         raise Unavailable('no npm on PATH (scripts/setup.sh installs Debian\'s npm)')
-    root = npm_root()
     os.makedirs(os.path.dirname(root), exist_ok=True)
     with open(root + '.lock', 'w') as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if installed():
-            return node_modules()
+        if npm_installed(src, name, packages):
+            return os.path.join(root, 'node_modules')
         shutil.rmtree(root, ignore_errors=True)
         os.makedirs(root)
         for f in ('package.json', 'package-lock.json'):
-            shutil.copy(os.path.join(HERE, f), root)
+            shutil.copy(os.path.join(src, f), root)
         t0 = time.time()
+        env = dict(os.environ, PUPPETEER_SKIP_DOWNLOAD='1')
         r = subprocess.run([npm, 'ci', '--ignore-scripts', '--no-audit', '--no-fund', '--loglevel', 'error'],
-                           cwd=root, capture_output=True, text=True)
+                           cwd=root, capture_output=True, text=True, env=env)
         if r.returncode != 0:
             shutil.rmtree(root, ignore_errors=True)
             raise Unavailable('npm ci of %s failed (registry unreachable?): %s'
-                              % (', '.join(sorted(WASM_PACKAGE.values())), (r.stderr or r.stdout).strip()[-400:]))
+                              % (', '.join(sorted(packages)), (r.stderr or r.stdout).strip()[-400:]))
         with open(os.path.join(root, '.installed'), 'w') as f:
             f.write('%s\n' % time.strftime('%Y-%m-%d %H:%M:%S'))
         if not quiet:
-            print('rubies: installed the pinned ruby.wasm packages into %s in %.0f s' % (root, time.time() - t0),
+            print('npm: installed %s into %s in %.0f s' % (', '.join(sorted(packages)), root, time.time() - t0),
                   file=sys.stderr)
-    return node_modules()
+    return os.path.join(root, 'node_modules')
+
+
+def install(quiet=False):
+    """npm ci of the pinned ruby.wasm packages into the cache (once;
+    concurrent callers wait for one another).  Raises Unavailable with the
+    reason."""
+    return npm_install(HERE, 'ruby-wasm', list(WASM_PACKAGE.values()) + [HOST_PACKAGE], quiet)
 
 
 def runtime_id(version):

@@ -10,6 +10,7 @@
 #   diff = Heapscope.diff("h1.json", "h2.json", "h3.json")
 #   puts diff.groups(by: "class")                  # what leaked
 #   puts diff.report                               # what holds it (`heapscope suspects`)
+#   puts Heapscope.timeline(Dir["step_*.json"])    # what grows over time (`heapscope timeline`)
 #
 #   Heapscope.snapshot                             # this process, no temp file
 #   Heapscope.snapshot(fork: true)                 # written by a fork: one moment, a short stall
@@ -26,5 +27,6 @@ require_relative "heapscope/rows"
 require_relative "heapscope/heap"
 require_relative "heapscope/diff"
 require_relative "heapscope/waste"
+require_relative "heapscope/timeline"
 require_relative "heapscope/snapshot"
 require_relative "heapscope/fork"

@@ -1037,19 +1037,29 @@ typedef struct analysis_args {
     hscope_dom_options dopts;
     hscope_diff_options fopts;
     hscope_waste_options wopts;
-    load_args *load;            /* diff_files: progress / cancellation */
+    const char *const *paths;   /* AN_TIMELINE, AN_EXPORT: the dumps */
+    uint64_t npaths;
+    const char *dir;            /* AN_EXPORT */
+    hscope_timeline_options lopts;
+    hscope_export_options xopts;
+    load_args *load;            /* dumps read by the call: progress / cancellation */
     hscope_error err;
     hscope_status st;
 } analysis_args;
 
 enum { AN_TALLY, AN_DIFF_TALLY, AN_DOMTREE, AN_PATHS, AN_DIFF, AN_DIFF_FILES,
-       AN_HOLDERS, AN_WASTE_FILE, AN_WASTE_HEAP };
+       AN_HOLDERS, AN_WASTE_FILE, AN_WASTE_HEAP,
+       AN_TALLY_FILE, AN_TIMELINE, AN_EXPORT /* dumps read from files (timeline section) */ };
 
 static void *
 analysis_nogvl(void *p)
 {
     analysis_args *a = p;
     void *res = NULL;
+    if (a->load) {
+        a->load->opts.progress = load_progress;
+        a->load->opts.progress_user_data = a->load;
+    }
     switch (a->what) {
     case AN_TALLY:
         a->st = hscope_tally_compute((hscope_tally_t **)&res, a->heap, a->key, &a->topts, &a->err);
@@ -1067,8 +1077,6 @@ analysis_nogvl(void *p)
         a->st = hscope_diff_compute((hscope_diff_t **)&res, a->a, a->b, a->c, &a->fopts, &a->err);
         break;
     case AN_DIFF_FILES:
-        a->load->opts.progress = load_progress;
-        a->load->opts.progress_user_data = a->load;
         a->st = hscope_diff_files((hscope_diff_t **)&res, a->pa, a->pb, a->pc,
                                   &a->load->opts, &a->fopts, &a->err);
         break;
@@ -1077,13 +1085,23 @@ analysis_nogvl(void *p)
                                        &a->err);
         break;
     case AN_WASTE_FILE:
-        a->load->opts.progress = load_progress;
-        a->load->opts.progress_user_data = a->load;
         a->st = hscope_waste_file((hscope_waste_t **)&res, a->pa, &a->load->opts, &a->wopts,
                                   &a->err);
         break;
     case AN_WASTE_HEAP:
         a->st = hscope_waste_compute((hscope_waste_t **)&res, a->cheap, &a->wopts, &a->err);
+        break;
+    case AN_TALLY_FILE:
+        a->st = hscope_tally_file((hscope_tally_t **)&res, a->pa, a->key, &a->load->opts,
+                                  &a->topts, &a->err);
+        break;
+    case AN_TIMELINE:
+        a->st = hscope_timeline_compute((hscope_timeline_t **)&res, a->paths, a->npaths,
+                                        &a->load->opts, &a->lopts, &a->err);
+        break;
+    case AN_EXPORT:
+        a->st = hscope_export_files((hscope_export_t **)&res, a->paths, a->npaths, a->dir,
+                                    &a->load->opts, &a->xopts, &a->err);
         break;
     default:
         a->st = HSCOPE_ERR_INTERNAL;
@@ -1707,7 +1725,8 @@ ubf_write(void *p)
 }
 
 enum { W_SUMMARY, W_OBJECTS, W_GENERATIONS, W_TALLY, W_DIFF, W_DOMTREE, W_RETAINED,
-       W_PATHS, W_SUSPECTS };
+       W_PATHS, W_SUSPECTS,
+       W_TIMELINE, W_EXPORT /* the timeline section */ };
 
 /* One writer call: which writer, its arguments and options, the sink. */
 typedef struct write_job {
@@ -1760,6 +1779,12 @@ write_nogvl(void *p)
     case W_SUSPECTS:
         j->st = hscope_suspects_write(j->handle, ro, sink_write, s, e);
         break;
+    case W_TIMELINE:
+        j->st = hscope_timeline_write(j->handle, ro, sink_write, s, e);
+        break;
+    case W_EXPORT:
+        j->st = hscope_export_write(j->handle, ro, sink_write, s, e);
+        break;
     default:
         j->st = HSCOPE_ERR_INTERNAL;
     }
@@ -1804,21 +1829,19 @@ format_arg(VALUE v)
                            ":html, :jsonl");
 }
 
-/* The dump names (names: [String or nil, ...]) as a C array of
- * NUL-terminated copies, kept in two Ruby strings that *keep holds (on the
- * caller's stack, so pinned while the writer runs). */
-static void
-ropt_names(VALUE opts, hscope_report_options *ro, VALUE *keep)
+/* The Strings of the Array `ary` (nil entries: NULL) as a C array of
+ * NUL-terminated copies, kept in two Ruby strings that keep[0..1] hold (on
+ * the caller's stack, so pinned while a call without the GVL reads them);
+ * *n gets their number. */
+static const char **
+cstr_array(VALUE ary, VALUE *keep, uint64_t *n_out)
 {
-    VALUE names = ropt(opts, "names");
-    if (names == Qundef || NIL_P(names))
-        return;
-    Check_Type(names, T_ARRAY);
-    long n = RARRAY_LEN(names);
-    VALUE bytes = rb_str_buf_new(0);
-    long *offs = ALLOCA_N(long, n ? n : 1);
+    Check_Type(ary, T_ARRAY);
+    long n = RARRAY_LEN(ary);
+    VALUE bytes = rb_str_buf_new(0), tmp;
+    long *offs = ALLOCV_N(long, tmp, n ? n : 1); /* any number: not all on the stack */
     for (long i = 0; i < n; i++) {
-        VALUE s = RARRAY_AREF(names, i);
+        VALUE s = rb_ary_entry(ary, i); /* checked: to_str may shrink it */
         offs[i] = -1;
         if (NIL_P(s))
             continue;
@@ -1831,16 +1854,27 @@ ropt_names(VALUE opts, hscope_report_options *ro, VALUE *keep)
     const char **p = (const char **)RSTRING_PTR(ptrs);
     for (long i = 0; i < n; i++)
         p[i] = offs[i] < 0 ? NULL : RSTRING_PTR(bytes) + offs[i];
+    ALLOCV_END(tmp);
     keep[0] = bytes;
     keep[1] = ptrs;
-    ro->dump_names = p;
-    ro->dump_name_count = (uint64_t)n;
+    *n_out = (uint64_t)n;
+    return p;
+}
+
+/* The dump names (names: [String or nil, ...]) as a C array (cstr_array). */
+static void
+ropt_names(VALUE opts, hscope_report_options *ro, VALUE *keep)
+{
+    VALUE names = ropt(opts, "names");
+    if (names == Qundef || NIL_P(names))
+        return;
+    ro->dump_names = cstr_array(names, keep, &ro->dump_name_count);
 }
 
 /* Report options from the Hash Heapscope::Report builds (lib/heapscope/
  * report.rb): format, top (nil or 0: all; absent: the writer's default),
- * width, depth, max_paths, addresses, pretty, values, ascii, warnings,
- * names, io. */
+ * width, depth, max_paths, addresses, pretty, values, ascii, bars,
+ * warnings, names, io. */
 static void
 report_options_from(VALUE opts, hscope_report_options *ro, rb_sink *sink, VALUE *keep)
 {
@@ -1860,6 +1894,7 @@ report_options_from(VALUE opts, hscope_report_options *ro, rb_sink *sink, VALUE 
     static const struct { const char *key; uint32_t flag; } flags[] = {
         { "addresses", HSCOPE_REPORT_ADDRESSES }, { "pretty", HSCOPE_REPORT_PRETTY },
         { "values", HSCOPE_REPORT_VALUES }, { "ascii", HSCOPE_REPORT_ASCII },
+        { "bars", HSCOPE_REPORT_BARS },
     };
     for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
         VALUE v = ropt(opts, flags[i].key);
@@ -2177,6 +2212,330 @@ init_reports(void)
     rb_define_method(cDomTree, "_write_retained", domtree_write_retained, 1);
     rb_define_method(cDomTree, "_tally", domtree_tally, 3);
     rb_define_method(cPaths, "_write", paths_write, 2);
+}
+
+/* ------------------------------------------------------------------ */
+/* many dumps: timeline (and diff --grew), histogram, export          */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Calls that read dump files themselves (streamed: no heap is loaded):
+ * Heapscope.timeline and .grew (hscope_timeline_compute), .histogram
+ * (hscope_tally_file), .export (hscope_export_files).  They run without
+ * the GVL like a load, cancellable through the load's progress callback;
+ * their results are written by the library's writers (write jobs above).
+ */
+
+HANDLE_TYPE(timeline_type, "Heapscope::Timeline");
+HANDLE_TYPE(export_type, "Heapscope::Export");
+static void free_timeline(void *p) { hscope_timeline_free(p); }
+static void free_export(void *p) { hscope_export_free(p); }
+static VALUE cTimeline, cExport;
+
+/* Run `x` (what and options set) on the dump files `paths` (an Array of
+ * Strings, or nil when x->pa names the one dump) with the load options
+ * `opts` (strict:, max_memory:, progress: ...): without the GVL, Ctrl-C
+ * and Thread#raise stop it; the result goes into a new `klass` handle,
+ * which refers to no heap. */
+static VALUE
+files_call(VALUE klass, const rb_data_type_t *type, void (*free_fn)(void *), analysis_args *x,
+           VALUE paths, VALUE opts)
+{
+    load_args l;
+    memset(&l, 0, sizeof(l));
+    VALUE keep[2] = { Qnil, Qnil };
+    if (!NIL_P(paths)) {
+        x->paths = cstr_array(paths, keep, &x->npaths);
+        for (uint64_t i = 0; i < x->npaths; i++)
+            if (!x->paths[i])
+                rb_raise(rb_eTypeError, "paths: nil is not a path");
+    }
+    load_options_from(opts, &l.opts);
+    l.progress = NIL_P(opts) ? Qnil : rb_hash_lookup(opts, ID2SYM(rb_intern("progress")));
+    x->load = &l;
+    VALUE obj = handle_new(klass, type, free_fn, Qfalse, NULL);
+    x->out = DATA_PTR(obj);
+    run_analysis(x);
+    RB_GC_GUARD(keep[0]);
+    RB_GC_GUARD(keep[1]);
+    RB_GC_GUARD(l.progress);
+    return obj;
+}
+
+/* Timeline._compute(paths, load_opts, by, metric, order, flags, threads,
+ * min_dumps): metric, order and flags are the library's codes
+ * (HSCOPE_METRIC_*, HSCOPE_ORDER_*, HSCOPE_TIMELINE_*); by, threads and
+ * min_dumps nil for the defaults. */
+static VALUE
+timeline_s_compute(int argc, VALUE *argv, VALUE klass)
+{
+    VALUE paths, opts, by, metric, order, flags, threads, min_dumps;
+    rb_scan_args(argc, argv, "8", &paths, &opts, &by, &metric, &order, &flags, &threads,
+                 &min_dumps);
+    analysis_args x;
+    memset(&x, 0, sizeof(x));
+    hscope_timeline_options_init(&x.lopts);
+    if (!NIL_P(by)) {
+        by = rb_str_new_frozen(StringValue(by));
+        x.lopts.by = StringValueCStr(by);
+    }
+    x.lopts.metric = NUM2INT(metric);
+    x.lopts.order = NUM2INT(order);
+    x.lopts.flags = NUM2UINT(flags);
+    x.lopts.threads = NIL_P(threads) ? 0 : NUM2UINT(threads);
+    x.lopts.min_dumps = NIL_P(min_dumps) ? 0 : NUM2UINT(min_dumps);
+    if (!NIL_P(opts) && !NIL_P(rb_hash_lookup(opts, ID2SYM(rb_intern("progress"))))) {
+        /* the proc runs with the GVL, which only this thread may take:
+         * the dumps are folded one at a time, on this thread */
+        if (x.lopts.threads > 1)
+            rb_raise(rb_eArgError, "threads: a progress proc needs the dumps folded one at a "
+                                   "time (threads: 1 or nil)");
+        x.lopts.threads = 1;
+    }
+    x.what = AN_TIMELINE;
+    VALUE obj = files_call(klass, &timeline_type, free_timeline, &x, paths, opts);
+    rb_handle *h = DATA_PTR(obj);
+    handle_account(h, hscope_timeline_group_count(h->ptr) *
+                          (hscope_timeline_dump_count(h->ptr) * 16 + 64));
+    RB_GC_GUARD(by);
+    return obj;
+}
+
+static const hscope_timeline_t *
+timeline_get(VALUE self)
+{
+    return handle_get(self, &timeline_type)->ptr;
+}
+
+static VALUE
+timeline_by(VALUE self)
+{
+    return cstr_or_nil(hscope_timeline_by(timeline_get(self)));
+}
+
+/* :memsize or :count: the series that was fitted and ranked */
+static VALUE
+timeline_metric(VALUE self)
+{
+    int32_t m = hscope_timeline_metric(timeline_get(self));
+    return ID2SYM(rb_intern(m == HSCOPE_METRIC_COUNT ? "count" : "memsize"));
+}
+
+static VALUE
+timeline_order(VALUE self)
+{
+    return cstr_or_nil(hscope_timeline_order(timeline_get(self)));
+}
+
+static VALUE
+timeline_order_source(VALUE self)
+{
+    return cstr_or_nil(hscope_timeline_order_source(timeline_get(self)));
+}
+
+static VALUE
+timeline_times_known(VALUE self)
+{
+    return hscope_timeline_times_known(timeline_get(self)) ? Qtrue : Qfalse;
+}
+
+static VALUE
+timeline_dump_count(VALUE self)
+{
+    return ULL2NUM(hscope_timeline_dump_count(timeline_get(self)));
+}
+
+static VALUE
+timeline_group_count(VALUE self)
+{
+    return ULL2NUM(hscope_timeline_group_count(timeline_get(self)));
+}
+
+static VALUE
+timeline_growing_count(VALUE self)
+{
+    return ULL2NUM(hscope_timeline_growing_count(timeline_get(self)));
+}
+
+static VALUE
+timeline_warning_bits(VALUE self)
+{
+    return UINT2NUM(hscope_timeline_warnings(timeline_get(self)));
+}
+
+/* A fixed-point value of the library, nil for HSCOPE_NO_VALUE. */
+static VALUE
+fixed_or_nil(int64_t v)
+{
+    return v == HSCOPE_NO_VALUE ? Qnil : LL2NUM(v);
+}
+
+/* Timeline#_dump(i) -> [path, index among the paths given, time in ms or
+ * nil, count, memsize, dumper objects left out, objects of the dump] */
+static VALUE
+timeline_dump(VALUE self, VALUE vi)
+{
+    const hscope_timeline_t *tl = timeline_get(self);
+    uint64_t i = NUM2ULL(vi);
+    uint64_t count = 0, memsize = 0;
+    if (hscope_timeline_dump_totals(tl, i, &count, &memsize) != HSCOPE_OK)
+        rb_raise(rb_eIndexError, "no dump %llu", (unsigned long long)i);
+    hscope_load_stats st = HSCOPE_LOAD_STATS_INIT;
+    hscope_timeline_dump_stats(tl, i, &st);
+    VALUE r = rb_ary_new_from_args(
+        7, cstr_or_nil(hscope_timeline_dump_path(tl, i)), ULL2NUM(hscope_timeline_dump_given(tl, i)),
+        fixed_or_nil(hscope_timeline_dump_time_ms(tl, i)), ULL2NUM(count), ULL2NUM(memsize),
+        ULL2NUM(hscope_timeline_dump_excluded(tl, i)), ULL2NUM(st.objects));
+    RB_GC_GUARD(self);
+    return r;
+}
+
+static VALUE
+u64_ary(const uint64_t *v, uint64_t n)
+{
+    VALUE r = rb_ary_new_capa((long)n);
+    for (uint64_t i = 0; i < n; i++)
+        rb_ary_push(r, ULL2NUM(v[i]));
+    return r;
+}
+
+/* Timeline#_group(g) -> [key, count per dump, memsize per dump, slope per
+ * step (thousandths), slope per hour (thousandths), R^2 (millionths),
+ * mean (thousandths), rise (thousandths), growing]; nil past the end. */
+static VALUE
+timeline_group(VALUE self, VALUE vg)
+{
+    const hscope_timeline_t *tl = timeline_get(self);
+    uint64_t g = NUM2ULL(vg), n = hscope_timeline_dump_count(tl);
+    int64_t step, hour, r2, mean, rise;
+    if (hscope_timeline_group_fit(tl, g, &step, &hour, &r2, &mean, &rise) != HSCOPE_OK)
+        return Qnil;
+    VALUE r = rb_ary_new_from_args(
+        9, cstr_or_nil(hscope_timeline_group_key(tl, g)),
+        u64_ary(hscope_timeline_group_series(tl, g, HSCOPE_METRIC_COUNT), n),
+        u64_ary(hscope_timeline_group_series(tl, g, HSCOPE_METRIC_MEMSIZE), n), fixed_or_nil(step),
+        fixed_or_nil(hour), fixed_or_nil(r2), fixed_or_nil(mean), fixed_or_nil(rise),
+        hscope_timeline_group_growing(tl, g) ? Qtrue : Qfalse);
+    RB_GC_GUARD(self);
+    return r;
+}
+
+/* Timeline#_write(opts) */
+static VALUE
+timeline_write(VALUE self, VALUE opts)
+{
+    return write_handle(self, W_TIMELINE, handle_get(self, &timeline_type)->ptr, opts);
+}
+
+/* Native::Tally._file(path, load_opts, key, top, sort, keep_dumper): the
+ * dump folded into a tally without building its graph (the histogram). */
+static VALUE
+tally_s_file(int argc, VALUE *argv, VALUE klass)
+{
+    VALUE path, opts, key, top, sort, keep_dumper;
+    rb_scan_args(argc, argv, "6", &path, &opts, &key, &top, &sort, &keep_dumper);
+    analysis_args x;
+    memset(&x, 0, sizeof(x));
+    FilePathValue(path);
+    path = rb_str_new_frozen(path);
+    x.pa = StringValueCStr(path);
+    key = tally_args(key, top, sort, &x.key, &x.topts);
+    if (!RTEST(keep_dumper))
+        x.topts.flags |= HSCOPE_TALLY_SKIP_DUMPER;
+    x.what = AN_TALLY_FILE;
+    VALUE obj = files_call(klass, &tally_type, free_tally, &x, Qnil, opts);
+    rb_handle *h = DATA_PTR(obj);
+    handle_account(h, hscope_tally_row_count(h->ptr) * 48);
+    RB_GC_GUARD(path);
+    RB_GC_GUARD(key);
+    return obj;
+}
+
+/* Export._files(paths, dir, load_opts, format, order, first_id): format
+ * and order are the library's codes; first_id nil for 1. */
+static VALUE
+export_s_files(int argc, VALUE *argv, VALUE klass)
+{
+    VALUE paths, dir, opts, format, order, first_id;
+    rb_scan_args(argc, argv, "6", &paths, &dir, &opts, &format, &order, &first_id);
+    analysis_args x;
+    memset(&x, 0, sizeof(x));
+    FilePathValue(dir);
+    dir = rb_str_new_frozen(dir);
+    x.dir = StringValueCStr(dir);
+    hscope_export_options_init(&x.xopts);
+    x.xopts.format = NUM2INT(format);
+    x.xopts.order = NUM2INT(order);
+    x.xopts.first_id = NIL_P(first_id) ? 0 : NUM2ULL(first_id);
+    x.what = AN_EXPORT;
+    VALUE obj = files_call(klass, &export_type, free_export, &x, paths, opts);
+    RB_GC_GUARD(dir);
+    return obj;
+}
+
+static const hscope_export_t *
+export_get(VALUE self)
+{
+    return handle_get(self, &export_type)->ptr;
+}
+
+static VALUE
+export_dump_count(VALUE self)
+{
+    return ULL2NUM(hscope_export_dump_count(export_get(self)));
+}
+
+/* Export#_dump_path(i) -> the path of dump i (time order), or nil */
+static VALUE
+export_dump_path(VALUE self, VALUE vi)
+{
+    VALUE r = cstr_or_nil(hscope_export_dump_path(export_get(self), NUM2ULL(vi)));
+    RB_GC_GUARD(self);
+    return r;
+}
+
+/* Export#_totals -> [objects, references] written */
+static VALUE
+export_totals(VALUE self)
+{
+    uint64_t o = 0, r = 0;
+    hscope_export_totals(export_get(self), &o, &r);
+    return rb_assoc_new(ULL2NUM(o), ULL2NUM(r));
+}
+
+/* Export#_write(opts) */
+static VALUE
+export_write(VALUE self, VALUE opts)
+{
+    return write_handle(self, W_EXPORT, handle_get(self, &export_type)->ptr, opts);
+}
+
+static void
+init_timeline(void)
+{
+    cTimeline = rb_define_class_under(mHeapscope, "Timeline", rb_cObject);
+    rb_undef_alloc_func(cTimeline);
+    rb_define_singleton_method(cTimeline, "_compute", timeline_s_compute, -1);
+    rb_define_method(cTimeline, "by", timeline_by, 0);
+    rb_define_method(cTimeline, "metric", timeline_metric, 0);
+    rb_define_method(cTimeline, "order", timeline_order, 0);
+    rb_define_method(cTimeline, "order_source", timeline_order_source, 0);
+    rb_define_method(cTimeline, "times_known?", timeline_times_known, 0);
+    rb_define_method(cTimeline, "dump_count", timeline_dump_count, 0);
+    rb_define_method(cTimeline, "group_count", timeline_group_count, 0);
+    rb_define_method(cTimeline, "growing_count", timeline_growing_count, 0);
+    rb_define_method(cTimeline, "warning_bits", timeline_warning_bits, 0);
+    rb_define_method(cTimeline, "_dump", timeline_dump, 1);
+    rb_define_method(cTimeline, "_group", timeline_group, 1);
+    rb_define_method(cTimeline, "_write", timeline_write, 1);
+    rb_define_singleton_method(cTally, "_file", tally_s_file, -1);
+    cExport = rb_define_class_under(mHeapscope, "Export", rb_cObject);
+    rb_undef_alloc_func(cExport);
+    rb_define_singleton_method(cExport, "_files", export_s_files, -1);
+    rb_define_method(cExport, "dump_count", export_dump_count, 0);
+    rb_define_method(cExport, "_dump_path", export_dump_path, 1);
+    rb_define_method(cExport, "_totals", export_totals, 0);
+    rb_define_method(cExport, "_write", export_write, 1);
 }
 
 /* ------------------------------------------------------------------ */
@@ -2531,4 +2890,5 @@ Init_heapscope(void)
     rb_define_method(cWaste, "_report", waste_report, 5);
     rb_define_method(cHeap, "_waste", heap_waste, 4);
     init_reports();
+    init_timeline();
 }

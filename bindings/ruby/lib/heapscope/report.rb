@@ -2,14 +2,15 @@
 
 module Heapscope
   # The options every report method takes (Heap#report, Tally#report,
-  # Diff#report, DominatorTree#report, Heap#show, Heap#root_paths, ...).
+  # Diff#report, DominatorTree#report, Heap#show, Heap#root_paths,
+  # Timeline#report, Export#report, ...).
   # The output is the library's writer's, byte for byte what the
   # `heapscope` command prints for the same dump and options:
   #
   #   format:   :text (default), :json, or what else the result has a
-  #             writer for (:csv for tallies and diffs, :dot for root
-  #             paths, :folded for the dominator tree); any other raises
-  #             UnsupportedError
+  #             writer for (:csv for tallies, diffs and timelines, :svg for
+  #             timelines and histograms, :dot for root paths, :folded for
+  #             the dominator tree); any other raises UnsupportedError
   #   width:    text: columns (default 100; longer keys are cut in the
   #             middle with "…", keeping the file name and line)
   #   ascii:    text: "..." instead of "…", no other UTF-8 of our own
