@@ -173,6 +173,8 @@ retained(hscope_check_t *c, hscope_heap_t *h, uint32_t keys, hscope_error *err)
     if (st != HSCOPE_OK)
         return st;
     uint64_t un, unm;
+    hscope_tally_options to;
+    hscope__tally_options_init(&to);
     hscope__domtree_totals(tree, &c->retained_count, &c->retained_memsize, &un, &unm);
     c->has_retained = 1;
     for (int32_t scope = HSCOPE_BUDGET_CLASS; scope <= HSCOPE_BUDGET_SITE && st == HSCOPE_OK;
@@ -180,7 +182,7 @@ retained(hscope_check_t *c, hscope_heap_t *h, uint32_t keys, hscope_error *err)
         if (!(keys & (1u << scope)))
             continue;
         hscope_tally_t *t = NULL;
-        st = hscope__domtree_tally(&t, tree, hscope__budget_scope_key(scope), NULL, err);
+        st = hscope__domtree_tally(&t, tree, hscope__budget_scope_key(scope), &to, err);
         if (st == HSCOPE_OK)
             apply_tally(c, scope, t, 1);
         hscope__tally_free(t);

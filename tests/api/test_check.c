@@ -6,7 +6,7 @@
  * the tests), not taken from the program.  Also: the budget parser's
  * values and its errors (line and key in the message), the dump count a
  * budget needs, the series warnings passed through, the writers, the
- * option checks, failure injection.
+ * option checks.  (Failure injection: test_alloc.c.)
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -456,88 +456,6 @@ test_errors(void **state)
     assert_int_equal(hscope_budget_parse(&b, NULL, 3, NULL, &err), HSCOPE_ERR_INVALID_ARG);
 }
 
-/* Failure injection: every allocation of a check of every kind fails in
- * turn (the load options' allocator serves the dumps and the result):
- * NOMEM and nothing left, or the same answer. */
-typedef struct chaos {
-    long live, calls, fail_at;
-} chaos;
-
-static void *
-ch_alloc(chaos *c, void *q, size_t n)
-{
-    if (++c->calls == c->fail_at)
-        return NULL;
-    void *p = realloc(q, n ? n : 1);
-    if (p && !q)
-        c->live++;
-    return p;
-}
-
-static void *
-ch_malloc(void *ud, size_t n)
-{
-    return ch_alloc(ud, NULL, n);
-}
-
-static void *
-ch_realloc(void *ud, void *q, size_t n)
-{
-    return ch_alloc(ud, q, n);
-}
-
-static void
-ch_free(void *ud, void *q)
-{
-    chaos *c = ud;
-    if (q) {
-        c->live--;
-        free(q);
-    }
-}
-
-static void
-test_failures(void **state)
-{
-    (void)state;
-    const char *text = "[total]\nobjects = 7\nretained = 419\n[leaked]\nmemsize = 70\n"
-                       "[class.String]\nobjects = 3\nretained = 180\n[gem.foo]\nobjects = 1\n";
-    hscope_budget_t *b = budget(text);
-    const char *paths[] = { path_a, path_b, path_c };
-    chaos c = { 0, 0, 0 };
-    hscope_allocator al = { sizeof(al), 0, ch_malloc, ch_realloc, ch_free, &c };
-    hscope_load_options lo = HSCOPE_LOAD_OPTIONS_INIT;
-    lo.allocator = &al;
-    lo.threads = 1;
-    hscope_error err = HSCOPE_ERROR_INIT;
-    hscope_check_t *k = NULL;
-    assert_int_equal(hscope_check_compute(&k, b, paths, 3, &lo, NULL, &err), HSCOPE_OK);
-    assert_int_equal(hscope_check_over_count(k), 2); /* retained 420, String objects 4 */
-    hscope_check_free(k);
-    assert_int_equal(c.live, 0);
-    long total = c.calls;
-    assert_true(total > 20);
-    int failed = 0;
-    for (long i = 1; i <= total; i++) {
-        c = (chaos){ 0, 0, i };
-        k = NULL;
-        hscope_status st = hscope_check_compute(&k, b, paths, 3, &lo, NULL, &err);
-        if (st == HSCOPE_OK) {
-            assert_int_equal(hscope_check_over_count(k), 2);
-            hscope_check_free(k);
-        } else {
-            if (st != HSCOPE_ERR_NOMEM)
-                fail_msg("allocation %ld of %ld failed: %s (%s)", i, total,
-                         hscope_status_name(st), err.message);
-            assert_null(k);
-            failed++;
-        }
-        assert_int_equal(c.live, 0);
-    }
-    assert_true(failed > 0);
-    hscope_budget_free(b);
-}
-
 typedef struct sink {
     char buf[16384];
     size_t len;
@@ -631,7 +549,7 @@ main(void)
         cmocka_unit_test(test_one_dump),   cmocka_unit_test(test_paths_agree),
         cmocka_unit_test(test_leaked),     cmocka_unit_test(test_dump_count),
         cmocka_unit_test(test_values),     cmocka_unit_test(test_errors),
-        cmocka_unit_test(test_writers),    cmocka_unit_test(test_failures),
+        cmocka_unit_test(test_writers),
     };
     int rc = cmocka_run_group_tests(tests, setup, teardown);
     rmdir(tmpdir);
