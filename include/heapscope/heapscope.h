@@ -1825,6 +1825,112 @@ HSCOPE_API hscope_status hscope_export_write(const hscope_export_t *ex,
                                              hscope_error *err);
 
 /* ------------------------------------------------------------------------ */
+/* The HTML report (issue 20, part C2; since 0.2)                            */
+/* ------------------------------------------------------------------------ */
+
+/** hscope_html_options.flags.  Fixed values. */
+#define HSCOPE_HTML_NO_CLASS_EDGES 0x1u /* dominator tree without the
+                                           object -> class edges */
+#define HSCOPE_HTML_KEEP_DUMPER    0x2u /* keep the objects the dumper
+                                           allocated (default: left out of
+                                           histograms, sites, diff,
+                                           timeline and waste, and counted) */
+#define HSCOPE_HTML_NO_WASTE       0x4u /* no waste section (saves its pass
+                                           over the last dump) */
+
+/**
+ * What an HTML report holds.  Zero in every field means the default; NULL
+ * for all defaults.
+ */
+typedef struct hscope_html_options {
+    uint32_t size;        /* sizeof(hscope_html_options) */
+    uint32_t flags;       /* HSCOPE_HTML_* */
+    const char *by;       /* timeline grouping (a tally key); NULL: "class" */
+    int32_t order;        /* timeline order (HSCOPE_ORDER_*); 0: auto.  The
+                             diff of 2-3 dumps is in the order given */
+    uint32_t reserved;    /* zero */
+    const char *title;    /* the page's <title>; NULL: "heapscope report:
+                             NAME (+N)", NAME the last path's file name */
+} hscope_html_options;
+
+#define HSCOPE_HTML_OPTIONS_INIT { sizeof(hscope_html_options), 0, NULL, 0, 0, NULL }
+/** Function twin of HSCOPE_HTML_OPTIONS_INIT. */
+HSCOPE_API void hscope_html_options_init(hscope_html_options *opts);
+
+/**
+ * `heapscope report`: one self-contained HTML page (inline CSS, script and
+ * SVG; no external assets) about dump files paths[0..n):
+ *  - 1 dump: summary, type and class histograms, top allocation sites
+ *    (file:line:class), top retainers and an icicle of the dominator tree;
+ *  - 2-3 dumps: also the diff (new in B since A, still alive in C) by
+ *    file:line:class and the leak suspects with their paths from a root
+ *    (hscope_suspects_compute());
+ *  - 2+ dumps: also the timeline plot and growth ranking (by `by`);
+ *  - the waste of the last dump (hscope_waste_file(), one more streamed
+ *    pass over its file): totals, the places to change, the duplicated
+ *    values as length and hash (never the values).
+ * The one-dump sections describe the last dump: the last path for 1-3
+ * dumps, the last in time order for more.  Text from the dumps is
+ * escaped (invalid UTF-8 as U+FFFD); string values are never loaded into
+ * the page.
+ *
+ * A report is computed once (every dump loaded or folded, every
+ * analysis run; all errors come here) and written any number of times.
+ * Use the two steps when a front end wants the warnings (from the diff,
+ * the timeline or the heap) before writing; hscope_report_html() does it
+ * in one call.  The handle holds the last dump's heap, its dominator tree
+ * and, for 2-3 dumps, the diff and suspects.
+ */
+typedef struct hscope_html_report hscope_html_report_t;
+
+/**
+ * Compute a report.  `load` applies to every dump (HSCOPE_LOAD_USE_INDEX:
+ * the dumps loaded whole may open from a saved index; the timeline and
+ * waste read the dump files).  Errors name their step ("diff: ...",
+ * "dominators: ...", "waste: ..."); HSCOPE_ERR_INVALID_ARG when a forced
+ * order (NAME, MTIME) cannot order the dumps.  A last dump that cannot be
+ * read twice (a pipe) gets a note instead of its waste section.
+ */
+HSCOPE_API hscope_status hscope_html_report_compute(hscope_html_report_t **out,
+                                                    const char *const *paths,
+                                                    uint64_t n,
+                                                    const hscope_load_options *load,
+                                                    const hscope_html_options *opts,
+                                                    hscope_error *err);
+HSCOPE_API void hscope_html_report_free(hscope_html_report_t *report);
+/** What the report holds (borrowed; valid until hscope_html_report_free()):
+ * the heap of the one-dump sections; the diff (2-3 dumps, else NULL); the
+ * timeline (2+ dumps, else NULL); the waste (NULL with HSCOPE_HTML_NO_WASTE
+ * or when it could not be computed). */
+HSCOPE_API hscope_heap_t *hscope_html_report_heap(const hscope_html_report_t *report);
+HSCOPE_API hscope_diff_t *hscope_html_report_diff(const hscope_html_report_t *report);
+HSCOPE_API const hscope_timeline_t *hscope_html_report_timeline(const hscope_html_report_t *report);
+HSCOPE_API const hscope_waste_t *hscope_html_report_waste(const hscope_html_report_t *report);
+
+/**
+ * Write the page.  `opts`: format 0 or HSCOPE_FORMAT_HTML (others:
+ * HSCOPE_ERR_UNSUPPORTED); `top` rows per table (0: 20; HSCOPE_TOP_ALL:
+ * all); other fields unused.  As every writer: HSCOPE_ERR_IO when `write`
+ * returns non-zero (what was written stays written); only reads the report.
+ */
+HSCOPE_API hscope_status hscope_html_report_write(const hscope_html_report_t *report,
+                                                  const hscope_report_options *opts,
+                                                  hscope_write_fn write,
+                                                  void *user_data,
+                                                  hscope_error *err);
+
+/**
+ * Compute and write an HTML report in one call (hscope_html_report_compute()
+ * then hscope_html_report_write()); nothing is written when computing fails.
+ */
+HSCOPE_API hscope_status hscope_report_html(const char *const *paths, uint64_t n,
+                                            const hscope_load_options *load,
+                                            const hscope_html_options *html,
+                                            const hscope_report_options *opts,
+                                            hscope_write_fn write, void *user_data,
+                                            hscope_error *err);
+
+/* ------------------------------------------------------------------------ */
 /* Budgets: limits a CI job checks dumps against (since 0.2)                 */
 /* ------------------------------------------------------------------------ */
 

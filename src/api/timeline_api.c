@@ -77,21 +77,6 @@ read_timeline_options(const hscope_timeline_options *in, hscope_timeline_options
     return check_order(o->order, err);
 }
 
-static hscope_status
-check_paths(const char *const *paths, uint64_t n, hscope_error *err)
-{
-    if (!paths || n == 0)
-        return hscope__fail(err, HSCOPE_ERR_INVALID_ARG, "no dump paths given");
-    if (n > ((uint64_t)1 << 32))
-        return hscope__fail(err, HSCOPE_ERR_LIMIT, "%llu dumps: too many",
-                            (unsigned long long)n);
-    for (uint64_t i = 0; i < n; i++)
-        if (!paths[i])
-            return hscope__fail(err, HSCOPE_ERR_INVALID_ARG, "path %llu is NULL",
-                                (unsigned long long)i);
-    return HSCOPE_OK;
-}
-
 /* ------------------------------------------------------------------ */
 /* timeline                                                            */
 /* ------------------------------------------------------------------ */
@@ -111,7 +96,7 @@ hscope_timeline_compute(hscope_timeline_t **out, const char *const *paths, uint6
     else
         *out = NULL;
     if (st == HSCOPE_OK)
-        st = check_paths(paths, n, &err);
+        st = hscope__check_paths(paths, n, &err);
     if (st == HSCOPE_OK)
         st = hscope__read_load_options(load, &lo, &err);
     if (st == HSCOPE_OK)
@@ -390,7 +375,7 @@ hscope_export_files(hscope_export_t **out, const char *const *paths, uint64_t n,
     hscope_export_options o;
     if (out)
         *out = NULL;
-    hscope_status st = check_paths(paths, n, &err);
+    hscope_status st = hscope__check_paths(paths, n, &err);
     if (st == HSCOPE_OK && (!dir || !*dir))
         st = hscope__fail(&err, HSCOPE_ERR_INVALID_ARG, "no output directory given");
     if (st == HSCOPE_OK)

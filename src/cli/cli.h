@@ -72,9 +72,6 @@ void hscope_cli_warn_damage(const char *path, const hscope_load_stats *s,
 void hscope_cli_warn_heap_damage(const char *path, const hscope_heap_t *h);
 void hscope_cli_warn_tally_damage(const char *path, const hscope_tally_t *t);
 
-/* Basename of a path (pointer into it). */
-const char *hscope_cli_basename(const char *path);
-
 /* The tally keys timeline/histogram/export accept. */
 int hscope_cli_valid_key(const char *by);
 

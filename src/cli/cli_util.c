@@ -1,9 +1,9 @@
 /*
  * cli_util.c - helpers the commands share: usage errors and --help, the
- * load options, the library's number formats for the commands not yet on
- * its writers (the HTML report), damage (in the library's words)
- * on stderr, and the
- * output helpers of timeline, histogram, export and diff --grew.
+ * load options, the library's number formats for the commands' own
+ * messages (index, "report: wrote FILE (SIZE)"), damage (in the library's
+ * words) on stderr, and the output helpers of timeline, histogram, export,
+ * diff --grew and report.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -98,13 +98,6 @@ hscope_cli_valid_key(const char *by)
         if (strcmp(keys[k], by) == 0)
             return 1;
     return 0;
-}
-
-const char *
-hscope_cli_basename(const char *path)
-{
-    const char *s = strrchr(path, '/');
-    return s && s[1] ? s + 1 : path;
 }
 
 int

@@ -66,18 +66,6 @@ typedef struct tl_args {
     size_t np;
 } tl_args;
 
-static int
-parse_order(const char *v, int32_t *order)
-{
-    static const char *const names[] = { "auto", "name", "mtime", "given" };
-    for (int32_t k = 0; k < 4; k++)
-        if (strcmp(v, names[k]) == 0) {
-            *order = k; /* HSCOPE_ORDER_AUTO .. _GIVEN */
-            return 0;
-        }
-    return -1;
-}
-
 /* The command's own option at argv[*i]: 1 taken, 0 not ours, or a usage
  * error (said). */
 static int
@@ -108,7 +96,7 @@ option(tl_args *a, int argc, char **argv, int *i)
         a->to.metric = v[0] == 'c' ? HSCOPE_METRIC_COUNT : HSCOPE_METRIC_MEMSIZE;
     } else if (strcmp(o, "--svg") == 0) {
         a->svg = v;
-    } else if (parse_order(v, &a->to.order) != 0) {
+    } else if (hscope_cli_parse_order(v, &a->to.order) != 0) {
         return hscope_cli_usage_error(usage_timeline,
                                       "--order: expected auto, name, mtime or given, not '%s'", v);
     }

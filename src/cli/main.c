@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "opts.h"
-#include "report.h"
 
 static const char *prog = "heapscope";
 

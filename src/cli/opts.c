@@ -97,7 +97,18 @@ int
 hscope_cli_parse_args(hscope_cli_opts *o, hscope_cli_args *a, int argc, char **argv)
 {
     a->n = 0;
+    int end_opts = 0;
     for (int i = 2; i < argc; i++) {
+        if (a->dashdash && !end_opts && strcmp(argv[i], "--") == 0) {
+            end_opts = 1;
+            continue;
+        }
+        if (end_opts) {
+            if (a->max && a->n == a->max)
+                return hscope_cli_usage_error(o->usage, a->extra, argv[i]);
+            a->operands[a->n++] = argv[i];
+            continue;
+        }
         int r = hscope_cli_opts_parse(o, argc, argv, &i);
         if (r < 0)
             return HSCOPE_CLI_EXIT_USAGE;
@@ -114,6 +125,18 @@ hscope_cli_parse_args(hscope_cli_opts *o, hscope_cli_args *a, int argc, char **a
         a->operands[a->n++] = argv[i];
     }
     return 0;
+}
+
+int
+hscope_cli_parse_order(const char *v, int32_t *order)
+{
+    static const char *const names[] = { "auto", "name", "mtime", "given" };
+    for (int32_t k = 0; k < 4; k++)
+        if (strcmp(v, names[k]) == 0) {
+            *order = k; /* HSCOPE_ORDER_AUTO .. _GIVEN */
+            return 0;
+        }
+    return -1;
 }
 
 int

@@ -83,9 +83,14 @@ typedef struct hscope_cli_args {
     const char **operands;
     int n, max;
     const char *extra;
+    int dashdash;            /* 1: "--" ends the options (the rest are operands) */
 } hscope_cli_args;
 
 int hscope_cli_parse_args(hscope_cli_opts *o, hscope_cli_args *a, int argc, char **argv);
+
+/* --order RULE: "auto", "name", "mtime", "given" -> HSCOPE_ORDER_*; -1 for
+ * anything else. */
+int hscope_cli_parse_order(const char *v, int32_t *order);
 
 /* Print the usage text and the shared options on stdout if argv has -h or
  * --help before "--"; returns 1 then. */
@@ -136,6 +141,8 @@ int hscope_cli_suspects(int argc, char **argv);
 int hscope_cli_redact(int argc, char **argv);
 int hscope_cli_index(int argc, char **argv);
 int hscope_cli_waste(int argc, char **argv);
+/* The HTML report (cmd_report.c; the page is the library's). */
+int hscope_cli_report(int argc, char **argv);
 int hscope_cli_check(int argc, char **argv);
 
 /* Memory over time (issue 20, part B; cmd_grew.c): diff --grew, a

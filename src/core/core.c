@@ -390,3 +390,18 @@ hscope__run_pair(void *(*fn)(void *), void *a, void *b, int both)
     else if (both)
         fn(b);
 }
+
+hscope_status
+hscope__check_paths(const char *const *paths, uint64_t n, hscope_error *err)
+{
+    if (!paths || n == 0)
+        return hscope__fail(err, HSCOPE_ERR_INVALID_ARG, "no dump paths given");
+    if (n > ((uint64_t)1 << 32))
+        return hscope__fail(err, HSCOPE_ERR_LIMIT, "%llu dumps: too many",
+                            (unsigned long long)n);
+    for (uint64_t i = 0; i < n; i++)
+        if (!paths[i])
+            return hscope__fail(err, HSCOPE_ERR_INVALID_ARG, "path %llu is NULL",
+                                (unsigned long long)i);
+    return HSCOPE_OK;
+}

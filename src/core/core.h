@@ -130,6 +130,10 @@ int hscope__tail_is_zero(const void *opts, uint32_t size, size_t known);
  * keeping dst->size (a smaller, older struct gets the fields it knows). */
 void hscope__stats_copy_out(hscope_load_stats *dst, const hscope_load_stats *src);
 
+/* A caller's list of dump paths (timeline, export, HTML report): at
+ * least one, none NULL, at most 2^32. */
+hscope_status hscope__check_paths(const char *const *paths, uint64_t n, hscope_error *err);
+
 /* Monotonic clock in nanoseconds. */
 uint64_t hscope__now_ns(void);
 

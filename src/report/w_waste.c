@@ -9,8 +9,8 @@
 
 #include "writer.h"
 
-static const char *
-kind_name(int kind)
+const char *
+hscope__waste_kind_name(int kind)
 {
     switch (kind) {
     case HSCOPE_WASTE_DUPLICATE: return "duplicate";
@@ -19,8 +19,8 @@ kind_name(int kind)
     }
 }
 
-static const char *
-type_name(int type)
+const char *
+hscope__waste_type_name(int type)
 {
     return type == HSCOPE_TYPE_ARRAY ? "ARRAY" : type == HSCOPE_TYPE_HASH ? "HASH" : "STRING";
 }
@@ -37,6 +37,14 @@ key_text(const hscope_waste_t *w, uint64_t id)
     return hscope__intern_str(&w->keys, (uint32_t)id);
 }
 
+void
+hscope__waste_short_value(uint64_t length, uint64_t hash, char *buf, size_t n)
+{
+    char len[32];
+    hscope__fmt_bytes((double)length, len, sizeof(len));
+    snprintf(buf, n, "%s #%08llx", len, (unsigned long long)(hash >> 32));
+}
+
 /* The value as text people read: its bytes quoted and escaped (at most
  * about 200 of them) with HSCOPE_REPORT_VALUES, else its length and the
  * first 8 hex digits of its hash. */
@@ -46,7 +54,7 @@ value_text(const hscope_waste_t *w, const hscope__wval *v, uint32_t flags, char 
     char len[32];
     hscope__fmt_bytes((double)v->len, len, sizeof(len));
     if (!(flags & HSCOPE_REPORT_VALUES)) {
-        snprintf(buf, n, "%s #%08llx", len, (unsigned long long)(v->hash >> 32));
+        hscope__waste_short_value(v->len, v->hash, buf, n);
         return;
     }
     const unsigned char *p = (const unsigned char *)w->varena + v->data;
@@ -244,7 +252,8 @@ text_rows(const hscope_waste_t *w, const hscope__ropts *ro, hscope__out *o)
     for (uint64_t i = 0; i < n; i++) {
         const hscope__wrow *r = &w->rows[i];
         char f[32], c[32], s[32];
-        snprintf(f, sizeof(f), "%s %s", kind_name(r->kind), type_name(r->type));
+        snprintf(f, sizeof(f), "%s %s", hscope__waste_kind_name(r->kind),
+                 hscope__waste_type_name(r->type));
         hscope__fmt_count(r->count, c, sizeof(c));
         hscope__fmt_bytes((double)r->saving, s, sizeof(s));
         const char *cells[] = { f, c, s };
@@ -336,8 +345,8 @@ json_row(hscope__json *j, const hscope_waste_t *w, const hscope__ropts *ro,
 {
     hscope__json_obj(j);
     hscope__json_kstr(j, "key", key_text(w, r->key));
-    hscope__json_kstr(j, "finding", kind_name(r->kind));
-    hscope__json_kstr(j, "type", type_name(r->type));
+    hscope__json_kstr(j, "finding", hscope__waste_kind_name(r->kind));
+    hscope__json_kstr(j, "type", hscope__waste_type_name(r->type));
     hscope__json_ku64(j, "count", r->count);
     hscope__json_ku64(j, "memsize", r->saving);
     hscope__json_ku64(j, "objects_memsize", r->memsize);

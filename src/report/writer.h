@@ -358,6 +358,12 @@ void hscope__text_diff_head(hscope__out *o, const hscope_diff_t *d, const hscope
 void hscope__check_write(const hscope_check_t *c, const hscope__ropts *ro, hscope__out *o);
 /* A waste analysis: text or JSON (w_waste.c). */
 void hscope__waste_write(const hscope_waste_t *w, const hscope__ropts *ro, hscope__out *o);
+/* A value as its length and the first 8 hex digits of its hash ("12 B
+ * #1a2b3c4d"): how every report shows a value without HSCOPE_REPORT_VALUES. */
+void hscope__waste_short_value(uint64_t length, uint64_t hash, char *buf, size_t n);
+/* "duplicate", "empty", "oversized"; "STRING", "ARRAY", "HASH". */
+const char *hscope__waste_kind_name(int kind);
+const char *hscope__waste_type_name(int type);
 
 /* w_timeline.c: every format; the "grew" view for HSCOPE_TIMELINE_GREW. */
 hscope_status hscope__timeline_write(const hscope_timeline_t *tl, const hscope__ropts *ro,

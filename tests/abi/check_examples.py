@@ -16,7 +16,10 @@ must be byte for byte what `heapscope tally --json --keep-dumper` and
 example is also run with --timeline on a series with one planted growing
 site (timeline_series.rb): its JSON, written by hscope_timeline_write
 through the sink, must be the bytes of `heapscope timeline --json`, and
-say that site is growing, with the counts the workload measured.  c-report
+say that site is growing, with the counts the workload measured.  c-html
+runs examples/c/html_report.c: the page it writes through its sink is
+`heapscope report`'s (but for the time it was generated) and its JSON tally
+`heapscope tally --json`'s, on one dump and on three.  c-report
 runs examples/c/write_report.c, whose sink writes the JSON tally and the
 text summary: the same bytes as `heapscope tally --json` and `heapscope
 summary` (but for the summary's load figures, measured at each load).
@@ -314,6 +317,32 @@ def check_c_report(example, cli, dump):
           % os.path.basename(dump))
 
 
+GENERATED = re.compile(rb'generated \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC')
+
+
+def check_c_html(example, cli, dumps, work):
+    """examples/c/html_report: the page = `heapscope report`'s (but for the
+    time it was generated), the JSON tally = `heapscope tally --json`."""
+    for ds in ([dumps[2]], dumps):
+        out = os.path.join(work, 'html_report.html')
+        tally = run([example, out] + ds).stdout
+        page = open(out, 'rb').read()
+        want = cli_bytes(cli, ['report', '--out', '-'] + ds)
+        if GENERATED.sub(b'', page) != GENERATED.sub(b'', want) or not GENERATED.search(page):
+            raise Failure('html_report %s: the page differs from `heapscope report` (%d vs %d '
+                          'bytes)' % (' '.join(ds), len(page), len(want)))
+        for sec in (b'summary', b'sites', b'retainers', b'dominators', b'waste') + (
+                (b'diff', b'suspects', b'timeline') if len(ds) > 1 else ()):
+            if b'<section id="' + sec + b'">' not in page:
+                raise Failure('html_report %s: no %s section' % (' '.join(ds), sec.decode()))
+        want = cli_bytes(cli, ['tally', '--json', ds[-1]])
+        if tally != want:
+            raise Failure('html_report %s: the JSON tally differs from `heapscope tally --json`'
+                          ':\n  got  %s\n  want %s' % (ds[-1], tally[:300], want[:300]))
+        print('ok: html_report on %d dump(s): the page equals `heapscope report`\'s, the JSON '
+              'tally `heapscope tally --json`\'s' % len(ds))
+
+
 def check_error(tool, env):
     missing = '/nonexistent-heapscope-dir/missing.json'
     p = run(tool + [missing], env=env, check=False)
@@ -367,7 +396,7 @@ def build_consumer(a, tmp):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument('mode', choices=['python', 'ruby', 'consumer', 'c-report'])
+    p.add_argument('mode', choices=['python', 'ruby', 'consumer', 'c-report', 'c-html'])
     p.add_argument('--example', required=True)
     p.add_argument('--lib')
     p.add_argument('--build-root')
@@ -382,6 +411,9 @@ def main():
         dumps = ensure_dumps(a.work)
         external = os.path.join(a.corpus or '', 'external', 'heapy_my_dump_1.json')
         os.makedirs(a.work, exist_ok=True)
+        if a.mode == 'c-html':
+            check_c_html(a.example, a.cli, dumps, a.work)
+            return 0
         if a.mode == 'c-report':
             for d in [dumps[2]] + ([external] if os.path.exists(external) else []):
                 check_c_report(a.example, a.cli, d)

@@ -115,6 +115,60 @@ def report(out, dumps, *opts):
     return r.returncode == 0
 
 
+def waste_rows(html):
+    """(key, finding, objects, saving) of every row of the waste table."""
+    m = re.search(r'<table class="sortable" id="waste-table">.*?</table>', html, re.S)
+    if not m:
+        return []
+    return [(k, f, int(n), int(sv)) for k, f, n, sv in re.findall(
+        r'<td class="key mono">([^<]*)</td><td>([^<]*)</td><td class="n" data-v="(\d+)">'
+        r'[^<]*</td><td class="n" data-v="(\d+)">', m.group(0))]
+
+
+def waste_section():
+    """The waste section on our waste workload (examples/workloads/waste.rb):
+    every planted set at its site with the count Ruby planted (its
+    waste_truth.json), the same rows as `heapscope waste --json`, no value."""
+    wd = os.path.join(WORK, "waste")
+    shutil.rmtree(wd, ignore_errors=True)
+    os.makedirs(wd)
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples",
+                       "workloads", "waste.rb")
+    run(["ruby", "--disable-gems", src, wd])
+    dump = os.path.join(wd, "waste.json")
+    truth = json.load(open(os.path.join(wd, "waste_truth.json")))
+    out = os.path.join(WORK, "waste.html")
+    if not report(out, [dump]):
+        return
+    html = open(out, encoding="utf-8").read()
+    rows = {(k, f): (n, sv) for k, f, n, sv in waste_rows(html)}
+    plants = truth["plants"]
+    for p in plants:
+        key = "%s:%d" % (p["file"], p["line"])
+        finding = "%s %s" % (p["kind"], p["type"])
+        n = p["count"]
+        if p["kind"] == "duplicate":
+            # one copy stays at the site with the most copies of the value
+            others = [q for q in plants if q is not p and q["kind"] == "duplicate"
+                      and q["value"] == p["value"]]
+            n -= 1 if not others or all(p["count"] > q["count"] for q in others) else 0
+        got = rows.get((key, finding))
+        check(got is not None and got[0] == n, "waste: planted %s at %s: %s objects, planted %d"
+              % (finding, key, got[0] if got else None, n))
+    doc = hs_json("waste", "--top", "0", dump)
+    want = [(g["key"], "%s %s" % (g["finding"], g["type"]), g["count"], g["memsize"])
+            for g in doc["groups"]]
+    check(waste_rows(html) == want, "waste: the section's rows == waste --json's (%d rows)"
+          % len(want))
+    check(attr_of(html, "waste-saving", "data-v") == str(doc["recoverable"]["memsize"]),
+          "waste: recoverable %s == waste --json %s" % (attr_of(html, "waste-saving", "data-v"),
+                                                      doc["recoverable"]["memsize"]))
+    values = [p["value"] for p in plants if p["kind"] == "duplicate"]
+    check(not any(json.dumps(v)[1:-1] in html for v in values if len(v) > 3),
+          "waste: no planted value in the page")
+    render("waste", out)
+
+
 def main():
     if not HEAPSCOPE:
         raise SystemExit("set HEAPSCOPE to the heapscope binary")
@@ -211,6 +265,8 @@ def main():
         check("\ufffd" in text or "\\ufffd" in text, "evil: invalid UTF-8 replaced by U+FFFD")
         dom = render("evil", eh)
         check("<img" not in dom.split("<main>", 1)[-1], "evil: no injected element in the DOM")
+
+    waste_section()
 
     if failures:
         print("\n%d check(s) failed" % len(failures))

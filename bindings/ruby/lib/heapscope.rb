@@ -11,6 +11,7 @@
 #   puts diff.groups(by: "class")                  # what leaked
 #   puts diff.report                               # what holds it (`heapscope suspects`)
 #   puts Heapscope.timeline(Dir["step_*.json"])    # what grows over time (`heapscope timeline`)
+#   File.write("r.html", Heapscope.report(paths))  # all of it on one page (`heapscope report`)
 #
 #   Heapscope.snapshot                             # this process, no temp file
 #   Heapscope.snapshot(fork: true)                 # written by a fork: one moment, a short stall
@@ -28,5 +29,6 @@ require_relative "heapscope/heap"
 require_relative "heapscope/diff"
 require_relative "heapscope/waste"
 require_relative "heapscope/timeline"
+require_relative "heapscope/html_report"
 require_relative "heapscope/snapshot"
 require_relative "heapscope/fork"

@@ -1042,6 +1042,7 @@ typedef struct analysis_args {
     const char *dir;            /* AN_EXPORT */
     hscope_timeline_options lopts;
     hscope_export_options xopts;
+    hscope_html_options hopts;  /* AN_HTML */
     load_args *load;            /* dumps read by the call: progress / cancellation */
     hscope_error err;
     hscope_status st;
@@ -1049,7 +1050,8 @@ typedef struct analysis_args {
 
 enum { AN_TALLY, AN_DIFF_TALLY, AN_DOMTREE, AN_PATHS, AN_DIFF, AN_DIFF_FILES,
        AN_HOLDERS, AN_WASTE_FILE, AN_WASTE_HEAP,
-       AN_TALLY_FILE, AN_TIMELINE, AN_EXPORT /* dumps read from files (timeline section) */ };
+       AN_TALLY_FILE, AN_TIMELINE, AN_EXPORT /* dumps read from files (timeline section) */,
+       AN_HTML /* the HTML report */ };
 
 static void *
 analysis_nogvl(void *p)
@@ -1102,6 +1104,10 @@ analysis_nogvl(void *p)
     case AN_EXPORT:
         a->st = hscope_export_files((hscope_export_t **)&res, a->paths, a->npaths, a->dir,
                                     &a->load->opts, &a->xopts, &a->err);
+        break;
+    case AN_HTML:
+        a->st = hscope_html_report_compute((hscope_html_report_t **)&res, a->paths, a->npaths,
+                                           &a->load->opts, &a->hopts, &a->err);
         break;
     default:
         a->st = HSCOPE_ERR_INTERNAL;
@@ -1726,7 +1732,7 @@ ubf_write(void *p)
 
 enum { W_SUMMARY, W_OBJECTS, W_GENERATIONS, W_TALLY, W_DIFF, W_DOMTREE, W_RETAINED,
        W_PATHS, W_SUSPECTS,
-       W_TIMELINE, W_EXPORT /* the timeline section */ };
+       W_TIMELINE, W_EXPORT /* the timeline section */, W_HTML /* the HTML report */ };
 
 /* One writer call: which writer, its arguments and options, the sink. */
 typedef struct write_job {
@@ -1784,6 +1790,9 @@ write_nogvl(void *p)
         break;
     case W_EXPORT:
         j->st = hscope_export_write(j->handle, ro, sink_write, s, e);
+        break;
+    case W_HTML:
+        j->st = hscope_html_report_write(j->handle, ro, sink_write, s, e);
         break;
     default:
         j->st = HSCOPE_ERR_INTERNAL;
@@ -2539,6 +2548,77 @@ init_timeline(void)
 }
 
 /* ------------------------------------------------------------------ */
+/* the HTML report (issue 20, part C2)                                 */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Heapscope.report: hscope_html_report_compute() on the dump files (without
+ * the GVL, as a timeline; Ctrl-C stops its loads and folds), then the page
+ * by hscope_html_report_write() through the write job's sink (a String or
+ * io:), then the report freed at once: it holds the last dump's heap.
+ */
+HANDLE_TYPE(html_type, "Heapscope::Native::HtmlReport");
+static void free_html(void *p) { hscope_html_report_free(p); }
+static VALUE cHtmlReport;
+
+/* Native::HtmlReport._compute(paths, load_opts, by, order, flags, title):
+ * order and flags the library's codes (HSCOPE_ORDER_*, HSCOPE_HTML_*); by
+ * and title nil for the defaults. */
+static VALUE
+html_s_compute(VALUE klass, VALUE paths, VALUE opts, VALUE by, VALUE order, VALUE flags,
+               VALUE title)
+{
+    analysis_args x;
+    memset(&x, 0, sizeof(x));
+    hscope_html_options_init(&x.hopts);
+    if (!NIL_P(by)) {
+        by = rb_str_new_frozen(StringValue(by));
+        x.hopts.by = StringValueCStr(by);
+    }
+    if (!NIL_P(title)) {
+        title = rb_str_new_frozen(StringValue(title));
+        x.hopts.title = StringValueCStr(title);
+    }
+    x.hopts.order = NUM2INT(order);
+    x.hopts.flags = NUM2UINT(flags);
+    if (!NIL_P(opts) && !NIL_P(rb_hash_lookup(opts, ID2SYM(rb_intern("progress")))))
+        rb_raise(rb_eArgError, "progress: the report's dumps are read on several threads; "
+                               "give no progress proc");
+    x.what = AN_HTML;
+    VALUE obj = files_call(klass, &html_type, free_html, &x, paths, opts);
+    RB_GC_GUARD(by);
+    RB_GC_GUARD(title);
+    return obj;
+}
+
+/* HtmlReport#_write(opts): the page (opts: format: :html, top:, io:). */
+static VALUE
+html_write(VALUE self, VALUE opts)
+{
+    return write_handle(self, W_HTML, handle_get(self, &html_type)->ptr, opts);
+}
+
+/* HtmlReport#_free: the report's memory back now, not at the next GC. */
+static VALUE
+html_free(VALUE self)
+{
+    rb_handle *h = rb_check_typeddata(self, &html_type);
+    hscope_html_report_free(h->ptr);
+    h->ptr = NULL;
+    return Qnil;
+}
+
+static void
+init_html(void)
+{
+    cHtmlReport = rb_define_class_under(mNative, "HtmlReport", rb_cObject);
+    rb_undef_alloc_func(cHtmlReport);
+    rb_define_singleton_method(cHtmlReport, "_compute", html_s_compute, 6);
+    rb_define_method(cHtmlReport, "_write", html_write, 1);
+    rb_define_method(cHtmlReport, "_free", html_free, 0);
+}
+
+/* ------------------------------------------------------------------ */
 /* module                                                             */
 /* ------------------------------------------------------------------ */
 
@@ -2891,4 +2971,5 @@ Init_heapscope(void)
     rb_define_method(cHeap, "_waste", heap_waste, 4);
     init_reports();
     init_timeline();
+    init_html();
 }

@@ -1,0 +1,307 @@
+/*
+ * test_html.c - the HTML report through the public header
+ * (hscope_html_report_*, hscope_report_html): a leak planted in three small
+ * hand-written dumps is found in the diff and suspects sections, a planted
+ * duplicate string in the waste section, with the numbers computed by hand
+ * below; a failing sink stops the writer with HSCOPE_ERR_IO; options and
+ * arguments are checked.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include <heapscope/heapscope.h>
+
+/*
+ * Three dumps of one "process".  A: the holder 0x1000 (an Array at
+ * app/cache.rb:4, held by the vm root) and an unrelated String 0x9000.
+ * B: the holder now references five Strings 0x5000..0x5100 born at
+ * app/leak.rb:7 (40 bytes each, distinct values), and a transient String
+ * 0x8000.  C: as B without 0x8000, plus four copies of one 13-byte value
+ * at app/dup.rb:3 (40 bytes each), held by the vm root.
+ *
+ * Expected: leaked (new in B, alive in C) = the five Strings: 5 objects,
+ * 200 bytes; their one holder is 0x1000 (5 objects, 200 bytes).  Waste of
+ * C: the duplicate at app/dup.rb:3, 4 copies of which 3 would go, saving
+ * 3 x 40 = 120 bytes, memsize 160.
+ */
+#define CLASSES                                                                          \
+    "{\"address\":\"0x6100\",\"type\":\"CLASS\",\"name\":\"Array\",\"memsize\":100}\n"     \
+    "{\"address\":\"0x6000\",\"type\":\"CLASS\",\"name\":\"String\",\"memsize\":100}\n"    \
+    "{\"address\":\"0x9000\",\"type\":\"STRING\",\"class\":\"0x6000\",\"memsize\":40,"       \
+    "\"bytesize\":5,\"value\":\"other\",\"file\":\"app/other.rb\",\"line\":1}\n"
+#define LEAKED(a, v)                                                                     \
+    "{\"address\":\"" a "\",\"type\":\"STRING\",\"class\":\"0x6000\",\"memsize\":40,"        \
+    "\"bytesize\":2,\"value\":\"" v "\",\"file\":\"app/leak.rb\",\"line\":7}\n"
+#define LEAKS LEAKED("0x5000", "x1") LEAKED("0x5040", "x2") LEAKED("0x5080", "x3")       \
+    LEAKED("0x50c0", "x4") LEAKED("0x5100", "x5")
+#define HOLDER_FULL                                                                      \
+    "{\"address\":\"0x1000\",\"type\":\"ARRAY\",\"class\":\"0x6100\",\"length\":5,"        \
+    "\"references\":[\"0x5000\",\"0x5040\",\"0x5080\",\"0x50c0\",\"0x5100\"],"            \
+    "\"memsize\":40,\"file\":\"app/cache.rb\",\"line\":4}\n"
+#define DUP(a)                                                                           \
+    "{\"address\":\"" a "\",\"type\":\"STRING\",\"class\":\"0x6000\",\"memsize\":40,"        \
+    "\"bytesize\":13,\"value\":\"dup-value-XYZ\",\"file\":\"app/dup.rb\",\"line\":3}\n"
+
+static const char dump_a[] =
+    "{\"type\":\"ROOT\",\"root\":\"vm\",\"references\":[\"0x1000\",\"0x9000\"]}\n" CLASSES
+    "{\"address\":\"0x1000\",\"type\":\"ARRAY\",\"class\":\"0x6100\",\"length\":0,"
+    "\"memsize\":40,\"file\":\"app/cache.rb\",\"line\":4}\n";
+static const char dump_b[] =
+    "{\"type\":\"ROOT\",\"root\":\"vm\",\"references\":[\"0x1000\",\"0x9000\",\"0x8000\"]}\n"
+    CLASSES HOLDER_FULL LEAKS
+    "{\"address\":\"0x8000\",\"type\":\"STRING\",\"class\":\"0x6000\",\"memsize\":40,"
+    "\"bytesize\":3,\"value\":\"tmp\",\"file\":\"app/tmp.rb\",\"line\":1}\n";
+static const char dump_c[] =
+    "{\"type\":\"ROOT\",\"root\":\"vm\",\"references\":[\"0x1000\",\"0x9000\",\"0x7000\","
+    "\"0x7040\",\"0x7080\",\"0x70c0\"]}\n" CLASSES HOLDER_FULL LEAKS
+    DUP("0x7000") DUP("0x7040") DUP("0x7080") DUP("0x70c0");
+
+typedef struct sink {
+    char *p;
+    size_t len, cap;
+    int calls, fail_after; /* fail_after > 0: the n-th call fails */
+} sink;
+
+static int32_t
+collect(void *ud, const char *data, uint64_t len)
+{
+    sink *s = ud;
+    s->calls++;
+    if (s->fail_after && s->calls >= s->fail_after)
+        return -1;
+    if (s->len + len + 1 > s->cap) {
+        s->cap = (s->len + (size_t)len + 1) * 2;
+        s->p = realloc(s->p, s->cap);
+        assert_non_null(s->p);
+    }
+    memcpy(s->p + s->len, data, (size_t)len);
+    s->len += (size_t)len;
+    s->p[s->len] = '\0';
+    return 0;
+}
+
+static char dir[64];
+static char paths[3][96];
+
+static int
+setup(void **state)
+{
+    (void)state;
+    snprintf(dir, sizeof(dir), "/tmp/hs-html-XXXXXX");
+    assert_non_null(mkdtemp(dir));
+    const char *texts[3] = { dump_a, dump_b, dump_c };
+    for (int i = 0; i < 3; i++) {
+        snprintf(paths[i], sizeof(paths[i]), "%s/heap_%c.json", dir, 'a' + i);
+        FILE *f = fopen(paths[i], "w");
+        assert_non_null(f);
+        fputs(texts[i], f);
+        assert_int_equal(fclose(f), 0);
+    }
+    return 0;
+}
+
+static int
+teardown(void **state)
+{
+    (void)state;
+    for (int i = 0; i < 3; i++)
+        unlink(paths[i]);
+    rmdir(dir);
+    return 0;
+}
+
+/* The text of the element that starts with `start`, up to `end`. */
+static char *
+slice(const char *s, const char *start, const char *end)
+{
+    const char *a = strstr(s, start);
+    assert_non_null(a);
+    const char *b = strstr(a, end);
+    assert_non_null(b);
+    return strndup(a, (size_t)(b - a));
+}
+
+static sink
+report(const char *const *p, uint64_t n, const hscope_html_options *ho)
+{
+    sink s = { NULL, 0, 0, 0, 0 };
+    hscope_error err = HSCOPE_ERROR_INIT;
+    hscope_report_options ro = HSCOPE_REPORT_OPTIONS_INIT;
+    ro.format = HSCOPE_FORMAT_HTML;
+    hscope_status st = hscope_report_html(p, n, NULL, ho, &ro, collect, &s, &err);
+    if (st != HSCOPE_OK)
+        fail_msg("hscope_report_html: %s", err.message);
+    return s;
+}
+
+static void
+test_leak_hunt(void **state)
+{
+    (void)state;
+    const char *p[3] = { paths[0], paths[1], paths[2] };
+    sink s = report(p, 3, NULL);
+    /* the diff: 5 objects, 200 bytes, one group app/leak.rb:7:String */
+    assert_non_null(strstr(s.p, "id=\"leaked-count\" data-v=\"5\">5<"));
+    assert_non_null(strstr(s.p, "id=\"leaked-memsize\" data-v=\"200\">200 B<"));
+    char *diff = slice(s.p, "<section id=\"diff\">", "</section>");
+    assert_non_null(strstr(diff, "<td class=\"key mono\">app/leak.rb:7:String</td>"
+                                 "<td class=\"n\" data-v=\"5\">5</td>"));
+    free(diff);
+    /* the suspects: the holder first, holding 5 objects and 200 bytes */
+    char *sus = slice(s.p, "<tr id=\"suspect-1\"", "</tr>");
+    assert_non_null(strstr(sus, "data-addr=\"0x1000\""));
+    assert_non_null(strstr(sus, "<td class=\"key mono\">app/cache.rb:4</td>"
+                                "<td class=\"n\" data-v=\"5\">5</td>"
+                                "<td class=\"n\" data-v=\"200\">200 B</td>"));
+    assert_non_null(strstr(sus, "root vm"));
+    free(sus);
+    assert_null(strstr(s.p, "id=\"suspect-2\""));
+    /* the waste of C: the planted duplicate, 3 copies would go, 120 bytes */
+    char *w = slice(s.p, "<section id=\"waste\">", "</section>");
+    assert_non_null(strstr(w, "<td class=\"key mono\">app/dup.rb:3</td><td>duplicate STRING</td>"
+                              "<td class=\"n\" data-v=\"3\">3</td>"
+                              "<td class=\"n\" data-v=\"120\">120 B</td>"
+                              "<td class=\"n\" data-v=\"160\">160 B</td>"));
+    /* the value as its length and hash, never itself */
+    assert_non_null(strstr(w, "<td class=\"mono\">13 B #"));
+    free(w);
+    assert_null(strstr(s.p, "dup-value-XYZ"));
+    assert_null(strstr(s.p, "\"x1\""));
+    /* sections and the page's end */
+    assert_non_null(strstr(s.p, "<section id=\"timeline\">"));
+    assert_non_null(strstr(s.p, "<section id=\"suspects\">"));
+    assert_non_null(strstr(s.p, "<title>heapscope report: heap_c.json (+2)</title>"));
+    assert_true(s.len > 20 && strcmp(s.p + s.len - 8, "</html>\n") == 0);
+    free(s.p);
+}
+
+static void
+test_one_dump_handle(void **state)
+{
+    (void)state;
+    const char *p[1] = { paths[2] };
+    hscope_html_report_t *r = NULL;
+    hscope_error err = HSCOPE_ERROR_INIT;
+    hscope_html_options ho;
+    hscope_html_options_init(&ho);
+    ho.title = "<my> report";
+    assert_int_equal(hscope_html_report_compute(&r, p, 1, NULL, &ho, &err), HSCOPE_OK);
+    assert_null(hscope_html_report_diff(r));
+    assert_null(hscope_html_report_timeline(r));
+    assert_non_null(hscope_html_report_waste(r));
+    /* 2 classes, 0x9000, the holder, 5 leaked, 4 copies: 13 */
+    assert_int_equal(hscope_heap_object_count(hscope_html_report_heap(r)), 13);
+    sink s = { NULL, 0, 0, 0, 0 };
+    assert_int_equal(hscope_html_report_write(r, NULL, collect, &s, &err), HSCOPE_OK);
+    assert_non_null(strstr(s.p, "<title>&lt;my&gt; report</title>"));
+    assert_non_null(strstr(s.p, "id=\"sum-objects\" data-v=\"13\""));
+    /* sites: the four copies (160 bytes) */
+    assert_non_null(strstr(s.p, "<td class=\"key mono\">app/dup.rb:3:String</td>"
+                                "<td class=\"n\" data-v=\"4\">4</td>"));
+    assert_null(strstr(s.p, "id=\"diff\""));
+    /* top 1: one row per table */
+    hscope_report_options ro = HSCOPE_REPORT_OPTIONS_INIT;
+    ro.top = 1;
+    sink t = { NULL, 0, 0, 0, 0 };
+    assert_int_equal(hscope_html_report_write(r, &ro, collect, &t, &err), HSCOPE_OK);
+    char *w = slice(t.p, "<table class=\"sortable\" id=\"waste-table\">", "</table>");
+    assert_non_null(strstr(w, "data-v=\"1\">1</td>"));
+    assert_null(strstr(w, "data-v=\"2\">2</td>"));
+    free(w);
+    free(s.p);
+    free(t.p);
+    hscope_html_report_free(r);
+}
+
+static void
+test_failing_sink(void **state)
+{
+    (void)state;
+    const char *p[1] = { paths[2] };
+    hscope_html_report_t *r = NULL;
+    hscope_error err = HSCOPE_ERROR_INIT;
+    assert_int_equal(hscope_html_report_compute(&r, p, 1, NULL, NULL, &err), HSCOPE_OK);
+    for (int k = 1; k <= 3; k++) {
+        sink s = { NULL, 0, 0, 0, k };
+        hscope_error e = HSCOPE_ERROR_INIT;
+        assert_int_equal(hscope_html_report_write(r, NULL, collect, &s, &e), HSCOPE_ERR_IO);
+        assert_int_equal(e.status, HSCOPE_ERR_IO);
+        assert_int_equal(s.calls, k); /* not called again after it failed */
+        free(s.p);
+    }
+    hscope_html_report_free(r);
+    /* the one-call form: the same */
+    sink s = { NULL, 0, 0, 0, 1 };
+    hscope_error e = HSCOPE_ERROR_INIT;
+    assert_int_equal(hscope_report_html(p, 1, NULL, NULL, NULL, collect, &s, &e), HSCOPE_ERR_IO);
+    assert_int_equal(s.calls, 1);
+}
+
+static void
+test_arguments(void **state)
+{
+    (void)state;
+    const char *p[2] = { paths[2], "/nonexistent/heap.json" };
+    sink s = { NULL, 0, 0, 0, 0 };
+    hscope_error err = HSCOPE_ERROR_INIT;
+    /* a missing dump: an error, nothing written */
+    assert_int_not_equal(hscope_report_html(p + 1, 1, NULL, NULL, NULL, collect, &s, &err),
+                         HSCOPE_OK);
+    assert_non_null(strstr(err.message, "/nonexistent/heap.json"));
+    assert_int_equal(s.calls, 0);
+    hscope_html_report_t *r = NULL;
+    hscope_error e1 = HSCOPE_ERROR_INIT;
+    assert_int_equal(hscope_html_report_compute(&r, p, 0, NULL, NULL, &e1),
+                     HSCOPE_ERR_INVALID_ARG);
+    assert_null(r);
+    hscope_html_options ho = HSCOPE_HTML_OPTIONS_INIT;
+    ho.flags = 0x80;
+    hscope_error e2 = HSCOPE_ERROR_INIT;
+    assert_int_equal(hscope_html_report_compute(&r, p, 1, NULL, &ho, &e2), HSCOPE_ERR_UNSUPPORTED);
+    ho.flags = 0;
+    ho.by = "colour";
+    hscope_error e3 = HSCOPE_ERROR_INIT;
+    assert_int_equal(hscope_html_report_compute(&r, p, 1, NULL, &ho, &e3), HSCOPE_ERR_UNSUPPORTED);
+    ho.by = NULL;
+    ho.size = 0;
+    hscope_error e4 = HSCOPE_ERROR_INIT;
+    assert_int_equal(hscope_html_report_compute(&r, p, 1, NULL, &ho, &e4), HSCOPE_ERR_INVALID_ARG);
+    /* no waste: no section, no waste handle */
+    hscope_html_options_init(&ho);
+    ho.flags = HSCOPE_HTML_NO_WASTE;
+    hscope_error e5 = HSCOPE_ERROR_INIT;
+    assert_int_equal(hscope_html_report_compute(&r, p, 1, NULL, &ho, &e5), HSCOPE_OK);
+    assert_null(hscope_html_report_waste(r));
+    hscope_report_options ro = HSCOPE_REPORT_OPTIONS_INIT;
+    ro.format = HSCOPE_FORMAT_JSON;
+    hscope_error e6 = HSCOPE_ERROR_INIT;
+    assert_int_equal(hscope_html_report_write(r, &ro, collect, &s, &e6), HSCOPE_ERR_UNSUPPORTED);
+    hscope_error e7 = HSCOPE_ERROR_INIT;
+    assert_int_equal(hscope_html_report_write(r, NULL, NULL, NULL, &e7), HSCOPE_ERR_INVALID_ARG);
+    assert_int_equal(s.calls, 0);
+    assert_int_equal(hscope_html_report_write(r, NULL, collect, &s, &e7), HSCOPE_OK);
+    assert_null(strstr(s.p, "id=\"waste\""));
+    assert_null(strstr(s.p, "href=\"#waste\""));
+    free(s.p);
+    hscope_html_report_free(r);
+    hscope_html_report_free(NULL);
+}
+
+int
+main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_leak_hunt),
+        cmocka_unit_test(test_one_dump_handle),
+        cmocka_unit_test(test_failing_sink),
+        cmocka_unit_test(test_arguments),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
