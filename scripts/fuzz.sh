@@ -10,7 +10,8 @@
 #            `nice -n 15 scripts/fuzz.sh --real 720` (12 minutes a target,
 #            an hour in all; tests/fuzz/README.md keeps the results)
 #   SECONDS  per target, default 60
-#   TARGET   fuzz_parse, fuzz_gzip, fuzz_line, fuzz_index, fuzz_blocks (default: all,
+#   TARGET   fuzz_parse, fuzz_gzip, fuzz_line, fuzz_index, fuzz_blocks, fuzz_budget
+#            (default: all,
 #            in turn)
 #
 # Environment:
@@ -42,10 +43,10 @@ main() {
   SECS=${1:-60}
   if [ $# -gt 0 ]; then shift; fi
   if ! [[ "$SECS" =~ ^[0-9]+$ ]] || [ "$SECS" -eq 0 ]; then
-    echo "usage: scripts/fuzz.sh [--real] [SECONDS] [fuzz_parse|fuzz_gzip|fuzz_line|fuzz_index|fuzz_blocks ...]" >&2
+    echo "usage: scripts/fuzz.sh [--real] [SECONDS] [fuzz_parse|fuzz_gzip|fuzz_line|fuzz_index|fuzz_blocks|fuzz_budget ...]" >&2
     exit 2
   fi
-  ALL=(fuzz_parse fuzz_gzip fuzz_line fuzz_index fuzz_blocks)
+  ALL=(fuzz_parse fuzz_gzip fuzz_line fuzz_index fuzz_blocks fuzz_budget)
   TARGETS=("$@")
   [ ${#TARGETS[@]} -gt 0 ] || TARGETS=("${ALL[@]}")
   for t in "${TARGETS[@]}"; do

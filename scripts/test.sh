@@ -3,7 +3,7 @@
 #   1. normal build: all suites (unit, api, workloads, versions: Ruby 3.1
 #      native and ruby.wasm 3.2..head, timeline, report, abi, ...; corpus
 #      vs reference.py when ../shared/corpus is there), and the Ruby
-#      binding's tests
+#      binding's tests; heapscope check on a passing and a failing budget
 #   2. a fresh clone: a copy of the repository with no ../shared beside it
 #      runs the quick start and `scripts/test.sh --quick`; every test but
 #      the corpus-only ones must pass there (scripts/fresh-clone-check.sh)
@@ -20,6 +20,16 @@ step() { printf '\n== %s\n' "$*"; }
 
 step "tests (build/)"
 meson test -C build --print-errorlogs --num-processes 2
+
+step "budgets in CI: heapscope check on a passing and a failing budget (examples/budgets)"
+desk=$(python3 tests/workloads/workloads.py leak_s1 | tail -n 1)
+build/heapscope check --budget examples/budgets/desk.toml "$desk"/heap_{1,2,3}.json
+rc=0
+build/heapscope check --budget examples/budgets/desk-no-leaks.toml "$desk"/heap_{1,2,3}.json || rc=$?
+if [ "$rc" -ne 1 ]; then
+  echo "heapscope check: the failing budget exited $rc, not 1" >&2
+  exit 1
+fi
 
 step "Ruby binding: gem build + install against build/, minitest, examples"
 HEAPSCOPE_BUILD=build bindings/ruby/test.sh

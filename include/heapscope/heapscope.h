@@ -1930,6 +1930,166 @@ HSCOPE_API hscope_status hscope_report_html(const char *const *paths, uint64_t n
                                             hscope_write_fn write, void *user_data,
                                             hscope_error *err);
 
+/* ------------------------------------------------------------------------ */
+/* Budgets: limits a CI job checks dumps against (since 0.2)                 */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * A memory budget (docs/BUDGET.md): limits on the live objects and memsize
+ * of the last dump (in all, per class, per gem, per file:line:class site),
+ * on what the roots keep alive (retained, from the dominator tree), and on
+ * the objects leaked over a 3-dump series (hscope_diff_files()).  Written
+ * in a small subset of TOML:
+ *
+ *     [total]
+ *     memsize = "200 MB"        # KB, MB, GB, TB: 1024-based
+ *     objects = 1_500_000
+ *     [leaked]                  # needs three dumps A B C
+ *     objects = 0
+ *     [class."String"]
+ *     memsize = "50 MB"
+ *
+ * Immutable once parsed: any number of threads may check against it.
+ * Free with hscope_budget_free().
+ */
+typedef struct hscope_budget hscope_budget_t;
+
+/** What a rule limits (hscope_check_rule.scope).  Fixed values. */
+#define HSCOPE_BUDGET_TOTAL  1  /* [total]: every live object of the last dump */
+#define HSCOPE_BUDGET_LEAKED 2  /* [leaked]: born between dumps 1 and 2, alive in 3 */
+#define HSCOPE_BUDGET_CLASS  3  /* [class."NAME"]: the tally key "class" */
+#define HSCOPE_BUDGET_GEM    4  /* [gem."NAME"]: the tally key "gem"; a NAME
+                                   without version: NAME-VERSION, NAME-SHA too */
+#define HSCOPE_BUDGET_SITE   5  /* [site."FILE:LINE:CLASS"]: "file:line:class";
+                                   FILE may be the end of the path after a '/' */
+
+/** The measure a rule limits (hscope_check_rule.metric).  Fixed values. */
+#define HSCOPE_BUDGET_OBJECTS  1  /* objects */
+#define HSCOPE_BUDGET_MEMSIZE  2  /* bytes: the objects' memsize summed */
+#define HSCOPE_BUDGET_RETAINED 3  /* bytes kept alive from the roots (the
+                                     dominator tree: the reachable memsize
+                                     in all; per group as hscope_domtree_tally()) */
+
+/**
+ * Parse a budget from text[0..len).  `name` (may be NULL: "budget") names
+ * it in errors and reports.  A budget that is not valid fails with
+ * HSCOPE_ERR_PARSE and a message "NAME:LINE: KEY: what is wrong" (err->line
+ * is the line): an unknown section or key, a value that is not a whole
+ * number (objects) or a size ("1.5 GB", or a whole number of bytes), a
+ * negative or too large number, a key or section given twice, a key
+ * outside a section, no rule at all.
+ */
+HSCOPE_API hscope_status hscope_budget_parse(hscope_budget_t **out, const char *text,
+                                             uint64_t len, const char *name,
+                                             hscope_error *err);
+/** Read and parse a budget file (named by its path in errors); at most
+ * 16 MiB (HSCOPE_ERR_LIMIT beyond). */
+HSCOPE_API hscope_status hscope_budget_load_file(hscope_budget_t **out, const char *path,
+                                                 hscope_error *err);
+HSCOPE_API void hscope_budget_free(hscope_budget_t *budget);
+/** Number of rules (one per KEY = VALUE line). */
+HSCOPE_API uint64_t hscope_budget_rule_count(const hscope_budget_t *budget);
+/** Dumps a check needs: 3 when the budget has [leaked] rules, else 1. */
+HSCOPE_API uint32_t hscope_budget_dumps_needed(const hscope_budget_t *budget);
+
+/** The result of checking dumps against a budget.  Owns copies of
+ * everything it reports; holds no heap.  Free with hscope_check_free(). */
+typedef struct hscope_check hscope_check_t;
+
+/** hscope_check_options.flags: keep the objects the dumper allocated in
+ * the live and leaked figures (default: left out and counted, as
+ * HSCOPE_TALLY_SKIP_DUMPER and hscope_diff_compute() do). */
+#define HSCOPE_CHECK_KEEP_DUMPER 0x1u
+
+typedef struct hscope_check_options {
+    uint32_t size;      /* sizeof(hscope_check_options) */
+    uint32_t flags;     /* HSCOPE_CHECK_* */
+} hscope_check_options;
+
+#define HSCOPE_CHECK_OPTIONS_INIT { sizeof(hscope_check_options), 0 }
+/** Function twin of HSCOPE_CHECK_OPTIONS_INIT. */
+HSCOPE_API void hscope_check_options_init(hscope_check_options *opts);
+
+/**
+ * Check dump files against a budget: paths[0..n) is one dump, or three
+ * (A B C, in time order) when the budget has [leaked] rules (else
+ * HSCOPE_ERR_INVALID_ARG, "NAME:LINE: leaked: ..."); with three dumps and
+ * no [leaked] rule only the last is read (a warning says so).  Total,
+ * class, gem and site rules apply to the last dump.  Only what the budget
+ * asks for is computed: a streamed tally (hscope_tally_file()) when one
+ * grouping key is enough; the last dump loaded once for several keys;
+ * the dominator tree only for retained rules; the 3-dump diff only for
+ * [leaked] (its warnings, e.g. the series checks, are the check's).  A
+ * group the dump does not have counts 0 (found = 0).  `load` applies to
+ * every dump; its allocator also serves the result, so it must outlive
+ * it.  On failure the error names the dump.  Thread-safe: any number of
+ * checks at once, on one budget.
+ */
+HSCOPE_API hscope_status hscope_check_compute(hscope_check_t **out,
+                                              const hscope_budget_t *budget,
+                                              const char *const *paths, uint64_t n,
+                                              const hscope_load_options *load,
+                                              const hscope_check_options *opts,
+                                              hscope_error *err);
+HSCOPE_API void hscope_check_free(hscope_check_t *check);
+
+/** One rule of a check.  Caller-owned; set `size` first (fields beyond it
+ * are not written).  Strings are borrowed, valid until hscope_check_free(). */
+typedef struct hscope_check_rule {
+    uint32_t size;        /* sizeof(hscope_check_rule), set by the caller */
+    int32_t scope;        /* HSCOPE_BUDGET_TOTAL ... _SITE */
+    int32_t metric;       /* HSCOPE_BUDGET_OBJECTS, _MEMSIZE, _RETAINED */
+    int32_t over;         /* 1: actual > limit (over budget), else 0 */
+    int32_t found;        /* 0: a group the dump does not have (actual 0);
+                             1 otherwise */
+    uint32_t reserved;
+    const char *key;      /* the group (class, gem, site); NULL for total
+                             and leaked */
+    uint64_t line;        /* its line in the budget */
+    uint64_t limit;       /* objects or bytes */
+    uint64_t actual;      /* measured, same unit */
+} hscope_check_rule;
+
+#define HSCOPE_CHECK_RULE_INIT { sizeof(hscope_check_rule), 0, 0, 0, 0, 0, NULL, 0, 0, 0 }
+/** Function twin of HSCOPE_CHECK_RULE_INIT. */
+HSCOPE_API void hscope_check_rule_init(hscope_check_rule *rule);
+
+/** Number of rules (the budget's, in its order), and of those over budget
+ * (0: the dumps are within budget). */
+HSCOPE_API uint64_t hscope_check_rule_count(const hscope_check_t *check);
+HSCOPE_API uint64_t hscope_check_over_count(const hscope_check_t *check);
+/** Rule i.  HSCOPE_ERR_NOT_FOUND past the end. */
+HSCOPE_API hscope_status hscope_check_rule_get(const hscope_check_t *check, uint64_t i,
+                                               hscope_check_rule *rule);
+/** The last dump's live objects and memsize (the dumper's left out unless
+ * kept), and the objects left out as the dumper's. */
+HSCOPE_API void hscope_check_totals(const hscope_check_t *check, uint64_t *count,
+                                    uint64_t *memsize, uint64_t *excluded);
+/** Warnings as HSCOPE_DIFF_WARN_* bits (a damaged dump, the diff's and the
+ * series checks'), and the text of the diff's and the series checks' (or
+ * that the first two of three dumps were not read), one a line ("" if
+ * none; borrowed). */
+HSCOPE_API uint32_t hscope_check_warnings(const hscope_check_t *check);
+HSCOPE_API const char *hscope_check_warning_text(const hscope_check_t *check);
+/** Without [leaked] rules: the load statistics of the pass over the (last)
+ * dump, and its lines skipped for `reason`, so a front end can say that it
+ * was damaged (as hscope_tally_stats()).  With [leaked] rules the diff's
+ * warnings say it: HSCOPE_ERR_NOT_FOUND, and 0. */
+HSCOPE_API hscope_status hscope_check_stats(const hscope_check_t *check,
+                                            hscope_load_stats *stats);
+HSCOPE_API uint64_t hscope_check_skipped(const hscope_check_t *check, int32_t reason);
+
+/**
+ * Write a check: text (the rules over budget first, each with how much it
+ * exceeds its limit by, then those within; a last line with the verdict)
+ * or JSON (kind "check", docs/JSON.md).  Every rule is written (`top` does
+ * not apply).  The dumps are named by opts->dump_names, else their paths.
+ */
+HSCOPE_API hscope_status hscope_check_write(const hscope_check_t *check,
+                                            const hscope_report_options *opts,
+                                            hscope_write_fn write, void *user_data,
+                                            hscope_error *err);
+
 #ifdef __cplusplus
 }
 #endif

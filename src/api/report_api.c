@@ -314,3 +314,18 @@ hscope_export_write(const hscope_export_t *ex, const hscope_report_options *opts
 {
     return run(ex, ex, export_body, TEXT_JSON, opts, write, user_data, uerr);
 }
+
+static hscope_status
+check_body(const void *args, const hscope__ropts *ro, hscope__out *o, hscope_error *err)
+{
+    (void)err;
+    hscope__check_write(args, ro, o);
+    return HSCOPE_OK;
+}
+
+HSCOPE_API hscope_status
+hscope_check_write(const hscope_check_t *check, const hscope_report_options *opts,
+                   hscope_write_fn write, void *user_data, hscope_error *uerr)
+{
+    return run(check, check, check_body, TEXT_JSON, opts, write, user_data, uerr);
+}

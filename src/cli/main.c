@@ -44,13 +44,16 @@ static const char usage_main[] =
     "  dominators  the dominator tree: top, or the chain and subtree of ADDR\n"
     "  waste     what the heap could shrink by: duplicate strings, empty and\n"
     "            oversized collections, by place to change, with fixes\n"
+    "  check     dumps against a memory budget (--budget FILE), for CI: exit 0\n"
+    "            within budget, 1 over it, 2 no verdict\n"
     "\n"
     "Run 'heapscope COMMAND --help' for the options of a command.\n"
     "Options for every command:\n"
     "  -h, --help       show help and exit\n"
     "  -V, --version    print the version and exit\n"
     "\n"
-    "Exit status: 0 success, 1 bad input, 2 usage error.\n";
+    "Exit status: 0 success, 1 bad input, 2 usage error (check: 0 within budget,\n"
+    "1 over budget, 2 no verdict).\n";
 
 
 int
@@ -113,6 +116,8 @@ main(int argc, char **argv)
         return hscope_cli_report(argc, argv);
     if (strcmp(cmd, "waste") == 0)
         return hscope_cli_waste(argc, argv);
+    if (strcmp(cmd, "check") == 0)
+        return hscope_cli_check(argc, argv);
     fprintf(stderr, "%s: unknown command '%s'\n\n%s", prog, cmd, usage_main);
     return HSCOPE_CLI_EXIT_USAGE;
 }

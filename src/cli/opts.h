@@ -143,6 +143,7 @@ int hscope_cli_index(int argc, char **argv);
 int hscope_cli_waste(int argc, char **argv);
 /* The HTML report (cmd_report.c; the page is the library's). */
 int hscope_cli_report(int argc, char **argv);
+int hscope_cli_check(int argc, char **argv);
 
 /* Memory over time (issue 20, part B; cmd_grew.c): diff --grew, a
  * timeline of the dumps in the order given, in its "grew" view. */

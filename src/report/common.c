@@ -165,15 +165,28 @@ diff_code(uint32_t bit)
 }
 
 void
-hscope__warn_diff(hscope__warnings *ws, const hscope_diff_t *d)
+hscope__warn_coded(hscope__warnings *ws, const char *text,
+                   uint32_t (*code_of)(const void *ctx, uint32_t line), const void *ctx)
 {
-    const char *t = hscope__diff_warning_text(d);
+    const char *t = text;
     for (uint32_t line = 0; t && *t; line++) {
         const char *nl = strchr(t, '\n');
         int n = nl ? (int)(nl - t) : (int)strlen(t);
-        hscope__warn(ws, diff_code(hscope__diff_warning_code(d, line)), "%.*s", n, t);
+        hscope__warn(ws, diff_code(code_of(ctx, line)), "%.*s", n, t);
         t += n + (nl != NULL);
     }
+}
+
+static uint32_t
+diff_line_code(const void *ctx, uint32_t line)
+{
+    return hscope__diff_warning_code(ctx, line);
+}
+
+void
+hscope__warn_diff(hscope__warnings *ws, const hscope_diff_t *d)
+{
+    hscope__warn_coded(ws, hscope__diff_warning_text(d), diff_line_code, d);
 }
 
 void

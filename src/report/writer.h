@@ -268,6 +268,10 @@ void hscope__warn_heap(hscope__warnings *ws, const char *name, const hscope_heap
 void hscope__warn_tally(hscope__warnings *ws, const char *name, const hscope_tally_t *t);
 /* Every line of a diff's warning text, with its code. */
 void hscope__warn_diff(hscope__warnings *ws, const hscope_diff_t *d);
+/* Every line of a warning text, each with the code of its
+ * HSCOPE_DIFF_WARN_* bit code_of(ctx, line) ("warning" for 0). */
+void hscope__warn_coded(hscope__warnings *ws, const char *text,
+                        uint32_t (*code_of)(const void *ctx, uint32_t line), const void *ctx);
 /* "warnings": [...] */
 void hscope__json_warnings(hscope__json *w, const hscope__warnings *ws);
 /* "warning: MESSAGE" lines (none with HSCOPE_REPORT_NO_WARNINGS). */
@@ -350,6 +354,8 @@ void hscope__json_domtree_head(hscope__json *w, const char *kind, const hscope_d
 /* The dumps and leaked totals of a diff (diff and suspects documents). */
 void hscope__json_diff_head(hscope__json *w, const hscope_diff_t *d, const hscope__ropts *ro);
 void hscope__text_diff_head(hscope__out *o, const hscope_diff_t *d, const hscope__ropts *ro);
+/* A check against a budget: text or JSON (w_check.c). */
+void hscope__check_write(const hscope_check_t *c, const hscope__ropts *ro, hscope__out *o);
 /* A waste analysis: text or JSON (w_waste.c). */
 void hscope__waste_write(const hscope_waste_t *w, const hscope__ropts *ro, hscope__out *o);
 /* A value as its length and the first 8 hex digits of its hash ("12 B

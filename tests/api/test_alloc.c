@@ -548,6 +548,85 @@ test_failure_injection_fold(void **state)
     free(d.p);
 }
 
+/* A budget check of every kind (issue 24): the 3-dump diff, the dominator
+ * tree and retained by class, tallies of three keys, the result itself. */
+static void
+check_rows(const hscope_check_t *k, char *buf, size_t n)
+{
+    size_t len = (size_t)snprintf(buf, n, "over %llu;", (unsigned long long)hscope_check_over_count(k));
+    for (uint64_t i = 0; i < hscope_check_rule_count(k) && len < n; i++) {
+        hscope_check_rule r = HSCOPE_CHECK_RULE_INIT;
+        assert_int_equal(hscope_check_rule_get(k, i, &r), HSCOPE_OK);
+        len += (size_t)snprintf(buf + len, n - len, "%llu=%llu/%d;", (unsigned long long)r.line,
+                                (unsigned long long)r.actual, r.found);
+    }
+}
+
+static void
+test_failure_injection_check(void **state)
+{
+    (void)state;
+    static const char budget_text[] =
+        "[total]\nobjects = 100\nretained = 1000\n[leaked]\nobjects = 0\nmemsize = 10\n"
+        "[class.String]\nmemsize = 100\nretained = 100\n[gem.\"(app)\"]\nobjects = 1\n"
+        "[site.\"app.rb:3:String\"]\nobjects = 1\n";
+    hscope_budget_t *b = NULL;
+    hscope_error err = HSCOPE_ERROR_INIT;
+    assert_int_equal(hscope_budget_parse(&b, budget_text, sizeof(budget_text) - 1, NULL, &err),
+                     HSCOPE_OK);
+    char paths[3][64];
+    const char *pp[3];
+    for (int i = 0; i < 3; i++) {
+        text d = make_dump(200 + 50 * (size_t)i, 20);
+        snprintf(paths[i], sizeof(paths[i]), "/tmp/hscope-test-alloc-%d-%d.json", (int)getpid(), i);
+        FILE *f = fopen(paths[i], "wb");
+        assert_non_null(f);
+        assert_int_equal(fwrite(d.p, 1, d.len, f), d.len);
+        assert_int_equal(fclose(f), 0);
+        free(d.p);
+        pp[i] = paths[i];
+    }
+    static char want[1 << 12], got[1 << 12];
+    for (int threads = 1; threads <= 3; threads += 2) {
+        chaos c;
+        hscope_allocator al = { sizeof(al), 0, ch_malloc, ch_realloc, ch_free, &c };
+        hscope_load_options o = HSCOPE_LOAD_OPTIONS_INIT;
+        o.allocator = &al;
+        o.threads = (uint32_t)threads;
+        hscope_check_t *k = NULL;
+        chaos_reset(&c, 0);
+        assert_int_equal(hscope_check_compute(&k, b, pp, 3, &o, NULL, &err), HSCOPE_OK);
+        check_rows(k, want, sizeof(want));
+        hscope_check_free(k);
+        assert_int_equal(c.live, 0);
+        long total = c.calls, failures = 0;
+        for (long i = 1; i <= total; i++) {
+            chaos_reset(&c, i);
+            k = NULL;
+            hscope_status st = hscope_check_compute(&k, b, pp, 3, &o, NULL, &err);
+            if (st == HSCOPE_OK) {
+                check_rows(k, got, sizeof(got));
+                assert_string_equal(got, want);
+                hscope_check_free(k);
+            } else {
+                if (st != HSCOPE_ERR_NOMEM)
+                    fail_msg("check: failing allocation %ld of %ld: %s (%s)", i, total,
+                             hscope_status_name(st), err.message);
+                assert_null(k);
+                failures++;
+            }
+            if (c.live != 0)
+                fail_msg("check, %d threads: failing allocation %ld of %ld leaked %ld blocks",
+                         threads, i, total, c.live);
+        }
+        assert_true(failures > 0);
+        print_message("check, %d thread(s): %ld allocation calls injected\n", threads, total);
+    }
+    for (int i = 0; i < 3; i++)
+        unlink(paths[i]);
+    hscope_budget_free(b);
+}
+
 /* Failures also in strict mode and on gzip input. */
 static void
 test_failure_injection_gzip(void **state)
@@ -676,6 +755,7 @@ main(void)
         cmocka_unit_test(test_failure_injection_growth),
         cmocka_unit_test(test_failure_injection_gzip),
         cmocka_unit_test(test_failure_injection_fold),
+        cmocka_unit_test(test_failure_injection_check),
         cmocka_unit_test(test_hooks_see_zlib),
         cmocka_unit_test(test_max_memory_matches_hooks),
     };

@@ -12,7 +12,8 @@ the schemas against drift (suite 'json').
      --values, from a saved index), generations, dominators (top, ADDR,
      --full), retained (objects and --by), root (--max-paths), suspects,
      timeline, diff --grew, histogram (a tally), export, waste (--by
-     file:line and gem, --values, a damaged dump) validates
+     file:line and gem, --values, a damaged dump), check (over and within
+     budget, 1 and 3 dumps, a damaged dump) validates
      against the schema of its "kind", on real dumps of a small
      Ruby process and on hand-made ones (damage, a class holder, a root
      category holding leaked objects, Ruby 4.0's fields objects, object
@@ -220,6 +221,32 @@ g2 = write_dump(J("r40_2.json"), r40 + [late40])
 g3 = write_dump(J("r40_3.json"), moved + [late40])
 
 
+# check (issue 24): a budget with every section and metric (over), one
+# within budget, one without [leaked] given three dumps (a warning)
+def write_budget(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+bud_all = write_budget(J("all.toml"), """[total]
+memsize = "1 KB"
+objects = 1_000_000
+retained = "1 GB"
+[leaked]
+objects = 0
+memsize = "1 MB"
+[class."String"]
+memsize = "10 MB"
+retained = 100
+[gem."nosuchgem"]
+objects = 5
+[site."app.rb:7:String"]
+objects = 2
+""")
+bud_ok = write_budget(J("ok.toml"), "[total]\nobjects = 1_000_000_000\n[class.'String']\nobjects = 1_000_000\n")
+
+
 def jrun(*args):
     p = subprocess.run([CLI, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
     try:
@@ -277,6 +304,11 @@ cases = [
     ("waste", ["waste", "--json", "--values", "--by", "gem", wd]),
     ("waste", ["waste", "--json", "--top", "1", C]),
     ("waste", ["waste", "--json", h3]),
+    ("check", ["check", "--json", "--budget", bud_all, A, B, C]),
+    ("check", ["check", "--json", "--budget", bud_all, h1, h2, h3]),
+    ("check", ["check", "--json", "--budget", bud_ok, C]),
+    ("check", ["check", "--json", "--budget", bud_ok, h3]),
+    ("check", ["check", "--json", "--budget", bud_ok, A, B, C]),
 ]
 docs = {}
 for kind, args in cases:
@@ -305,6 +337,15 @@ check(len(wst) == 4 and all(d["findings"][f]["count"] for f in ("duplicate", "em
       and "value" in wst[1]["values"][0] and "value" not in wst[0]["values"][0]
       and "skipped_lines" in [w["code"] for w in wst[3]["warnings"]],
       "waste: every finding, a value with --values only, a damaged dump's warning")
+chk = docs.get("check", [])
+check(len(chk) == 5 and not chk[0]["within_budget"] and chk[2]["within_budget"]
+      and "leaked" in chk[0] and "retained" in chk[0] and "leaked" not in chk[2]
+      and any(not r["found"] for r in chk[0]["rules"])
+      and "skipped_lines" in [w["code"] for w in chk[3]["warnings"]]
+      and "warning" in [w["code"] for w in chk[4]["warnings"]]
+      and "skipped_lines" in [w["code"] for w in chk[1]["warnings"]],
+      "check: over and within budget, leaked and retained, a group not found, a damaged "
+      "dump's warning with and without the diff, three dumps without [leaked]")
 shown = [o for d in docs.get("objects", []) for o in d["objects"]]
 check(any(not o["found"] for o in shown) and any(o.get("value") for o in shown),
       "show: a missing address and a value")
@@ -353,6 +394,11 @@ if "waste" in good:
     m = copy.deepcopy(w); m["groups"][0]["saving"] = 1; mutations.append(("waste", "a member added to a place", m))
     m = copy.deepcopy(w); m["values"][0]["value"] = 5; mutations.append(("waste", "a value that is not a string", m))
     m = copy.deepcopy(w); m["values"][0]["hash"] = "#a8d8"; mutations.append(("waste", "a short hash", m))
+if "check" in good:
+    c = good["check"]
+    m = copy.deepcopy(c); m["rules"][0]["limit"] = "1 KB"; mutations.append(("check", "a limit as a string", m))
+    m = copy.deepcopy(c); m["rules"][0]["section"] = "classes"; mutations.append(("check", "an unknown section", m))
+    m = copy.deepcopy(c); m["over"] = m.pop("over_count"); mutations.append(("check", "over_count renamed", m))
 if "summary" in good:
     m = copy.deepcopy(good["summary"]); m["roots"] = {r["root"]: r for r in m["roots"]}
     mutations.append(("summary", "roots keyed by name", m))

@@ -1,0 +1,217 @@
+#!/usr/bin/env python3
+"""heapscope check --budget on our own workload (issue 24), suite 'check'.
+
+Each rule kind is tested on the leak workload's dumps (leak_s1, and the
+gzip set leak_s005_gz) against an independent count over the dumps in
+Python (workloads.py): the live objects and memsize of the last dump with
+the dumper's objects left out by the documented rule, per class (the class
+label), per gem (the gem rule of tally --by gem, for the application's and
+Ruby's files), per site (a relative FILE:LINE:CLASS matching the dump's
+absolute path), what the roots keep alive (a walk over references and
+class edges from every ROOT), and the leak of the 3-dump series (the
+identity diff).
+
+  1. a budget whose limits are the expected values: exit 0, every rule
+     within budget with the expected actual value (JSON);
+  2. the same limits minus one: exit 1, every rule over by exactly 1, the
+     text says "by 1 object" / "by 1 B" and the verdict;
+  3. the example budgets (examples/budgets): desk.toml passes, desk-no-leaks.toml
+     fails (the planted leaks);
+  4. exit 2: a budget that is not valid (FILE:LINE: key: ...), a missing
+     budget, no --budget, two dumps, [leaked] with one dump, a dump that
+     cannot be read, an unknown option.
+
+Usage: HEAPSCOPE=/path/to/heapscope check_budget.py
+Needs ruby (the workload) and the Python standard library.
+"""
+import collections
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import workloads  # noqa: E402
+
+CLI = os.environ['HEAPSCOPE']
+REPO = workloads.REPO
+check = workloads.Checks()
+OWN = ('/heapscope/snapshot.rb', '/heapscope/fork.rb', '/heapscope/auto.rb')
+
+
+def is_dumper(r):
+    """heapscope's documented rule for the dumper's objects."""
+    f = r.get('file') or ''
+    return r.get('method') == 'dump_all' or os.path.basename(f) == 'objspace.rb' or f.endswith(OWN)
+
+
+def gem_of(f):
+    """The gem key (tally --by gem) of the files these workloads have."""
+    if not f:
+        return '(none)'
+    if f.startswith('<internal:'):
+        return '(ruby)'
+    m = re.findall(r'/gems/([^/]+-[0-9a-f][^/]*)/', f)
+    if m:
+        return m[-1]
+    if re.search(r'/lib/(?:[^/]+/)?ruby/\d+\.\d+\.\d+/', f):
+        return '(stdlib)'
+    return '(app)'
+
+
+def expected(files):
+    """What every rule of the budgets below must measure, from the dumps."""
+    last = workloads.Dump(files[-1])
+    want = {}
+    live = [r for r in last.objects.values() if not is_dumper(r)]
+    want['total.objects'] = len(live)
+    want['total.memsize'] = sum(r.get('memsize', 0) for r in live)
+    by_class = collections.defaultdict(lambda: [0, 0])
+    by_gem = collections.defaultdict(lambda: [0, 0])
+    by_site = collections.defaultdict(lambda: [0, 0])
+    for r in live:
+        label = last.class_label(r)
+        for table, key in ((by_class, label), (by_gem, gem_of(r.get('file'))),
+                           (by_site, '%s:%d:%s' % (r.get('file') or '(none)', r.get('line') or 0,
+                                                   label))):
+            table[key][0] += 1
+            table[key][1] += r.get('memsize', 0)
+    for cls in ('String', 'Desk::Comment'):
+        want['class."%s".objects' % cls], want['class."%s".memsize' % cls] = by_class[cls]
+    for gem in ('(app)', '(stdlib)'):
+        want['gem."%s".objects' % gem], want['gem."%s".memsize' % gem] = by_gem[gem]
+    # the application site with the most objects, as a budget names it:
+    # relative to the workloads directory, whatever the checkout's path
+    app = [k for k in by_site if '/examples/workloads/lib/' in k]
+    top = max(app, key=lambda k: (by_site[k][0], k))
+    rel = top.split('/examples/workloads/', 1)[1]
+    want['site."%s".objects' % rel], want['site."%s".memsize' % rel] = by_site[top]
+    # reachable from the roots, over references and class edges
+    seen, stack = set(), []
+    for refs in last.roots.values():
+        for a in refs:
+            if a in last.objects and a not in seen:
+                seen.add(a)
+                stack.append(a)
+    while stack:
+        r = last.objects[stack.pop()]
+        for b in (r.get('references') or []) + ([r['class']] if 'class' in r else []):
+            if b in last.objects and b not in seen:
+                seen.add(b)
+                stack.append(b)
+    want['total.retained'] = sum(last.objects[a].get('memsize', 0) for a in seen)
+    if len(files) == 3:
+        d1, d2 = workloads.Dump(files[0]), workloads.Dump(files[1])
+        leak = [last.objects[a] for a in workloads.identity_diff(d1, d2, last)
+                if not is_dumper(last.objects[a])]
+        want['leaked.objects'] = len(leak)
+        want['leaked.memsize'] = sum(r.get('memsize', 0) for r in leak)
+    return want
+
+
+def budget_text(want, delta):
+    """A budget of every rule in `want`, each limit the value + delta."""
+    sections = collections.OrderedDict()
+    for rule, v in want.items():
+        section, metric = rule.rsplit('.', 1)
+        sections.setdefault(section, []).append('%s = %d' % (metric, v + delta))
+    return ''.join('[%s]\n%s\n' % (s, '\n'.join(lines)) for s, lines in sections.items())
+
+
+def run(*args):
+    p = subprocess.run([CLI, 'check', *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       timeout=600)
+    return p.returncode, p.stdout.decode('utf-8', 'replace'), p.stderr.decode('utf-8', 'replace')
+
+
+def write(path, text):
+    with open(path, 'w') as f:
+        f.write(text)
+    return path
+
+
+def check_set(name, files, tmp):
+    want = expected(files)
+    print('--- %s: %s' % (name, ', '.join('%s=%d' % kv for kv in want.items())))
+    check(all(v > 0 for v in want.values()), '%s: every expected value is above 0' % name)
+    exact = write(os.path.join(tmp, name + '-exact.toml'), budget_text(want, 0))
+    rc, out, err = run('--json', '--budget', exact, *files)
+    doc = json.loads(out) if out else {}
+    got = {r['rule']: r['actual'] for r in doc.get('rules', [])}
+    check(rc == 0 and doc.get('within_budget') is True,
+          '%s: limits = the expected values: exit 0, within budget (exit %d) %s' % (name, rc, err))
+    check(got == want, '%s: every rule measures the expected value%s' % (
+        name, '' if got == want else ': ' + str({k: (got.get(k), v) for k, v in want.items()
+                                                 if got.get(k) != v})))
+    check(all(r['found'] and not r['over'] and r['excess'] == 0 for r in doc.get('rules', [])),
+          '%s: every group found, none over' % name)
+
+    tight = write(os.path.join(tmp, name + '-tight.toml'), budget_text(want, -1))
+    rc, out, err = run('--json', '--budget', tight, *files)
+    doc = json.loads(out) if out else {}
+    check(rc == 1 and doc.get('over_count') == len(want) and
+          all(r['over'] and r['excess'] == 1 and r['actual'] == want[r['rule']]
+              for r in doc.get('rules', [])),
+          '%s: limits one below: exit 1, all %d rules over by exactly 1 (exit %d)'
+          % (name, len(want), rc))
+    rc, out, err = run('--budget', tight, *files)
+    n_obj = sum(1 for k in want if k.endswith('.objects'))
+    check(rc == 1 and out.count(' by 1 object') == n_obj
+          and out.count(' by 1 B') == len(want) - n_obj
+          and 'OVER BUDGET: %d of %d rules exceeded' % (len(want), len(want)) in out,
+          '%s: the text says each rule is over by 1 object or 1 B, and the verdict' % name)
+    return want
+
+
+def main():
+    tmp = tempfile.mkdtemp(prefix='check-budget-', dir=os.environ.get('HEAPSCOPE_WORK'))
+    d = workloads.ensure_set('leak_s1')
+    files = [os.path.join(d, 'heap_%d.json' % i) for i in (1, 2, 3)]
+    want = check_set('leak_s1', files, tmp)
+    dz = workloads.ensure_set('leak_s005_gz')
+    check_set('leak_s005_gz', [workloads.dump_path(dz, 'heap_%d.json' % i) for i in (1, 2, 3)],
+              tmp)
+
+    # the example budgets
+    ex = os.path.join(REPO, 'examples', 'budgets')
+    rc, out, err = run('--budget', os.path.join(ex, 'desk.toml'), *files)
+    check(rc == 0 and 'within budget: 8 rules, none exceeded' in out,
+          'examples/budgets/desk.toml: within budget, exit 0 (exit %d) %s' % (rc, err))
+    rc, out, err = run('--budget', os.path.join(ex, 'desk-no-leaks.toml'), *files)
+    check(rc == 1 and 'OVER leaked.objects' in out and 'by %d objects' % want['leaked.objects'] in out
+          and 'OVER class."Desk::Subscription".objects' in out,
+          'examples/budgets/desk-no-leaks.toml: over budget by the leak, exit 1 (exit %d)' % rc)
+
+    # exit 2: no verdict
+    bad = write(os.path.join(tmp, 'bad.toml'), '[total]\nobjects = 5\n\n[class."String"]\n'
+                'memsize = "5 parsecs"\n')
+    rc, out, err = run('--budget', bad, files[2])
+    check(rc == 2 and '%s:5: memsize: unknown unit in "5 parsecs"' % bad in err and not out,
+          'a budget that is not valid: exit 2, FILE:LINE: key in the message (%r)' % err.strip())
+    leak_only = write(os.path.join(tmp, 'leak.toml'), '[total]\nobjects = 1\n[leaked]\nobjects = 0\n')
+    cases = [
+        (['--budget', os.path.join(tmp, 'missing.toml'), files[2]], 'missing.toml'),
+        ([files[2]], 'check needs --budget FILE'),
+        (['--budget', leak_only, files[0], files[2]], 'check takes one DUMP, or three'),
+        (['--budget', leak_only, files[2]], 'leak.toml:3: leaked: needs three dumps'),
+        (['--budget', leak_only, files[0], files[1], os.path.join(tmp, 'nope.json')], 'nope.json'),
+        (['--budget', leak_only, '--bogus', files[2]], "unknown option '--bogus'"),
+        (['--budget', leak_only, '--top', '3', files[2]], 'check has no --top option'),
+    ]
+    for args, msg in cases:
+        rc, out, err = run(*args)
+        check(rc == 2 and msg in err, 'exit 2 and "%s" for check %s (exit %d: %r)'
+              % (msg, ' '.join(os.path.basename(a) for a in args), rc, err.strip()[:200]))
+    rc, out, err = run('--help')
+    check(rc == 0 and 'Exit status: 0 within budget, 1 over budget, 2 no verdict' in out,
+          'check --help says the exit status')
+    for f in os.listdir(tmp):
+        os.unlink(os.path.join(tmp, f))
+    os.rmdir(tmp)
+    return check.finish()
+
+
+if __name__ == '__main__':
+    sys.exit(main())
