@@ -33,7 +33,9 @@ module HeapscopeSources
   # Library sources ("src/core/core.c", ...) as listed in meson.build's
   # `lib_sources = files(...)`.
   def meson_sources(root = REPO)
-    text = File.read(File.join(root, "meson.build"))
+    # meson comments (# to the end of the line) out first: a ")" in one
+    # would end the list early and silently drop the files after it
+    text = File.read(File.join(root, "meson.build")).gsub(/#[^\n]*/, "")
     block = text[/^lib_sources\s*=\s*files\((.*?)\)/m, 1] or
       raise "heapscope: no `lib_sources = files(...)` in #{root}/meson.build"
     list = block.scan(/'([^']+\.c)'/).flatten
