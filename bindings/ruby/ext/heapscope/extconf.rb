@@ -64,9 +64,7 @@ else
                     "(#{HeapscopeSources::REPO}) and no vendored sources " \
                     "(#{HeapscopeSources::VENDOR}; run `rake vendor`)"
   linked = "bundled sources from #{tree[:root]}"
-  # zlib and xxhash (header-only use: XXH_INLINE_ALL) as meson.build wants them.
-  pkg_config("zlib") || have_library("z", "inflateEnd", "zlib.h") or
-    heapscope_abort "zlib not found (apt-get install zlib1g-dev)"
+  # xxhash (header-only use: XXH_INLINE_ALL) as meson.build wants it.
   pkg_config("libxxhash")
   have_header("xxhash.h") or heapscope_abort "xxhash.h not found (apt-get install libxxhash-dev)"
   # Optional, as in meson.build: gzip dumps inflate about 3x as fast with
@@ -75,7 +73,6 @@ else
     $defs << "-DHSCOPE_HAVE_ISAL"
     linked += ", gzip by ISA-L"
   end
-  have_library("pthread", "pthread_create", "pthread.h")
   have_library("m", "floor", "math.h") # the report layer's charts and fits
   tree[:include].each { |dir| $INCFLAGS << " -I#{dir}" }
   # Compile the sources flat: file names are unique across src/, and quoted
@@ -86,6 +83,12 @@ else
   # (-Wold-style-definition & co.) say nothing useful about it.
   $warnflags = "-Wall -Wno-unused-parameter"
 end
+
+# zlib: the library inflates with it, and the binding itself gzips
+# Heapscope.dump(gzip: true) on a native thread (GzipSink), linked or not.
+pkg_config("zlib") || have_library("z", "gzdopen", "zlib.h") or
+  heapscope_abort "zlib not found (apt-get install zlib1g-dev)"
+have_library("pthread", "pthread_create", "pthread.h")
 
 have_func("rb_io_descriptor", "ruby/io.h")
 have_func("rb_gc_adjust_memory_usage", "ruby.h")

@@ -27,7 +27,6 @@
 # does the same from code.
 require "heapscope"
 require "tmpdir"
-require "zlib" # loaded now, not in the signal handler's thread
 
 module Heapscope
   module Auto

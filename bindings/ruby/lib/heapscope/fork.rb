@@ -76,7 +76,7 @@ module Heapscope
         [r, w].each { |io| io.close if io && !io.closed? }
       end
 
-      # Write the dump to +tmp+ (gzip: through Zlib) in the child.
+      # Write the dump to +tmp+ (gzip: by a native thread, see dump_gzip) in the child.
       def write(tmp, gzip:, gc:)
         with_child(gc, -> { Heapscope._write_dump(tmp, gzip) }, nil) { nil }
         tmp

@@ -123,20 +123,27 @@ module Heapscope
       nil
     end
 
+    # dump_all into a pipe whose read end a native thread (GzipSink, not a
+    # Ruby thread) gzips into +tmp+.  A Ruby reader would read(2) into a
+    # Ruby String without the GVL while dump_all, waiting on the full pipe,
+    # escapes that same String into the dump: a line of raw bytes now and
+    # then.  The native thread touches no Ruby object.
     def dump_gzip(tmp)
-      require "zlib"
       r, w = IO.pipe
-      writer = Thread.new do
-        Zlib::GzipWriter.open(tmp) { |gz| IO.copy_stream(r, gz) }
-      ensure
-        r.close
-      end
       begin
-        ObjectSpace.dump_all(output: w)
+        sink = Native::GzipSink.start(r, tmp)
+        r.close
+        begin
+          ObjectSpace.dump_all(output: w)
+        rescue Errno::EPIPE
+          nil # the sink stopped reading; #finish raises its error
+        end
+        close_quietly(w) # EOF for the sink
+        sink.finish
       ensure
+        close_quietly(r)
         close_quietly(w)
       end
-      writer.value
     end
   end
 end
