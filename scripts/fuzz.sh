@@ -11,14 +11,14 @@
 #            an hour in all; tests/fuzz/README.md keeps the results)
 #   SECONDS  per target, default 60
 #   TARGET   fuzz_parse, fuzz_gzip, fuzz_line, fuzz_index, fuzz_blocks, fuzz_budget
-#            (default: all,
-#            in turn)
+#            (default: all; one after another, or FUZZ_JOBS at a time)
 #
 # Environment:
 #   FUZZ_BUILD  build directory (default build-fuzz; configured if missing)
 #   FUZZ_WORK   scratch directory (default: a new mktemp -d); it keeps, per
 #               target, corpus/ (seeds + what the run found), artifacts/
 #               (crash-*, leak-*, timeout-*, oom-* reproducers) and fuzz.log
+#   FUZZ_JOBS   targets fuzzed at a time (default 1); scripts/test.sh uses 2
 #   FUZZ_ARGS   extra libFuzzer flags, after the script's own (a repeated
 #               flag wins), e.g. "-entropic=1" or "-jobs=2 -workers=2"
 #
@@ -41,6 +41,11 @@ main() {
   REAL=0
   if [ "${1:-}" = --real ]; then REAL=1; shift; fi
   SECS=${1:-60}
+  JOBS=${FUZZ_JOBS:-1}
+  if ! [[ "$JOBS" =~ ^[1-9][0-9]*$ ]]; then
+    echo "fuzz: FUZZ_JOBS must be a positive number, not '$JOBS'" >&2
+    exit 2
+  fi
   if [ $# -gt 0 ]; then shift; fi
   if ! [[ "$SECS" =~ ^[0-9]+$ ]] || [ "$SECS" -eq 0 ]; then
     echo "usage: scripts/fuzz.sh [--real] [SECONDS] [fuzz_parse|fuzz_gzip|fuzz_line|fuzz_index|fuzz_blocks|fuzz_budget ...]" >&2
@@ -118,10 +123,10 @@ main() {
     done
   }
 
-  status=0
-  summary=()
-  for t in "${TARGETS[@]}"; do
-    dir="$WORK/$t"
+  # One target's run; its summary line goes to $WORK/<target>/result and
+  # its exit status says whether it found anything.
+  run_target() {
+    local t=$1 dir="$WORK/$1" rc found last execs speed cov ft corp line
     mkdir -p "$dir/corpus" "$dir/artifacts"
     seed "tests/fuzz/corpus/$t" "$dir/corpus"
     if [ "$t" != fuzz_parse ] && [ "$t" != fuzz_index ]; then
@@ -146,12 +151,35 @@ main() {
     corp=$(sed -n 's/.* corp: \([0-9]*\/[0-9a-zA-Z]*\).*/\1/p' <<<"$last")
     line="$t: ${execs:-?} execs, ${speed:-?} exec/s, cov ${cov:-?}, ft ${ft:-?}, corpus ${corp:-?}"
     if [ "$rc" -ne 0 ] || [ "$found" -gt 0 ]; then
-      status=1
       line="$line: FOUND $found reproducer(s) in $dir/artifacts (exit $rc)"
       grep -E -m1 -A12 'ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error|invariant violated' \
         "$dir/fuzz.log" >&2 || tail -n 30 "$dir/fuzz.log" >&2
+      rc=1
     fi
     echo "fuzz: $line"
+    echo "$line" >"$dir/result"
+    return "$rc"
+  }
+
+  # FUZZ_JOBS targets at a time (each libFuzzer run uses one core)
+  status=0
+  for t in "${TARGETS[@]}"; do
+    if [ "$JOBS" -gt 1 ]; then
+      while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n || true; done
+      run_target "$t" &
+    else
+      run_target "$t" || true
+    fi
+  done
+  wait
+  summary=()
+  for t in "${TARGETS[@]}"; do
+    if [ -f "$WORK/$t/result" ]; then
+      line=$(cat "$WORK/$t/result")
+    else
+      line="$t: no result (the run did not finish)"
+    fi
+    case "$line" in *FOUND*|*"no result"*) status=1 ;; esac
     summary+=("$line")
   done
 

@@ -1,22 +1,41 @@
 #!/usr/bin/env bash
 # Run every test.  Usage: scripts/test.sh [--quick]
-#   1. normal build: all suites (unit, api, workloads, versions: Ruby 3.1
-#      native and ruby.wasm 3.2..head, timeline, report, abi, ...; corpus
-#      vs reference.py when ../shared/corpus is there), and the Ruby
-#      binding's tests; heapscope check on a passing and a failing budget
-#   2. a fresh clone: a copy of the repository with no ../shared beside it
+#   1. normal build: all meson suites (unit, api, workloads, versions: Ruby
+#      3.1 native and ruby.wasm 3.2..head, timeline, report, abi, ...;
+#      corpus vs reference.py when ../shared/corpus is there); heapscope
+#      check on a passing and a failing budget.  --quick stops here.
+#   2. the Ruby binding: gem built, installed linked to build/ (whole
+#      minitest suite, examples) and from its vendored sources (the tests
+#      that go through the library: bindings/ruby/test.sh)
+#   3. a fresh clone: a copy of the repository with no ../shared beside it
 #      runs the quick start and `scripts/test.sh --quick`; every test but
 #      the corpus-only ones must pass there (scripts/fresh-clone-check.sh)
-#   3. valgrind memcheck over the unit and API suites (zero leaks, no errors)
-#   4. ASan+UBSan build (zlib only, no ISA-L): all suites
-#   5. ThreadSanitizer build: the concurrency test
-#   6. bounded fuzzing: each libFuzzer target for $HEAPSCOPE_FUZZ_SECONDS
-#      (default 60) under ASan+UBSan (scripts/fuzz.sh)
-# --quick runs step 1 only.
+#   4. valgrind memcheck over the unit and API suites (zero leaks, no errors)
+#   5. ASan+UBSan build (zlib only, no ISA-L): all suites
+#   6. ThreadSanitizer build: the concurrency test
+#   7. bounded fuzzing: each libFuzzer target for $HEAPSCOPE_FUZZ_SECONDS
+#      (default 60), two targets at a time, under ASan+UBSan
+#      (scripts/fuzz.sh; long campaigns are its own command)
+# Each step prints how long it took, and the run ends with the list.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+t_run=$(date +%s)
+t_step=$t_run
+times=()
+step_end() {
+  if [ -n "${cur:-}" ]; then times+=("$(printf '%5d s  %s' $(($(date +%s) - t_step)) "$cur")"); fi
+  t_step=$(date +%s)
+}
+step() { step_end; cur=$*; printf '\n== %s\n' "$*"; }
+finish() {
+  step_end
+  printf '\n== time by step\n'
+  printf '  %s\n' "${times[@]}"
+  printf '  %5d s  in all\n' $(($(date +%s) - t_run))
+}
+
+step "setup: packages and build/ (scripts/setup.sh)"
 scripts/setup.sh build
-step() { printf '\n== %s\n' "$*"; }
 
 step "tests (build/)"
 meson test -C build --print-errorlogs --num-processes 2
@@ -31,9 +50,10 @@ if [ "$rc" -ne 1 ]; then
   exit 1
 fi
 
+if [ "${1:-}" = "--quick" ]; then finish; exit 0; fi
+
 step "Ruby binding: gem build + install against build/, minitest, examples"
 HEAPSCOPE_BUILD=build bindings/ruby/test.sh
-[ "${1:-}" = "--quick" ] && exit 0
 
 step "a fresh clone without ../shared: quick start and quick tests (scripts/fresh-clone-check.sh)"
 scripts/fresh-clone-check.sh
@@ -70,5 +90,6 @@ TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 HEAPSCOPE_STRESS=0.25 \
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
   meson test -C build-tsan --print-errorlogs --no-rebuild unit-blocks
 
-step "bounded fuzzing (${HEAPSCOPE_FUZZ_SECONDS:-60} s per target, clang, ASan+UBSan)"
-scripts/fuzz.sh "${HEAPSCOPE_FUZZ_SECONDS:-60}"
+step "bounded fuzzing (${HEAPSCOPE_FUZZ_SECONDS:-60} s per target, two at a time, clang, ASan+UBSan)"
+FUZZ_JOBS=2 scripts/fuzz.sh "${HEAPSCOPE_FUZZ_SECONDS:-60}"
+finish
