@@ -111,3 +111,37 @@ module Fixtures
     p
   end
 end
+
+# Interrupting a long native call (a writer, a timeline fold) that runs
+# without the GVL: Thread#raise must stop it early, not when it ends.
+module InterruptCheck
+  # Runs the block on a thread, raises Interrupt in it after a tenth of
+  # +full+ (the seconds a whole call takes), and returns [exception,
+  # seconds from the raise until the thread ended].  A call that ignored
+  # the interrupt ends about 0.9 * full after it; one that stops takes a
+  # moment, which a loaded machine can stretch (CI once: 0.27 s of a
+  # 0.41 s write), so the measurement is taken up to +tries+ times, until
+  # one is under full / 2: a call that ignores interrupts fails them all.
+  def assert_interrupt_stops(full, what, tries: 3, &block)
+    lags = []
+    error = nil
+    tries.times do
+      started = Queue.new
+      th = Thread.new do
+        Thread.current.report_on_exception = false
+        started << true
+        block.call
+      end
+      started.pop
+      sleep full / 10
+      t0 = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+      th.raise(Interrupt, "stop the #{what}")
+      error = assert_raises(Interrupt) { th.value }
+      lags << Process.clock_gettime(Process::CLOCK_MONOTONIC) - t0
+      break if lags.last < full / 2
+    end
+    assert_operator lags.min, :<, full / 2,
+                    "the #{what} ran on after the interrupt (whole: #{full} s; after the interrupt: #{lags})"
+    error
+  end
+end

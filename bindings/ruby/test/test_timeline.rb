@@ -12,6 +12,7 @@ require "open3"
 # `heapscope` command prints for the same dumps and options (the CLI from
 # HEAPSCOPE_CLI; those tests skip without it).
 class TestTimeline < Minitest::Test
+  include InterruptCheck
   WORKLOAD = File.expand_path("../../../examples/workloads/timeline_series.rb", __dir__)
 
   def self.fixture
@@ -241,19 +242,7 @@ class TestTimeline < Minitest::Test
     t0 = Process.clock_gettime(Process::CLOCK_MONOTONIC)
     whole = Heapscope.timeline(paths, order: :given, threads: 1).report(format: :json, top: nil)
     full = Process.clock_gettime(Process::CLOCK_MONOTONIC) - t0
-    started = Queue.new
-    th = Thread.new do
-      Thread.current.report_on_exception = false
-      started << true
-      Heapscope.timeline(paths, order: :given, threads: 1)
-    end
-    started.pop
-    sleep full / 10
-    t0 = Process.clock_gettime(Process::CLOCK_MONOTONIC)
-    th.raise(Interrupt, "stop the timeline")
-    assert_raises(Interrupt) { th.value }
-    after = Process.clock_gettime(Process::CLOCK_MONOTONIC) - t0
-    assert_operator after, :<, full / 2, "the fold ran on after the interrupt (whole: #{full} s)"
+    assert_interrupt_stops(full, "fold") { Heapscope.timeline(paths, order: :given, threads: 1) }
     skip "no GC.compact" unless GC.respond_to?(:compact)
     compacted = 0
     tl = Heapscope.timeline(paths.map(&:dup), order: :given,
