@@ -1,7 +1,8 @@
 /*
  * api_sink.h - an in-memory hscope_write_fn for the API tests (test_html.c,
- * test_report.c): what a writer writes, in one growing NUL-terminated
- * buffer, with a count of the calls and an optional failing call.
+ * test_report.c, test_timeline.c, test_waste.c): what a writer writes, in
+ * one growing NUL-terminated buffer, with a count of the calls and an
+ * optional failing call.
  */
 #ifndef HSCOPE_TESTS_API_SINK_H
 #define HSCOPE_TESTS_API_SINK_H
