@@ -90,25 +90,11 @@ hscope_cli_grouped(uint64_t v, char *buf, size_t n)
 }
 
 /* The library is asked, so that no list of its keys is kept here to drift
- * from it: a tally of a one-line heap fails with HSCOPE_ERR_UNSUPPORTED
- * exactly when `by` is not a tally key (hscope_tally_compute()).  When the
- * question cannot be asked (no memory for the heap), the key is let
- * through: the command's own tally then refuses a bad one, in the
- * library's words. */
+ * from it. */
 int
 hscope_cli_valid_key(const char *by)
 {
-    static const char one_root[] = "{\"type\":\"ROOT\",\"root\":\"vm\",\"references\":[]}\n";
-    hscope_heap_t *h = NULL;
-    hscope_tally_t *t = NULL;
-    if (!by)
-        return 0;
-    if (hscope_heap_open_memory(&h, one_root, sizeof(one_root) - 1, NULL, NULL) != HSCOPE_OK)
-        return 1;
-    hscope_status st = hscope_tally_compute(&t, h, by, NULL, NULL);
-    hscope_tally_free(t);
-    hscope_heap_free(h);
-    return st != HSCOPE_ERR_UNSUPPORTED;
+    return hscope_tally_key_valid(by);
 }
 
 int
