@@ -68,7 +68,7 @@ option(void *ctx, int argc, char **argv, int *i)
 {
     ex_args *a = ctx;
     const char *o = argv[*i], *v = *i + 1 < argc ? argv[*i + 1] : NULL;
-    int r = hscope_cli_by_order_option(argc, argv, i, usage_export, NULL, &a->eo.order, NULL);
+    int r = hscope_cli_by_order_option(argc, argv, i, usage_export, NULL, &a->eo.order);
     if (r || (strcmp(o, "--format") && strcmp(o, "--out") && strcmp(o, "--first-id")))
         return r;
     if (!v)

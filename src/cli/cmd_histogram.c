@@ -47,7 +47,7 @@ option(void *ctx, int argc, char **argv, int *i)
         a->to.flags &= ~HSCOPE_TALLY_SKIP_DUMPER;
         return 1;
     }
-    int r = hscope_cli_by_order_option(argc, argv, i, usage_histogram, &a->by, NULL, NULL);
+    int r = hscope_cli_by_order_option(argc, argv, i, usage_histogram, &a->by, NULL);
     if (r || (strcmp(o, "--sort") && strcmp(o, "--svg")))
         return r;
     if (!v)

@@ -76,9 +76,7 @@ option(void *ctx, int argc, char **argv, int *i)
             a->ho.flags |= flags[k].flag;
             return 1;
         }
-    /* report's own wording for a bad RULE, as it has always been */
-    int r = hscope_cli_by_order_option(argc, argv, i, usage_report, &a->ho.by, &a->ho.order,
-                                       "--order: auto, name, mtime or given, not '%s'");
+    int r = hscope_cli_by_order_option(argc, argv, i, usage_report, &a->ho.by, &a->ho.order);
     if (r || (strcmp(o, "--out") && strcmp(o, "-o")))
         return r;
     if (!v)

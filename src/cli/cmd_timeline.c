@@ -80,8 +80,7 @@ option(tl_args *a, int argc, char **argv, int *i)
         a->to.flags |= HSCOPE_TIMELINE_KEEP_DUMPER;
         return 1;
     }
-    int r = hscope_cli_by_order_option(argc, argv, i, usage_timeline, &a->to.by, &a->to.order,
-                                       NULL);
+    int r = hscope_cli_by_order_option(argc, argv, i, usage_timeline, &a->to.by, &a->to.order);
     if (r || (strcmp(o, "--metric") && strcmp(o, "--svg")))
         return r;
     if (!v)

@@ -141,7 +141,7 @@ hscope_cli_parse_order(const char *v, int32_t *order)
 
 int
 hscope_cli_by_order_option(int argc, char **argv, int *i, const char *usage,
-                           const char **by, int32_t *order, const char *order_error)
+                           const char **by, int32_t *order)
 {
     const char *o = argv[*i];
     int is_by = by && strcmp(o, "--by") == 0;
@@ -155,9 +155,8 @@ hscope_cli_by_order_option(int argc, char **argv, int *i, const char *usage,
             return hscope_cli_usage_error(usage, "unknown --by key '%s'", v);
         *by = v;
     } else if (hscope_cli_parse_order(v, order) != 0) {
-        return hscope_cli_usage_error(usage, order_error ? order_error
-                                      : "--order: expected auto, name, mtime or given, "
-                                        "not '%s'", v);
+        return hscope_cli_usage_error(usage, "--order: expected auto, name, mtime or given, "
+                                             "not '%s'", v);
     }
     return 1;
 }

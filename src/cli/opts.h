@@ -98,11 +98,10 @@ int hscope_cli_parse_order(const char *v, int32_t *order);
  * more dumps, at argv[*i]: 1 taken (the value in *by or *order, *i past
  * it), 0 not one of them or one the command has not (`by` or `order`
  * NULL), or HSCOPE_CLI_EXIT_USAGE after saying why with `usage`.
- * `order_error` is the message for a bad RULE (a format with one %s);
- * NULL: "--order: expected auto, name, mtime or given, not '%s'".
+ * Every command says the same of a bad value.
  */
 int hscope_cli_by_order_option(int argc, char **argv, int *i, const char *usage,
-                               const char **by, int32_t *order, const char *order_error);
+                               const char **by, int32_t *order);
 
 /* Print the usage text and the shared options on stdout if argv has -h or
  * --help before "--"; returns 1 then. */
