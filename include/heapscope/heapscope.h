@@ -610,6 +610,14 @@ typedef struct hscope_tally_options {
 HSCOPE_API void hscope_tally_options_init(hscope_tally_options *opts);
 
 /**
+ * Whether `key` is a tally key: 1 if hscope_tally_compute() and every other
+ * call that takes one (hscope_diff_tally(), the timeline, the HTML report,
+ * hscope_domtree_tally()) accept it, 0 if not or NULL.  Front ends ask this
+ * rather than keep a list of their own.  Since 0.2.
+ */
+HSCOPE_API int hscope_tally_key_valid(const char *key);
+
+/**
  * Compute a tally of `heap` by `key`.  The tally holds a reference on the
  * heap.  HSCOPE_ERR_UNSUPPORTED for an unknown key.
  */

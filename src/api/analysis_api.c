@@ -53,6 +53,12 @@ hscope_domtree_tally(hscope_tally_t **out, hscope_domtree_t *tree, const char *k
     return st;
 }
 
+HSCOPE_API int
+hscope_tally_key_valid(const char *key)
+{
+    return key && hscope__tally_key(key) >= 0;
+}
+
 HSCOPE_API hscope_status
 hscope_suspects_compute(hscope_suspects_t **out, hscope_diff_t *diff,
                         const hscope_dom_options *opts, hscope_error *uerr)

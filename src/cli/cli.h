@@ -72,7 +72,8 @@ void hscope_cli_warn_damage(const char *path, const hscope_load_stats *s,
 void hscope_cli_warn_heap_damage(const char *path, const hscope_heap_t *h);
 void hscope_cli_warn_tally_damage(const char *path, const hscope_tally_t *t);
 
-/* The tally keys timeline/histogram/export accept. */
+/* 1 when `by` is a tally key, as the library decides (hscope_tally_compute
+ * refuses any other with HSCOPE_ERR_UNSUPPORTED); else 0. */
 int hscope_cli_valid_key(const char *by);
 
 /* hscope_write_fn to standard output. */

@@ -66,12 +66,11 @@ typedef struct ex_args {
 static int
 option(void *ctx, int argc, char **argv, int *i)
 {
-    static const char *const orders[] = { "auto", "name", "mtime", "given" };
     ex_args *a = ctx;
     const char *o = argv[*i], *v = *i + 1 < argc ? argv[*i + 1] : NULL;
-    if (strcmp(o, "--format") && strcmp(o, "--out") && strcmp(o, "--first-id") &&
-        strcmp(o, "--order"))
-        return 0;
+    int r = hscope_cli_by_order_option(argc, argv, i, usage_export, NULL, &a->eo.order);
+    if (r || (strcmp(o, "--format") && strcmp(o, "--out") && strcmp(o, "--first-id")))
+        return r;
     if (!v)
         return hscope_cli_usage_error(usage_export, "%s needs a value", o);
     ++*i;
@@ -83,18 +82,10 @@ option(void *ctx, int argc, char **argv, int *i)
                        : v[0] == 'j' ? HSCOPE_FORMAT_JSONL : HSCOPE_FORMAT_HEAPSNAPSHOT;
     } else if (strcmp(o, "--out") == 0) {
         a->out = v;
-    } else if (strcmp(o, "--first-id") == 0) {
+    } else {
         if (hscope_cli_parse_size(v, &a->eo.first_id) != 0 || a->eo.first_id == 0 ||
             a->eo.first_id > 1000000000u)
             return hscope_cli_usage_error(usage_export, "--first-id needs a number from 1 to 10^9%s", "");
-    } else {
-        int32_t k = 0;
-        while (k < 4 && strcmp(v, orders[k]))
-            k++;
-        if (k == 4)
-            return hscope_cli_usage_error(usage_export,
-                                          "--order: expected auto, name, mtime or given, not '%s'", v);
-        a->eo.order = k; /* HSCOPE_ORDER_AUTO .. _GIVEN */
     }
     return 1;
 }

@@ -47,16 +47,13 @@ option(void *ctx, int argc, char **argv, int *i)
         a->to.flags &= ~HSCOPE_TALLY_SKIP_DUMPER;
         return 1;
     }
-    if (strcmp(o, "--by") && strcmp(o, "--sort") && strcmp(o, "--svg"))
-        return 0;
+    int r = hscope_cli_by_order_option(argc, argv, i, usage_histogram, &a->by, NULL);
+    if (r || (strcmp(o, "--sort") && strcmp(o, "--svg")))
+        return r;
     if (!v)
         return hscope_cli_usage_error(usage_histogram, "%s needs a value", o);
     ++*i;
-    if (strcmp(o, "--by") == 0) {
-        if (!hscope_cli_valid_key(v))
-            return hscope_cli_usage_error(usage_histogram, "unknown --by key '%s'", v);
-        a->by = v;
-    } else if (strcmp(o, "--sort") == 0) {
+    if (strcmp(o, "--sort") == 0) {
         if (strcmp(v, "memsize") && strcmp(v, "count"))
             return hscope_cli_usage_error(usage_histogram,
                                           "--sort: expected memsize or count, not '%s'", v);

@@ -76,22 +76,13 @@ option(void *ctx, int argc, char **argv, int *i)
             a->ho.flags |= flags[k].flag;
             return 1;
         }
-    if (strcmp(o, "--out") && strcmp(o, "-o") && strcmp(o, "--by") && strcmp(o, "--order"))
-        return 0;
+    int r = hscope_cli_by_order_option(argc, argv, i, usage_report, &a->ho.by, &a->ho.order);
+    if (r || (strcmp(o, "--out") && strcmp(o, "-o")))
+        return r;
     if (!v)
         return hscope_cli_usage_error(usage_report, "%s needs a value", o);
     ++*i;
-    if (strcmp(o, "--by") == 0) {
-        if (!hscope_cli_valid_key(v))
-            return hscope_cli_usage_error(usage_report, "unknown --by key '%s'", v);
-        a->ho.by = v;
-    } else if (strcmp(o, "--order") == 0) {
-        if (hscope_cli_parse_order(v, &a->ho.order) != 0)
-            return hscope_cli_usage_error(usage_report,
-                                          "--order: auto, name, mtime or given, not '%s'", v);
-    } else {
-        a->out = v;
-    }
+    a->out = v;
     return 1;
 }
 

@@ -80,25 +80,19 @@ option(tl_args *a, int argc, char **argv, int *i)
         a->to.flags |= HSCOPE_TIMELINE_KEEP_DUMPER;
         return 1;
     }
-    if (strcmp(o, "--by") && strcmp(o, "--metric") && strcmp(o, "--svg") && strcmp(o, "--order"))
-        return 0;
+    int r = hscope_cli_by_order_option(argc, argv, i, usage_timeline, &a->to.by, &a->to.order);
+    if (r || (strcmp(o, "--metric") && strcmp(o, "--svg")))
+        return r;
     if (!v)
         return hscope_cli_usage_error(usage_timeline, "%s needs a value", o);
     ++*i;
-    if (strcmp(o, "--by") == 0) {
-        if (!hscope_cli_valid_key(v))
-            return hscope_cli_usage_error(usage_timeline, "unknown --by key '%s'", v);
-        a->to.by = v;
-    } else if (strcmp(o, "--metric") == 0) {
+    if (strcmp(o, "--metric") == 0) {
         if (strcmp(v, "memsize") && strcmp(v, "count"))
             return hscope_cli_usage_error(usage_timeline,
                                           "--metric: expected memsize or count, not '%s'", v);
         a->to.metric = v[0] == 'c' ? HSCOPE_METRIC_COUNT : HSCOPE_METRIC_MEMSIZE;
-    } else if (strcmp(o, "--svg") == 0) {
+    } else {
         a->svg = v;
-    } else if (hscope_cli_parse_order(v, &a->to.order) != 0) {
-        return hscope_cli_usage_error(usage_timeline,
-                                      "--order: expected auto, name, mtime or given, not '%s'", v);
     }
     return 1;
 }

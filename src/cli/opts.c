@@ -140,6 +140,28 @@ hscope_cli_parse_order(const char *v, int32_t *order)
 }
 
 int
+hscope_cli_by_order_option(int argc, char **argv, int *i, const char *usage,
+                           const char **by, int32_t *order)
+{
+    const char *o = argv[*i];
+    int is_by = by && strcmp(o, "--by") == 0;
+    if (!is_by && !(order && strcmp(o, "--order") == 0))
+        return 0;
+    if (*i + 1 >= argc)
+        return hscope_cli_usage_error(usage, "%s needs a value", o);
+    const char *v = argv[++*i];
+    if (is_by) {
+        if (!hscope_cli_valid_key(v))
+            return hscope_cli_usage_error(usage, "unknown --by key '%s'", v);
+        *by = v;
+    } else if (hscope_cli_parse_order(v, order) != 0) {
+        return hscope_cli_usage_error(usage, "--order: expected auto, name, mtime or given, "
+                                             "not '%s'", v);
+    }
+    return 1;
+}
+
+int
 hscope_cli_help(int argc, char **argv, const char *usage)
 {
     for (int i = 2; i < argc; i++) {

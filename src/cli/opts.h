@@ -92,6 +92,17 @@ int hscope_cli_parse_args(hscope_cli_opts *o, hscope_cli_args *a, int argc, char
  * anything else. */
 int hscope_cli_parse_order(const char *v, int32_t *order);
 
+/*
+ * --by KEY (a tally key, hscope_cli_valid_key()) and --order RULE
+ * (hscope_cli_parse_order()), the options of the commands over one or
+ * more dumps, at argv[*i]: 1 taken (the value in *by or *order, *i past
+ * it), 0 not one of them or one the command has not (`by` or `order`
+ * NULL), or HSCOPE_CLI_EXIT_USAGE after saying why with `usage`.
+ * Every command says the same of a bad value.
+ */
+int hscope_cli_by_order_option(int argc, char **argv, int *i, const char *usage,
+                               const char **by, int32_t *order);
+
 /* Print the usage text and the shared options on stdout if argv has -h or
  * --help before "--"; returns 1 then. */
 int hscope_cli_help(int argc, char **argv, const char *usage);

@@ -827,6 +827,29 @@ test_tally_keys(void **state)
     free(text);
 }
 
+/* hscope_tally_key_valid says yes exactly where hscope_tally_compute does. */
+static void
+test_tally_key_valid(void **state)
+{
+    fx *f = *state;
+    static const char *const good[] = { "type", "class", "file", "file:line", "file:line:class",
+                                        "method", "generation", "gem" };
+    static const char *const bad[] = { "", "Type", "colour", "file:", "file:line:", "line",
+                                       "class ", " class", "file:class", "gems" };
+    for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+        hscope_tally_t *t = NULL;
+        assert_int_equal(hscope_tally_key_valid(good[i]), 1);
+        assert_int_equal(hscope_tally_compute(&t, f->h, good[i], NULL, NULL), HSCOPE_OK);
+        hscope_tally_free(t);
+    }
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        hscope_tally_t *t = NULL;
+        assert_int_equal(hscope_tally_key_valid(bad[i]), 0);
+        assert_int_equal(hscope_tally_compute(&t, f->h, bad[i], NULL, NULL), HSCOPE_ERR_UNSUPPORTED);
+    }
+    assert_int_equal(hscope_tally_key_valid(NULL), 0);
+}
+
 static void
 test_tally_errors(void **state)
 {
@@ -1402,6 +1425,7 @@ main(void)
         A(test_sources),
         cmocka_unit_test(test_io_errors),
         cmocka_unit_test(test_tally_keys),
+        A(test_tally_key_valid),
         A(test_tally_errors),
         A(test_tally_options_tail),
         cmocka_unit_test(test_tally_outlives_heap),

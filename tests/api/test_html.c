@@ -18,6 +18,8 @@
 
 #include <heapscope/heapscope.h>
 
+#include "api_sink.h"
+
 /*
  * Three dumps of one "process".  A: the holder 0x1000 (an Array at
  * app/cache.rb:4, held by the vm root) and an unrelated String 0x9000.
@@ -62,30 +64,6 @@ static const char dump_c[] =
     "{\"type\":\"ROOT\",\"root\":\"vm\",\"references\":[\"0x1000\",\"0x9000\",\"0x7000\","
     "\"0x7040\",\"0x7080\",\"0x70c0\"]}\n" CLASSES HOLDER_FULL LEAKS
     DUP("0x7000") DUP("0x7040") DUP("0x7080") DUP("0x70c0");
-
-typedef struct sink {
-    char *p;
-    size_t len, cap;
-    int calls, fail_after; /* fail_after > 0: the n-th call fails */
-} sink;
-
-static int32_t
-collect(void *ud, const char *data, uint64_t len)
-{
-    sink *s = ud;
-    s->calls++;
-    if (s->fail_after && s->calls >= s->fail_after)
-        return -1;
-    if (s->len + len + 1 > s->cap) {
-        s->cap = (s->len + (size_t)len + 1) * 2;
-        s->p = realloc(s->p, s->cap);
-        assert_non_null(s->p);
-    }
-    memcpy(s->p + s->len, data, (size_t)len);
-    s->len += (size_t)len;
-    s->p[s->len] = '\0';
-    return 0;
-}
 
 static char dir[64];
 static char paths[3][96];

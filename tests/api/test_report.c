@@ -18,6 +18,8 @@
 
 #include <heapscope/heapscope.h>
 
+#include "api_sink.h"
+
 /*
  * The fixture.  Object ids in dump order: 0 0x2000 Class, 1 0x1000
  * PostsController (class Class), 2 0x4000 Hash, 3 0x3000 a Hash, 4 0x6000
@@ -47,29 +49,6 @@ static const char fixture[] =
 /* ------------------------------------------------------------------ */
 /* helpers                                                             */
 /* ------------------------------------------------------------------ */
-
-typedef struct sink {
-    char *p;
-    size_t len, cap;
-    int calls, fail_after; /* fail_after > 0: the n-th call fails */
-} sink;
-
-static int32_t
-collect(void *ud, const char *data, uint64_t len)
-{
-    sink *s = ud;
-    if (s->fail_after && ++s->calls >= s->fail_after)
-        return -1;
-    if (s->len + len + 1 > s->cap) {
-        s->cap = (s->len + (size_t)len + 1) * 2;
-        s->p = realloc(s->p, s->cap);
-        assert_non_null(s->p);
-    }
-    memcpy(s->p + s->len, data, (size_t)len);
-    s->len += (size_t)len;
-    s->p[s->len] = '\0';
-    return 0;
-}
 
 static hscope_heap_t *
 load_text(const char *text, uint32_t flags)

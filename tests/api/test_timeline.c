@@ -19,6 +19,8 @@
 
 #include <heapscope/heapscope.h>
 
+#include "api_sink.h"
+
 /* ------------------------------------------------------------------ */
 /* dumps with known contents                                           */
 /* ------------------------------------------------------------------ */
@@ -97,28 +99,6 @@ free_paths(char **p, size_t n)
     }
 }
 
-/* A write function that collects the output in a string. */
-typedef struct sink {
-    char *p;
-    size_t len;
-    int fail_after;  /* > 0: fail on that call */
-    int calls;
-} sink;
-
-static int32_t
-collect(void *ud, const char *data, uint64_t len)
-{
-    sink *s = ud;
-    if (s->fail_after && ++s->calls >= s->fail_after)
-        return -1;
-    s->p = realloc(s->p, s->len + (size_t)len + 1);
-    assert_non_null(s->p);
-    memcpy(s->p + s->len, data, (size_t)len);
-    s->len += (size_t)len;
-    s->p[s->len] = '\0';
-    return 0;
-}
-
 static char *
 write_as(const hscope_timeline_t *tl, int32_t format, uint64_t top)
 {
@@ -126,7 +106,7 @@ write_as(const hscope_timeline_t *tl, int32_t format, uint64_t top)
     ro.format = format;
     ro.top = top;
     ro.flags = HSCOPE_REPORT_ASCII;
-    sink s = { NULL, 0, 0, 0 };
+    sink s = { 0 };
     hscope_error err = HSCOPE_ERROR_INIT;
     assert_int_equal(hscope_timeline_write(tl, &ro, collect, &s, &err), HSCOPE_OK);
     assert_non_null(s.p);
@@ -460,7 +440,7 @@ test_warnings_and_errors(void **state)
     /* a sink that fails: HSCOPE_ERR_IO */
     hscope_report_options ro = HSCOPE_REPORT_OPTIONS_INIT;
     ro.format = HSCOPE_FORMAT_JSON;
-    sink s = { NULL, 0, 1, 0 };
+    sink s = { .fail_after = 1 };
     hscope_error err = HSCOPE_ERROR_INIT;
     assert_int_equal(hscope_timeline_write(tl, &ro, collect, &s, &err), HSCOPE_ERR_IO);
     ro.format = HSCOPE_FORMAT_DOT;
@@ -642,7 +622,7 @@ test_export(void **state)
     }
     hscope_report_options ro = HSCOPE_REPORT_OPTIONS_INIT;
     ro.format = HSCOPE_FORMAT_JSON;
-    sink s = { NULL, 0, 0, 0 };
+    sink s = { 0 };
     assert_int_equal(hscope_export_write(ex, &ro, collect, &s, &err), HSCOPE_OK);
     assert_non_null(strstr(s.p, "{\"kind\":\"export\","));
     assert_non_null(strstr(s.p, "\"objects\":4,\"dump_id\":7,"));

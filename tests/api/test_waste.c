@@ -26,6 +26,8 @@
 
 #include <heapscope/heapscope.h>
 
+#include "api_sink.h"
+
 static char fixture[4096];
 
 static int
@@ -366,22 +368,6 @@ test_options(void **state)
 /* Writers                                                              */
 /* ------------------------------------------------------------------ */
 
-typedef struct sink {
-    char *p;
-    size_t len;
-} sink;
-
-static int32_t
-to_sink(void *ud, const char *data, uint64_t len)
-{
-    sink *s = ud;
-    s->p = realloc(s->p, s->len + len + 1);
-    memcpy(s->p + s->len, data, len);
-    s->len += len;
-    s->p[s->len] = '\0';
-    return 0;
-}
-
 static char *
 write_report(const hscope_waste_t *w, int32_t format, uint32_t flags)
 {
@@ -389,9 +375,9 @@ write_report(const hscope_waste_t *w, int32_t format, uint32_t flags)
     ro.format = format;
     ro.flags = flags;
     ro.top = HSCOPE_TOP_ALL;
-    sink s = { NULL, 0 };
+    sink s = { 0 };
     hscope_error err = HSCOPE_ERROR_INIT;
-    assert_int_equal(hscope_waste_write(w, &ro, to_sink, &s, &err), HSCOPE_OK);
+    assert_int_equal(hscope_waste_write(w, &ro, collect, &s, &err), HSCOPE_OK);
     assert_non_null(s.p);
     return s.p;
 }
@@ -430,10 +416,10 @@ test_writers(void **state)
     /* no CSV writer; bad arguments */
     hscope_report_options ro = HSCOPE_REPORT_OPTIONS_INIT;
     ro.format = HSCOPE_FORMAT_CSV;
-    sink s = { NULL, 0 };
+    sink s = { 0 };
     hscope_error err = HSCOPE_ERROR_INIT;
-    assert_int_equal(hscope_waste_write(w, &ro, to_sink, &s, &err), HSCOPE_ERR_UNSUPPORTED);
-    assert_int_equal(hscope_waste_write(NULL, NULL, to_sink, &s, &err), HSCOPE_ERR_INVALID_ARG);
+    assert_int_equal(hscope_waste_write(w, &ro, collect, &s, &err), HSCOPE_ERR_UNSUPPORTED);
+    assert_int_equal(hscope_waste_write(NULL, NULL, collect, &s, &err), HSCOPE_ERR_INVALID_ARG);
     assert_int_equal(hscope_waste_write(w, NULL, NULL, &s, &err), HSCOPE_ERR_INVALID_ARG);
     free(s.p);
     hscope_waste_free(w);
@@ -740,8 +726,8 @@ test_warnings(void **state)
     hscope_report_options ro = HSCOPE_REPORT_OPTIONS_INIT;
     ro.dump_names = names;
     ro.dump_name_count = 1;
-    sink s = { NULL, 0 };
-    assert_int_equal(hscope_waste_write(w, &ro, to_sink, &s, &err), HSCOPE_OK);
+    sink s = { 0 };
+    assert_int_equal(hscope_waste_write(w, &ro, collect, &s, &err), HSCOPE_OK);
     /* first, before the totals: the damage, no allocation sites */
     assert_ptr_equal(strstr(s.p, "warning: d.json: 1 of 3 lines skipped (bad_json 1)"), s.p);
     assert_non_null(strstr(s.p, "warning: no finding has an allocation site"));
@@ -749,13 +735,13 @@ test_warnings(void **state)
     free(s.p);
     s = (sink){ NULL, 0 };
     ro.flags = HSCOPE_REPORT_NO_WARNINGS;
-    assert_int_equal(hscope_waste_write(w, &ro, to_sink, &s, &err), HSCOPE_OK);
+    assert_int_equal(hscope_waste_write(w, &ro, collect, &s, &err), HSCOPE_OK);
     assert_null(strstr(s.p, "warning:"));
     free(s.p);
     s = (sink){ NULL, 0 };
     ro.flags = 0;
     ro.format = HSCOPE_FORMAT_JSON;
-    assert_int_equal(hscope_waste_write(w, &ro, to_sink, &s, &err), HSCOPE_OK);
+    assert_int_equal(hscope_waste_write(w, &ro, collect, &s, &err), HSCOPE_OK);
     assert_non_null(strstr(s.p, "\"warnings\":[{\"code\":\"skipped_lines\",\"message\":"
                                 "\"d.json: 1 of 3 lines skipped (bad_json 1)\"},"
                                 "{\"code\":\"no_tracing\","));

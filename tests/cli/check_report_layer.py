@@ -20,7 +20,9 @@ against an expectation computed here from the hand-made dumps:
   6. the shared options are accepted by every command that reads a dump
      (--no-index, -v, --threads, --no-progress, load options; --json and
      --top where the command has them), and --json/--top where it has not
-     are usage errors that say so.
+     are usage errors that say so;
+  7. --by KEY and --order RULE: each command's words for a bad or missing
+     value, and --order/--by where the command has not got it.
 
 Usage: HEAPSCOPE=/path/to/heapscope check_report_layer.py WORKDIR
 """
@@ -284,6 +286,32 @@ for cmd, opt, say in (("root", ["--top", "3"], "root has no --top"),
     p = run(cmd, *opt, *cmds[cmd][1], ok=None)
     check(p.returncode == 2 and say in p.err, "%s %s: usage error saying %r (exit %d: %r)" %
           (cmd, " ".join(opt), say, p.returncode, p.err.split("\n")[0]))
+
+# ---------------------- 7. --by KEY and --order RULE, one parser's words
+# (hscope_cli_by_order_option): what each command says of a bad or missing
+# value, word for word, and an option the command has not.
+EXP = "--order: expected auto, name, mtime or given, not 'sideways'"
+for args, say in ((["timeline", "--order", "sideways", A, B], EXP),
+                  (["export", "--format", "csv", "--out", J("ex"), "--order", "sideways", A], EXP),
+                  (["report", "-o", J("r.html"), "--order", "sideways", A, B], EXP),
+                  (["timeline", A, "--order"], "--order needs a value"),
+                  (["report", A, "--order"], "--order needs a value"),
+                  (["export", A, "--order"], "--order needs a value"),
+                  (["timeline", A, "--by"], "--by needs a value"),
+                  (["report", A, "--by"], "--by needs a value"),
+                  (["histogram", D, "--by"], "--by needs a value"),
+                  (["histogram", "--order", "name", D], "unknown option '--order'"),
+                  (["export", "--format", "csv", "--out", J("ex"), "--by", "class", A],
+                   "unknown option '--by'")):
+    p = run(*args, ok=None)
+    check(p.returncode == 2 and p.err.split("\n")[0] == "heapscope: " + say,
+          "%s: usage error %r (exit %d: %r)" % (" ".join(args[:1] + args[-2:]), say,
+                                               p.returncode, p.err.split("\n")[0]))
+for args in (["timeline", "--order", "given", "--by", "type", A, B, C],
+             ["report", "-o", J("r.html"), "--order", "given", "--by", "gem", A, B],
+             ["export", "--format", "csv", "--out", J("ex"), "--order", "mtime", A, B],
+             ["histogram", "--by", "class", D]):
+    run(*args)
 
 shutil.rmtree(WORK, ignore_errors=True)
 if failures:
