@@ -45,16 +45,41 @@ typedef struct slice {
     uint8_t set;
 } slice;
 
+/*
+ * One record as decoded.  lp_parse does not clear it whole (240 bytes on
+ * every line): rec_reset clears the presence flags and the fields read
+ * whether or not their key came on the line.  Every other field is written
+ * together with its flag and read only under it.  A new field read without
+ * such a flag belongs in the last group and in rec_reset.
+ */
 typedef struct rec {
+    /* each valid only when its .set (p, n, esc are written with it) */
     slice type, name, real_name, imemo, strct, node, file, method, root,
         value;
-    uint64_t addr, class_addr, line, gen, memsize, size, capacity, slot_size;
-    uint8_t has_addr, has_class, has_line, has_gen, has_refs, has_capacity,
+    /* each valid only when its has_ flag is set */
+    uint64_t addr, class_addr, line, gen, capacity, slot_size;
+    /* reset for every line */
+    uint64_t memsize, size;
+    uint8_t has_addr, has_class, has_line, has_gen, has_capacity,
         has_slot_size;
     uint8_t rare; /* HSCOPE__RARE_* */
     uint16_t top_flags, gc_flags;
     uint32_t unknown_keys;
 } rec;
+
+static inline void
+rec_reset(rec *r)
+{
+    r->type.set = r->name.set = r->real_name.set = r->imemo.set = 0;
+    r->strct.set = r->node.set = r->file.set = r->method.set = 0;
+    r->root.set = r->value.set = 0;
+    r->memsize = r->size = 0;
+    r->has_addr = r->has_class = r->has_line = r->has_gen = 0;
+    r->has_capacity = r->has_slot_size = 0;
+    r->rare = 0;
+    r->top_flags = r->gc_flags = 0;
+    r->unknown_keys = 0;
+}
 
 static inline int
 FAIL(hscope__lp *lp, const uint8_t *at, int reason, const char *msg)
@@ -805,12 +830,11 @@ opt_oid(hscope__lp *lp, const uint8_t *s, rec *r)
 }
 
 static const uint8_t *
-parse_refs(hscope__lp *lp, const uint8_t *s, rec *r)
+parse_refs(hscope__lp *lp, const uint8_t *s)
 {
     if (*s != '[') {
         if (is_null(s)) {
             lp->nrefs = 0;
-            r->has_refs = 0;
             return s + 4;
         }
         lp->why = NULL;
@@ -821,7 +845,6 @@ parse_refs(hscope__lp *lp, const uint8_t *s, rec *r)
         return NULL;
     }
     lp->nrefs = 0; /* a repeated key replaces the earlier list */
-    r->has_refs = 1;
     s = skip_ws(s + 1);
     if (*s == ']')
         return s + 1;
@@ -1051,7 +1074,7 @@ value_of(hscope__lp *lp, const uint8_t *s, rec *r, enum key key)
             r->has_class = 1;
         return s;
     case K_TYPE: return opt_string(lp, s, &r->type);
-    case K_REFERENCES: return parse_refs(lp, s, r);
+    case K_REFERENCES: return parse_refs(lp, s);
     case K_FILE: return opt_string(lp, s, &r->file);
     case K_LINE: return opt_uint(lp, s, &r->line, &r->has_line);
     case K_METHOD: return opt_string(lp, s, &r->method);
@@ -1277,7 +1300,7 @@ sink_details(hscope__lp *lp, const rec *r, hscope__objrec *o)
         o->has_value = 1;
     }
     o->has_capacity = r->has_capacity;
-    o->capacity = r->capacity;
+    o->capacity = r->has_capacity ? r->capacity : 0;
     o->slot_size = r->has_slot_size && r->slot_size <= UINT32_MAX ? (uint32_t)r->slot_size : 0;
     o->offset = lp->base + (uint64_t)(lp->line - lp->buf0);
     return HSCOPE_OK;
@@ -1467,7 +1490,7 @@ static int
 lp_parse(hscope__lp *lp, const uint8_t *s, const uint8_t **eol)
 {
     rec r;
-    memset(&r, 0, sizeof(r));
+    rec_reset(&r);
     lp->line = s;
     lp->nrefs = 0;
     lp->why = NULL;
