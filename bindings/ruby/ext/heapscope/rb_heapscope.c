@@ -452,32 +452,114 @@ heap_s_open_memory(VALUE klass, VALUE str, VALUE opts)
 }
 
 /* ------------------------------------------------------------------ */
-/* Loader: parse a pipe on a native thread (Heapscope.snapshot)       */
+/* pipe_thread: a plain pthread reading a pipe (Loader, GzipSink)     */
 /* ------------------------------------------------------------------ */
 
 /*
- * The snapshot writes ObjectSpace.dump_all into a pipe on the Ruby thread
- * (which keeps the GVL except while the pipe is full) while a plain
- * pthread - not a Ruby thread, so it never touches the Ruby heap being
- * dumped - parses the read end with hscope_heap_open_fd.  The dump never
- * exists as a whole, on disk or in memory.
+ * Heapscope.snapshot and Heapscope.dump(gzip: true) write
+ * ObjectSpace.dump_all into a pipe on the Ruby thread, which gives up the
+ * GVL whenever the pipe is full.  The read end is read by a plain pthread,
+ * not a Ruby thread: it never touches the Ruby heap being dumped.
  *
- * The state is shared by the thread and the Ruby object and freed by
- * whichever lets go last, so the Ruby object may be collected while the
- * thread still runs (an exception in dump_all): the thread then sees EOF
- * (the write end is closed by the caller's ensure) or the cancel flag, and
- * cleans up after itself.
+ * The thread reads its own dup of the read end.  Its state is shared by
+ * the thread and the Ruby object and freed by whichever lets go last, so
+ * the Ruby object may be collected while the thread still runs (an
+ * exception in dump_all): the thread then sees EOF (the write end is
+ * closed by the caller's ensure) or the cancel flag, and cleans up after
+ * itself.  A pipe_thread is the first member of each state.
  */
-typedef struct loader_state {
+typedef struct pipe_thread pipe_thread;
+struct pipe_thread {
     pthread_t tid;
-    int fd;                  /* our own dup of the read end */
+    int fd;                  /* our own dup of the read end, or -1 */
+    atomic_int cancel;
+    atomic_int refs;
+    int started, joined;
+    void (*destroy)(pipe_thread *); /* frees the whole state */
+};
+
+static void
+pipe_thread_init(pipe_thread *t, void (*destroy)(pipe_thread *))
+{
+    t->fd = -1;
+    atomic_init(&t->cancel, 0);
+    atomic_init(&t->refs, 1);
+    t->started = t->joined = 0;
+    t->destroy = destroy;
+}
+
+static void
+pipe_thread_release(pipe_thread *t)
+{
+    if (atomic_fetch_sub(&t->refs, 1) != 1)
+        return;
+    if (t->fd >= 0)
+        close(t->fd);
+    t->destroy(t);
+}
+
+/* On the thread, once it reads no more: close our end now, so that a
+ * writer still writing gets EPIPE instead of blocking on a pipe nobody
+ * reads. */
+static void
+pipe_thread_close(pipe_thread *t)
+{
+    close(t->fd);
+    t->fd = -1;
+}
+
+/* The Ruby object's dfree: a thread still running is told to stop and
+ * left to finish on its own. */
+static void
+pipe_thread_abandon(pipe_thread *t)
+{
+    if (t->started && !t->joined) {
+        atomic_store(&t->cancel, 1);
+        pthread_detach(t->tid);
+    }
+    pipe_thread_release(t);
+}
+
+/* Duplicate io's descriptor (made blocking; a larger pipe buffer where
+ * the system allows) and run fn(t) on a new thread.  Raises on failure;
+ * the state is then the Ruby object's alone.  The caller may close io at
+ * once. */
+static void
+pipe_thread_start(pipe_thread *t, VALUE io, void *(*fn)(void *))
+{
+    io = rb_io_get_io(io);
+    t->fd = fcntl(io_fd(io), F_DUPFD_CLOEXEC, 3);
+    if (t->fd < 0)
+        rb_sys_fail("dup");
+    int fl = fcntl(t->fd, F_GETFL);
+    if (fl >= 0 && (fl & O_NONBLOCK))
+        fcntl(t->fd, F_SETFL, fl & ~O_NONBLOCK);
+#ifdef F_SETPIPE_SZ
+    fcntl(t->fd, F_SETPIPE_SZ, 1 << 20); /* fewer wake-ups; best effort */
+#endif
+    atomic_store(&t->refs, 2);
+    int rc = pthread_create(&t->tid, NULL, fn, t);
+    if (rc != 0) {
+        atomic_store(&t->refs, 1);
+        errno = rc;
+        rb_sys_fail("pthread_create");
+    }
+    t->started = 1;
+    RB_GC_GUARD(io);
+}
+
+/* ------------------------------------------------------------------ */
+/* Loader: parse a pipe on a native thread (Heapscope.snapshot)       */
+/* ------------------------------------------------------------------ */
+
+/* The thread parses the read end with hscope_heap_open_fd: the dump never
+ * exists as a whole, on disk or in memory. */
+typedef struct loader_state {
+    pipe_thread t;           /* first */
     hscope_load_options opts;
     hscope_error err;
     hscope_status st;
     hscope_heap_t *heap;
-    atomic_int cancel;
-    atomic_int refs;
-    int started, joined;
 } loader_state;
 
 typedef struct rb_loader {
@@ -485,13 +567,10 @@ typedef struct rb_loader {
 } rb_loader;
 
 static void
-loader_state_release(loader_state *s)
+loader_destroy(pipe_thread *t)
 {
-    if (atomic_fetch_sub(&s->refs, 1) != 1)
-        return;
+    loader_state *s = (loader_state *)t;
     hscope_heap_free(s->heap);
-    if (s->fd >= 0)
-        close(s->fd);
     free(s);
 }
 
@@ -500,7 +579,7 @@ loader_progress(void *ud, uint64_t done, uint64_t total)
 {
     (void)done;
     (void)total;
-    return atomic_load(&((loader_state *)ud)->cancel);
+    return atomic_load(&((loader_state *)ud)->t.cancel);
 }
 
 static void *
@@ -509,12 +588,9 @@ loader_main(void *p)
     loader_state *s = p;
     s->opts.progress = loader_progress;
     s->opts.progress_user_data = s;
-    s->st = hscope_heap_open_fd(&s->heap, s->fd, &s->opts, &s->err);
-    /* Close our end now: if the load failed early, the writer gets EPIPE
-     * instead of blocking on a pipe nobody reads. */
-    close(s->fd);
-    s->fd = -1;
-    loader_state_release(s);
+    s->st = hscope_heap_open_fd(&s->heap, s->t.fd, &s->opts, &s->err);
+    pipe_thread_close(&s->t);
+    pipe_thread_release(&s->t);
     return NULL;
 }
 
@@ -522,14 +598,8 @@ static void
 loader_free(void *p)
 {
     rb_loader *l = p;
-    loader_state *s = l->s;
-    if (s) {
-        if (s->started && !s->joined) {
-            atomic_store(&s->cancel, 1);
-            pthread_detach(s->tid);
-        }
-        loader_state_release(s);
-    }
+    if (l->s)
+        pipe_thread_abandon(&l->s->t);
     xfree(l);
 }
 
@@ -557,31 +627,11 @@ loader_s_start(VALUE klass, VALUE io, VALUE opts)
     loader_state *s = calloc(1, sizeof(*s));
     if (!s)
         rb_memerror();
-    s->fd = -1;
-    atomic_init(&s->cancel, 0);
-    atomic_init(&s->refs, 1);
+    pipe_thread_init(&s->t, loader_destroy);
     hscope_error_init(&s->err);
     l->s = s;
     load_options_from(opts, &s->opts);
-    io = rb_io_get_io(io);
-    s->fd = fcntl(io_fd(io), F_DUPFD_CLOEXEC, 3);
-    if (s->fd < 0)
-        rb_sys_fail("dup");
-    int fl = fcntl(s->fd, F_GETFL);
-    if (fl >= 0 && (fl & O_NONBLOCK))
-        fcntl(s->fd, F_SETFL, fl & ~O_NONBLOCK);
-#ifdef F_SETPIPE_SZ
-    fcntl(s->fd, F_SETPIPE_SZ, 1 << 20); /* fewer wake-ups; best effort */
-#endif
-    atomic_store(&s->refs, 2);
-    int rc = pthread_create(&s->tid, NULL, loader_main, s);
-    if (rc != 0) {
-        atomic_store(&s->refs, 1);
-        errno = rc;
-        rb_sys_fail("pthread_create");
-    }
-    s->started = 1;
-    RB_GC_GUARD(io);
+    pipe_thread_start(&s->t, io, loader_main);
     return obj;
 }
 
@@ -598,7 +648,7 @@ loader_get(VALUE obj)
 static VALUE
 loader_cancel(VALUE self)
 {
-    atomic_store(&loader_get(self)->cancel, 1);
+    atomic_store(&loader_get(self)->t.cancel, 1);
     return self;
 }
 
@@ -612,8 +662,8 @@ static void *
 loader_join_nogvl(void *p)
 {
     join_args *j = p;
-    pthread_join(j->s->tid, NULL);
-    j->s->joined = 1;
+    pthread_join(j->s->t.tid, NULL);
+    j->s->t.joined = 1;
     j->target->heap = j->s->heap;
     j->s->heap = NULL;
     return NULL;
@@ -630,7 +680,7 @@ static void
 ubf_loader(void *p)
 {
     join_args *j = p;
-    atomic_store(&j->s->cancel, 1);
+    atomic_store(&j->s->t.cancel, 1);
     if (j->child > 0)
         kill(j->child, SIGKILL);
 }
@@ -647,7 +697,7 @@ loader_finish(int argc, VALUE *argv, VALUE self)
     VALUE into = argc > 0 ? argv[0] : Qnil;
     pid_t child = argc > 1 && !NIL_P(argv[1]) ? (pid_t)NUM2INT(argv[1]) : 0;
     loader_state *s = loader_get(self);
-    if (s->joined)
+    if (s->t.joined)
         rb_raise(eError, "loader already finished");
     VALUE obj = NIL_P(into) ? heap_alloc(cHeap) : into;
     if (heap_data(obj)->heap)
@@ -672,19 +722,12 @@ loader_finish(int argc, VALUE *argv, VALUE self)
  * into a Ruby String without the GVL while dump_all is escaping that very
  * String into the dump - about one dump in a hundred had a line with raw
  * control bytes from the half-read buffer (invalid JSON, a skipped line).
- * A plain pthread reading into malloc'd memory touches no Ruby object.
- *
- * Same lifetime rules as the Loader: the state is freed by whichever of the
- * thread and the Ruby object lets go last.
+ * A pipe_thread reading into malloc'd memory touches no Ruby object.
  */
 typedef struct gzsink_state {
-    pthread_t tid;
-    int fd;                  /* our own dup of the read end */
+    pipe_thread t;           /* first */
     gzFile gz;
-    atomic_int cancel;
-    atomic_int refs;
     atomic_int done;         /* the thread has closed the file */
-    int started, joined;
     int err;                 /* errno of the first failure, or 0 */
     char what[160];          /* what failed, for the exception */
     uint64_t bytes_in;
@@ -695,14 +738,11 @@ typedef struct rb_gzsink {
 } rb_gzsink;
 
 static void
-gzsink_state_release(gzsink_state *s)
+gzsink_destroy(pipe_thread *t)
 {
-    if (atomic_fetch_sub(&s->refs, 1) != 1)
-        return;
+    gzsink_state *s = (gzsink_state *)t;
     if (s->gz)
         gzclose(s->gz);
-    if (s->fd >= 0)
-        close(s->fd);
     free(s);
 }
 
@@ -723,8 +763,8 @@ gzsink_main(void *p)
     char *buf = malloc(cap);
     if (!buf)
         gzsink_fail(s, ENOMEM, "gzip buffer");
-    while (buf && !s->err && !atomic_load(&s->cancel)) {
-        ssize_t n = read(s->fd, buf, cap);
+    while (buf && !s->err && !atomic_load(&s->t.cancel)) {
+        ssize_t n = read(s->t.fd, buf, cap);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0) {
@@ -741,18 +781,15 @@ gzsink_main(void *p)
         }
     }
     free(buf);
-    if (atomic_load(&s->cancel))
+    if (atomic_load(&s->t.cancel))
         gzsink_fail(s, EINTR, "interrupted");
-    /* Close the read end now: if we stopped early, dump_all gets EPIPE
-     * instead of blocking on a pipe nobody reads. */
-    close(s->fd);
-    s->fd = -1;
+    pipe_thread_close(&s->t);
     int rc = gzclose(s->gz);
     s->gz = NULL;
     if (rc != Z_OK)
         gzsink_fail(s, rc == Z_ERRNO ? errno : EIO, "close of the gzip file");
     atomic_store(&s->done, 1);
-    gzsink_state_release(s);
+    pipe_thread_release(&s->t);
     return NULL;
 }
 
@@ -760,14 +797,8 @@ static void
 gzsink_free(void *p)
 {
     rb_gzsink *g = p;
-    gzsink_state *s = g->s;
-    if (s) {
-        if (s->started && !s->joined) {
-            atomic_store(&s->cancel, 1);
-            pthread_detach(s->tid);
-        }
-        gzsink_state_release(s);
-    }
+    if (g->s)
+        pipe_thread_abandon(&g->s->t);
     xfree(g);
 }
 
@@ -796,9 +827,7 @@ gzsink_s_start(VALUE klass, VALUE io, VALUE path)
     gzsink_state *s = calloc(1, sizeof(*s));
     if (!s)
         rb_memerror();
-    s->fd = -1;
-    atomic_init(&s->cancel, 0);
-    atomic_init(&s->refs, 1);
+    pipe_thread_init(&s->t, gzsink_destroy);
     atomic_init(&s->done, 0);
     g->s = s;
     int out = open(StringValueCStr(path), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
@@ -810,25 +839,7 @@ gzsink_s_start(VALUE klass, VALUE io, VALUE path)
         rb_memerror();
     }
     gzbuffer(s->gz, 1 << 17);
-    io = rb_io_get_io(io);
-    s->fd = fcntl(io_fd(io), F_DUPFD_CLOEXEC, 3);
-    if (s->fd < 0)
-        rb_sys_fail("dup");
-    int fl = fcntl(s->fd, F_GETFL);
-    if (fl >= 0 && (fl & O_NONBLOCK))
-        fcntl(s->fd, F_SETFL, fl & ~O_NONBLOCK);
-#ifdef F_SETPIPE_SZ
-    fcntl(s->fd, F_SETPIPE_SZ, 1 << 20); /* fewer wake-ups; best effort */
-#endif
-    atomic_store(&s->refs, 2);
-    int rc = pthread_create(&s->tid, NULL, gzsink_main, s);
-    if (rc != 0) {
-        atomic_store(&s->refs, 1);
-        errno = rc;
-        rb_sys_fail("pthread_create");
-    }
-    s->started = 1;
-    RB_GC_GUARD(io);
+    pipe_thread_start(&s->t, io, gzsink_main);
     return obj;
 }
 
@@ -839,9 +850,9 @@ gzsink_finish(VALUE self)
 {
     rb_gzsink *g = rb_check_typeddata(self, &gzsink_type);
     gzsink_state *s = g->s;
-    if (!s || !s->started)
+    if (!s || !s->t.started)
         rb_raise(eError, "gzip sink is not started");
-    if (s->joined)
+    if (s->t.joined)
         rb_raise(eError, "gzip sink already finished");
     /* Wait with Ruby's own sleep, not rb_thread_call_without_gvl: a fork
      * snapshot's child writes its dump under Thread.handle_interrupt(Object
@@ -854,8 +865,8 @@ gzsink_finish(VALUE self)
         if (tv.tv_usec < 20000)
             tv.tv_usec *= 2;
     }
-    pthread_join(s->tid, NULL);
-    s->joined = 1;
+    pthread_join(s->t.tid, NULL);
+    s->t.joined = 1;
     if (s->err) {
         errno = s->err;
         rb_sys_fail(s->what);
