@@ -69,8 +69,9 @@ typedef struct tl_args {
 /* The command's own option at argv[*i]: 1 taken, 0 not ours, or a usage
  * error (said). */
 static int
-option(tl_args *a, int argc, char **argv, int *i)
+option(void *ctx, int argc, char **argv, int *i)
 {
+    tl_args *a = ctx;
     const char *o = argv[*i], *v = *i + 1 < argc ? argv[*i + 1] : NULL;
     if (strcmp(o, "--csv") == 0) {
         a->csv = 1;
@@ -102,25 +103,11 @@ option(tl_args *a, int argc, char **argv, int *i)
 static int
 parse(tl_args *a, int argc, char **argv)
 {
-    int end_opts = 0;
-    for (int i = 2; i < argc; i++) {
-        const char *o = argv[i];
-        if (end_opts || o[0] != '-' || !o[1]) {
-            a->paths[a->np++] = argv[i];
-            continue;
-        }
-        if (strcmp(o, "--") == 0) {
-            end_opts = 1;
-            continue;
-        }
-        int r = hscope_cli_opts_parse(&a->o, argc, argv, &i);
-        if (r < 0)
-            return HSCOPE_CLI_EXIT_USAGE;
-        if (r == 0 && (r = option(a, argc, argv, &i)) == 0)
-            return hscope_cli_usage_error(usage_timeline, "unknown option '%s'", o);
-        if (r > 1)
-            return r;
-    }
+    hscope_cli_args ca = { option, a, (const char **)a->paths, 0, 0, NULL, 1 };
+    int rc = hscope_cli_parse_args(&a->o, &ca, argc, argv);
+    if (rc)
+        return rc;
+    a->np = (size_t)ca.n;
     if (a->o.json && a->csv)
         return hscope_cli_usage_error(usage_timeline, "--json and --csv exclude each other%s", "");
     if (a->np == 0)
