@@ -17,6 +17,27 @@
 
 enum src_kind { SRC_PATH, SRC_FD, SRC_MEM };
 
+/* A new heap with one reference, its memory context started with the
+ * load options' hooks and limit (it accounts for the struct itself too);
+ * NULL with err set when it cannot be allocated.  Freed by
+ * hscope__heap_release(). */
+static hscope_heap_t *
+heap_new(const hscope_load_options *o, hscope_error *err)
+{
+    hscope__mem tmpmem;
+    hscope__mem_init(&tmpmem, o->allocator, o->max_memory);
+    hscope_heap_t *h = hscope__calloc(&tmpmem, 1, sizeof(*h));
+    if (!h) {
+        hscope__nomem(err, sizeof(*h));
+        return NULL;
+    }
+    hscope__mem_init(&h->mem, o->allocator, o->max_memory);
+    atomic_store(&h->mem.used, atomic_load(&tmpmem.used));
+    atomic_init(&h->refs, 1);
+    pthread_mutex_init(&h->rev_lock, NULL);
+    return h;
+}
+
 static hscope_status
 load(hscope_heap_t **out, enum src_kind kind, const char *path, int fd,
      const void *data, size_t len, const hscope_load_options *uopts,
@@ -26,7 +47,6 @@ load(hscope_heap_t **out, enum src_kind kind, const char *path, int fd,
     hscope__error_init(&err);
     hscope_load_options o;
     hscope_status st;
-    hscope__mem tmpmem;
     hscope__reader r;
     hscope__builder b;
     hscope_heap_t *h = NULL;
@@ -41,18 +61,10 @@ load(hscope_heap_t **out, enum src_kind kind, const char *path, int fd,
     *out = NULL;
     if ((st = hscope__read_load_options(uopts, &o, &err)) != HSCOPE_OK)
         goto done;
-    hscope__mem_init(&tmpmem, o.allocator, o.max_memory);
-    h = hscope__calloc(&tmpmem, 1, sizeof(*h));
-    if (!h) {
-        st = hscope__nomem(&err, sizeof(*h));
+    if (!(h = heap_new(&o, &err))) {
+        st = err.status;
         goto done;
     }
-    /* The heap's own context starts with the same hooks; it accounts for
-     * everything from here on (including the struct itself). */
-    hscope__mem_init(&h->mem, o.allocator, o.max_memory);
-    atomic_store(&h->mem.used, atomic_load(&tmpmem.used));
-    atomic_init(&h->refs, 1);
-    pthread_mutex_init(&h->rev_lock, NULL);
     int no_gzip = (o.flags & HSCOPE_LOAD_NO_GZIP) != 0;
     if (kind == SRC_PATH)
         st = hscope__reader_open_path(&r, &h->mem, path, no_gzip, &err);
@@ -96,12 +108,7 @@ done:
     if (have_reader)
         hscope__reader_close(&r);
     if (st != HSCOPE_OK) {
-        if (h) {
-            hscope__model_free(h);
-            pthread_mutex_destroy(&h->rev_lock);
-            hscope__mem m = h->mem;
-            hscope__free(&m, h);
-        }
+        hscope__heap_release(h); /* the only reference */
         hscope__error_copy_out(uerr, &err);
         return st;
     }
@@ -128,29 +135,17 @@ hscope__heap_open_saved(hscope_heap_t **out, const char *path, const char *sourc
     *out = NULL;
     if ((st = hscope__read_load_options(uopts, &o, &err)) != HSCOPE_OK)
         goto done;
-    hscope__mem tmpmem;
-    hscope__mem_init(&tmpmem, o.allocator, o.max_memory);
-    h = hscope__calloc(&tmpmem, 1, sizeof(*h));
-    if (!h) {
-        st = hscope__nomem(&err, sizeof(*h));
+    if (!(h = heap_new(&o, &err))) {
+        st = err.status;
         goto done;
     }
-    hscope__mem_init(&h->mem, o.allocator, o.max_memory);
-    atomic_store(&h->mem.used, atomic_load(&tmpmem.used));
-    atomic_init(&h->refs, 1);
-    pthread_mutex_init(&h->rev_lock, NULL);
     if ((st = hscope__model_open_saved(h, path, source, &err)) != HSCOPE_OK)
         goto done;
     h->stats.from_index = 1;
     h->stats.load_ns = hscope__now_ns() - t0;
 done:
     if (st != HSCOPE_OK) {
-        if (h) {
-            hscope__model_free(h);
-            pthread_mutex_destroy(&h->rev_lock);
-            hscope__mem m = h->mem;
-            hscope__free(&m, h);
-        }
+        hscope__heap_release(h); /* the only reference */
         hscope__error_copy_out(uerr, &err);
         return st;
     }
