@@ -95,26 +95,7 @@ module Heapscope
 
     # dump_all into a pipe, parsed on a native thread.
     def capture(load, into)
-      r, w = IO.pipe
-      loader = nil
-      done = false
-      begin
-        loader = Native::Loader.start(r, load) # parses its own dup of r
-        r.close
-        begin
-          ObjectSpace.dump_all(output: w)
-        rescue Errno::EPIPE
-          nil # the loader stopped reading; #finish raises its error
-        end
-        close_quietly(w) # EOF for the loader
-        heap = loader.finish(into)
-        done = true
-        heap
-      ensure
-        close_quietly(r)
-        close_quietly(w)
-        loader&.cancel unless done
-      end
+      dump_to_pipe(->(r) { Native::Loader.start(r, load) }) { |loader| loader.finish(into) }
     end
 
     def close_quietly(io)
@@ -129,20 +110,34 @@ module Heapscope
     # escapes that same String into the dump: a line of raw bytes now and
     # then.  The native thread touches no Ruby object.
     def dump_gzip(tmp)
+      dump_to_pipe(->(r) { Native::GzipSink.start(r, tmp) }, &:finish)
+    end
+
+    # dump_all into a pipe read by the native thread that +start+ starts on
+    # its own dup of the read end (Loader, GzipSink); returns what the block
+    # makes of that reader once the write end is closed (its #finish, which
+    # raises the reader's error).  If the reader stops early, dump_all gets
+    # EPIPE; if dump_all fails, a Loader is cancelled.
+    def dump_to_pipe(start)
       r, w = IO.pipe
+      reader = nil
+      done = false
       begin
-        sink = Native::GzipSink.start(r, tmp)
+        reader = start.call(r)
         r.close
         begin
           ObjectSpace.dump_all(output: w)
         rescue Errno::EPIPE
-          nil # the sink stopped reading; #finish raises its error
+          nil # the reader stopped; its #finish raises its error
         end
-        close_quietly(w) # EOF for the sink
-        sink.finish
+        close_quietly(w) # EOF for the reader
+        value = yield reader
+        done = true
+        value
       ensure
         close_quietly(r)
         close_quietly(w)
+        reader.cancel if reader && !done && reader.respond_to?(:cancel)
       end
     end
   end
