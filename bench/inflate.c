@@ -1,7 +1,7 @@
 /*
- * inflate.c - zlib or ISA-L for gzip dumps? (issue #8: "a faster inflater
- * behind the same reader interface if one is available as a Debian package
- * and measurably better - measure before adding it").
+ * inflate.c - zlib or ISA-L for gzip dumps?  A faster inflater goes
+ * behind the same reader interface only if it is a Debian package and
+ * measurably better: this measures it before it is added.
  *
  * Usage: build/bench/inflate FILE.gz [RUNS]
  *

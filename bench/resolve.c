@@ -1,6 +1,6 @@
 /*
  * resolve.c - measure ways of turning reference addresses into object ids
- * on a real dump (issue #8, item 3): the hash table (open addressing,
+ * on a real dump (item 3): the hash table (open addressing,
  * XXH3, batched prefetching probes), the run index the loader now builds
  * for Ruby's page-by-page layout (src/index/index.c), and a sort-based
  * join (radix-sort the objects by address, radix-sort the references by

@@ -81,7 +81,7 @@ if [ ! -d build-tsan ]; then
 fi
 ninja -C build-tsan tests/api/api_threads tests/unit/unit_blocks tests/unit/unit_handoff >/dev/null
 # suite threads: api_threads, and unit_handoff (the parallel parser's
-# handoff under stress, issue 25; a quarter of its default loads, and
+# handoff under stress; a quarter of its default loads, and
 # the watchdog's limits tripled, as TSan runs it about ten times slower)
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 HEAPSCOPE_STRESS=0.25 \
   HEAPSCOPE_WATCHDOG_SCALE=3 \

@@ -5,7 +5,7 @@
  * plain or gzip) into a compact, immutable, columnar model and answers
  * questions about it: what is on the heap, where it was allocated, what grew.
  *
- * Conventions (see docs and STYLE.md):
+ * Conventions (docs/DESIGN.md has the definitions):
  *  - Every call that can fail returns an hscope_status; details go into a
  *    caller-owned hscope_error (may be NULL).  On failure *out stays NULL and
  *    nothing leaks.
@@ -429,7 +429,7 @@ HSCOPE_API hscope_id hscope_heap_object_class(const hscope_heap_t *heap, hscope_
 /** The raw "class" address as written in the dump, 0 when absent. */
 HSCOPE_API uint64_t hscope_heap_object_class_address(const hscope_heap_t *heap, hscope_id id);
 /**
- * Class label, as defined in DESIGN.md: "<imemo:TYPE>" for IMEMO,
+ * Class label, as defined in docs/DESIGN.md: "<imemo:TYPE>" for IMEMO,
  * "<hidden>" without a class, "<unknown>" when the class address is not a
  * class record of the dump, else the class record's name, else its
  * real_class_name, else "<anonymous>".
@@ -691,7 +691,7 @@ HSCOPE_API uint64_t hscope_tally_skipped(const hscope_tally_t *tally, int32_t re
 /**
  * The heapleak/heapy 3-snapshot diff: objects present in B, absent from A
  * and still present in C (or, with two snapshots, present in B and absent
- * from A).  Object identity (DESIGN.md): two records are the same object
+ * from A).  Object identity (docs/DESIGN.md): two records are the same object
  * only if address and type agree and, when the dumps traced allocations,
  * generation and allocation file:line agree too; without generations the
  * class address must agree.  An address reused by a new object is not a
@@ -1335,7 +1335,7 @@ HSCOPE_API hscope_status hscope_tally_write(const hscope_tally_t *tally,
                                             void *user_data,
                                             hscope_error *err);
 
-/* ---- Writers of one dump's results and of a diff (issue 20, part A) ---- */
+/* ---- Writers of one dump's results and of a diff ---- */
 /*
  * Every writer below checks its arguments and options (a `format` it has
  * no writer for: HSCOPE_ERR_UNSUPPORTED), writes the whole result through
@@ -1529,7 +1529,7 @@ HSCOPE_API hscope_status hscope_suspects_write(const hscope_suspects_t *suspects
                                                hscope_write_fn write,
                                                void *user_data,
                                                hscope_error *err);
-/* ---- end of part A writers ---- */
+/* ---- end of the writers of one dump's results and of a diff ---- */
 /* ------------------------------------------------------------------------ */
 /* Ruby 4.0 and later; fields this version does not know (since 0.2)         */
 /* ------------------------------------------------------------------------ */
@@ -1833,7 +1833,7 @@ HSCOPE_API hscope_status hscope_export_write(const hscope_export_t *ex,
                                              hscope_error *err);
 
 /* ------------------------------------------------------------------------ */
-/* The HTML report (issue 20, part C2; since 0.2)                            */
+/* The HTML report (since 0.2)                                              */
 /* ------------------------------------------------------------------------ */
 
 /** hscope_html_options.flags.  Fixed values. */

@@ -468,7 +468,7 @@ hscope_status hscope__waste_heap(hscope_waste_t **out, const hscope_heap_t *heap
                                  const hscope__wcfg *cfg, hscope_error *err);
 
 /* ------------------------------------------------------------------ */
-/* Memory over time (order.c, timeline.c; issue 20)                   */
+/* Memory over time (order.c, timeline.c)                             */
 /* ------------------------------------------------------------------ */
 
 /* The error `src` of the work on file `path`, into err (first error

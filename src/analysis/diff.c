@@ -7,7 +7,7 @@
  * (parser in sink mode: nothing but a bitmap and the string maps is kept),
  * so a diff of three 1 GB dumps holds one model in memory.
  *
- * Identity (DESIGN.md): address and type agree; if both records carry a
+ * Identity (docs/DESIGN.md): address and type agree; if both records carry a
  * generation, generation and allocation file:line agree too; if neither
  * does, the class address agrees.  A record with a generation and one
  * without are different objects.  Stronger than all of that, Ruby 4.0+

@@ -325,7 +325,7 @@ slot_merge(void *ud, void *slot_ud, const uint32_t *smap, size_t nsmap, const in
 
 static const hscope__slot_sink fold_slots = { slot_new, sink, slot_merge, slot_free };
 
-/* Text of a class key (DESIGN.md label rule). */
+/* Text of a class key (docs/DESIGN.md label rule). */
 static void
 label(const fold *f, const hscope__builder *b, uint64_t cls, char *buf, size_t n)
 {

@@ -1,6 +1,6 @@
 /*
  * analysis_api.c - exported entry points of the analyses added with the
- * report layer (issue 20): retained size per group, leak suspects.
+ * report layer: retained size per group, leak suspects.
  * Argument checks and error copy-out; the work is in src/analysis/.
  */
 #include <string.h>

@@ -282,7 +282,7 @@ hscope_suspects_write(const hscope_suspects_t *suspects, const hscope_report_opt
 }
 
 /* ------------------------------------------------------------------ */
-/* Memory over time (issue 20, part B)                                 */
+/* Memory over time                                                    */
 /* ------------------------------------------------------------------ */
 
 static hscope_status

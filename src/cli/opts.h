@@ -156,7 +156,7 @@ int hscope_cli_waste(int argc, char **argv);
 int hscope_cli_report(int argc, char **argv);
 int hscope_cli_check(int argc, char **argv);
 
-/* Memory over time (issue 20, part B; cmd_grew.c): diff --grew, a
+/* Memory over time (cmd_grew.c): diff --grew, a
  * timeline of the dumps in the order given, in its "grew" view. */
 int hscope_cli_diff_grew(const hscope_cli_opts *o, char **paths, int np, const char *by,
                          int keep_dumper);

@@ -154,7 +154,7 @@ size_t hscope__utf8_columns(const char *s, size_t len);
 void hscope__run_pair(void *(*fn)(void *), void *a, void *b, int both);
 
 /* ------------------------------------------------------------------ */
-/* Thread pool and least squares (pool.c, fit.c; issue 20)            */
+/* Thread pool and least squares (pool.c, fit.c)                      */
 /* ------------------------------------------------------------------ */
 
 /* Online cores (at least 1). */

@@ -188,7 +188,7 @@ hscope__oid_next(const hscope_heap_t *h, uint32_t id, size_t *cursor, uint64_t *
 /* Is root category c conservative (machine_context)? */
 int hscope__cat_conservative(const hscope_heap_t *h, uint32_t c);
 
-/* Class label string id of an object (DESIGN.md rule). */
+/* Class label string id of an object (docs/DESIGN.md, "Class label"). */
 uint32_t hscope__label(const hscope_heap_t *h, uint32_t id);
 /* Display label of an object: a CLASS/MODULE's own name (else
  * "<anonymous>"), any other object's class label. */

@@ -52,7 +52,7 @@
  * pthread_cond_signal wakeup when several threads wait on one condition
  * variable (sourceware bug 25847; Debian 12 ships 2.36), and a lost wakeup
  * of the workers leaves them all asleep beside a READY slot and the merger
- * waiting for it forever: the hang of issue 25, which no ordering of our
+ * waiting for it forever: a hang seen under fuzzing, which no ordering of our
  * own steps can produce.  And every wait is bounded (WAIT_MS), after
  * which the waiter tests its condition again, so even a lost wakeup costs
  * a pause, not a hang.  The chunks a waiter waits for always come: an

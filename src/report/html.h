@@ -9,7 +9,7 @@
  *   html_sections.c  summary, histograms, sites, retainers, diff,
  *                    suspects, timeline
  *   html_domtree.c   the dominator-tree icicle (its JSON blob)
- *   html_waste.c     the waste section (issue 22)
+ *   html_waste.c     the waste section
  *
  * Text from dumps is escaped in one place, hscope__xml_escape() (svg.c);
  * the icicle's data by the JSON writer in its script-safe mode.  Numbers

@@ -1,5 +1,5 @@
 /*
- * html_waste.c - the waste section of the HTML report (issue 22): what
+ * html_waste.c - the waste section of the HTML report: what
  * the last dump could shrink, as `heapscope waste` finds it (duplicate
  * strings, empty collections, oversized buffers) by allocation site,
  * biggest saving first.  Values are never written: a value is its length

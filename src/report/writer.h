@@ -316,7 +316,7 @@ void hscope__json_groups_of_tally(hscope__json *w, const hscope_tally_t *t,
                                   int addresses);
 hscope_status hscope__tally_write(const hscope_tally_t *t, const hscope__ropts *ro,
                                   hscope__out *o);
-/* Writers of part A (issue 20): each checks nothing (api/ did), writes
+/* Writers of one dump's results and of a diff: each checks nothing (api/ did), writes
  * the result in ro->format and returns the first error of its analysis. */
 hscope_status hscope__summary_write(hscope_heap_t *h, const hscope__ropts *ro,
                                     hscope__out *o, hscope_error *err);
@@ -337,7 +337,7 @@ hscope_status hscope__paths_write(const hscope_paths_t *p, const hscope_id *ids,
                                   const hscope__ropts *ro, hscope__out *o, hscope_error *err);
 hscope_status hscope__suspects_write(const hscope_suspects_t *s, const hscope__ropts *ro,
                                      hscope__out *o, hscope_error *err);
-/* The heap as a V8 heap snapshot (w_heapsnapshot.c, issue 23). */
+/* The heap as a V8 heap snapshot (w_heapsnapshot.c). */
 hscope_status hscope__heapsnapshot_write(const hscope_heap_t *h, hscope__out *o,
                                          hscope_error *err);
 /* Children of an object (id) or of a root category / the super-root (id

@@ -548,7 +548,7 @@ test_failure_injection_fold(void **state)
     free(d.p);
 }
 
-/* A budget check of every kind (issue 24): the 3-dump diff, the dominator
+/* A budget check of every kind: the 3-dump diff, the dominator
  * tree and retained by class, tallies of three keys, the result itself. */
 static void
 check_rows(const hscope_check_t *k, char *buf, size_t n)

@@ -3,7 +3,7 @@
  *
  * A small hand-written dump exercises every accessor; the expected values
  * in the tables below were worked out by hand from the dump text and the
- * rules in heapscope.h / DESIGN.md (class labels, tally keys, sort order).
+ * rules in heapscope.h / docs/DESIGN.md (class labels, tally keys, sort order).
  *
  * Dumps are written with ' for " to keep them readable in C; dump() turns
  * them into real JSON lines.
@@ -882,7 +882,7 @@ test_tally_errors(void **state)
 }
 
 /*
- * Regression test (found while writing this suite, now fixed): STYLE.md says a size-versioned options struct
+ * Regression test (found while writing this suite, now fixed): the header's conventions say a size-versioned options struct
  * that is larger than the library knows, with a non-zero unknown tail, is
  * refused.  hscope_load_options does this (test_load_options below), but
  * hscope_tally_compute() copies only the bytes it knows and ignores the

@@ -1,6 +1,6 @@
 /*
- * test_report.c - the writers of one dump's results and of a diff (issue
- * 20, part A), through the public header only: summary, tally, objects
+ * test_report.c - the writers of one dump's results and of a diff,
+ * through the public header only: summary, tally, objects
  * (show), generations, dominators (text, JSON, folded), retained, retained
  * per group, paths (text, JSON, DOT), diff and suspects.  Every expected
  * byte or number is computed by hand from the small dumps below (the
@@ -931,7 +931,7 @@ test_options_and_sink(void **state)
 }
 
 /* ------------------------------------------------------------------ */
-/* the V8 heap snapshot export (issue 23)                              */
+/* the V8 heap snapshot export                              */
 /* ------------------------------------------------------------------ */
 
 static void

@@ -1,5 +1,5 @@
 /*
- * test_trust.c - answers a user can trust (issue 18), through the public
+ * test_trust.c - answers a user can trust, through the public
  * header only: an empty leak set is empty; dumps that cannot be one
  * process's series are said (repeated, other processes, backwards); a
  * streamed or saved dump keeps its damage counts; one label per object;

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""The CLI's output after the report layer moved into the library (issue
-20, part A), each point of the issue's list for these commands checked
+"""The CLI's output after the report layer moved into the library, each
+promise of the report layer for these commands checked
 against an expectation computed here from the hand-made dumps:
 
   1. text tables fit the width ($COLUMNS when not a terminal): no line

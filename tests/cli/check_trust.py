@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Answers a user can trust (issue 18): no misleading output from the CLI.
+"""Answers a user can trust: no misleading output from the CLI.
 Each check states what a user expects and compares the CLI's answer with an
 expectation computed here (from the fixture records, or from the dumps
 with Python's json module).

@@ -1,5 +1,5 @@
 /*
- * fuzz_budget.c - the budget file parser (issue 24) through the public
+ * fuzz_budget.c - the budget file parser through the public
  * header: whatever the bytes, hscope_budget_parse() either fails with
  * HSCOPE_ERR_PARSE (or _LIMIT) and a message that names the budget, a
  * line within the input and nothing past the message buffer, or returns

@@ -110,7 +110,7 @@ def lint(node, where):
 
 check(set(schemas) >= {"common", "summary", "tally", "diff", "objects", "generations",
                        "dominators", "retained", "paths", "suspects"},
-      "a schema per document kind of part A (got %s)" % sorted(schemas))
+      "a schema per document kind of one dump and a diff (got %s)" % sorted(schemas))
 for k, s in schemas.items():
     try:
         Draft202012Validator.check_schema(s)
@@ -221,7 +221,7 @@ g2 = write_dump(J("r40_2.json"), r40 + [late40])
 g3 = write_dump(J("r40_3.json"), moved + [late40])
 
 
-# check (issue 24): a budget with every section and metric (over), one
+# check: a budget with every section and metric (over), one
 # within budget, one without [leaked] given three dumps (a warning)
 def write_budget(path, text):
     with open(path, "w") as f:
@@ -293,7 +293,7 @@ cases = [
     ("diff", ["diff", "--json", "--addresses", g1, g2, g3]),
     ("suspects", ["suspects", "--json", "--top", "0", g1, g2, g3]),
     ("paths", ["root", "--json", g3, "0x3300", "0x8000"]),
-    # part B: many dumps (h1..h3: a damaged dump, warnings in the timeline)
+    # many dumps (h1..h3: a damaged dump, warnings in the timeline)
     ("timeline", ["timeline", "--json", A, B, C]),
     ("timeline", ["timeline", "--json", "--top", "0", "--by", "type", "--metric", "count",
                   "--order", "given", h1, h2, h3]),

@@ -1,5 +1,5 @@
 /*
- * test_handoff.c - the parallel parser under stress (issue 25): every load
+ * test_handoff.c - the parallel parser under stress: every load
  * finishes, and gives exactly what one thread reading in order gives,
  * whatever the schedule, whatever the slot buffers held before, and even
  * when wakeups are lost.
@@ -10,8 +10,8 @@
  * schedule), fills every slot-buffer byte the parse must not depend on
  * with garbage (stale bytes, as a reused buffer holds), and, in the "lost
  * wakeups" test, drops wakeups at random, as a faulty C library can
- * (glibc's pthread_cond_signal, sourceware bug 25847, is what hung
- * fuzz_parse in issue 25).
+ * (glibc's pthread_cond_signal, sourceware bug 25847, is what once hung
+ * fuzz_parse).
  *
  * Inputs: dump lines with an over-long line of every length around the
  * chunk size (the line limit is the read size when reading in order) at
@@ -287,7 +287,7 @@ make_input(text *t, size_t at, size_t len1, size_t len2, int ending)
     }
 }
 
-/* As fuzz_parse's input in issue 25: records, and five lines over the
+/* As the fuzz_parse input that once hung: records, and five lines over the
  * limit L among them, one of 20,678 bytes. */
 static void
 make_five_long(text *t, uint64_t L)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""heapscope waste against our own workload with planted waste (issue 22).
+"""heapscope waste against our own workload with planted waste.
 
 Generates a dump with examples/workloads/waste.rb (Ruby, allocation
 tracing on), then checks `heapscope waste`:

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""heapscope check --budget on our own workload (issue 24), suite 'check'.
+"""heapscope check --budget on our own workload, suite 'check'.
 
 Each rule kind is tested on the leak workload's dumps (leak_s1, and the
 gzip set leak_s005_gz) against an independent count over the dumps in

@@ -6,8 +6,8 @@ require "stringio"
 
 # Every report of the gem is the library's writer's: the same bytes as the
 # `heapscope` command prints for the same dump and options, text and JSON
-# (issue 20: "CLI, Ruby and FFI say the same thing").  Each test names the
-# point of issue 20's list it checks.  The CLI comes from HEAPSCOPE_CLI
+# (CLI, Ruby and FFI say the same thing).  Each test names the promise
+# it checks.  The CLI comes from HEAPSCOPE_CLI
 # (test.sh sets it); without it these tests skip.
 class TestReport < Minitest::Test
   include InterruptCheck

@@ -4,7 +4,7 @@ require_relative "test_helper"
 require "open3"
 
 # Heapscope.timeline, .grew, .histogram and .export: the many-dump
-# commands in Ruby, computed and written by the library (issue 20, point
+# commands in Ruby, computed and written by the library (point
 # 4), on a 3-dump series of the bundled workload with one planted growing
 # site (examples/workloads/timeline_series.rb, whose truth.json says what
 # Ruby counted in that process).  The planted site is found growing with

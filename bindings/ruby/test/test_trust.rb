@@ -3,7 +3,7 @@
 require_relative "test_helper"
 require "open3"
 
-# Answers a user can trust (issue 18), from Ruby: an empty leak set is
+# Answers a user can trust, from Ruby: an empty leak set is
 # empty, dumps that cannot be one process's series are said, one label per
 # object, addresses are hex with 0x, and the snapshot code's own objects
 # are the dumper's.
@@ -97,7 +97,7 @@ class TestTrust < Minitest::Test
   end
 
   # heapscope/auto dumps in a series: the gem's own objects do not show up
-  # as a group that grows at every step (issue 18, point 8).
+  # as a group that grows at every step (point 8).
   def test_auto_dumps_timeline_leaves_the_dumper_out
     cli = ENV["HEAPSCOPE_CLI"]
     skip "HEAPSCOPE_CLI not set" unless cli && File.executable?(cli)
