@@ -662,32 +662,38 @@ hscope__domtree_unreachable(hscope_domtree_t *t, const hscope_id **ids,
     return HSCOPE_OK;
 }
 
+/* The chain from id up a parent array (the dominator tree's idom or the
+ * shortest-path tree's parent) to the vertex above the n objects: a root
+ * category (n..n+ncat-1) or the super-root.  Returns its length; fills
+ * out[0..max) root end first; *root_category is the category or -1. */
+static uint64_t
+chain_up(const uint32_t *parent, uint32_t n, uint32_t ncat, hscope_id id,
+         hscope_id *out, uint64_t max, int32_t *root_category)
+{
+    if (id >= n || parent[id] == NONE)
+        return 0;
+    uint64_t len = 0;
+    uint32_t v = id;
+    while (v < n) {
+        len++;
+        v = parent[v];
+    }
+    if (root_category)
+        *root_category = v < n + ncat ? (int32_t)(v - n) : -1;
+    if (out) {
+        uint64_t k = len;
+        for (v = id; v < n; v = parent[v])
+            if (--k < max)
+                out[k] = v;
+    }
+    return len;
+}
+
 uint64_t
 hscope__domtree_chain(const hscope_domtree_t *t, hscope_id id, hscope_id *out,
                       uint64_t max, int32_t *root_category)
 {
-    if (!t || id >= t->n || t->idom[id] == NONE)
-        return 0;
-    /* length first, then fill from the far end */
-    uint64_t len = 0;
-    uint32_t v = id;
-    while (v < t->n) {
-        len++;
-        v = t->idom[v];
-    }
-    if (root_category)
-        *root_category = v < t->n + t->ncat ? (int32_t)(v - t->n) : -1;
-    if (out) {
-        uint64_t k = len;
-        v = id;
-        while (v < t->n) {
-            k--;
-            if (k < max)
-                out[k] = v;
-            v = t->idom[v];
-        }
-    }
-    return len;
+    return t ? chain_up(t->idom, t->n, t->ncat, id, out, max, root_category) : 0;
 }
 
 /* Top-N by retained size: a bounded min-heap over all reachable objects. */
@@ -868,23 +874,7 @@ uint64_t
 hscope__paths_get(const hscope_paths_t *p, hscope_id target, hscope_id *out,
                   uint64_t max, int32_t *root_category)
 {
-    if (!p || target >= p->n || p->parent[target] == NONE)
-        return 0;
-    uint64_t len = 0;
-    uint32_t v = target;
-    while (v < p->n) {
-        len++;
-        v = p->parent[v];
-    }
-    if (root_category)
-        *root_category = v < p->n + p->ncat ? (int32_t)(v - p->n) : -1;
-    if (out) {
-        uint64_t k = len;
-        for (v = target; v < p->n; v = p->parent[v])
-            if (--k < max)
-                out[k] = v;
-    }
-    return len;
+    return p ? chain_up(p->parent, p->n, p->ncat, target, out, max, root_category) : 0;
 }
 
 /* ------------------------------------------------------------------ */
