@@ -148,6 +148,10 @@ char *hscope__strndup(hscope__mem *m, const char *s, size_t n);
 int hscope__utf8_seq(const unsigned char *s, size_t avail, uint32_t *cp);
 /* Display columns of s[0..len): one per code point, one per invalid byte. */
 size_t hscope__utf8_columns(const char *s, size_t len);
+/* Bytes of s[0..len) that make up its first `cols` display columns (each
+ * code point one column, an invalid byte one), as hscope__utf8_columns
+ * counts them. */
+size_t hscope__utf8_skip_columns(const char *s, size_t len, size_t cols);
 
 /* Run fn(a), and fn(b) too when `both`: b on a second thread while a runs
  * on this one (on this one after a if no thread can be started). */

@@ -56,3 +56,17 @@ hscope__utf8_columns(const char *s, size_t len)
     }
     return cols;
 }
+
+size_t
+hscope__utf8_skip_columns(const char *s, size_t len, size_t cols)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t i = 0;
+    while (i < len && cols) {
+        uint32_t cp;
+        int l = hscope__utf8_seq(p + i, len - i, &cp);
+        i += l ? (size_t)l : 1; /* an invalid byte counts as one column */
+        cols--;
+    }
+    return i;
+}

@@ -124,7 +124,7 @@ hscope__html_td_count(hscope__out *o, uint64_t v)
 void
 hscope__html_td_pct(hscope__out *o, uint64_t v, uint64_t total)
 {
-    double p = total ? 100.0 * (double)v / (double)total : 0;
+    double p = hscope__pct(v, total);
     hscope__out_printf(o, "<td class=\"n\" data-v=\"%.4f\">%.1f%%</td>", p, p);
 }
 

@@ -15,7 +15,7 @@ waste_cards(hscope__out *o, const hscope_waste_totals *t)
     hscope__out_puts(o, "<div class=\"cards\">\n");
     hscope__html_card_bytes(o, "waste-saving", "recoverable", t->saving);
     char b[32];
-    double pct = t->memsize ? 100.0 * (double)t->saving / (double)t->memsize : 0.0;
+    double pct = hscope__pct(t->saving, t->memsize);
     snprintf(b, sizeof(b), "%.1f%%", pct);
     hscope__html_card(o, NULL, "of the heap's memsize", b, 0);
     hscope__html_card_bytes(o, "waste-duplicate", "duplicate strings", t->duplicate_saving);

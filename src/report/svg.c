@@ -69,15 +69,9 @@ text_tail(hscope__out *f, const char *s, size_t max)
         hscope__xml_escape(f, s);
         return;
     }
-    size_t skip = n - (max - 1);
-    const unsigned char *p = (const unsigned char *)s;
-    while (skip--) {
-        uint32_t cp;
-        int l = hscope__utf8_seq(p, len - (size_t)(p - (const unsigned char *)s), &cp);
-        p += l ? l : 1;
-    }
+    size_t skip = hscope__utf8_skip_columns(s, len, n - (max - 1));
     hscope__out_puts(f, "\xe2\x80\xa6"); /* … */
-    hscope__xml_escape(f, (const char *)p);
+    hscope__xml_escape(f, s + skip);
 }
 
 /* The start of a chart: the XML declaration, the <svg> element, the title
@@ -525,7 +519,7 @@ hscope__svg_lines(hscope__out *f, const hscope__svg_lines_chart *c)
 static void
 pct(char *buf, size_t n, uint64_t part, uint64_t total)
 {
-    double p = 100.0 * (double)part / (double)total;
+    double p = hscope__pct(part, total);
     if (part && p < 0.05)
         snprintf(buf, n, " (&lt;0.1%%)");
     else

@@ -7,6 +7,12 @@
 
 #include "writer.h"
 
+double
+hscope__pct(uint64_t part, uint64_t whole)
+{
+    return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
 void
 hscope__fmt_count(uint64_t v, char *buf, size_t n)
 {
@@ -45,21 +51,6 @@ hscope__fmt_plural(uint64_t v, const char *one, const char *many, char *buf,
     char c[32];
     hscope__fmt_count(v, c, sizeof(c));
     snprintf(buf, n, "%s %s", c, v == 1 ? one : many);
-}
-
-/* Byte offset in s[0..len) after `cols` display columns. */
-static size_t
-byte_at_col(const char *s, size_t len, size_t cols)
-{
-    const unsigned char *p = (const unsigned char *)s;
-    size_t i = 0;
-    while (i < len && cols) {
-        uint32_t cp;
-        int l = hscope__utf8_seq(p + i, len - i, &cp);
-        i += l ? (size_t)l : 1;
-        cols--;
-    }
-    return i;
 }
 
 /*
@@ -106,14 +97,14 @@ hscope__text_fit(hscope__out *o, const char *s, size_t cols, int pad, int ascii)
     const char *marker = ascii ? "..." : "\xe2\x80\xa6";
     size_t mcols = ascii ? 3 : 1;
     if (cols <= mcols + 1) {
-        hscope__out_write(o, s, byte_at_col(s, len, cols));
+        hscope__out_write(o, s, hscope__utf8_skip_columns(s, len, cols));
         return;
     }
     size_t head, tail;
     split_cut(s, len, have, cols - mcols + 1, &head, &tail);
-    hscope__out_write(o, s, byte_at_col(s, len, head));
+    hscope__out_write(o, s, hscope__utf8_skip_columns(s, len, head));
     hscope__out_puts(o, marker);
-    size_t from = byte_at_col(s, len, have - tail);
+    size_t from = hscope__utf8_skip_columns(s, len, have - tail);
     hscope__out_write(o, s + from, len - from);
 }
 

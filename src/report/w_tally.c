@@ -14,12 +14,6 @@ row_key(const void *ctx, uint64_t i)
     return hscope__tally_row_key(ctx, i);
 }
 
-static double
-pct(uint64_t part, uint64_t whole)
-{
-    return whole ? 100.0 * (double)part / (double)whole : 0.0;
-}
-
 /* Up to `max` member addresses of row i, indented below the row and
  * wrapped to the width, then "…" if there are more. */
 static void
@@ -88,8 +82,8 @@ hscope__tally_text(const hscope_tally_t *t, const hscope__ropts *ro, hscope__out
         char c[32], cp[16], b[32], bp[16];
         hscope__fmt_count(n, c, sizeof(c));
         hscope__fmt_bytes((double)m, b, sizeof(b));
-        snprintf(cp, sizeof(cp), "%.1f%%", pct(n, total_count));
-        snprintf(bp, sizeof(bp), "%.1f%%", pct(m, total_mem));
+        snprintf(cp, sizeof(cp), "%.1f%%", hscope__pct(n, total_count));
+        snprintf(bp, sizeof(bp), "%.1f%%", hscope__pct(m, total_mem));
         const char *cells[4];
         int k = 0;
         cells[k++] = c;

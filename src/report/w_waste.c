@@ -84,12 +84,6 @@ value_text(const hscope_waste_t *w, const hscope__wval *v, uint32_t flags, char 
 
 static void wrap(hscope__out *o, const hscope__ropts *ro, const char *s, size_t first);
 
-static double
-pct(uint64_t part, uint64_t whole)
-{
-    return whole ? 100.0 * (double)part / (double)whole : 0.0;
-}
-
 static void
 text_totals(const hscope_waste_t *w, const hscope__ropts *ro, hscope__out *o)
 {
@@ -100,7 +94,7 @@ text_totals(const hscope_waste_t *w, const hscope__ropts *ro, hscope__out *o)
     hscope__fmt_plural(t->objects, "object", "objects", d, sizeof(d));
     const char *name = hscope__ropts_dump_name(ro, 0);
     hscope__out_printf(o, "Waste%s%s: %s recoverable, %.1f%% of %s (%s)\n", name ? " in " : "",
-                       name ? name : "", a, pct(t->saving, t->memsize), b, d);
+                       name ? name : "", a, hscope__pct(t->saving, t->memsize), b, d);
     hscope__fmt_bytes((double)t->duplicate_saving, a, sizeof(a));
     hscope__fmt_count(t->duplicate_count, c, sizeof(c));
     hscope__fmt_plural(t->duplicate_values, "value", "values", d, sizeof(d));
@@ -166,13 +160,8 @@ wrap(hscope__out *o, const hscope__ropts *ro, const char *s, size_t first)
             col++;
         }
         while (wc > room - col) { /* split a word longer than the line */
-            size_t take = 0, cols = 0;
-            while (take < nb && cols < room - col) {
-                uint32_t cp;
-                int l = hscope__utf8_seq((const unsigned char *)s + take, nb - take, &cp);
-                take += l ? (size_t)l : 1;
-                cols++;
-            }
+            size_t cols = room - col;
+            size_t take = hscope__utf8_skip_columns(s, nb, cols);
             hscope__out_write(o, s, take);
             hscope__out_putc(o, '\n');
             indent = first + 2;

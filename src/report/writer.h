@@ -144,6 +144,8 @@ void hscope__json_begin_doc(hscope__json *w, const char *kind);
 /* Text                                                                */
 /* ------------------------------------------------------------------ */
 
+/* 100 * part / whole; 0 when whole is 0 */
+double hscope__pct(uint64_t part, uint64_t whole);
 /* 12,345 */
 void hscope__fmt_count(uint64_t v, char *buf, size_t n);
 /* "1.5 MB" (binary units, 1 KB = 1024 B); negative values with '-'. */
