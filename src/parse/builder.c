@@ -96,6 +96,16 @@ hscope__builder_init(hscope__builder *b, hscope__mem *m, int keep_values,
 }
 
 void
+hscope__builder_note_skip(hscope__builder *b, int reason, uint64_t lineno)
+{
+    b->skipped[reason]++;
+    if (b->nskip_examples < HSCOPE__MAX_SKIP_EXAMPLES) {
+        b->skip_line[b->nskip_examples] = lineno;
+        b->skip_reason[b->nskip_examples++] = reason;
+    }
+}
+
+void
 hscope__builder_free(hscope__builder *b)
 {
     hscope__mem *m = b->mem;

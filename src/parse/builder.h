@@ -172,6 +172,9 @@ hscope_status hscope__builder_init(hscope__builder *b, hscope__mem *m,
                                    int keep_values, uint64_t max_objects,
                                    hscope_error *err);
 void hscope__builder_free(hscope__builder *b);
+/* Count a skipped line (reason HSCOPE_SKIP_*) and keep its number among
+ * the first HSCOPE__MAX_SKIP_EXAMPLES examples. */
+void hscope__builder_note_skip(hscope__builder *b, int reason, uint64_t lineno);
 
 /* Interned (file, line, method) -> site id (0 when all three are absent). */
 hscope_status hscope__builder_site(hscope__builder *b, uint32_t file,

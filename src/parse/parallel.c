@@ -176,16 +176,6 @@ wake_all(pool *P, pthread_cond_t *cv)
 /* workers                                                            */
 /* ------------------------------------------------------------------ */
 
-static void
-note_skip(hscope__builder *b, int reason, uint64_t lineno)
-{
-    b->skipped[reason]++;
-    if (b->nskip_examples < HSCOPE__MAX_SKIP_EXAMPLES) {
-        b->skip_line[b->nskip_examples] = lineno;
-        b->skip_reason[b->nskip_examples++] = reason;
-    }
-}
-
 /*
  * Block mode: read block s->blk's lines into the slot (see the top).  The
  * chunk is the lines that start in [b0, b1) = [k * B, (k + 1) * B): read
@@ -324,7 +314,7 @@ parse_chunk(pool *P, slot *s)
                     (unsigned long long)off, s->lp.why ? s->lp.why : "invalid record");
                 return;
             }
-            note_skip(b, reason, lineno);
+            hscope__builder_note_skip(b, reason, lineno);
         }
         p = nl + 1;
     }
@@ -370,7 +360,7 @@ worker(void *arg)
                 s->too_long = 2; /* the error is this line's */
             }
             else
-                note_skip(&s->b, HSCOPE_SKIP_TOO_LONG, lineno);
+                hscope__builder_note_skip(&s->b, HSCOPE_SKIP_TOO_LONG, lineno);
         }
         (void)HOOK(HSCOPE__HOOK_PARSED, NULL, 0);
         pthread_mutex_lock(&P->mu);
@@ -937,7 +927,7 @@ end_discard(pool *P, feed *F, slot *s, const uint8_t *nl, size_t *len, uint64_t 
     if ((st = merge_ready(P, &F->merge_seq, 1)) != HSCOPE_OK ||
         (st = merge_all(P, &F->merge_seq)) != HSCOPE_OK)
         return st;
-    note_skip(P->out, HSCOPE_SKIP_TOO_LONG, ++P->out->lines);
+    hscope__builder_note_skip(P->out, HSCOPE_SKIP_TOO_LONG, ++P->out->lines);
     size_t skip = (size_t)(nl - s->buf) + 1;
     memmove(s->buf, s->buf + skip, *len - skip);
     *base += skip;
@@ -1022,7 +1012,7 @@ hand_slot(pool *P, feed *F, slot *s, size_t len, size_t last_nl, uint64_t base)
     if (F->eof && F->discard) {
         if ((st = merge_all(P, &F->merge_seq)) != HSCOPE_OK)
             return st;
-        note_skip(P->out, HSCOPE_SKIP_TOO_LONG, ++P->out->lines);
+        hscope__builder_note_skip(P->out, HSCOPE_SKIP_TOO_LONG, ++P->out->lines);
         hand = 0;
     }
     if (!F->eof && len > hand) { /* keep the partial last line */

@@ -25,16 +25,6 @@ typedef struct loop {
     uint64_t next_progress;
 } loop;
 
-static void
-note_skip(hscope__builder *b, int reason, uint64_t lineno)
-{
-    b->skipped[reason]++;
-    if (b->nskip_examples < HSCOPE__MAX_SKIP_EXAMPLES) {
-        b->skip_line[b->nskip_examples] = lineno;
-        b->skip_reason[b->nskip_examples++] = reason;
-    }
-}
-
 /* The decoder's verdict rc on line `lineno` starting at s. */
 static hscope_status
 line_result(loop *L, int rc, const uint8_t *s, uint64_t lineno, int at_eof)
@@ -63,7 +53,7 @@ line_result(loop *L, int rc, const uint8_t *s, uint64_t lineno, int at_eof)
             "line %llu, column %llu (byte %llu): %s",
             (unsigned long long)lineno, (unsigned long long)col,
             (unsigned long long)off, L->lp.why ? L->lp.why : "invalid record");
-    note_skip(b, reason, lineno);
+    hscope__builder_note_skip(b, reason, lineno);
     return HSCOPE_OK;
 }
 
@@ -165,7 +155,7 @@ run(loop *L)
             uint8_t *nl = memchr(L->buf + scanned, '\n', len - scanned);
             if (nl) { /* the end of the too-long line */
                 discard = 0;
-                note_skip(L->b, HSCOPE_SKIP_TOO_LONG, ++L->b->lines);
+                hscope__builder_note_skip(L->b, HSCOPE_SKIP_TOO_LONG, ++L->b->lines);
                 beg = scanned = (size_t)(nl - L->buf) + 1;
             }
         }
@@ -204,7 +194,7 @@ run(loop *L)
     if (discard) {
         /* a too-long last line is counted as too long, whether or not it
          * was complete (nobody read its end) */
-        note_skip(L->b, HSCOPE_SKIP_TOO_LONG, ++L->b->lines);
+        hscope__builder_note_skip(L->b, HSCOPE_SKIP_TOO_LONG, ++L->b->lines);
     } else if (len > 0) {
         L->buf[len] = '\n';
         hscope__lp_at(&L->lp, L->buf, L->base);
