@@ -18,7 +18,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -83,19 +82,33 @@ enum {
 /* the source dump's identity                                         */
 /* ------------------------------------------------------------------ */
 
+/* Open path for reading and stat it: the descriptor, or -1 with *st set
+ * (the error names the path). */
+static int
+open_stat(const char *path, struct stat *sb, hscope_status *st, hscope_error *err)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        *st = hscope__fail_errno(err, errno, "cannot open %s", path);
+        return -1;
+    }
+    if (fstat(fd, sb) != 0) {
+        *st = hscope__fail_errno(err, errno, "cannot stat %s", path);
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
 hscope_status
 hscope__source_identity(const char *path, uint64_t *size, uint64_t *mtime_ns,
                         uint64_t *hash, hscope_error *err)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return hscope__fail_errno(err, errno, "cannot open %s", path);
     struct stat sb;
     hscope_status st = HSCOPE_OK;
-    if (fstat(fd, &sb) != 0) {
-        st = hscope__fail_errno(err, errno, "cannot stat %s", path);
-        goto out;
-    }
+    int fd = open_stat(path, &sb, &st, err);
+    if (fd < 0)
+        return st;
     *size = (uint64_t)sb.st_size;
     *mtime_ns = (uint64_t)sb.st_mtim.tv_sec * 1000000000u + (uint64_t)sb.st_mtim.tv_nsec;
     /* XXH64 of the first and the last 64 KiB (the whole file if smaller) */
@@ -665,20 +678,36 @@ sum_sections(void *arg)
     return NULL;
 }
 
+/* The two halves of opening a saved model, for hscope__run_pair: the
+ * calling thread attaches (and range-checks) the sections and then helps
+ * with the checksums; the helper thread only sums. */
+typedef struct openjob {
+    sumjob *sums;
+    hscope_heap_t *h;       /* NULL: sum only */
+    const header *hd;
+    const void *map;
+    hscope_status st;
+    hscope_error err;
+} openjob;
+
+static void *
+open_half(void *arg)
+{
+    openjob *o = arg;
+    if (o->h)
+        o->st = attach(o->h, o->hd, o->map, &o->err);
+    return sum_sections(o->sums);
+}
+
 hscope_status
 hscope__model_open_saved(hscope_heap_t *h, const char *path, const char *source,
                          hscope_error *err)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return hscope__fail_errno(err, errno, "cannot open %s", path);
     struct stat sb;
     hscope_status st = HSCOPE_OK;
-    if (fstat(fd, &sb) != 0) {
-        st = hscope__fail_errno(err, errno, "cannot stat %s", path);
-        close(fd);
+    int fd = open_stat(path, &sb, &st, err);
+    if (fd < 0)
         return st;
-    }
     uint64_t fsize = (uint64_t)sb.st_size;
     if (fsize < HEADER_SIZE) {
         close(fd);
@@ -729,22 +758,18 @@ hscope__model_open_saved(hscope_heap_t *h, const char *path, const char *source,
         }
         job.order[k] = i;
     }
-    pthread_t th;
-    int helper = fsize >= ((uint64_t)8 << 20) &&
-                 pthread_create(&th, NULL, sum_sections, &job) == 0;
-    hscope_error aerr;
-    hscope__error_init(&aerr);
-    st = attach(h, &hd, map, &aerr);
-    sum_sections(&job);
-    if (helper)
-        pthread_join(th, NULL);
+    openjob main_half = { .sums = &job, .h = h, .hd = &hd, .map = map };
+    openjob sum_half = { .sums = &job };
+    hscope__error_init(&main_half.err);
+    hscope__run_pair(open_half, &main_half, &sum_half, fsize >= ((uint64_t)8 << 20));
+    st = main_half.st;
     /* a checksum failure is the first thing to report, as if the sums had
      * been checked before anything was read */
     for (uint32_t i = 0; i < hd.nsect; i++)
         if (job.bad[i])
             return CORRUPT("%s: section %u checksum mismatch", path, hd.s[i].id);
     if (st != HSCOPE_OK)
-        hscope__error_copy_out(err, &aerr);
+        hscope__error_copy_out(err, &main_half.err);
     return st;
 }
 
