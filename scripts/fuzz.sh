@@ -19,6 +19,8 @@
 #               target, corpus/ (seeds + what the run found), artifacts/
 #               (crash-*, leak-*, timeout-*, oom-* reproducers) and fuzz.log
 #   FUZZ_JOBS   targets fuzzed at a time (default 1); scripts/test.sh uses 2
+#   FUZZ_BUILD_ONLY  set: configure and build, do not fuzz (scripts/test.sh
+#               builds while other tests run)
 #   FUZZ_ARGS   extra libFuzzer flags, after the script's own (a repeated
 #               flag wins), e.g. "-entropic=1" or "-jobs=2 -workers=2"
 #
@@ -70,6 +72,10 @@ main() {
   if ! ninja -C "$BUILD" "${TARGETS[@]/#/tests/fuzz/}" heapscope >/dev/null; then
     echo "fuzz: build failed (is $BUILD configured with CC=clang -Dfuzz=true?)" >&2
     exit 2
+  fi
+  if [ -n "${FUZZ_BUILD_ONLY:-}" ]; then
+    echo "fuzz: built ${TARGETS[*]} in $BUILD"
+    return 0
   fi
 
   WORK=${FUZZ_WORK:-$(mktemp -d "${TMPDIR:-/tmp}/heapscope-fuzz.XXXXXX")}

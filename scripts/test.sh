@@ -1,17 +1,24 @@
 #!/usr/bin/env bash
 # Run every test.  Usage: scripts/test.sh [--quick]
-#   1. normal build: all meson suites (unit, api, workloads, versions: Ruby
-#      3.1 native and ruby.wasm 3.2..head, timeline, report, abi, ...;
-#      corpus vs reference.py when ../shared/corpus is there); heapscope
-#      check on a passing and a failing budget.  --quick stops here.
-#   2. the Ruby binding: gem built, installed linked to build/ (whole
+#   --quick: the main build's meson suites (unit, api, workloads, versions:
+#      Ruby 3.1 native and ruby.wasm 3.2..head, timeline, report, abi, ...;
+#      corpus vs reference.py when ../shared/corpus is there) and heapscope
+#      check on a passing and a failing budget, in build/.
+# The full run does each test once, in this order:
+#   1. a fresh clone: a copy of the repository with no ../shared beside it
+#      runs the quick start and `scripts/test.sh --quick` (every meson suite
+#      and the budgets); every test but the corpus-only ones must pass there
+#      (scripts/fresh-clone-check.sh)
+#   2. in build/, the tests that read the shared corpus when it is there
+#      (the copy had to skip them or ran them without it)
+#   3. the Ruby binding: gem built, installed linked to build/ (whole
 #      minitest suite, examples) and from its vendored sources (the tests
-#      that go through the library: bindings/ruby/test.sh)
-#   3. a fresh clone: a copy of the repository with no ../shared beside it
-#      runs the quick start and `scripts/test.sh --quick`; every test but
-#      the corpus-only ones must pass there (scripts/fresh-clone-check.sh)
+#      that go through the library: bindings/ruby/test.sh); the sanitizer
+#      and fuzzing builds compile meanwhile on the other core
 #   4. valgrind memcheck over the unit and API suites (zero leaks, no errors)
-#   5. ASan+UBSan build (zlib only, no ISA-L): all suites
+#   5. ASan+UBSan build (zlib only, no ISA-L): every suite that runs our C
+#      code (not the layering and man page checks, not the corpus's Python
+#      reference, not memlab's and DevTools' own parsing: suite consumers)
 #   6. ThreadSanitizer build: the concurrency test
 #   7. bounded fuzzing: each libFuzzer target for $HEAPSCOPE_FUZZ_SECONDS
 #      (default 60), two targets at a time, under ASan+UBSan
@@ -37,26 +44,65 @@ finish() {
 step "setup: packages and build/ (scripts/setup.sh)"
 scripts/setup.sh build
 
-step "tests (build/)"
-meson test -C build --print-errorlogs --num-processes 2
+if [ "${1:-}" = "--quick" ]; then
+  step "tests (build/)"
+  meson test -C build --print-errorlogs --num-processes 2
 
-step "budgets in CI: heapscope check on a passing and a failing budget (examples/budgets)"
-desk=$(python3 tests/workloads/workloads.py leak_s1 | tail -n 1)
-build/heapscope check --budget examples/budgets/desk.toml "$desk"/heap_{1,2,3}.json
-rc=0
-build/heapscope check --budget examples/budgets/desk-no-leaks.toml "$desk"/heap_{1,2,3}.json || rc=$?
-if [ "$rc" -ne 1 ]; then
-  echo "heapscope check: the failing budget exited $rc, not 1" >&2
-  exit 1
+  step "budgets in CI: heapscope check on a passing and a failing budget (examples/budgets)"
+  desk=$(python3 tests/workloads/workloads.py leak_s1 | tail -n 1)
+  build/heapscope check --budget examples/budgets/desk.toml "$desk"/heap_{1,2,3}.json
+  rc=0
+  build/heapscope check --budget examples/budgets/desk-no-leaks.toml "$desk"/heap_{1,2,3}.json || rc=$?
+  if [ "$rc" -ne 1 ]; then
+    echo "heapscope check: the failing budget exited $rc, not 1" >&2
+    exit 1
+  fi
+  finish
+  exit 0
 fi
-
-if [ "${1:-}" = "--quick" ]; then finish; exit 0; fi
-
-step "Ruby binding: gem build + install against build/, minitest, examples"
-HEAPSCOPE_BUILD=build bindings/ruby/test.sh
 
 step "a fresh clone without ../shared: quick start and quick tests (scripts/fresh-clone-check.sh)"
 scripts/fresh-clone-check.sh
+
+step "tests that read the shared corpus, in build/"
+if [ -d "${HEAPSCOPE_CORPUS:-../shared/corpus}" ]; then
+  meson test -C build --print-errorlogs --num-processes 2 \
+    corpus-reference timeline-corpus threads-corpus unit-blocks \
+    abi-example-write-report abi-example-html-report
+else
+  echo "no shared corpus here: the copy's run was the whole test"
+fi
+
+step "Ruby binding: gem build + install against build/, minitest, examples"
+# The sanitizer and fuzzing builds compile meanwhile on the other core
+# (the gem's tests run on one); their steps wait for them.
+sanitizer_builds() {
+  if [ ! -d build-asan ]; then
+    meson setup build-asan -Db_sanitize=address,undefined -Db_lundef=false \
+      -Dbuildtype=debug -Disal=disabled
+  fi
+  ninja -C build-asan -j1
+  if [ ! -d build-tsan ]; then
+    meson setup build-tsan -Db_sanitize=thread -Db_lundef=false -Dbuildtype=debugoptimized
+  fi
+  ninja -C build-tsan -j1 tests/api/api_threads tests/unit/unit_blocks tests/unit/unit_handoff
+  FUZZ_BUILD_ONLY=1 scripts/fuzz.sh
+}
+nice -n 5 bash -c "$(declare -f sanitizer_builds); set -euo pipefail; sanitizer_builds" \
+  > build/sanitizer-builds.log 2>&1 &
+builds_pid=$!
+trap '[ -z "${builds_pid:-}" ] || kill "$builds_pid" 2>/dev/null || true' EXIT
+HEAPSCOPE_BUILD=build bindings/ruby/test.sh
+wait_builds() {
+  if [ -n "${builds_pid:-}" ]; then
+    if ! wait "$builds_pid"; then
+      echo "the sanitizer and fuzzing builds failed:" >&2
+      tail -30 build/sanitizer-builds.log >&2
+      exit 1
+    fi
+    builds_pid=
+  fi
+}
 
 step "valgrind memcheck: unit and api suites"
 meson test -C build --print-errorlogs --num-processes 2 --timeout-multiplier 4 \
@@ -66,19 +112,13 @@ meson test -C build --print-errorlogs --num-processes 2 --timeout-multiplier 4 \
 step "tests under ASan+UBSan (build-asan/, gzip by zlib only)"
 # -Disal=disabled: the main build inflates with ISA-L where it can, so this
 # build is the one that runs the whole suite on the zlib-only reader.
-if [ ! -d build-asan ]; then
-  meson setup build-asan -Db_sanitize=address,undefined -Db_lundef=false \
-    -Dbuildtype=debug -Disal=disabled >/dev/null
-fi
+wait_builds
 ninja -C build-asan >/dev/null
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-  meson test -C build-asan --print-errorlogs --num-processes 2 --timeout-multiplier 3
+  meson test -C build-asan --print-errorlogs --num-processes 2 --timeout-multiplier 3 \
+  --no-suite layering --no-suite docs --no-suite corpus --no-suite consumers
 
 step "concurrency under ThreadSanitizer (build-tsan/)"
-if [ ! -d build-tsan ]; then
-  meson setup build-tsan -Db_sanitize=thread -Db_lundef=false \
-    -Dbuildtype=debugoptimized >/dev/null
-fi
 ninja -C build-tsan tests/api/api_threads tests/unit/unit_blocks tests/unit/unit_handoff >/dev/null
 # suite threads: api_threads, and unit_handoff (the parallel parser's
 # handoff under stress; a quarter of its default loads, and
