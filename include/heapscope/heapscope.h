@@ -19,6 +19,34 @@
  *    on it at once, except hscope_heap_free().  Lazily built structures
  *    (reverse references) are built once under an internal lock.
  *
+ * Glossary (each word means one thing here and in docs/):
+ *  - dump: the file ObjectSpace.dump_all wrote (JSON lines, plain or gzip).
+ *  - heap: a dump loaded into the library's model (hscope_heap_t).
+ *  - address index: the in-memory map from an object's address to its id,
+ *    and the reverse references built from it (stats.index_bytes).
+ *  - saved index: a heap written to disk (`heapscope index`, .hsx,
+ *    hscope_heap_save()) and opened again in milliseconds; "from_index",
+ *    HSCOPE_LOAD_USE_INDEX and the CLI's --no-index name this one
+ *    (HSCOPE_LOAD_USE_SAVED_INDEX is the clear name of the flag).
+ *  - writer: the code that writes an analysis as text, JSON, CSV, DOT, SVG
+ *    (the hscope_*_write() calls).  Their options struct is named
+ *    hscope_report_options in 0.1; hscope_write_options is its clear name.
+ *  - report: the one HTML page with every analysis (hscope_html_report_*,
+ *    `heapscope report`), nothing else.
+ *  - domtree: the dominator tree; hscope_dom_options (0.1) is also
+ *    hscope_domtree_options.
+ *  - leaked: allocated between dumps A and B and still alive in C (three
+ *    dumps); with two dumps only "new since A" can be said.
+ *  - the dumper's objects, the allocation tracer: objects the act of dumping
+ *    or of tracing allocations adds; left out of totals unless asked.
+ *
+ * Naming, for every symbol from 0.3 on: a handle's scalar fact is
+ * hscope_<handle>_<field>(h, i) returning it; a fact that fills a struct is
+ * hscope_<handle>_<noun>(h, ..., struct *out) returning hscope_status (no
+ * _get suffix; hscope_waste_totals_get, hscope_waste_row_get,
+ * hscope_paths_get, hscope_holders_get and hscope_check_rule_get keep
+ * theirs); the dominator tree is always "domtree", never "dom".
+ *
  * SPDX-License-Identifier: MIT
  */
 #ifndef HEAPSCOPE_H
@@ -158,6 +186,7 @@ typedef int32_t (*hscope_progress_fn)(void *user_data, uint64_t done,
 /** hscope_heap_open_file(): use PATH.hsx (hscope_heap_save()) when it was
  * made from this very file; otherwise parse PATH as usual. */
 #define HSCOPE_LOAD_USE_INDEX    0x8u
+#define HSCOPE_LOAD_USE_SAVED_INDEX HSCOPE_LOAD_USE_INDEX /* the clear name */
 
 /** Default for hscope_load_options.max_line_bytes: 1 GiB. */
 #define HSCOPE_DEFAULT_MAX_LINE_BYTES ((uint64_t)1 << 30)
@@ -888,6 +917,9 @@ typedef struct hscope_dom_options {
 } hscope_dom_options;
 
 #define HSCOPE_DOM_OPTIONS_INIT { sizeof(hscope_dom_options), 0 }
+/* The clear name (see the glossary at the top): the same type, initialised
+ * with HSCOPE_DOM_OPTIONS_INIT or hscope_dom_options_init(). */
+typedef hscope_dom_options hscope_domtree_options;
 HSCOPE_API void hscope_dom_options_init(hscope_dom_options *opts);
 
 HSCOPE_API hscope_status hscope_domtree_compute(hscope_domtree_t **out,
@@ -1288,6 +1320,9 @@ typedef struct hscope_report_options {
 } hscope_report_options;
 
 #define HSCOPE_REPORT_OPTIONS_INIT { sizeof(hscope_report_options), 0, 0, 0, 0, 0, 0, NULL, 0 }
+/* The clear name (see the glossary at the top): the same type, initialised
+ * with HSCOPE_REPORT_OPTIONS_INIT or hscope_report_options_init(). */
+typedef hscope_report_options hscope_write_options;
 HSCOPE_API void hscope_report_options_init(hscope_report_options *opts);
 
 /** A byte count as the text writers print it (since 0.2): binary units,

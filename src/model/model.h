@@ -125,7 +125,7 @@ void hscope__model_free(hscope_heap_t *h);
 hscope_status hscope__model_open_saved(hscope_heap_t *h, const char *path,
                                        const char *source, hscope_error *err);
 int hscope__model_is_mapped(const hscope_heap_t *h, const void *p);
-void hscope__index_fix_checksums(unsigned char *buf, size_t len);
+void hscope__saved_index_fix_checksums(unsigned char *buf, size_t len);
 void hscope__model_unmap(hscope_heap_t *h);
 hscope_status hscope__source_identity(const char *path, uint64_t *size,
                                       uint64_t *mtime_ns, uint64_t *hash,

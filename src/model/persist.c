@@ -794,7 +794,7 @@ hscope__model_unmap(hscope_heap_t *h)
  * image in place (where its header allows), so that mutated files get past
  * the checksums and reach the bounds and range checks. */
 void
-hscope__index_fix_checksums(unsigned char *buf, size_t len)
+hscope__saved_index_fix_checksums(unsigned char *buf, size_t len)
 {
     if (len < HEADER_SIZE)
         return;

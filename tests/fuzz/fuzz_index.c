@@ -26,7 +26,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!buf)
         return 0;
     memcpy(buf, data, size);
-    hscope__index_fix_checksums(buf, size);
+    hscope__saved_index_fix_checksums(buf, size);
     FILE *f = fopen(path, "wb");
     if (!f) {
         free(buf);
