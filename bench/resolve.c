@@ -26,6 +26,7 @@
 #include <time.h>
 
 #include "../src/model/model.h"
+#include "../src/index/index.h"
 
 static double
 now(void)

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "../index/index.h"
 
 #define MISSING 0xFFFFFFFFu
 

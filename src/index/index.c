@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../model/model.h"
+#include "../index/index.h"
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>

@@ -5,6 +5,7 @@
  * call them by their hscope__heap_* names.
  */
 #include "model.h"
+#include "../index/index.h"
 
 /* ------------------------------------------------------------------ */
 /* statistics                                                         */

@@ -10,6 +10,7 @@
 
 #include "../parse/parse.h"
 #include "model.h"
+#include "../index/index.h"
 
 /* ------------------------------------------------------------------ */
 /* loading                                                            */

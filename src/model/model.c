@@ -4,6 +4,7 @@
  * ids, and keeps every reference that does not resolve in a side table.
  */
 #include "model.h"
+#include "../index/index.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "model.h"
+#include "../index/index.h"
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>

@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "../../src/model/model.h"
+#include "../../src/index/index.h"
 
 enum { WANT_RUNS, WANT_HASH };
 
