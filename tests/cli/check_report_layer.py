@@ -35,15 +35,10 @@ import sys
 
 CLI = os.environ["HEAPSCOPE"]
 WORK = sys.argv[1]
-failures = []
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+import checklib  # noqa: E402
+from checklib import check, failures  # noqa: E402,F401
 ELL = "\u2026"
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
-    return cond
 
 
 def run(*args, columns=80, ok=0):

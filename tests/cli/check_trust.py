@@ -34,13 +34,9 @@ import sys
 
 CLI = os.environ["HEAPSCOPE"]
 WORK = sys.argv[1]
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+import checklib  # noqa: E402
+from checklib import check, failures  # noqa: E402,F401
 
 
 def run(*args, ok=None):

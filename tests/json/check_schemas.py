@@ -46,14 +46,9 @@ CLI = os.environ["HEAPSCOPE"]
 DOCS, WORK = sys.argv[1], sys.argv[2]
 SCHEMA_DIR = os.path.join(DOCS, "schema")
 BASE = "https://heapscope.invalid/schema/"
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
-    return cond
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+import checklib  # noqa: E402
+from checklib import check, failures  # noqa: E402,F401
 
 
 # ------------------------------------------------------------ the schemas

@@ -36,14 +36,10 @@ CHROMIUM = os.environ.get("HEAPSCOPE_CHROMIUM") or shutil.which("chromium") \
     or shutil.which("chromium-browser")
 MAX_HTML = 5 * 1024 * 1024
 
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
-    return cond
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+import checklib  # noqa: E402
+from checklib import check, failures  # noqa: E402,F401
+checklib.show_ok = True
 
 
 def run(args, **kw):

@@ -30,18 +30,10 @@ HEAPSCOPE = os.environ['HEAPSCOPE']
 WORK = os.path.join(os.environ.get('HEAPSCOPE_WORK', '/tmp'), 'timeline')
 LIMIT_KB = 100 * 1024
 
-failures = []
-passed = 0
-
-
-def check(cond, what):
-    global passed
-    if cond:
-        passed += 1
-        print('ok   ' + what)
-    else:
-        failures.append(what)
-        print('FAIL ' + what)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+import checklib  # noqa: E402
+from checklib import check, failures  # noqa: E402,F401
+checklib.show_ok = True
 
 
 def peak_rss_kb(args):
@@ -117,7 +109,7 @@ def main():
     print('     fold / one-thread load, median CPU: %.0f%%'
           % (100 * statistics.median(fc) / max(statistics.median(lc), 1e-9)))
 
-    print('%d passed, %d failed' % (passed, len(failures)))
+    print('%d passed, %d failed' % (checklib.passed, len(failures)))
     sys.exit(1 if failures else 0)
 
 

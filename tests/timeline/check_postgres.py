@@ -15,18 +15,10 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'workloads'))
 import workloads  # noqa: E402
 
-failures = []
-passed = 0
-
-
-def check(cond, what):
-    global passed
-    if cond:
-        passed += 1
-        print('ok   ' + what)
-    else:
-        failures.append(what)
-        print('FAIL ' + what)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+import checklib  # noqa: E402
+from checklib import check, failures  # noqa: E402,F401
+checklib.show_ok = True
 
 
 def doc_queries(path):
@@ -151,7 +143,7 @@ def main():
         n_strings = psql(a.psql, db, "SELECT count(*) AS n FROM objects WHERE type = 'STRING';")
         check(int(n_strings[0]['n']) > 0, tag + 'strings exported as rows (%s)' % n_strings[0]['n'])
 
-    print('%d passed, %d failed' % (passed, len(failures)))
+    print('%d passed, %d failed' % (checklib.passed, len(failures)))
     sys.exit(1 if failures else 0)
 
 

@@ -53,18 +53,10 @@ WORK = os.path.join(os.environ.get('HEAPSCOPE_WORK', '/tmp'), 'timeline')
 SCHEMAS = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'docs', 'schema')
 SCHEMA_BASE = 'https://heapscope.invalid/schema/'
 
-failures = []
-passed = 0
-
-
-def check(cond, what):
-    global passed
-    if cond:
-        passed += 1
-        print('ok   ' + what)
-    else:
-        failures.append(what)
-        print('FAIL ' + what)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+import checklib  # noqa: E402
+from checklib import check, failures  # noqa: E402,F401
+checklib.show_ok = True
 
 
 def run(args, rc=0, text=True):
@@ -668,7 +660,7 @@ def main():
         check(r.returncode == 1 and bad in r.stderr and r.stdout == '',
               'bad input, exit 1, names the file: %s %s' % (cmd[0], os.path.basename(bad)))
 
-    print('%d passed, %d failed' % (passed, len(failures)))
+    print('%d passed, %d failed' % (checklib.passed, len(failures)))
     for f in failures:
         print('  failed: ' + f)
     sys.exit(1 if failures else 0)

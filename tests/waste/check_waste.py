@@ -36,18 +36,13 @@ CLI = os.environ["HEAPSCOPE"]
 WORK = os.path.abspath(sys.argv[1])
 SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 WORKLOAD = os.path.join(SRC, "examples", "workloads", "waste.rb")
-failures = []
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+import checklib  # noqa: E402
+from checklib import check, failures  # noqa: E402,F401
 
 KIND_ORDER = {"duplicate": 1, "empty": 2, "oversized": 3}
 TYPE_ORDER = {"STRING": 6, "ARRAY": 8, "HASH": 9}
 RATIO, MIN_SLACK = 4, 256
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
-    return cond
 
 
 def run(*args, ok=0, stdin=None):
