@@ -212,8 +212,8 @@ hscope_rb_run_report_analysis(report_analysis *a, void *(*fn)(void *))
  * and Thread#raise stop it; the result goes into a new `klass` handle,
  * which refers to no heap. */
 VALUE
-hscope_rb_files_call(VALUE klass, const rb_data_type_t *type, void (*free_fn)(void *), analysis_args *x,
-           VALUE paths, VALUE opts)
+hscope_rb_files_call(VALUE klass, const rb_data_type_t *type, void (*free_fn)(void *),
+                     analysis_args *x, VALUE paths, VALUE opts)
 {
     load_args l;
     memset(&l, 0, sizeof(l));

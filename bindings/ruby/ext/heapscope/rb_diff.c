@@ -36,11 +36,12 @@ diff_s_compute(VALUE klass, VALUE a, VALUE b, VALUE c, VALUE address_only, VALUE
     hscope_diff_options_init(&x.fopts);
     x.fopts.flags = diff_flags(address_only, keep_dumper);
     VALUE target = NIL_P(c) ? b : c;
-    VALUE obj = hscope_rb_handle_new(klass, &diff_type, free_diff, target, hscope_rb_heap_get(target));
+    VALUE obj =
+        hscope_rb_handle_new(klass, &diff_type, free_diff, target, hscope_rb_heap_get(target));
     x.out = DATA_PTR(obj);
     x.what = AN_DIFF;
     hscope_rb_run_analysis(&x);
-    hscope_rb_handle_account(x.out, hscope_diff_count(x.out->ptr) * 4);
+    hscope_rb_handle_account(x.out, hscope_diff_memory(x.out->ptr));
     RB_GC_GUARD(a);
     RB_GC_GUARD(b);
     RB_GC_GUARD(c);
@@ -87,7 +88,7 @@ diff_s_files(VALUE klass, VALUE pa, VALUE pb, VALUE pc, VALUE opts, VALUE addres
     RB_OBJ_WRITE(hobj, &hh->owner, obj);
     RB_OBJ_WRITE(obj, &d->parent, hobj);
     hscope_rb_heap_account(hh);
-    hscope_rb_handle_account(d, hscope_diff_count(d->ptr) * 4);
+    hscope_rb_handle_account(d, hscope_diff_memory(d->ptr));
     RB_GC_GUARD(pa);
     RB_GC_GUARD(pb);
     RB_GC_GUARD(pc);
@@ -129,9 +130,23 @@ diff_excluded(VALUE self)
     return ULL2NUM(hscope_diff_excluded(diff_get(self)));
 }
 
-static VALUE diff_reused(VALUE self) { return ULL2NUM(hscope_diff_reused_addresses(diff_get(self))); }
-static VALUE diff_warning_bits(VALUE self) { return UINT2NUM(hscope_diff_warnings(diff_get(self))); }
-static VALUE diff_warning_text(VALUE self) { return hscope_rb_cstr_or_nil(hscope_diff_warning_text(diff_get(self))); }
+static VALUE
+diff_reused(VALUE self)
+{
+    return ULL2NUM(hscope_diff_reused_addresses(diff_get(self)));
+}
+
+static VALUE
+diff_warning_bits(VALUE self)
+{
+    return UINT2NUM(hscope_diff_warnings(diff_get(self)));
+}
+
+static VALUE
+diff_warning_text(VALUE self)
+{
+    return hscope_rb_cstr_or_nil(hscope_diff_warning_text(diff_get(self)));
+}
 
 static VALUE
 diff_snapshot_objects(VALUE self)
@@ -174,13 +189,11 @@ diff_tally(VALUE self, VALUE key, VALUE top, VALUE sort)
     rb_handle *d = hscope_rb_handle_get(self, &diff_type);
     a.diff = d->ptr;
     key = hscope_rb_tally_args(key, top, sort, &a.key, &a.topts);
-    VALUE obj = hscope_rb_handle_new(hscope_rb_cTally, &hscope_rb_tally_type, hscope_rb_free_tally, self, d->heap);
+    VALUE obj = hscope_rb_tally_new(self, d->heap);
     a.out = DATA_PTR(obj);
     a.what = AN_DIFF_TALLY;
     hscope_rb_run_analysis(&a);
-    uint64_t n;
-    diff_ids(d, &n);
-    hscope_rb_handle_account(a.out, hscope_tally_row_count(a.out->ptr) * 48 + n * 4);
+    hscope_rb_handle_account(a.out, hscope_tally_memory(a.out->ptr));
     RB_GC_GUARD(key);
     return obj;
 }
@@ -193,7 +206,7 @@ diff_write(VALUE self, VALUE groups, VALUE opts)
     write_job j;
     hscope_rb_write_job_init(&j, W_DIFF, diff_get(self));
     if (!NIL_P(groups)) {
-        rb_handle *g = hscope_rb_handle_get(groups, &hscope_rb_tally_type);
+        rb_handle *g = hscope_rb_tally_data(groups);
         if (g->parent != self)
             rb_raise(rb_eArgError, "the groups are not of this diff");
         j.groups = g->ptr;
@@ -229,8 +242,8 @@ diff_suspects(VALUE self, VALUE class_edges)
     VALUE obj = hscope_rb_handle_new(cSuspects, &suspects_type, free_suspects, self, d->heap);
     a.out = DATA_PTR(obj);
     hscope_rb_run_report_analysis(&a, suspects_nogvl);
-    /* a dominator tree (16 bytes per object) and paths (4) */
-    hscope_rb_handle_account(a.out, hscope_heap_object_count(d->heap) * 20);
+    /* its own dominator tree, paths and holders */
+    hscope_rb_handle_account(a.out, hscope_suspects_memory(a.out->ptr));
     return obj;
 }
 
@@ -238,7 +251,8 @@ diff_suspects(VALUE self, VALUE class_edges)
 static VALUE
 suspects_write(VALUE self, VALUE opts)
 {
-    return hscope_rb_write_handle(self, W_SUSPECTS, hscope_rb_handle_get(self, &suspects_type)->ptr, opts);
+    void *s = hscope_rb_handle_get(self, &suspects_type)->ptr;
+    return hscope_rb_write_handle(self, W_SUSPECTS, s, opts);
 }
 
 void

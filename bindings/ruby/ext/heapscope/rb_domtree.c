@@ -31,8 +31,7 @@ heap_dominators(VALUE self, VALUE class_edges)
     a.out = DATA_PTR(obj);
     a.what = AN_DOMTREE;
     hscope_rb_run_analysis(&a);
-    /* idom + retained count + retained size: 16 bytes per object */
-    hscope_rb_handle_account(a.out, hscope_heap_object_count(a.heap) * 16);
+    hscope_rb_handle_account(a.out, hscope_domtree_memory(a.out->ptr));
     return obj;
 }
 
@@ -48,7 +47,7 @@ heap_paths(VALUE self, VALUE class_edges)
     a.out = DATA_PTR(obj);
     a.what = AN_PATHS;
     hscope_rb_run_analysis(&a);
-    hscope_rb_handle_account(a.out, hscope_heap_object_count(a.heap) * 4);
+    hscope_rb_handle_account(a.out, hscope_paths_memory(a.out->ptr));
     return obj;
 }
 
@@ -66,13 +65,15 @@ holders_rows(VALUE hobj, const hscope_heap_t *heap)
         uint64_t cnt = 0, mem = 0;
         hscope_holders_get(h->ptr, i, &id, &cat, &cnt, &mem);
         rb_ary_push(r, rb_ary_new_from_args(4, id == HSCOPE_ID_NONE ? Qnil : UINT2NUM(id),
-                                            id == HSCOPE_ID_NONE ? hscope_rb_root_name(heap, cat) : Qnil,
+                                            id == HSCOPE_ID_NONE ? hscope_rb_root_name(heap, cat)
+                                                                 : Qnil,
                                             ULL2NUM(cnt), ULL2NUM(mem)));
     }
     return r;
 }
 
-/* DominatorTree#_holders(ids) -> as above, for a set of object ids */
+/* DominatorTree#_holders(ids) -> [[holder id or nil, root category or nil,
+ * count, memsize], ...]: who holds the objects `ids` */
 static VALUE
 domtree_holders(VALUE self, VALUE ary)
 {
@@ -287,10 +288,10 @@ domtree_tally(VALUE self, VALUE key, VALUE top, VALUE sort)
     memset(&a, 0, sizeof(a));
     a.tree = t->ptr;
     key = hscope_rb_tally_args(key, top, sort, &a.key, &a.topts);
-    VALUE obj = hscope_rb_handle_new(hscope_rb_cTally, &hscope_rb_tally_type, hscope_rb_free_tally, self, t->heap);
+    VALUE obj = hscope_rb_tally_new(self, t->heap);
     a.out = DATA_PTR(obj);
     hscope_rb_run_report_analysis(&a, domtree_tally_nogvl);
-    hscope_rb_handle_account(a.out, hscope_tally_row_count(a.out->ptr) * 48);
+    hscope_rb_handle_account(a.out, hscope_tally_memory(a.out->ptr));
     RB_GC_GUARD(key);
     return obj;
 }

@@ -69,7 +69,7 @@ export_totals(VALUE self)
 static VALUE
 export_write(VALUE self, VALUE opts)
 {
-    return hscope_rb_write_handle(self, W_EXPORT, hscope_rb_handle_get(self, &export_type)->ptr, opts);
+    return hscope_rb_write_handle(self, W_EXPORT, (void *)export_get(self), opts);
 }
 
 void

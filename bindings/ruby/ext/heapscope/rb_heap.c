@@ -203,7 +203,8 @@ heap_roots(VALUE self)
         const hscope_id *t;
         uint64_t cnt = 0, dang = 0;
         hscope_heap_root_targets(h, i, &t, &cnt, &dang);
-        rb_ary_push(r, rb_ary_new_from_args(4, hscope_rb_cstr_or_nil(hscope_heap_root_category_name(h, i)),
+        VALUE name = hscope_rb_cstr_or_nil(hscope_heap_root_category_name(h, i));
+        rb_ary_push(r, rb_ary_new_from_args(4, name,
                                             ULL2NUM(hscope_heap_root_category_records(h, i)),
                                             ULL2NUM(cnt), ULL2NUM(dang)));
     }
@@ -213,7 +214,9 @@ heap_roots(VALUE self)
 VALUE
 hscope_rb_root_name(const hscope_heap_t *h, int32_t cat)
 {
-    return cat >= 0 ? hscope_rb_cstr_or_nil(hscope_heap_root_category_name(h, (uint32_t)cat)) : Qnil;
+    if (cat < 0)
+        return Qnil;
+    return hscope_rb_cstr_or_nil(hscope_heap_root_category_name(h, (uint32_t)cat));
 }
 
 /* Heap#_find(address) -> id or nil */
@@ -338,7 +341,8 @@ heap_column(VALUE self, VALUE code)
     const void *data;
     uint64_t len;
     int32_t et;
-    hscope_status st = hscope_heap_column(hscope_rb_heap_get(self), NUM2INT(code), &data, &len, &et);
+    hscope_heap_t *h = hscope_rb_heap_get(self);
+    hscope_status st = hscope_heap_column(h, NUM2INT(code), &data, &len, &et);
     if (st != HSCOPE_OK)
         hscope_rb_raise_status(st, NULL);
     long es = et == HSCOPE_ELEM_U8 ? 1 : et == HSCOPE_ELEM_U16 ? 2 : et == HSCOPE_ELEM_U32 ? 4 : 8;

@@ -8,7 +8,8 @@
  * underscore are internal.
  *
  * Handles are TypedData objects with dfree and dsize; the memory the library
- * holds for a handle is reported to the GC (rb_gc_adjust_memory_usage) and to
+ * says a handle holds (a heap's model and index bytes, hscope_*_memory() of
+ * a result) is reported to the GC (rb_gc_adjust_memory_usage) and to
  * ObjectSpace.memsize_of.  Derived objects (tally, diff, dominator tree,
  * paths) keep their parent Ruby object alive by a write-barriered reference;
  * the library refcounts heaps as well, so the GC may free in any order.
@@ -51,4 +52,5 @@ Init_heapscope(void)
     hscope_rb_init_timeline(mod);
     hscope_rb_init_export(mod);
     hscope_rb_init_html(mod);
+    hscope_rb_init_format(mod);
 }

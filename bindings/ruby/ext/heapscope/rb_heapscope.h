@@ -17,6 +17,7 @@
  *   rb_timeline.c    Heapscope::Timeline
  *   rb_export.c      Heapscope::Export
  *   rb_html.c        Native::HtmlReport
+ *   rb_format.c      the library's number formats (Heapscope::Format)
  *
  * The extension includes the library's public header only.  Names shared
  * between its files start with hscope_rb_; everything is compiled with
@@ -52,6 +53,7 @@ void hscope_rb_init_waste(VALUE mod);
 void hscope_rb_init_timeline(VALUE mod);
 void hscope_rb_init_export(VALUE mod);
 void hscope_rb_init_html(VALUE mod);
+void hscope_rb_init_format(VALUE mod);
 
 /* Classes used outside the file that defines them. */
 extern VALUE hscope_rb_cHeap, hscope_rb_cTally;
@@ -128,8 +130,7 @@ void hscope_rb_handle_compact(void *p);
 void hscope_rb_handle_free(void *p);
 size_t hscope_rb_handle_memsize(const void *p);
 
-/* The rb_data_type_t of a derived handle: `static HANDLE_TYPE(var, name);`
- * (without static where other files need it). */
+/* The rb_data_type_t of a derived handle: `static HANDLE_TYPE(var, name);` */
 #define HANDLE_TYPE(var, name)                                                  \
     const rb_data_type_t var = {                                                \
         name,                                                                   \
@@ -144,9 +145,11 @@ VALUE hscope_rb_handle_new(VALUE klass, const rb_data_type_t *type, void (*free_
 rb_handle *hscope_rb_handle_get(VALUE obj, const rb_data_type_t *type);
 void hscope_rb_handle_account(rb_handle *h, uint64_t bytes);
 
-/* Native::Tally's type, for the analyses that make tallies. */
-extern const rb_data_type_t hscope_rb_tally_type;
-void hscope_rb_free_tally(void *p);
+/* A Native::Tally to be filled by an analysis (rb_tally.c): its ids refer
+ * to `heap`, which `parent` keeps alive. */
+VALUE hscope_rb_tally_new(VALUE parent, hscope_heap_t *heap);
+/* The handle of a Native::Tally; raises if obj is none. */
+rb_handle *hscope_rb_tally_data(VALUE obj);
 
 /* One analysis call run without the GVL.  The result is stored straight
  * into the pre-allocated handle, so an interrupt raised when the call

@@ -8,7 +8,7 @@
 #include "rb_heapscope.h"
 
 /* ------------------------------------------------------------------ */
-/* the HTML report (issue 20, part C2)                                 */
+/* the HTML report                                                    */
 /* ------------------------------------------------------------------ */
 
 /*
@@ -71,7 +71,8 @@ html_free(VALUE self)
 void
 hscope_rb_init_html(VALUE mod)
 {
-    cHtmlReport = rb_define_class_under(rb_define_module_under(mod, "Native"), "HtmlReport", rb_cObject);
+    VALUE native = rb_define_module_under(mod, "Native");
+    cHtmlReport = rb_define_class_under(native, "HtmlReport", rb_cObject);
     rb_undef_alloc_func(cHtmlReport);
     rb_define_singleton_method(cHtmlReport, "_compute", html_s_compute, 6);
     rb_define_method(cHtmlReport, "_write", html_write, 1);

@@ -10,9 +10,29 @@
 
 VALUE hscope_rb_cTally;
 
-HANDLE_TYPE(hscope_rb_tally_type, "Heapscope::Native::Tally");
+static HANDLE_TYPE(tally_type, "Heapscope::Native::Tally");
 
-void hscope_rb_free_tally(void *p) { hscope_tally_free(p); }
+static void free_tally(void *p) { hscope_tally_free(p); }
+
+/* A Native::Tally to be filled by an analysis: its ids refer to `heap`,
+ * which `parent` keeps alive. */
+VALUE
+hscope_rb_tally_new(VALUE parent, hscope_heap_t *heap)
+{
+    return hscope_rb_handle_new(hscope_rb_cTally, &tally_type, free_tally, parent, heap);
+}
+
+rb_handle *
+hscope_rb_tally_data(VALUE obj)
+{
+    return hscope_rb_handle_get(obj, &tally_type);
+}
+
+static const hscope_tally_t *
+tally_get(VALUE self)
+{
+    return hscope_rb_tally_data(self)->ptr;
+}
 
 /* Heap#_tally(key, top, sort, keep_dumper) -> Native::Tally */
 static VALUE
@@ -24,11 +44,11 @@ heap_tally(VALUE self, VALUE key, VALUE top, VALUE sort, VALUE keep_dumper)
     key = hscope_rb_tally_args(key, top, sort, &a.key, &a.topts);
     if (!RTEST(keep_dumper))
         a.topts.flags |= HSCOPE_TALLY_SKIP_DUMPER;
-    VALUE obj = hscope_rb_handle_new(hscope_rb_cTally, &hscope_rb_tally_type, hscope_rb_free_tally, self, a.heap);
+    VALUE obj = hscope_rb_tally_new(self, a.heap);
     a.out = DATA_PTR(obj);
     a.what = AN_TALLY;
     hscope_rb_run_analysis(&a);
-    hscope_rb_handle_account(a.out, hscope_tally_row_count(a.out->ptr) * 48);
+    hscope_rb_handle_account(a.out, hscope_tally_memory(a.out->ptr));
     RB_GC_GUARD(key);
     return obj;
 }
@@ -38,34 +58,36 @@ heap_tally(VALUE self, VALUE key, VALUE top, VALUE sort, VALUE keep_dumper)
 static VALUE
 tally_rows(VALUE self)
 {
-    rb_handle *h = hscope_rb_handle_get(self, &hscope_rb_tally_type);
+    rb_handle *h = hscope_rb_tally_data(self);
     uint64_t n = hscope_tally_row_count(h->ptr);
     VALUE r = rb_ary_new_capa((long)n);
-    for (uint64_t i = 0; i < n; i++)
-        rb_ary_push(r, rb_ary_new_from_args(3, hscope_rb_cstr_or_nil(hscope_tally_row_key(h->ptr, i)),
+    for (uint64_t i = 0; i < n; i++) {
+        VALUE key = hscope_rb_cstr_or_nil(hscope_tally_row_key(h->ptr, i));
+        rb_ary_push(r, rb_ary_new_from_args(3, key,
                                             ULL2NUM(hscope_tally_row_count_of(h->ptr, i)),
                                             ULL2NUM(hscope_tally_row_memsize(h->ptr, i))));
+    }
     return r;
 }
 
 static VALUE
 tally_group_count(VALUE self)
 {
-    return ULL2NUM(hscope_tally_group_count(hscope_rb_handle_get(self, &hscope_rb_tally_type)->ptr));
+    return ULL2NUM(hscope_tally_group_count(tally_get(self)));
 }
 
 /* Native::Tally#excluded: the dumper's objects left out */
 static VALUE
 tally_excluded(VALUE self)
 {
-    return ULL2NUM(hscope_tally_excluded(hscope_rb_handle_get(self, &hscope_rb_tally_type)->ptr));
+    return ULL2NUM(hscope_tally_excluded(tally_get(self)));
 }
 
 static VALUE
 tally_totals(VALUE self)
 {
     uint64_t c = 0, m = 0;
-    hscope_tally_totals(hscope_rb_handle_get(self, &hscope_rb_tally_type)->ptr, &c, &m);
+    hscope_tally_totals(tally_get(self), &c, &m);
     return rb_assoc_new(ULL2NUM(c), ULL2NUM(m));
 }
 
@@ -74,7 +96,7 @@ tally_totals(VALUE self)
 static VALUE
 tally_row_addresses(VALUE self, VALUE vi, VALUE limit)
 {
-    rb_handle *h = hscope_rb_handle_get(self, &hscope_rb_tally_type);
+    rb_handle *h = hscope_rb_tally_data(self);
     const hscope_id *ids;
     uint64_t n;
     hscope_status st = hscope_tally_row_objects(h->ptr, NUM2ULL(vi), &ids, &n);
@@ -94,14 +116,14 @@ tally_row_addresses(VALUE self, VALUE vi, VALUE limit)
 static VALUE
 tally_write(VALUE self, VALUE opts)
 {
-    return hscope_rb_write_handle(self, W_TALLY, hscope_rb_handle_get(self, &hscope_rb_tally_type)->ptr, opts);
+    return hscope_rb_write_handle(self, W_TALLY, (void *)tally_get(self), opts);
 }
 
 /* Native::Tally#by -> the key the tally groups by */
 static VALUE
 tally_by(VALUE self)
 {
-    return hscope_rb_cstr_or_nil(hscope_tally_by(hscope_rb_handle_get(self, &hscope_rb_tally_type)->ptr));
+    return hscope_rb_cstr_or_nil(hscope_tally_by(tally_get(self)));
 }
 
 /* Native::Tally._file(path, load_opts, key, top, sort, keep_dumper): the
@@ -120,9 +142,9 @@ tally_s_file(int argc, VALUE *argv, VALUE klass)
     if (!RTEST(keep_dumper))
         x.topts.flags |= HSCOPE_TALLY_SKIP_DUMPER;
     x.what = AN_TALLY_FILE;
-    VALUE obj = hscope_rb_files_call(klass, &hscope_rb_tally_type, hscope_rb_free_tally, &x, Qnil, opts);
+    VALUE obj = hscope_rb_files_call(klass, &tally_type, free_tally, &x, Qnil, opts);
     rb_handle *h = DATA_PTR(obj);
-    hscope_rb_handle_account(h, hscope_tally_row_count(h->ptr) * 48);
+    hscope_rb_handle_account(h, hscope_tally_memory(h->ptr));
     RB_GC_GUARD(path);
     RB_GC_GUARD(key);
     return obj;

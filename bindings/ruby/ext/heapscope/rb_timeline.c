@@ -16,7 +16,7 @@
  * Heapscope.timeline and .grew (hscope_timeline_compute), .histogram
  * (hscope_tally_file), .export (hscope_export_files).  They run without
  * the GVL like a load, cancellable through the load's progress callback;
- * their results are written by the library's writers (write jobs above).
+ * their results are written by the library's writers (rb_write.c).
  */
 
 static HANDLE_TYPE(timeline_type, "Heapscope::Timeline");
@@ -58,8 +58,7 @@ timeline_s_compute(int argc, VALUE *argv, VALUE klass)
     x.what = AN_TIMELINE;
     VALUE obj = hscope_rb_files_call(klass, &timeline_type, free_timeline, &x, paths, opts);
     rb_handle *h = DATA_PTR(obj);
-    hscope_rb_handle_account(h, hscope_timeline_group_count(h->ptr) *
-                          (hscope_timeline_dump_count(h->ptr) * 16 + 64));
+    hscope_rb_handle_account(h, hscope_timeline_memory(h->ptr));
     RB_GC_GUARD(by);
     return obj;
 }
@@ -146,7 +145,8 @@ timeline_dump(VALUE self, VALUE vi)
     hscope_load_stats st = HSCOPE_LOAD_STATS_INIT;
     hscope_timeline_dump_stats(tl, i, &st);
     VALUE r = rb_ary_new_from_args(
-        7, hscope_rb_cstr_or_nil(hscope_timeline_dump_path(tl, i)), ULL2NUM(hscope_timeline_dump_given(tl, i)),
+        7, hscope_rb_cstr_or_nil(hscope_timeline_dump_path(tl, i)),
+        ULL2NUM(hscope_timeline_dump_given(tl, i)),
         fixed_or_nil(hscope_timeline_dump_time_ms(tl, i)), ULL2NUM(count), ULL2NUM(memsize),
         ULL2NUM(hscope_timeline_dump_excluded(tl, i)), ULL2NUM(st.objects));
     RB_GC_GUARD(self);
@@ -187,7 +187,7 @@ timeline_group(VALUE self, VALUE vg)
 static VALUE
 timeline_write(VALUE self, VALUE opts)
 {
-    return hscope_rb_write_handle(self, W_TIMELINE, hscope_rb_handle_get(self, &timeline_type)->ptr, opts);
+    return hscope_rb_write_handle(self, W_TIMELINE, (void *)timeline_get(self), opts);
 }
 
 void

@@ -48,14 +48,6 @@ waste_opts(hscope_waste_options *o, VALUE by, VALUE keep_dumper, VALUE ratio, VA
     }
 }
 
-static void
-waste_account(rb_handle *h)
-{
-    hscope_waste_totals t = HSCOPE_WASTE_TOTALS_INIT;
-    hscope_waste_totals_get(h->ptr, &t);
-    hscope_rb_handle_account(h, t.group_count * 160 + hscope_waste_value_count(h->ptr) * 128);
-}
-
 /* Waste._file(path, load_opts, by, keep_dumper, ratio, min_slack): the
  * dump streamed (no heap is loaded); cancellable like a load. */
 static VALUE
@@ -77,7 +69,7 @@ waste_s_file(VALUE klass, VALUE path, VALUE opts, VALUE by, VALUE keep_dumper, V
     x.out = DATA_PTR(obj);
     x.what = AN_WASTE_FILE;
     hscope_rb_run_analysis(&x);
-    waste_account(x.out);
+    hscope_rb_handle_account(x.out, hscope_waste_memory(x.out->ptr));
     RB_GC_GUARD(path);
     RB_GC_GUARD(l.progress);
     return obj;
@@ -96,7 +88,7 @@ heap_waste(VALUE self, VALUE by, VALUE keep_dumper, VALUE ratio, VALUE min_slack
     x.out = DATA_PTR(obj);
     x.what = AN_WASTE_HEAP;
     hscope_rb_run_analysis(&x);
-    waste_account(x.out);
+    hscope_rb_handle_account(x.out, hscope_waste_memory(x.out->ptr));
     RB_GC_GUARD(self);
     return obj;
 }

@@ -11,7 +11,7 @@
 #include "rb_heapscope.h"
 
 /* ------------------------------------------------------------------ */
-/* reports: the library's writers into a String or an IO (issue 20)   */
+/* reports: the library's writers into a String or an IO              */
 /* ------------------------------------------------------------------ */
 
 /*
@@ -352,7 +352,8 @@ hscope_rb_write_handle(VALUE self, int what, void *handle, VALUE opts)
  * looked up by the writer) or ids (W_PATHS: hscope_id, checked here),
  * copied into a buffer that the stack holds (pinned) while it writes. */
 VALUE
-hscope_rb_write_items(VALUE self, int what, void *handle, const hscope_heap_t *heap, VALUE ary, VALUE opts)
+hscope_rb_write_items(VALUE self, int what, void *handle, const hscope_heap_t *heap, VALUE ary,
+                      VALUE opts)
 {
     Check_Type(ary, T_ARRAY);
     long n = RARRAY_LEN(ary);
