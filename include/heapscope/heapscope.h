@@ -2133,6 +2133,34 @@ HSCOPE_API hscope_status hscope_check_write(const hscope_check_t *check,
                                             hscope_write_fn write, void *user_data,
                                             hscope_error *err);
 
+/* ------------------------------------------------------------------ */
+/* Memory a handle holds (since 0.3)                                   */
+/* ------------------------------------------------------------------ */
+
+/**
+ * The bytes a result holds, as its allocator sees them: every block it
+ * owns (the size asked for and the library's per-block header), so that
+ * freeing the result gives exactly this much back to the allocator of its
+ * heap (hscope_load_options.allocator) or of its own load.  A garbage
+ * collected host reports it to its collector (the Ruby gem does, through
+ * rb_gc_adjust_memory_usage and ObjectSpace.memsize_of).  0 for NULL.
+ *
+ * A tally, diff, dominator tree, paths, holders or suspects result of a
+ * loaded heap is allocated with the heap's allocator, and is not counted
+ * in hscope_load_stats.model_bytes; a dominator tree counts its children
+ * once a call has built them.  A suspects result counts its own dominator
+ * tree, paths and holders, not the diff it refers to.  Thread-safe on a
+ * result no call is modifying.
+ */
+HSCOPE_API uint64_t hscope_tally_memory(const hscope_tally_t *tally);
+HSCOPE_API uint64_t hscope_diff_memory(const hscope_diff_t *diff);
+HSCOPE_API uint64_t hscope_domtree_memory(const hscope_domtree_t *tree);
+HSCOPE_API uint64_t hscope_paths_memory(const hscope_paths_t *paths);
+HSCOPE_API uint64_t hscope_holders_memory(const hscope_holders_t *holders);
+HSCOPE_API uint64_t hscope_suspects_memory(const hscope_suspects_t *suspects);
+HSCOPE_API uint64_t hscope_waste_memory(const hscope_waste_t *waste);
+HSCOPE_API uint64_t hscope_timeline_memory(const hscope_timeline_t *timeline);
+
 #ifdef __cplusplus
 }
 #endif

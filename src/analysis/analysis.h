@@ -23,6 +23,8 @@ hscope_status hscope__tally_subset(hscope_tally_t **out, hscope_heap_t *heap,
 hscope_status hscope__tally_row_objects(const hscope_tally_t *t, uint64_t i,
                                         const hscope_id **ids, uint64_t *count);
 void hscope__tally_free(hscope_tally_t *t);
+/* The memory the handle holds (hscope_tally_memory()). */
+uint64_t hscope__tally_memory(const hscope_tally_t *t);
 uint64_t hscope__tally_excluded(const hscope_tally_t *t);
 hscope_status hscope__tally_stats(const hscope_tally_t *t,
                                   hscope_load_stats *stats);
@@ -51,6 +53,8 @@ hscope_status hscope__diff_compute(hscope_diff_t **out, hscope_heap_t *a,
                                    const hscope_diff_options *opts,
                                    hscope_error *uerr);
 void hscope__diff_free(hscope_diff_t *d);
+/* The memory the handle holds (hscope_diff_memory()). */
+uint64_t hscope__diff_memory(const hscope_diff_t *d);
 hscope_heap_t *hscope__diff_heap(const hscope_diff_t *d);
 uint64_t hscope__diff_count(const hscope_diff_t *d);
 uint64_t hscope__diff_memsize(const hscope_diff_t *d);
@@ -73,6 +77,8 @@ hscope_status hscope__domtree_compute(hscope_domtree_t **out,
                                       const hscope_dom_options *uopts,
                                       hscope_error *uerr);
 void hscope__domtree_free(hscope_domtree_t *t);
+/* The memory the handle holds (hscope_domtree_memory()). */
+uint64_t hscope__domtree_memory(const hscope_domtree_t *t);
 hscope_heap_t *hscope__domtree_heap(const hscope_domtree_t *t);
 hscope_status hscope__domtree_idom(const hscope_domtree_t *t, hscope_id id,
                                    hscope_id *idom, int32_t *root_category);
@@ -99,6 +105,8 @@ hscope_status hscope__paths_compute(hscope_paths_t **out, hscope_heap_t *heap,
                                     const hscope_dom_options *uopts,
                                     hscope_error *uerr);
 void hscope__paths_free(hscope_paths_t *p);
+/* The memory the handle holds (hscope_paths_memory()). */
+uint64_t hscope__paths_memory(const hscope_paths_t *p);
 uint64_t hscope__paths_get(const hscope_paths_t *p, hscope_id target,
                            hscope_id *out, uint64_t max,
                            int32_t *root_category);
@@ -106,6 +114,8 @@ hscope_status hscope__holders_compute(hscope_holders_t **out,
                                       hscope_domtree_t *t, const hscope_id *ids,
                                       uint64_t n, hscope_error *uerr);
 void hscope__holders_free(hscope_holders_t *hs);
+/* The memory the handle holds (hscope_holders_memory()). */
+uint64_t hscope__holders_memory(const hscope_holders_t *hs);
 uint64_t hscope__holders_count(const hscope_holders_t *hs);
 hscope_status hscope__holders_get(const hscope_holders_t *hs, uint64_t i,
                                   hscope_id *holder_id, int32_t *root_category,
@@ -117,6 +127,7 @@ hscope_status hscope__fingerprint_copy(hscope_fingerprint_t **out,
                                        const hscope_fingerprint_t *fp,
                                        hscope_error *uerr);
 void hscope__fingerprint_free(hscope_fingerprint_t *fp);
+uint64_t hscope__fingerprint_memory(const hscope_fingerprint_t *fp);
 uint32_t hscope__series_check(const hscope_fingerprint_t *const *fps,
                               const char *const *names, uint64_t count,
                               char *text, uint64_t text_size);
@@ -300,6 +311,8 @@ hscope_status hscope__domtree_tally(hscope_tally_t **out, hscope_domtree_t *t,
 hscope_status hscope__suspects_compute(hscope_suspects_t **out, hscope_diff_t *diff,
                                        const hscope_dom_options *opts, hscope_error *err);
 void hscope__suspects_free(hscope_suspects_t *s);
+/* The memory the handle holds (hscope_suspects_memory()). */
+uint64_t hscope__suspects_memory(const hscope_suspects_t *s);
 hscope_diff_t *hscope__suspects_diff(const hscope_suspects_t *s);
 hscope_domtree_t *hscope__suspects_domtree(const hscope_suspects_t *s);
 const hscope_holders_t *hscope__suspects_holders(const hscope_suspects_t *s);
@@ -457,6 +470,8 @@ const char *hscope__waste_fix(int kind, int type, uint64_t copies, uint64_t froz
 void hscope__waste_options_init(hscope_waste_options *opts);
 void hscope__waste_totals_init(hscope_waste_totals *totals);
 void hscope__waste_free(hscope_waste_t *w);
+/* The memory the handle holds (hscope_waste_memory()). */
+uint64_t hscope__waste_memory(const hscope_waste_t *w);
 /* Check a caller's options (NULL: defaults). */
 hscope_status hscope__wcfg_read(const hscope_waste_options *in, hscope__wcfg *out,
                                 hscope_error *err);
@@ -559,6 +574,8 @@ hscope_status hscope__timeline_compute(hscope_timeline_t **out, const char *cons
                                        uint64_t n, const hscope_load_options *lo,
                                        const hscope_timeline_options *o, hscope_error *err);
 void hscope__timeline_free(hscope_timeline_t *tl);
+/* The memory the handle holds (hscope_timeline_memory()). */
+uint64_t hscope__timeline_memory(const hscope_timeline_t *tl);
 
 /* The value of group g in dump i by the timeline's metric. */
 static inline uint64_t

@@ -675,6 +675,13 @@ hscope__diff_free(hscope_diff_t *d)
     hscope__heap_release(h);
 }
 
+uint64_t
+hscope__diff_memory(const hscope_diff_t *d)
+{
+    const void *b[] = { d ? d->ids : NULL, d };
+    return hscope__msize_sum(b, 2);
+}
+
 hscope_heap_t *
 hscope__diff_heap(const hscope_diff_t *d)
 {

@@ -505,6 +505,18 @@ hscope__domtree_free(hscope_domtree_t *t)
     hscope__heap_release(h);
 }
 
+uint64_t
+hscope__domtree_memory(const hscope_domtree_t *t)
+{
+    if (!t)
+        return 0;
+    /* the children, built on first use, counted once they are there */
+    int kids = atomic_load(&((hscope_domtree_t *)t)->kids_ready);
+    const void *b[] = { t->idom, t->rcount, t->rsize, kids ? t->kid_start : NULL,
+                        kids ? t->kids : NULL, t->unreach_ids, t };
+    return hscope__msize_sum(b, sizeof(b) / sizeof(b[0]));
+}
+
 hscope_heap_t *
 hscope__domtree_heap(const hscope_domtree_t *t)
 {
@@ -871,6 +883,13 @@ hscope__paths_free(hscope_paths_t *p)
 }
 
 uint64_t
+hscope__paths_memory(const hscope_paths_t *p)
+{
+    const void *b[] = { p ? p->parent : NULL, p };
+    return hscope__msize_sum(b, 2);
+}
+
+uint64_t
 hscope__paths_get(const hscope_paths_t *p, hscope_id target, hscope_id *out,
                   uint64_t max, int32_t *root_category)
 {
@@ -1015,6 +1034,13 @@ hscope__holders_free(hscope_holders_t *hs)
     hscope__free(&h->mem, hs->h);
     hscope__free(&h->mem, hs);
     hscope__heap_release(h);
+}
+
+uint64_t
+hscope__holders_memory(const hscope_holders_t *hs)
+{
+    const void *b[] = { hs ? hs->h : NULL, hs };
+    return hscope__msize_sum(b, 2);
 }
 
 uint64_t

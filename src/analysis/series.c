@@ -177,6 +177,13 @@ hscope__fingerprint_free(hscope_fingerprint_t *fp)
     hscope__free(&m, fp);
 }
 
+uint64_t
+hscope__fingerprint_memory(const hscope_fingerprint_t *fp)
+{
+    const void *b[] = { fp ? fp->items : NULL, fp };
+    return hscope__msize_sum(b, 2);
+}
+
 /* Share of the smaller sample whose address (and type) the other sample
  * has, over the objects both sampled (hash <= the lower limit); -1 when
  * either sample is empty. */

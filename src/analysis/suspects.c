@@ -30,6 +30,16 @@ hscope__suspects_free(hscope_suspects_t *s)
     hscope__heap_release(keep);
 }
 
+uint64_t
+hscope__suspects_memory(const hscope_suspects_t *s)
+{
+    if (!s)
+        return 0;
+    const void *b[] = { s };
+    return hscope__msize_sum(b, 1) + hscope__domtree_memory(s->tree) +
+           hscope__paths_memory(s->paths) + hscope__holders_memory(s->holders);
+}
+
 hscope_status
 hscope__suspects_compute(hscope_suspects_t **out, hscope_diff_t *diff,
                          const hscope_dom_options *opts, hscope_error *err)

@@ -697,6 +697,15 @@ hscope__tally_free(hscope_tally_t *t)
 }
 
 uint64_t
+hscope__tally_memory(const hscope_tally_t *t)
+{
+    if (!t)
+        return 0;
+    const void *b[] = { t->mstart, t->members, t->g, t->arena, t };
+    return hscope__msize_sum(b, sizeof(b) / sizeof(b[0])) + hscope__fingerprint_memory(t->fp);
+}
+
+uint64_t
 hscope__tally_excluded(const hscope_tally_t *t)
 {
     return t ? t->excluded : 0;

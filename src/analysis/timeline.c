@@ -394,6 +394,24 @@ hscope__timeline_free(hscope_timeline_t *tl)
     hscope__free(&m, tl);
 }
 
+uint64_t
+hscope__timeline_memory(const hscope_timeline_t *tl)
+{
+    if (!tl)
+        return 0;
+    uint64_t n = 0;
+    for (size_t i = 0; i < tl->ng; i++) {
+        const void *b[] = { tl->g[i].key, tl->g[i].count };
+        n += hscope__msize_sum(b, 2);
+    }
+    for (uint64_t i = 0; tl->d && i < tl->nd; i++)
+        n += hscope__msize_sum((const void *const *)&tl->d[i].path, 1);
+    for (size_t i = 0; i < tl->nw; i++)
+        n += hscope__msize_sum((const void *const *)&tl->w[i].message, 1);
+    const void *b[] = { tl->w, tl->warn_text, tl->g, tl->d, tl };
+    return n + hscope__msize_sum(b, sizeof(b) / sizeof(b[0]));
+}
+
 /* The dumps in time order, with copies of their paths. */
 static hscope_status
 set_dumps(hscope_timeline_t *tl, const char *const *paths, int32_t order, hscope_error *err)

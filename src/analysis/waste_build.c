@@ -820,6 +820,17 @@ hscope__waste_free(hscope_waste_t *w)
     hscope__free(&m, w);
 }
 
+uint64_t
+hscope__waste_memory(const hscope_waste_t *w)
+{
+    if (!w)
+        return 0;
+    const hscope__intern *k = &w->keys;
+    const void *b[] = { k->arena, k->off, k->len, k->table, k->hash, w->varena,
+                        w->rows, w->vals, w->vrefs, w->srefs, w };
+    return hscope__msize_sum(b, sizeof(b) / sizeof(b[0]));
+}
+
 /* ------------------------------------------------------------------ */
 /* options and fixes                                                   */
 /* ------------------------------------------------------------------ */

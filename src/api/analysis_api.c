@@ -1,6 +1,7 @@
 /*
  * analysis_api.c - exported entry points of the analyses added with the
- * report layer: retained size per group, leak suspects.
+ * report layer: retained size per group, leak suspects; and the memory
+ * each analysis result holds.
  * Argument checks and error copy-out; the work is in src/analysis/.
  */
 #include <string.h>
@@ -115,4 +116,52 @@ hscope_suspects_path(const hscope_suspects_t *suspects, uint64_t i, hscope_id *o
         return 0;
     }
     return hscope__suspects_path(suspects, i, out, max, root_category);
+}
+
+HSCOPE_API uint64_t
+hscope_tally_memory(const hscope_tally_t *tally)
+{
+    return hscope__tally_memory(tally);
+}
+
+HSCOPE_API uint64_t
+hscope_diff_memory(const hscope_diff_t *diff)
+{
+    return hscope__diff_memory(diff);
+}
+
+HSCOPE_API uint64_t
+hscope_domtree_memory(const hscope_domtree_t *tree)
+{
+    return hscope__domtree_memory(tree);
+}
+
+HSCOPE_API uint64_t
+hscope_paths_memory(const hscope_paths_t *paths)
+{
+    return hscope__paths_memory(paths);
+}
+
+HSCOPE_API uint64_t
+hscope_holders_memory(const hscope_holders_t *holders)
+{
+    return hscope__holders_memory(holders);
+}
+
+HSCOPE_API uint64_t
+hscope_suspects_memory(const hscope_suspects_t *suspects)
+{
+    return hscope__suspects_memory(suspects);
+}
+
+HSCOPE_API uint64_t
+hscope_waste_memory(const hscope_waste_t *waste)
+{
+    return hscope__waste_memory(waste);
+}
+
+HSCOPE_API uint64_t
+hscope_timeline_memory(const hscope_timeline_t *timeline)
+{
+    return hscope__timeline_memory(timeline);
 }

@@ -114,6 +114,16 @@ hscope__msize(const void *p)
     return n;
 }
 
+uint64_t
+hscope__msize_sum(const void *const *blocks, size_t n)
+{
+    uint64_t s = 0;
+    for (size_t i = 0; i < n; i++)
+        if (blocks[i])
+            s += hscope__msize(blocks[i]) + HDR;
+    return s;
+}
+
 void *
 hscope__realloc(hscope__mem *m, void *p, size_t n)
 {

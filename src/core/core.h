@@ -48,6 +48,9 @@ void *hscope__realloc(hscope__mem *m, void *p, size_t n);
 void hscope__free(hscope__mem *m, void *p);
 /* Size of a block from hscope__malloc (0 for NULL). */
 size_t hscope__msize(const void *p);
+/* The memory n blocks (NULL ones skipped) hold: their sizes and the size
+ * header of each, as the allocator sees them. */
+uint64_t hscope__msize_sum(const void *const *blocks, size_t n);
 
 /* Errors: "first error wins".  Internal code always passes a non-NULL
  * hscope_error; the API layer copies it out to the caller's struct. */

@@ -24,6 +24,18 @@ Fails (exit 1, one line per violation) when, under ROOT/src:
   fn-len   a function in src/ has more than 120 lines (from the line of its
            name to its closing brace).
 
+and under ROOT/bindings/ruby/ext (the Ruby extension, which the gem may
+compile flat with the library's sources):
+  ext-include  an #include other than the public header
+           <heapscope/heapscope.h>, Ruby's and the system's headers, and
+           the extension's own headers ("rb_*.h" beside it);
+  ext-call     a use of an internal hscope__ function;
+  ext-export   a non-static function whose name does not start with
+           hscope_rb_ (Init_heapscope aside): the shared names stay out of
+           the library's namespace;
+  ext-len      a file over 800 lines;
+  fn-len       a function over 120 lines, as in src/.
+
 A function's layer is the directory of the file that defines it (static
 inline functions of a header: the header's).  ALLOW (allow.txt beside this
 script) may excuse violations in src/cli/report.c only, one per line:
@@ -61,6 +73,8 @@ MAY_USE = {
     "cli": {"cli"},  # and the public header (found on the include path, not in src/)
 }
 CLI_MAX_LINES = 600
+EXT_DIR = "bindings/ruby/ext"
+EXT_MAX_LINES = 800
 FN_MAX_LINES = 120
 ALLOWABLE = "src/cli/report.c"  # the HTML report, being moved into the library
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -204,6 +218,56 @@ def sources(root):
     return sorted(out, key=lambda s: s.rel)
 
 
+def ext_sources(root):
+    """The Ruby extension's own C files (not a vendored copy of src/)."""
+    out = []
+    top = os.path.join(root, EXT_DIR)
+    for d, dirs, files in os.walk(top):
+        dirs[:] = sorted(x for x in dirs if x != "vendor")
+        for f in sorted(files):
+            if f.endswith((".c", ".h")):
+                rel = os.path.relpath(os.path.join(d, f), root).replace(os.sep, "/")
+                out.append(Source(root, rel))
+    return out
+
+
+def check_ext(root):
+    """The violations of the Ruby extension, as check() returns them."""
+    v = []
+    srcs = ext_sources(root)
+    for s in srcs:
+        own = {os.path.basename(x.rel) for x in srcs
+               if os.path.dirname(x.rel) == os.path.dirname(s.rel) and x.rel.endswith(".h")}
+        for m in re.finditer(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', s.text, re.M):
+            quoted, target = m.group(1) == '"', m.group(2)
+            if quoted:
+                bad = target not in own
+            else:
+                bad = target.startswith("heapscope/") and target != "heapscope/heapscope.h"
+            if bad or "src/" in target or target.startswith(".."):
+                v.append(("ext-include", s.rel, "", "includes %s%s%s (only the public header, "
+                          "Ruby's, the system's and its own)" % (m.group(1), target,
+                                                                 ">" if not quoted else '"')))
+        seen = set()
+        for m in IDENT.finditer(s.code):
+            name = m.group(0)
+            if name.startswith("hscope__") and name not in seen:
+                seen.add(name)
+                line = s.code.count("\n", 0, m.start()) + 1
+                v.append(("ext-call", s.rel, name, "line %d: uses the library's internal %s"
+                          % (line, name)))
+        for name, line, last, static, _ in s.fns:
+            if not static and name != "Init_heapscope" and not name.startswith("hscope_rb_"):
+                v.append(("ext-export", s.rel, name, "line %d: %s is not static and not "
+                          "named hscope_rb_*" % (line, name)))
+            if last - line + 1 > FN_MAX_LINES:
+                v.append(("fn-len", s.rel, name, "%s: %d lines (at most %d)"
+                          % (name, last - line + 1, FN_MAX_LINES)))
+        if s.lines > EXT_MAX_LINES:
+            v.append(("ext-len", s.rel, "", "%d lines (at most %d)" % (s.lines, EXT_MAX_LINES)))
+    return v
+
+
 def include_target(root, s, target):
     """The src/ file an #include "target" of s names, or None (system or
     public headers, found on the include path)."""
@@ -298,7 +362,7 @@ def read_allow(path):
 
 
 def run(root, allow_path):
-    v = check(root)
+    v = check(root) + check_ext(root)
     allow, errors = read_allow(allow_path)
     used = set()
     left = []
@@ -373,25 +437,48 @@ PLANTS = [
      "cli-len", "src/cli/tty.c"),
     ("a function over 120 lines", "src/core/fit.c", long_fn("planted_long", FN_MAX_LINES + 1),
      "end", "fn-len", "planted_long"),
+    ("the extension including a library header", EXT_DIR + "/heapscope/rb_heap.c",
+     '#include "../../../../src/model/model.h"\n', "start", "ext-include", "src/model/model.h"),
+    ("the extension including another public-path header", EXT_DIR + "/heapscope/rb_diff.c",
+     "#include <heapscope/internal.h>\n", "start", "ext-include", "heapscope/internal.h"),
+    ("the extension calling an internal function", EXT_DIR + "/heapscope/rb_tally.c",
+     "\nstatic void\nplanted_ext(void)\n{\n    hscope__error_init(0);\n}\n", "end",
+     "ext-call", "hscope__error_init"),
+    ("the extension sharing an unprefixed name", EXT_DIR + "/heapscope/rb_waste.c",
+     "\nint\nplanted_shared(void)\n{\n    return 0;\n}\n", "end",
+     "ext-export", "planted_shared"),
+    ("an extension file over 800 lines", EXT_DIR + "/heapscope/rb_export.c",
+     "".join("/* filler %d */\n" % i for i in range(EXT_MAX_LINES)), "end",
+     "ext-len", EXT_DIR + "/heapscope/rb_export.c"),
+    ("an extension function over 120 lines", EXT_DIR + "/heapscope/rb_html.c",
+     long_fn("planted_ext_long", FN_MAX_LINES + 1), "end", "fn-len", "planted_ext_long"),
 ]
+
+
+def copy_tree(root, dest):
+    """src/ and the extension's files (not its vendored copy) into dest."""
+    shutil.copytree(os.path.join(root, "src"), os.path.join(dest, "src"))
+    ext = os.path.join(root, EXT_DIR)
+    if os.path.isdir(ext):
+        shutil.copytree(ext, os.path.join(dest, EXT_DIR), ignore=shutil.ignore_patterns("vendor"))
 
 
 def self_test(root):
     failures = []
     with tempfile.TemporaryDirectory(prefix="hscope-layering-") as tmp:
         base = os.path.join(tmp, "clean")
-        shutil.copytree(os.path.join(root, "src"), os.path.join(base, "src"))
+        copy_tree(root, base)
         clean = set(run(base, os.path.join(tmp, "none.txt")))
         # a function of exactly the limit passes
         ok = os.path.join(tmp, "limit")
-        shutil.copytree(os.path.join(base, "src"), os.path.join(ok, "src"))
+        copy_tree(base, ok)
         plant(ok, "src/core/fit.c", long_fn("planted_at_limit", FN_MAX_LINES))
         extra = set(run(ok, os.path.join(tmp, "none.txt"))) - clean
         if extra:
             failures.append("a %d-line function was reported: %s" % (FN_MAX_LINES, sorted(extra)))
         for i, (what, rel, text, where, kind, needle) in enumerate(PLANTS):
             t = os.path.join(tmp, "p%d" % i)
-            shutil.copytree(os.path.join(base, "src"), os.path.join(t, "src"))
+            copy_tree(base, t)
             plant(t, rel, text, where)
             new = set(run(t, os.path.join(tmp, "none.txt"))) - clean
             hit = [x for x in new if x.startswith(kind + " " + rel) and needle in x]

@@ -35,6 +35,14 @@ build_dir = nil if build_dir.is_a?(String) && build_dir.empty?
 $CFLAGS << " -fvisibility=hidden"
 $defs << "-D_GNU_SOURCE" << "-D_FILE_OFFSET_BITS=64"
 
+# The binding's own files: every rb_*.c beside this script (one per Ruby
+# class, see rb_heapscope.h).  When the library is linked, mkmf compiles
+# every .c of this directory by itself; with the bundled sources, $srcs
+# must name them.
+def binding_srcs
+  Dir.glob("rb_*.c", base: __dir__).sort
+end
+
 linked = nil
 if use_system != false && build_dir
   build_dir = File.expand_path(build_dir)
@@ -77,7 +85,7 @@ else
   tree[:include].each { |dir| $INCFLAGS << " -I#{dir}" }
   # Compile the sources flat: file names are unique across src/, and quoted
   # includes resolve relative to each file, so VPATH is enough.
-  $srcs = ["rb_heapscope.c"] + tree[:sources].map { |s| File.basename(s) }
+  $srcs = binding_srcs + tree[:sources].map { |s| File.basename(s) }
   tree[:sources].map { |s| File.dirname(File.join(tree[:root], s)) }.uniq.each { |d| $VPATH << d }
   # The library is C11 with its own warning set; Ruby's extension warnings
   # (-Wold-style-definition & co.) say nothing useful about it.

@@ -17,29 +17,23 @@ module Heapscope
     attr_reader :errno
   end
 
-  # Numbers in LeakCheck's sentences and ObjectInfo#inspect.  Reports
-  # (every to_s and inspect of a result) are written by the library, not
-  # with these.
+  # Numbers in LeakCheck's sentences, Waste's and ObjectInfo#inspect, in
+  # the library's own formats (hscope_format_bytes, hscope_format_count):
+  # the same text as the reports and the CLI print.  Reports (every to_s
+  # and inspect of a result) are written by the library, not with these.
   module Format # :nodoc:
     module_function
 
-    # 1234567 -> "1,234,567"
+    # 1234567 -> "1,234,567"; a negative number with "-" before it, as the
+    # library writes a change.
     def grouped(n)
-      n.to_i.to_s.reverse.scan(/\d{1,3}/).join(",").reverse.then { |s| n.to_i.negative? ? "-#{s}" : s }
+      n = n.to_i
+      n.negative? ? "-#{Native.format_count(-n)}" : Native.format_count(n)
     end
 
-    # 1536 -> "1.5 KB"
+    # 1536 -> "1.5 KB"; -2048 -> "-2.0 KB"
     def bytes(n)
-      n = n.to_i
-      return "#{n} B" if n < 1024
-      units = %w[KB MB GB TB]
-      v = n.to_f
-      u = -1
-      while v >= 1024 && u < units.size - 1
-        v /= 1024
-        u += 1
-      end
-      format("%.1f %s", v, units[u])
+      Native.format_bytes(n.to_i)
     end
 
     def hex(address)
