@@ -442,11 +442,12 @@ hscope__html_timeline(hscope__html *x)
     for (uint64_t i = 0; i < nd; i++)
         excluded += tl->d[i].excluded;
     hscope__out_puts(o, "<section id=\"timeline\"><h2>What grows over time</h2>\n");
-    hscope__out_printf(o, "<p class=\"muted\">%llu dumps, in time order (%s, %s). A group is "
-                          "<b>growing</b> when its memsize rises with R&sup2; &ge; 0.8 over 3+ "
-                          "dumps by at least 4 KB and 2%% of its mean (as <code>heapscope "
-                          "timeline</code>).</p>\n",
+    char rule[320];
+    hscope__grow_rule_text(tl->min_dumps, rule, sizeof(rule));
+    hscope__out_printf(o, "<p class=\"muted\">%llu dumps, in time order (%s, %s). ",
                        (unsigned long long)nd, tl->order.name, tl->order.source);
+    hscope__xml_escape(o, rule);
+    hscope__out_puts(o, " (as <code>heapscope timeline</code>).</p>\n");
     timeline_dumps(o, tl, nd);
     if (x->r->np > 3)
         hscope__html_warn_block(o, tl->warn_text ? tl->warn_text : "");

@@ -218,12 +218,11 @@ timeline_text(const hscope_timeline_t *tl, const hscope__ropts *ro, hscope__out 
         hscope__fmt_plural(tl->ng - shown, "more group", "more groups", more, sizeof(more));
         hscope__out_printf(o, "   %s %s\n", ascii ? "..." : "\xe2\x80\xa6", more);
     }
-    if (!tl->growing)
-        hscope__out_printf(o, "\nno group is growing (rule: slope > 0, R2 >= %.1f, rise >= "
-                              "max(%s, %.0f%% of the mean), %u+ dumps)\n",
-                           HSCOPE__GROW_MIN_R2,
-                           tl->metric == HSCOPE_METRIC_COUNT ? "10 objects" : "4 KB",
-                           HSCOPE__GROW_MIN_RISE_FRACTION * 100, tl->min_dumps);
+    if (!tl->growing) {
+        char rule[320];
+        hscope__grow_rule_text(tl->min_dumps, rule, sizeof(rule));
+        hscope__out_printf(o, "\nno group is growing; %s\n", rule);
+    }
 }
 
 /* ------------------------------------------------------------------ */
@@ -431,6 +430,8 @@ timeline_json(const hscope_timeline_t *tl, const hscope__ropts *ro, hscope__out 
     json_num(&w, "min_rise", tl->metric == HSCOPE_METRIC_COUNT ? HSCOPE__GROW_MIN_RISE_COUNT
                                                                : HSCOPE__GROW_MIN_RISE_BYTES, 1, 0);
     json_num(&w, "min_rise_fraction_of_mean", HSCOPE__GROW_MIN_RISE_FRACTION, 1, 2);
+    json_num(&w, "min_rise_count", HSCOPE__GROW_MIN_RISE_COUNT, 1, 0);
+    json_num(&w, "min_rise_memsize", HSCOPE__GROW_MIN_RISE_BYTES, 1, 0);
     hscope__json_end_obj(&w);
     hscope__json_ku64(&w, "group_count", tl->ng);
     hscope__json_ku64(&w, "growing_count", tl->growing);
