@@ -140,6 +140,26 @@ group_key(const void *ctx, uint64_t i)
     return ((const hscope_timeline_t *)ctx)->g[i].key;
 }
 
+/* The dumper's objects left out, in the words of a tally of one dump: the
+ * last dump's count (what `tally` of it says), then the series' total. */
+static void
+excluded_text(hscope__out *o, const hscope_timeline_t *tl, uint64_t total)
+{
+    if (!total)
+        return;
+    uint64_t n = tl->nd, last = tl->d[n - 1].excluded;
+    if (n == 1) {
+        hscope__text_excluded(o, last);
+        return;
+    }
+    char a[64], b[32], c[32];
+    hscope__fmt_plural(last, "object", "objects", a, sizeof(a));
+    hscope__fmt_count(total, b, sizeof(b));
+    hscope__fmt_count(n, c, sizeof(c));
+    hscope__out_printf(o, "left out: %s allocated by the dumper itself in the last dump "
+                          "(%s in all %s dumps)\n", a, b, c);
+}
+
 static void
 text_head(const hscope_timeline_t *tl, const hscope__ropts *ro, hscope__out *o)
 {
@@ -153,8 +173,10 @@ text_head(const hscope_timeline_t *tl, const hscope__ropts *ro, hscope__out *o)
     for (uint64_t i = 0; i < n; i++) {
         excluded += tl->d[i].excluded;
         if (n > 12 && i == 5) {
-            hscope__out_printf(o, "  %s %llu more %s\n", ascii ? "..." : "\xe2\x80\xa6",
-                               (unsigned long long)(n - 10), ascii ? "..." : "\xe2\x80\xa6");
+            char more[32];
+            hscope__fmt_count(n - 10, more, sizeof(more));
+            hscope__out_printf(o, "  %s %s more %s\n", ascii ? "..." : "\xe2\x80\xa6", more,
+                               ascii ? "..." : "\xe2\x80\xa6");
             i = n - 6;
             continue;
         }
@@ -166,10 +188,17 @@ text_head(const hscope_timeline_t *tl, const hscope__ropts *ro, hscope__out *o)
         hscope__text_fit(o, dump_name(tl, ro, i), room, 0, ascii);
         hscope__out_printf(o, "%s%s\n", tb[0] ? "  " : "", tb);
     }
-    hscope__text_excluded(o, excluded);
-    char g[64];
+    excluded_text(o, tl, excluded);
+    char g[64], gr[32];
     hscope__fmt_plural(tl->ng, "group", "groups", g, sizeof(g));
-    hscope__out_printf(o, "%s, %zu growing\n\n", g, tl->growing);
+    hscope__fmt_count(tl->growing, gr, sizeof(gr));
+    hscope__out_printf(o, "%s, %s growing\n", g, gr);
+    if (n < tl->min_dumps && !(tl->flags & HSCOPE_TIMELINE_GREW))
+        hscope__out_printf(o, "growth is not ranked: %llu dump%s, and a trend needs %u or more "
+                              "(any two points\nfit a line); the rows are ordered by their "
+                              "change and none is marked growing\n",
+                           (unsigned long long)n, n == 1 ? "" : "s", tl->min_dumps);
+    hscope__out_putc(o, '\n');
 }
 
 static void
