@@ -199,6 +199,8 @@ json_enter(walk *wk, hscope_id id, uint32_t level, int expanded, uint64_t nkids)
     hscope__json *w = wk->w;
     hscope__json_obj(w);
     hscope__json_objref_fields(w, h, id);
+    hscope__json_kstr(w, "file", hscope__heap_object_file(h, id));
+    hscope__json_ku64(w, "line", hscope__heap_object_line(h, id));
     hscope__json_ku64(w, "memsize", hscope__heap_object_memsize(h, id));
     hscope__json_kcm(w, "retained", hscope__domtree_retained_count(wk->t, id),
                      hscope__domtree_retained(wk->t, id));

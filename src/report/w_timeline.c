@@ -426,6 +426,12 @@ json_head(hscope__json *w, const hscope_timeline_t *tl, const hscope__ropts *ro,
     hscope__json_kstr(w, "order_source", tl->order.source);
     hscope__json_key(w, "times_known");
     hscope__json_bool(w, tl->order.times_known);
+    /* the top level's name means what it means in every document: the
+     * objects left out of the result, all dumps together */
+    uint64_t excluded = 0;
+    for (uint64_t i = 0; i < tl->nd; i++)
+        excluded += tl->d[i].excluded;
+    hscope__json_ku64(w, "excluded_dumper_objects", excluded);
 }
 
 static void

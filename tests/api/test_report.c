@@ -483,13 +483,13 @@ test_dominators(void **state)
                    "\"unreachable\":{\"count\":0,\"memsize\":0},\"depth\":1,\"top\":["
                    "{\"root\":\"vm\",\"children_total\":1,\"children\":[{\"address\":\"0x1000\","
                    "\"type\":\"CLASS\",\"class\":\"Class\",\"label\":\"PostsController\","
-                   "\"memsize\":500,\"retained\":{\"count\":6,\"memsize\":980}}]},"
+                   "\"file\":\"app/controllers/posts_controller.rb\",\"line\":3,\"memsize\":500,\"retained\":{\"count\":6,\"memsize\":980}}]},"
                    "{\"root\":\"machine_context\",\"children_total\":1,\"children\":["
                    "{\"address\":\"0x7000\",\"type\":\"STRING\",\"class\":\"String\","
-                   "\"label\":\"String\",\"memsize\":48,\"retained\":{\"count\":1,\"memsize\":48}}]},"
+                   "\"label\":\"String\",\"file\":null,\"line\":0,\"memsize\":48,\"retained\":{\"count\":1,\"memsize\":48}}]},"
                    "{\"root\":\"(roots)\",\"children_total\":1,\"children\":["
                    "{\"address\":\"0x6000\",\"type\":\"CLASS\",\"class\":\"<hidden>\","
-                   "\"label\":\"String\",\"memsize\":100,"
+                   "\"label\":\"String\",\"file\":null,\"line\":0,\"memsize\":100,"
                    "\"retained\":{\"count\":1,\"memsize\":100}}]}],\"warnings\":[]}\n");
     /* focus on 0x3000, 2 levels: its chain, its children largest first,
      * ties by address (0x4000 100 before the Strings, 0x5000 before 0x5028) */
@@ -504,10 +504,10 @@ test_dominators(void **state)
                    "{\"address\":\"0x1000\",\"type\":\"CLASS\",\"class\":\"Class\","
                    "\"label\":\"PostsController\"},{\"address\":\"0x3000\",\"type\":\"HASH\","
                    "\"class\":\"Hash\",\"label\":\"Hash\"}],\"tree\":{\"address\":\"0x3000\","
-                   "\"type\":\"HASH\",\"class\":\"Hash\",\"label\":\"Hash\",\"memsize\":200,"
+                   "\"type\":\"HASH\",\"class\":\"Hash\",\"label\":\"Hash\",\"file\":\"app/controllers/posts_controller.rb\",\"line\":9,\"memsize\":200,"
                    "\"retained\":{\"count\":4,\"memsize\":380},\"children_total\":3,\"children\":["
                    "{\"address\":\"0x4000\",\"type\":\"CLASS\",\"class\":\"<hidden>\","
-                   "\"label\":\"Hash\",\"memsize\":100,\"retained\":{\"count\":1,\"memsize\":100},"
+                   "\"label\":\"Hash\",\"file\":null,\"line\":0,\"memsize\":100,\"retained\":{\"count\":1,\"memsize\":100},"
                    "\"children_total\":0,\"children\":[]},"
                    "{\"address\":\"0x5000\",\"type\":\"STRING\",");
     assert_lacks(&s, "0x5028");
@@ -571,13 +571,13 @@ test_folded_and_retained(void **state)
     assert_int_equal(hscope_domtree_write_retained(t, &o, collect, &s, NULL), HSCOPE_OK);
     assert_has(&s, "{\"kind\":\"retained\",");
     assert_has(&s, "\"objects\":[{\"address\":\"0x1000\",\"type\":\"CLASS\",\"class\":\"Class\","
-                   "\"label\":\"PostsController\",\"memsize\":500,"
+                   "\"label\":\"PostsController\",\"file\":\"app/controllers/posts_controller.rb\",\"line\":3,\"memsize\":500,"
                    "\"retained\":{\"count\":6,\"memsize\":980}},"
                    "{\"address\":\"0x3000\",\"type\":\"HASH\",\"class\":\"Hash\",\"label\":\"Hash\","
-                   "\"memsize\":200,\"retained\":{\"count\":4,\"memsize\":380}},"
+                   "\"file\":\"app/controllers/posts_controller.rb\",\"line\":9,\"memsize\":200,\"retained\":{\"count\":4,\"memsize\":380}},"
                    "{\"address\":\"0x2000\",");
     assert_has(&s, "{\"address\":\"0x4000\",\"type\":\"CLASS\",\"class\":\"<hidden>\","
-                   "\"label\":\"Hash\",\"memsize\":100,\"retained\":{\"count\":1,\"memsize\":100}}],");
+                   "\"label\":\"Hash\",\"file\":null,\"line\":0,\"memsize\":100,\"retained\":{\"count\":1,\"memsize\":100}}],");
     free(s.p);
     /* text: a class name is never cut: 64 - 2 - 17 - 33 leaves 12 columns
      * for "TYPE label", the key column grows to "CLASS PostsController" (21)

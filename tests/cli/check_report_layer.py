@@ -23,7 +23,12 @@ against an expectation computed here from the hand-made dumps:
      --top where the command has them), and --json/--top where it has not
      are usage errors that say so;
   7. --by KEY and --order RULE: each command's words for a bad or missing
-     value, and --order/--by where the command has not got it.
+     value, and --order/--by where the command has not got it;
+  8. cuts keep rows apart and class names whole (timeline, root), show's
+     record line holds 2,000 bytes;
+  9. retained --by says its rows overlap, timeline on two dumps why growth
+     is not ranked, "left out" as tally says it, no "0 to 0 missing
+     addresses".
 
 Usage: HEAPSCOPE=/path/to/heapscope check_report_layer.py WORKDIR
 """
@@ -361,6 +366,36 @@ rec = [l for l in p.out.splitlines() if l.startswith("  record:")]
 check(rec and len(rec[0].encode()) <= 2000 and "more bytes cut" in rec[0],
       "show: the record line holds at most 2,000 bytes, note included (%d)" %
       (len(rec[0].encode()) if rec else -1))
+
+# -------------------------- 9. what the smaller outputs say, in one voice
+# retained --by: the rows overlap (the Array holds the Strings: both rows)
+p = run("retained", "--by", "class", D, columns=100)
+check("rows overlap" in p.out, "retained --by says its rows overlap (%r)" % p.out[-300:])
+# the dumper's objects: 2 in the last dump (objspace.rb, dump_all), 1 in the first
+dumper = []
+for k, nd in enumerate((1, 2)):
+    recs = base_records() + [{"address": "0x%x" % (0xa00000 + 0x28 * i), "type": "STRING",
+                              "memsize": 40, "file": "/usr/lib/ruby/3.3.0/objspace.rb", "line": 1,
+                              "method": "dump_all", "generation": 2} for i in range(nd)]
+    dumper.append(write_dump(J("dumper_%d.json" % (k + 1)), recs))
+t_left = [l for l in run("tally", dumper[1]).out.splitlines() if l.startswith("left out:")]
+tl = run("timeline", *dumper, columns=100).out
+tl_left = [l for l in tl.splitlines() if l.startswith("left out:")]
+check(t_left == ["left out: 2 objects allocated by the dumper itself"] and tl_left and
+      tl_left[0].startswith(t_left[0]) and "(3 in all 2 dumps)" in tl_left[0],
+      "left out: timeline says the last dump's count as tally does, then the series' (%r, %r)"
+      % (t_left, tl_left))
+# fewer than 3 dumps: why growth is not ranked
+check("growth is not ranked: 2 dumps, and a trend needs 3 or more" in tl,
+      "timeline on 2 dumps says why it cannot rank growth (%r)" % tl[:500])
+# no "0 to 0 missing addresses"; a dangling reference is still said
+p = run("summary", D)
+check("0 to 0" not in p.out and "(none dangling)" in p.out, "summary: no '0 to 0 missing addresses'")
+dang = write_dump(J("dangling.json"), base_records() + [
+    {"address": "0xb00000", "type": "ARRAY", "references": ["0xdead0", "0xdead0"], "memsize": 40}])
+p = run("summary", dang)
+check("(dangling: 2 to 1 missing address)" in p.out, "summary: dangling references counted (%r)"
+      % [l for l in p.out.splitlines() if "references" in l])
 
 shutil.rmtree(WORK, ignore_errors=True)
 if failures:
