@@ -545,7 +545,9 @@ typedef struct hscope__tl_warning {
     char *message;
 } hscope__tl_warning;
 
-/* The "growing" verdict's constants (docs/TIMELINE.md). */
+/* The "growing" verdict's constants (docs/TIMELINE.md): each applies to
+ * both series of a group, the count against the objects floor and the
+ * memsize against the bytes floor. */
 #define HSCOPE__GROW_MIN_DUMPS 3
 #define HSCOPE__GROW_MIN_R2 0.8
 #define HSCOPE__GROW_MIN_RISE_FRACTION 0.02  /* of the group's mean */
@@ -576,6 +578,12 @@ hscope_status hscope__timeline_compute(hscope_timeline_t **out, const char *cons
 void hscope__timeline_free(hscope_timeline_t *tl);
 /* The memory the handle holds (hscope_timeline_memory()). */
 uint64_t hscope__timeline_memory(const hscope_timeline_t *tl);
+/* The one "growing" rule (docs/TIMELINE.md), on group g's count and
+ * memsize series of n dumps: xs the step indices 0..n-1, ys scratch. */
+int hscope__grow_verdict(const hscope__tl_group *g, uint64_t n, uint32_t min_dumps,
+                         const double *xs, double *ys);
+/* The rule in one line of words. */
+void hscope__grow_rule_text(uint32_t min_dumps, char *buf, size_t n);
 
 /* The value of group g in dump i by the timeline's metric. */
 static inline uint64_t

@@ -1,6 +1,6 @@
 /*
  * cmd_diff.c - heapscope diff: objects born between dumps and still alive.
- * diff --grew (per group: the count in each dump) is a timeline of the
+ * diff --grew (per group: the value in each dump) is a timeline of the
  * dumps in the order given: cmd_grew.c.
  */
 #include <stdio.h>
@@ -12,7 +12,8 @@
 
 static const char usage[] =
     "usage: heapscope diff [--by KEY] [--top N] [--addresses] [--json] [--grew]\n"
-    "                      [--address-only] [--keep-dumper] [load options] A B [C]\n"
+    "                      [--metric memsize|count] [--address-only] [--keep-dumper]\n"
+    "                      [load options] A B [C]\n"
     "\n"
     "The heapleak recipe: objects present in B, absent from A and still present\n"
     "in C (with two dumps: new in B).  Take A, B and C from one process, e.g.\n"
@@ -37,9 +38,12 @@ static const char usage[] =
     "  --addresses     list every leaked address per group (text: 3 samples)\n"
     "  --json          {\"kind\": \"diff\", \"dumps\", \"leaked\": {\"count\", \"memsize\"},\n"
     "                  \"by\", \"group_count\", \"groups\", \"warnings\", ...} (docs/JSON.md)\n"
-    "  --grew          instead: per group, the count in each dump and the\n"
-    "                  deltas, largest growth first (a timeline of the dumps in\n"
-    "                  the order given, streamed in parallel; JSON kind grew)\n"
+    "  --grew          instead: per group, the memsize (or count) in each dump\n"
+    "                  and the deltas, largest growth first (a timeline of the\n"
+    "                  dumps in the order given, streamed in parallel; JSON kind\n"
+    "                  grew)\n"
+    "  --metric WHAT   with --grew: memsize (default, as timeline and report)\n"
+    "                  or count\n"
     "  --address-only  classic heapleak: compare addresses only\n"
     "  --keep-dumper   keep the objects the dumper itself allocated\n"
     "                  (ObjectSpace.dump_all's, the heapscope gem's snapshot code's)\n";
@@ -48,6 +52,7 @@ typedef struct args {
     hscope_cli_opts o;
     hscope_diff_options dopt;
     int addresses, grew, np;
+    int32_t metric;             /* --grew: HSCOPE_METRIC_*, 0 the library's default */
     const char *by;
     char *paths[3];
 } args;
@@ -61,6 +66,12 @@ option(void *ctx, int argc, char **argv, int *i)
         a->addresses = 1;
     } else if (strcmp(arg, "--grew") == 0) {
         a->grew = 1;
+    } else if (strcmp(arg, "--metric") == 0) {
+        const char *v = *i + 1 < argc ? argv[++*i] : "";
+        if (strcmp(v, "memsize") && strcmp(v, "count"))
+            return hscope_cli_usage_error(usage, "--metric: expected memsize or count, not '%s'",
+                                          v);
+        a->metric = v[0] == 'c' ? HSCOPE_METRIC_COUNT : HSCOPE_METRIC_MEMSIZE;
     } else if (strcmp(arg, "--address-only") == 0) {
         a->dopt.flags |= HSCOPE_DIFF_ADDRESS_ONLY;
     } else if (strcmp(arg, "--keep-dumper") == 0) {
@@ -86,6 +97,8 @@ parse(args *a, int argc, char **argv)
     a->np = ca.n;
     if (a->np < 2)
         return hscope_cli_usage_error(usage, "diff needs dumps A B [C]%s", "");
+    if (a->metric && !a->grew)
+        return hscope_cli_usage_error(usage, "--metric needs --grew%s", "");
     if (!hscope_cli_valid_key(a->by))
         return hscope_cli_usage_error(usage, "unknown --by key '%s'", a->by);
     return 0;
@@ -106,7 +119,7 @@ hscope_cli_diff(int argc, char **argv)
         return rc;
     uint64_t top = a.o.top == HSCOPE_TOP_ALL ? 0 : a.o.top;
     if (a.grew)
-        return hscope_cli_diff_grew(&a.o, a.paths, a.np, a.by,
+        return hscope_cli_diff_grew(&a.o, a.paths, a.np, a.by, a.metric,
                                     (a.dopt.flags & HSCOPE_DIFF_KEEP_DUMPER) != 0);
     hscope_error err = HSCOPE_ERROR_INIT;
     hscope_diff_t *d = NULL;

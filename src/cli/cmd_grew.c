@@ -1,8 +1,10 @@
 /*
- * cmd_grew.c - heapscope diff --grew: per group, the count in each dump
+ * cmd_grew.c - heapscope diff --grew: per group, the value in each dump
  * and the deltas (heapy's "grew" view).  A timeline of the dumps in the
  * order given (hscope_timeline_compute() with HSCOPE_TIMELINE_GREW),
- * ranked by the change of the count from the first dump to the last.
+ * ranked by the change of the metric from the first dump to the last; the
+ * metric is the library's default (memsize, as timeline and the report)
+ * unless --metric says.
  */
 #include <stdio.h>
 
@@ -10,12 +12,12 @@
 
 int
 hscope_cli_diff_grew(const hscope_cli_opts *o, char **paths, int np, const char *by,
-                     int keep_dumper)
+                     int32_t metric, int keep_dumper)
 {
     hscope_timeline_options to = HSCOPE_TIMELINE_OPTIONS_INIT;
     to.flags = HSCOPE_TIMELINE_GREW | (keep_dumper ? HSCOPE_TIMELINE_KEEP_DUMPER : 0);
     to.by = by;
-    to.metric = HSCOPE_METRIC_COUNT;
+    to.metric = metric;
     hscope_timeline_t *tl = NULL;
     hscope_error err = HSCOPE_ERROR_INIT;
     if (hscope_timeline_compute(&tl, (const char *const *)paths, (uint64_t)np, &o->lo, &to,

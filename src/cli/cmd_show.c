@@ -27,8 +27,8 @@ static const char usage[] =
     "  --json        machine-readable output (kind \"objects\", docs/JSON.md;\n"
     "                complete: every reference and referrer, the whole record)\n"
     "  --top N       references and referrers to list in the text output\n"
-    "                (default 20; 0 = all); a record longer than 2000 bytes is\n"
-    "                cut, with the number of bytes left out\n"
+    "                (default 20; 0 = all); the record line is cut to 2,000 bytes\n"
+    "                (label and note included), saying how many were left out\n"
     "  --values      also print STRING/SYMBOL/FLOAT values (off by default:\n"
     "                dumps hold secrets in plain text; text output: the first\n"
     "                200 bytes)\n";

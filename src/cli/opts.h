@@ -159,6 +159,6 @@ int hscope_cli_check(int argc, char **argv);
 /* Memory over time (cmd_grew.c): diff --grew, a
  * timeline of the dumps in the order given, in its "grew" view. */
 int hscope_cli_diff_grew(const hscope_cli_opts *o, char **paths, int np, const char *by,
-                         int keep_dumper);
+                         int32_t metric, int keep_dumper);
 
 #endif

@@ -53,7 +53,7 @@ compute_timeline(hscope_html_report_t *r, const hscope_load_options *lo,
     hscope_timeline_options to = HSCOPE_TIMELINE_OPTIONS_INIT;
     to.by = cfg->by;
     to.order = cfg->order;
-    to.metric = HSCOPE_METRIC_MEMSIZE;
+    /* the library's default metric, as timeline and diff --grew */
     to.flags = cfg->flags & HSCOPE_HTML_KEEP_DUMPER ? HSCOPE_TIMELINE_KEEP_DUMPER : 0;
     hscope_load_options tlo = *lo;
     tlo.flags &= ~(uint32_t)HSCOPE_LOAD_USE_INDEX; /* folds read the dumps */

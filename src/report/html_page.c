@@ -200,10 +200,11 @@ hscope__html_warn_block(hscope__out *o, const char *text)
 void
 hscope__html_dumper_note(hscope__out *o, uint64_t n)
 {
+    char c[64];
+    hscope__fmt_plural(n, "object", "objects", c, sizeof(c));
     if (n)
-        hscope__out_printf(o, "<p class=\"muted\">Left out: %llu object%s allocated by the dumper "
-                              "itself (<code>--keep-dumper</code> keeps them).</p>\n",
-                           (unsigned long long)n, n == 1 ? "" : "s");
+        hscope__out_printf(o, "<p class=\"muted\">Left out: %s allocated by the dumper "
+                              "itself (<code>--keep-dumper</code> keeps them).</p>\n", c);
 }
 
 const char *

@@ -23,15 +23,19 @@ summary_warnings(hscope__out *o, const hscope_load_stats *s)
     if (!(s->skipped_lines || s->dangling_references || s->truncated || s->duplicate_addresses))
         return;
     hscope__out_puts(o, "<p class=\"warn\">");
-    if (s->skipped_lines)
-        hscope__out_printf(o, "%llu malformed lines skipped. ",
-                           (unsigned long long)s->skipped_lines);
-    if (s->dangling_references)
-        hscope__out_printf(o, "%llu references to addresses not in the dump. ",
-                           (unsigned long long)s->dangling_references);
-    if (s->duplicate_addresses)
-        hscope__out_printf(o, "%llu duplicate addresses. ",
-                           (unsigned long long)s->duplicate_addresses);
+    char c[32];
+    if (s->skipped_lines) {
+        hscope__fmt_count(s->skipped_lines, c, sizeof(c));
+        hscope__out_printf(o, "%s malformed lines skipped. ", c);
+    }
+    if (s->dangling_references) {
+        hscope__fmt_count(s->dangling_references, c, sizeof(c));
+        hscope__out_printf(o, "%s references to addresses not in the dump. ", c);
+    }
+    if (s->duplicate_addresses) {
+        hscope__fmt_count(s->duplicate_addresses, c, sizeof(c));
+        hscope__out_printf(o, "%s duplicate addresses. ", c);
+    }
     if (s->truncated)
         hscope__out_puts(o, "The dump is truncated. ");
     hscope__out_puts(o, "</p>\n");
@@ -264,9 +268,10 @@ hscope__html_diff(hscope__html *x)
     hscope__html_card_count(o, NULL, "dumper's own objects (left out)", hscope__diff_excluded(d));
     hscope__out_puts(o, "</div>\n");
     hscope__html_warn_block(o, hscope__diff_warning_text(d));
-    hscope__out_printf(o, "<h3>Leaked objects by allocation site (top %llu of %llu)</h3>\n",
-                       (unsigned long long)hscope__tally_row_count(t),
-                       (unsigned long long)hscope__tally_group_count(t));
+    char top[32], all[32];
+    hscope__fmt_count(hscope__tally_row_count(t), top, sizeof(top));
+    hscope__fmt_count(hscope__tally_group_count(t), all, sizeof(all));
+    hscope__out_printf(o, "<h3>Leaked objects by allocation site (top %s of %s)</h3>\n", top, all);
     tally_table(o, t, "file:line:class", "diff-table");
     hscope__out_puts(o, "</section>\n");
     hscope__tally_free(t);
@@ -442,11 +447,12 @@ hscope__html_timeline(hscope__html *x)
     for (uint64_t i = 0; i < nd; i++)
         excluded += tl->d[i].excluded;
     hscope__out_puts(o, "<section id=\"timeline\"><h2>What grows over time</h2>\n");
-    hscope__out_printf(o, "<p class=\"muted\">%llu dumps, in time order (%s, %s). A group is "
-                          "<b>growing</b> when its memsize rises with R&sup2; &ge; 0.8 over 3+ "
-                          "dumps by at least 4 KB and 2%% of its mean (as <code>heapscope "
-                          "timeline</code>).</p>\n",
+    char rule[320];
+    hscope__grow_rule_text(tl->min_dumps, rule, sizeof(rule));
+    hscope__out_printf(o, "<p class=\"muted\">%llu dumps, in time order (%s, %s). ",
                        (unsigned long long)nd, tl->order.name, tl->order.source);
+    hscope__xml_escape(o, rule);
+    hscope__out_puts(o, " (as <code>heapscope timeline</code>).</p>\n");
     timeline_dumps(o, tl, nd);
     if (x->r->np > 3)
         hscope__html_warn_block(o, tl->warn_text ? tl->warn_text : "");
@@ -455,8 +461,10 @@ hscope__html_timeline(hscope__html *x)
     if (st != HSCOPE_OK)
         return st;
     uint64_t shown = x->top && x->top < ng ? x->top : ng;
-    hscope__out_printf(o, "<h3>Growth ranking (top %llu of %llu groups by %s)</h3>\n",
-                       (unsigned long long)shown, (unsigned long long)ng, by);
+    char top[32], all[32];
+    hscope__fmt_count(shown, top, sizeof(top));
+    hscope__fmt_count(ng, all, sizeof(all));
+    hscope__out_printf(o, "<h3>Growth ranking (top %s of %s groups by %s)</h3>\n", top, all, by);
     hscope__out_puts(o, "<table class=\"sortable\" id=\"growth-table\"><thead><tr><th>#</th><th>");
     hscope__xml_escape(o, by);
     hscope__out_puts(o, "</th><th>growing</th><th>first</th><th>last</th><th>change</th>"

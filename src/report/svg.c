@@ -505,8 +505,9 @@ hscope__svg_lines(hscope__out *f, const hscope__svg_lines_chart *c)
         }
     legend(f, c, LINES_LEFT + LINES_PLOT_W + 36, top.y0 + 4);
     hscope__out_printf(f, "<text x=\"%.0f\" y=\"%.0f\" font-size=\"10.5\" fill=\"#888\">growing: "
-                          "slope &gt; 0, R\xc2\xb2 \xe2\x89\xa5 0.8, rise \xe2\x89\xa5 max(floor, "
-                          "2%% of mean); hover a line or point for its values</text>\n",
+                          "count or memsize, slope &gt; 0, R\xc2\xb2 \xe2\x89\xa5 0.8, rise "
+                          "\xe2\x89\xa5 max(10 objects or 4 KB, 2%% of mean); hover a line or "
+                          "point for its values</text>\n",
                        20.0, LINES_H - 14);
     hscope__out_puts(f, "</svg>\n");
     hscope__free(c->mem, pos);

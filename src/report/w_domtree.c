@@ -131,19 +131,27 @@ ellipsis(const hscope__ropts *ro)
     return (ro->flags & HSCOPE_REPORT_ASCII) ? "..." : "\xe2\x80\xa6";
 }
 
-/* "0x... TYPE label<tail>" at `indent`, the label cut to fit the width. */
+/* "0x... TYPE label  (where)<tail>" at `indent`: the label and the tail
+ * whole, `where` (a file:line) cut in the middle to what is left of the
+ * width (at least 24 columns). */
 void
 hscope__text_obj_line(hscope__out *o, const hscope__ropts *ro, const hscope_heap_t *h,
-                      hscope_id id, size_t indent, const char *tail)
+                      hscope_id id, size_t indent, const char *where, const char *tail)
 {
     char a[24], lb[512];
     int an = snprintf(a, sizeof(a), "0x%llx ", (unsigned long long)hscope__heap_object_address(h, id));
     hscope__obj_text(h, id, lb, sizeof(lb));
-    size_t used = indent + (size_t)an + strlen(tail);
-    size_t room = ro->width > used + 12 ? ro->width - used : 12;
     hscope__out_fill(o, ' ', indent);
     hscope__out_write(o, a, (size_t)an);
-    hscope__text_fit(o, lb, room, 0, (ro->flags & HSCOPE_REPORT_ASCII) != 0);
+    hscope__out_puts(o, lb);
+    if (where) {
+        size_t used = indent + (size_t)an + hscope__utf8_columns(lb, strlen(lb)) +
+                      hscope__utf8_columns(tail, strlen(tail)) + 4;
+        size_t room = ro->width > used + 24 ? ro->width - used : 24;
+        hscope__out_puts(o, "  (");
+        hscope__text_fit(o, where, room, 0, (ro->flags & HSCOPE_REPORT_ASCII) != 0);
+        hscope__out_putc(o, ')');
+    }
     hscope__out_printf(o, "%s\n", tail);
 }
 
@@ -165,7 +173,7 @@ text_enter(walk *wk, hscope_id id, uint32_t level, int expanded, uint64_t nkids)
     hscope__fmt_plural(hscope__domtree_retained_count(wk->t, id), "object", "objects", c, sizeof(c));
     hscope__fmt_bytes((double)hscope__heap_object_memsize(h, id), m, sizeof(m));
     snprintf(tail, sizeof(tail), "  retained %s (%s), self %s", r, c, m);
-    hscope__text_obj_line(wk->o, wk->ro, h, id, text_indent(wk, level), tail);
+    hscope__text_obj_line(wk->o, wk->ro, h, id, text_indent(wk, level), NULL, tail);
 }
 
 static void
@@ -191,6 +199,8 @@ json_enter(walk *wk, hscope_id id, uint32_t level, int expanded, uint64_t nkids)
     hscope__json *w = wk->w;
     hscope__json_obj(w);
     hscope__json_objref_fields(w, h, id);
+    hscope__json_kstr(w, "file", hscope__heap_object_file(h, id));
+    hscope__json_ku64(w, "line", hscope__heap_object_line(h, id));
     hscope__json_ku64(w, "memsize", hscope__heap_object_memsize(h, id));
     hscope__json_kcm(w, "retained", hscope__domtree_retained_count(wk->t, id),
                      hscope__domtree_retained(wk->t, id));
@@ -309,7 +319,7 @@ text_chain(walk *wk, const hscope_id *chain, uint64_t len, int32_t cat)
         char r[32], tail[64];
         hscope__fmt_bytes((double)hscope__domtree_retained(wk->t, chain[k]), r, sizeof(r));
         snprintf(tail, sizeof(tail), "  retained %s", r);
-        hscope__text_obj_line(wk->o, wk->ro, h, chain[k], 2 + (size_t)(k < 20 ? k : 20), tail);
+        hscope__text_obj_line(wk->o, wk->ro, h, chain[k], 2 + (size_t)(k < 20 ? k : 20), NULL, tail);
     }
     hscope__out_puts(wk->o, "\nsubtree:\n");
 }

@@ -7,7 +7,8 @@
 
 #include "writer.h"
 
-/* Text output: a record longer than this is cut (JSON: whole). */
+/* Text output: a record line is at most this many bytes, its label and
+ * the note of what was cut included (JSON: the whole record). */
 #define RECORD_MAX 2000
 /* Text output: the first bytes of a string value. */
 #define VALUE_MAX 200
@@ -229,25 +230,37 @@ text_list(hscope__out *o, const hscope__ropts *ro, const hscope_heap_t *h, const
     }
 }
 
-/* s[0..len) cut after `max` bytes at a character boundary, with the
- * number of bytes left out. */
+/* s[0..len) cut at a character boundary, with the number of bytes left
+ * out, so that the line (`used` bytes before s, s and the note) holds at
+ * most `max` bytes; with used 0 and no cut, s is `max` bytes at most. */
 static void
 text_cut(hscope__out *o, const hscope__ropts *ro, const char *s, size_t len, size_t max,
-         const char *what)
+         size_t used, const char *what)
 {
+    const char *mark = (ro->flags & HSCOPE_REPORT_ASCII) ? "..." : "\xe2\x80\xa6";
+    char note[160] = "";
     size_t keep = len;
-    if (len > max) {
-        keep = max;
+    if (used + len > max) {
+        /* the note's length depends on the count it gives: settle it */
+        size_t room = max > used ? max - used : 0;
+        keep = 0;
+        for (int pass = 0; pass < 3; pass++) {
+            char n[32];
+            hscope__fmt_count((uint64_t)(len - keep), n, sizeof(n));
+            snprintf(note, sizeof(note), " %s (%s more bytes cut%s)", mark, n, what);
+            size_t nl = strlen(note);
+            keep = room > nl ? room - nl : 0;
+            if (keep > len)
+                keep = len;
+        }
         while (keep > 0 && ((unsigned char)s[keep] & 0xC0) == 0x80)
             keep--; /* not inside a UTF-8 sequence */
-    }
-    hscope__out_write(o, s, keep);
-    if (keep < len) {
         char n[32];
         hscope__fmt_count((uint64_t)(len - keep), n, sizeof(n));
-        hscope__out_printf(o, " %s (%s more bytes cut%s)",
-                           (ro->flags & HSCOPE_REPORT_ASCII) ? "..." : "\xe2\x80\xa6", n, what);
+        snprintf(note, sizeof(note), " %s (%s more bytes cut%s)", mark, n, what);
     }
+    hscope__out_write(o, s, keep);
+    hscope__out_puts(o, note);
 }
 
 static void
@@ -298,15 +311,17 @@ text_one(hscope__out *o, const one *x, const hscope__ropts *ro, int from_index)
     text_head(o, x);
     if (x->value) {
         hscope__out_puts(o, "  value:      ");
-        text_cut(o, ro, x->value, (size_t)x->vlen, VALUE_MAX, "");
+        text_cut(o, ro, x->value, (size_t)x->vlen, VALUE_MAX, 0, "");
         hscope__out_putc(o, '\n');
     }
     char *owned;
     size_t len = 0;
     const char *rec = shown_record(x, ro, &owned, &len);
     if (rec) {
-        hscope__out_puts(o, "  record:     ");
-        text_cut(o, ro, rec, len, RECORD_MAX, "; the JSON output has the whole record");
+        static const char label[] = "  record:     ";
+        hscope__out_puts(o, label);
+        text_cut(o, ro, rec, len, RECORD_MAX, sizeof(label) - 1,
+                 "; the JSON output has the whole record");
         hscope__out_putc(o, '\n');
     } else if (from_index) {
         hscope__out_puts(o, "  record:     (not kept in the saved index: the dump itself has it)\n");

@@ -96,10 +96,11 @@ on_text(void *ud, hscope_id target, const hscope_id *path, uint64_t len, int32_t
                        (unsigned long long)++x->nth, hscope__root_name(x->h, cat), steps);
     for (uint64_t k = 0; k < len; k++) {
         const char *f = hscope__heap_object_file(x->h, path[k]);
-        char tail[512] = "";
+        char where[4096];
         if (f)
-            snprintf(tail, sizeof(tail), "  (%s:%u)", f, hscope__heap_object_line(x->h, path[k]));
-        hscope__text_obj_line(x->o, x->ro, x->h, path[k], 2 + (size_t)(k < 30 ? k : 30), tail);
+            snprintf(where, sizeof(where), "%s:%u", f, hscope__heap_object_line(x->h, path[k]));
+        hscope__text_obj_line(x->o, x->ro, x->h, path[k], 2 + (size_t)(k < 30 ? k : 30),
+                              f ? where : NULL, "");
     }
     hscope__out_putc(x->o, '\n');
 }

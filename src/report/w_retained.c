@@ -68,6 +68,9 @@ retained_json(const hscope_domtree_t *t, const hscope_id *ids, uint64_t n,
     for (uint64_t i = 0; i < n; i++) {
         hscope__json_obj(&w);
         hscope__json_objref_fields(&w, h, ids[i]);
+        /* where it was allocated, as show and suspects say it */
+        hscope__json_kstr(&w, "file", hscope__heap_object_file(h, ids[i]));
+        hscope__json_ku64(&w, "line", hscope__heap_object_line(h, ids[i]));
         hscope__json_ku64(&w, "memsize", hscope__heap_object_memsize(h, ids[i]));
         hscope__json_kcm(&w, "retained", hscope__domtree_retained_count(t, ids[i]),
                          hscope__domtree_retained(t, ids[i]));

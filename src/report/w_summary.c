@@ -239,8 +239,11 @@ text_skipped(hscope__out *o, const summary *sm)
     hscope__out_printf(o, "  skipped lines %s:", c);
     for (int32_t r = 0; r < HSCOPE_SKIP__COUNT; r++)
         if (hscope__heap_skipped(sm->h, r))
-            hscope__out_printf(o, " %s %llu", hscope__skip_reason_name(r),
-                               (unsigned long long)hscope__heap_skipped(sm->h, r));
+        {
+            char k[32];
+            hscope__fmt_count(hscope__heap_skipped(sm->h, r), k, sizeof(k));
+            hscope__out_printf(o, " %s %s", hscope__skip_reason_name(r), k);
+        }
     hscope__out_puts(o, " (lines");
     int32_t reason;
     uint64_t ln;
@@ -260,7 +263,10 @@ text_counts(hscope__out *o, const hscope_load_stats *s)
     hscope__fmt_count(s->dangling_references, b, sizeof(b));
     hscope__fmt_plural(s->dangling_addresses, "missing address", "missing addresses", c,
                        sizeof(c));
-    hscope__out_printf(o, "  references    %s (dangling: %s to %s)\n", a, b, c);
+    if (s->dangling_references)
+        hscope__out_printf(o, "  references    %s (dangling: %s to %s)\n", a, b, c);
+    else
+        hscope__out_printf(o, "  references    %s (none dangling)\n", a);
 }
 
 static void

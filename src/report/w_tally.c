@@ -242,6 +242,10 @@ retained_text(const hscope_tally_t *t, const hscope__ropts *ro, hscope__out *o)
         hscope__fmt_plural(groups - rows, "more group", "more groups", g, sizeof(g));
         hscope__out_printf(o, "  %s %s\n", tb.ascii ? "..." : "\xe2\x80\xa6", g);
     }
+    if (groups > 1)
+        hscope__out_puts(o, "note: the rows overlap: a group's retained size includes the objects "
+                            "of other groups\nit keeps alive (an Array and the Strings in it are "
+                            "in both rows), so they do not add up\n");
 }
 
 hscope_status

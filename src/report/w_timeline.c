@@ -140,6 +140,26 @@ group_key(const void *ctx, uint64_t i)
     return ((const hscope_timeline_t *)ctx)->g[i].key;
 }
 
+/* The dumper's objects left out, in the words of a tally of one dump: the
+ * last dump's count (what `tally` of it says), then the series' total. */
+static void
+excluded_text(hscope__out *o, const hscope_timeline_t *tl, uint64_t total)
+{
+    if (!total)
+        return;
+    uint64_t n = tl->nd, last = tl->d[n - 1].excluded;
+    if (n == 1) {
+        hscope__text_excluded(o, last);
+        return;
+    }
+    char a[64], b[32], c[32];
+    hscope__fmt_plural(last, "object", "objects", a, sizeof(a));
+    hscope__fmt_count(total, b, sizeof(b));
+    hscope__fmt_count(n, c, sizeof(c));
+    hscope__out_printf(o, "left out: %s allocated by the dumper itself in the last dump "
+                          "(%s in all %s dumps)\n", a, b, c);
+}
+
 static void
 text_head(const hscope_timeline_t *tl, const hscope__ropts *ro, hscope__out *o)
 {
@@ -153,8 +173,10 @@ text_head(const hscope_timeline_t *tl, const hscope__ropts *ro, hscope__out *o)
     for (uint64_t i = 0; i < n; i++) {
         excluded += tl->d[i].excluded;
         if (n > 12 && i == 5) {
-            hscope__out_printf(o, "  %s %llu more %s\n", ascii ? "..." : "\xe2\x80\xa6",
-                               (unsigned long long)(n - 10), ascii ? "..." : "\xe2\x80\xa6");
+            char more[32];
+            hscope__fmt_count(n - 10, more, sizeof(more));
+            hscope__out_printf(o, "  %s %s more %s\n", ascii ? "..." : "\xe2\x80\xa6", more,
+                               ascii ? "..." : "\xe2\x80\xa6");
             i = n - 6;
             continue;
         }
@@ -166,10 +188,17 @@ text_head(const hscope_timeline_t *tl, const hscope__ropts *ro, hscope__out *o)
         hscope__text_fit(o, dump_name(tl, ro, i), room, 0, ascii);
         hscope__out_printf(o, "%s%s\n", tb[0] ? "  " : "", tb);
     }
-    hscope__text_excluded(o, excluded);
-    char g[64];
+    excluded_text(o, tl, excluded);
+    char g[64], gr[32];
     hscope__fmt_plural(tl->ng, "group", "groups", g, sizeof(g));
-    hscope__out_printf(o, "%s, %zu growing\n\n", g, tl->growing);
+    hscope__fmt_count(tl->growing, gr, sizeof(gr));
+    hscope__out_printf(o, "%s, %s growing\n", g, gr);
+    if (n < tl->min_dumps && !(tl->flags & HSCOPE_TIMELINE_GREW))
+        hscope__out_printf(o, "growth is not ranked: %llu dump%s, and a trend needs %u or more "
+                              "(any two points\nfit a line); the rows are ordered by their "
+                              "change and none is marked growing\n",
+                           (unsigned long long)n, n == 1 ? "" : "s", tl->min_dumps);
+    hscope__out_putc(o, '\n');
 }
 
 static void
@@ -218,12 +247,11 @@ timeline_text(const hscope_timeline_t *tl, const hscope__ropts *ro, hscope__out 
         hscope__fmt_plural(tl->ng - shown, "more group", "more groups", more, sizeof(more));
         hscope__out_printf(o, "   %s %s\n", ascii ? "..." : "\xe2\x80\xa6", more);
     }
-    if (!tl->growing)
-        hscope__out_printf(o, "\nno group is growing (rule: slope > 0, R2 >= %.1f, rise >= "
-                              "max(%s, %.0f%% of the mean), %u+ dumps)\n",
-                           HSCOPE__GROW_MIN_R2,
-                           tl->metric == HSCOPE_METRIC_COUNT ? "10 objects" : "4 KB",
-                           HSCOPE__GROW_MIN_RISE_FRACTION * 100, tl->min_dumps);
+    if (!tl->growing) {
+        char rule[320];
+        hscope__grow_rule_text(tl->min_dumps, rule, sizeof(rule));
+        hscope__out_printf(o, "\nno group is growing; %s\n", rule);
+    }
 }
 
 /* ------------------------------------------------------------------ */
@@ -398,6 +426,12 @@ json_head(hscope__json *w, const hscope_timeline_t *tl, const hscope__ropts *ro,
     hscope__json_kstr(w, "order_source", tl->order.source);
     hscope__json_key(w, "times_known");
     hscope__json_bool(w, tl->order.times_known);
+    /* the top level's name means what it means in every document: the
+     * objects left out of the result, all dumps together */
+    uint64_t excluded = 0;
+    for (uint64_t i = 0; i < tl->nd; i++)
+        excluded += tl->d[i].excluded;
+    hscope__json_ku64(w, "excluded_dumper_objects", excluded);
 }
 
 static void
@@ -431,6 +465,8 @@ timeline_json(const hscope_timeline_t *tl, const hscope__ropts *ro, hscope__out 
     json_num(&w, "min_rise", tl->metric == HSCOPE_METRIC_COUNT ? HSCOPE__GROW_MIN_RISE_COUNT
                                                                : HSCOPE__GROW_MIN_RISE_BYTES, 1, 0);
     json_num(&w, "min_rise_fraction_of_mean", HSCOPE__GROW_MIN_RISE_FRACTION, 1, 2);
+    json_num(&w, "min_rise_count", HSCOPE__GROW_MIN_RISE_COUNT, 1, 0);
+    json_num(&w, "min_rise_memsize", HSCOPE__GROW_MIN_RISE_BYTES, 1, 0);
     hscope__json_end_obj(&w);
     hscope__json_ku64(&w, "group_count", tl->ng);
     hscope__json_ku64(&w, "growing_count", tl->growing);

@@ -157,10 +157,10 @@ void hscope__fmt_plural(uint64_t v, const char *one, const char *many,
 /*
  * Text tables.  Every table has one key column (left-aligned, first) and
  * numeric columns of fixed width (right-aligned).  The key column is as
- * wide as the widest key (at least its title), but the whole line never
- * exceeds the writer's width: a longer key is cut in the middle with a
- * marker ("…", or "..." in ASCII mode), keeping its head and its end —
- * the end holds the file name, line and class of a file:line:class key.
+ * wide as the widest key (at least its title), but the whole line does not
+ * exceed the writer's width: a longer key is cut (hscope__key_fit) so that
+ * rows stay apart and the class stays whole.  A key that is no path (a
+ * class, a type, a method) is never cut: the column grows for it.
  */
 #define HSCOPE__TABLE_MAX_COLS 12
 
@@ -182,6 +182,13 @@ typedef struct hscope__table {
     int fitted;
     const char *tail_title;  /* a last, unaligned column (NULL: none) */
     int tail_width;          /* columns it may take */
+    size_t key_min;          /* columns no key can be cut below */
+    const char *prefix;      /* the rows' common directory (elided when a key is cut) */
+    size_t prefix_len;       /* bytes, ending with '/'; 0: none */
+    uint64_t nkeys;
+    const char *const *keys; /* the rows' keys, or key_of(ctx, i); both NULL: unknown */
+    const char *(*key_of)(const void *ctx, uint64_t i);
+    const void *ctx;
 } hscope__table;
 
 /* Start a table: `keys[0..nkeys)` are the keys of the rows to come, used
@@ -220,6 +227,15 @@ void hscope__table_row_ex(hscope__table *t, const char *mark, const char *const 
                           const char *key, const char *const *cells, const char *tail);
 /* Write `s` cut in the middle to at most `cols` display columns, padded
  * with spaces to exactly `cols` when pad. */
+/* Write a group key in `cols` columns (padded when pad), cut only where
+ * a cut keeps rows apart: a key that is no path (class, type, method) is
+ * never cut; a path key keeps its file name, line and class whole, drops
+ * `prefix` (the rows' common directory, prefix_len bytes; 0: none) first,
+ * then the middle of its directories, keeping their end. */
+void hscope__key_fit(hscope__out *o, const char *s, size_t cols, int pad, int ascii,
+                     const char *prefix, size_t prefix_len);
+/* Columns a key cannot be cut below (its whole width when it is no path). */
+size_t hscope__key_min_cols(const char *s, int ascii);
 void hscope__text_fit(hscope__out *o, const char *s, size_t cols, int pad,
                       int ascii);
 
@@ -347,9 +363,11 @@ hscope_status hscope__heapsnapshot_write(const hscope_heap_t *h, hscope__out *o,
  * from the heap's allocator (hscope__free it). */
 hscope_status hscope__dom_sorted_kids(hscope_domtree_t *t, hscope_id id, int32_t cat,
                                       hscope_id **out, uint64_t *n, hscope_error *err);
-/* "0x... TYPE label<tail>" at `indent`, the label cut to fit the width. */
+/* "0x... TYPE label  (where)<tail>" at `indent`: the label (a class name)
+ * and the tail are never cut; `where` (a file:line, NULL: none) is cut in
+ * the middle to fit the width. */
 void hscope__text_obj_line(hscope__out *o, const hscope__ropts *ro, const hscope_heap_t *h,
-                           hscope_id id, size_t indent, const char *tail);
+                           hscope_id id, size_t indent, const char *where, const char *tail);
 /* kind, dumps, class_edges, reachable, unreachable */
 void hscope__json_domtree_head(hscope__json *w, const char *kind, const hscope_domtree_t *t,
                                const hscope__ropts *ro);

@@ -165,7 +165,8 @@ test_summary(void **state)
     o = ropts(0, 0);
     assert_int_equal(hscope_heap_write_summary(h, &o, collect, &s, NULL), HSCOPE_OK);
     assert_has(&s, "  objects       8, memsize 1.1 KB\n"); /* 1128 / 1024 = 1.10 */
-    assert_has(&s, "  references    3 (dangling: 0 to 0 missing addresses)\n");
+    /* no "dangling: 0 to 0 missing addresses" */
+    assert_has(&s, "  references    3 (none dangling)\n");
     assert_has(&s, "  roots         vm 1, machine_context 1\n");
     /* 4/8 = 50.0%, 800/1128 = 70.9% */
     assert_has(&s, "by type        count      %    memsize      %\n"
@@ -192,23 +193,24 @@ test_tally_text_width(void **state)
     /*
      * Fixed columns: indent 2 + " count" 11 + " %" 7 + " memsize" 11 +
      * " %" 7 = 38, so the key column gets 80 - 38 = 42.  The 43-column key
-     * is cut in the middle: 41 columns around the marker; its last path
-     * component (/posts_controller.rb:3:Class, 28) and a head of 8 fit, so
-     * the tail is 28 + (41 - 28 - 8) / 2 = 30 and the head 11.
-     * count 1 of 8 = 12.5%, 500 of 1128 B = 44.3%.
+     * keeps its file name, line and class whole (posts_controller.rb:3:Class,
+     * 27) and cuts its directories (app/controllers/, 16) to the 14 columns
+     * left around the marker: a third of them, 4, from the start, 10 from the
+     * end.  count 1 of 8 = 12.5%, 500 of 1128 B = 44.3%.
      */
     assert_has(&s, "by file:line:class                                count      %    memsize      %\n");
-    assert_has(&s, "  app/control\xe2\x80\xa6rs/posts_controller.rb:3:Class          1  12.5%"
+    assert_has(&s, "  app/\xe2\x80\xa6ntrollers/posts_controller.rb:3:Class          1  12.5%"
                    "      500 B  44.3%\n");
     /* a short key is padded: the count column stays where it is */
     assert_has(&s, "  (none):0:<hidden>                                   3  37.5%      300 B  26.6%\n");
     assert_lines_fit(&s, 80);
-    /* ASCII: "..." takes three columns: 39 around it, tail 28 + 1, head 10 */
+    /* ASCII: "..." takes three columns: 12 left for the directories, 4 of
+     * their start and 8 of their end */
     free(s.p);
     memset(&s, 0, sizeof(s));
     o.flags = HSCOPE_REPORT_ASCII;
     assert_int_equal(hscope_tally_write(t, &o, collect, &s, NULL), HSCOPE_OK);
-    assert_has(&s, "  app/contro...s/posts_controller.rb:3:Class          1  12.5%");
+    assert_has(&s, "  app/...rollers/posts_controller.rb:3:Class          1  12.5%");
     assert_lines_fit(&s, 80);
     /* JSON */
     free(s.p);
@@ -481,13 +483,13 @@ test_dominators(void **state)
                    "\"unreachable\":{\"count\":0,\"memsize\":0},\"depth\":1,\"top\":["
                    "{\"root\":\"vm\",\"children_total\":1,\"children\":[{\"address\":\"0x1000\","
                    "\"type\":\"CLASS\",\"class\":\"Class\",\"label\":\"PostsController\","
-                   "\"memsize\":500,\"retained\":{\"count\":6,\"memsize\":980}}]},"
+                   "\"file\":\"app/controllers/posts_controller.rb\",\"line\":3,\"memsize\":500,\"retained\":{\"count\":6,\"memsize\":980}}]},"
                    "{\"root\":\"machine_context\",\"children_total\":1,\"children\":["
                    "{\"address\":\"0x7000\",\"type\":\"STRING\",\"class\":\"String\","
-                   "\"label\":\"String\",\"memsize\":48,\"retained\":{\"count\":1,\"memsize\":48}}]},"
+                   "\"label\":\"String\",\"file\":null,\"line\":0,\"memsize\":48,\"retained\":{\"count\":1,\"memsize\":48}}]},"
                    "{\"root\":\"(roots)\",\"children_total\":1,\"children\":["
                    "{\"address\":\"0x6000\",\"type\":\"CLASS\",\"class\":\"<hidden>\","
-                   "\"label\":\"String\",\"memsize\":100,"
+                   "\"label\":\"String\",\"file\":null,\"line\":0,\"memsize\":100,"
                    "\"retained\":{\"count\":1,\"memsize\":100}}]}],\"warnings\":[]}\n");
     /* focus on 0x3000, 2 levels: its chain, its children largest first,
      * ties by address (0x4000 100 before the Strings, 0x5000 before 0x5028) */
@@ -502,10 +504,10 @@ test_dominators(void **state)
                    "{\"address\":\"0x1000\",\"type\":\"CLASS\",\"class\":\"Class\","
                    "\"label\":\"PostsController\"},{\"address\":\"0x3000\",\"type\":\"HASH\","
                    "\"class\":\"Hash\",\"label\":\"Hash\"}],\"tree\":{\"address\":\"0x3000\","
-                   "\"type\":\"HASH\",\"class\":\"Hash\",\"label\":\"Hash\",\"memsize\":200,"
+                   "\"type\":\"HASH\",\"class\":\"Hash\",\"label\":\"Hash\",\"file\":\"app/controllers/posts_controller.rb\",\"line\":9,\"memsize\":200,"
                    "\"retained\":{\"count\":4,\"memsize\":380},\"children_total\":3,\"children\":["
                    "{\"address\":\"0x4000\",\"type\":\"CLASS\",\"class\":\"<hidden>\","
-                   "\"label\":\"Hash\",\"memsize\":100,\"retained\":{\"count\":1,\"memsize\":100},"
+                   "\"label\":\"Hash\",\"file\":null,\"line\":0,\"memsize\":100,\"retained\":{\"count\":1,\"memsize\":100},"
                    "\"children_total\":0,\"children\":[]},"
                    "{\"address\":\"0x5000\",\"type\":\"STRING\",");
     assert_lacks(&s, "0x5028");
@@ -569,21 +571,23 @@ test_folded_and_retained(void **state)
     assert_int_equal(hscope_domtree_write_retained(t, &o, collect, &s, NULL), HSCOPE_OK);
     assert_has(&s, "{\"kind\":\"retained\",");
     assert_has(&s, "\"objects\":[{\"address\":\"0x1000\",\"type\":\"CLASS\",\"class\":\"Class\","
-                   "\"label\":\"PostsController\",\"memsize\":500,"
+                   "\"label\":\"PostsController\",\"file\":\"app/controllers/posts_controller.rb\",\"line\":3,\"memsize\":500,"
                    "\"retained\":{\"count\":6,\"memsize\":980}},"
                    "{\"address\":\"0x3000\",\"type\":\"HASH\",\"class\":\"Hash\",\"label\":\"Hash\","
-                   "\"memsize\":200,\"retained\":{\"count\":4,\"memsize\":380}},"
+                   "\"file\":\"app/controllers/posts_controller.rb\",\"line\":9,\"memsize\":200,\"retained\":{\"count\":4,\"memsize\":380}},"
                    "{\"address\":\"0x2000\",");
     assert_has(&s, "{\"address\":\"0x4000\",\"type\":\"CLASS\",\"class\":\"<hidden>\","
-                   "\"label\":\"Hash\",\"memsize\":100,\"retained\":{\"count\":1,\"memsize\":100}}],");
+                   "\"label\":\"Hash\",\"file\":null,\"line\":0,\"memsize\":100,\"retained\":{\"count\":1,\"memsize\":100}}],");
     free(s.p);
-    /* text: the type and label column is cut with a marker, never silently */
+    /* text: a class name is never cut: 64 - 2 - 17 - 33 leaves 12 columns
+     * for "TYPE label", the key column grows to "CLASS PostsController" (21)
+     * and the other columns stay aligned after it */
     memset(&s, 0, sizeof(s));
     o = ropts(HSCOPE_FORMAT_TEXT, 0);
-    o.width = 64; /* 64 - 2 - 17 - 33 leaves 12 columns for "TYPE label" */
+    o.width = 64;
     assert_int_equal(hscope_domtree_write_retained(t, &o, collect, &s, NULL), HSCOPE_OK);
-    assert_has(&s, "  0x1000           CLASS\xe2\x80\xa6roller      980 B          6      500 B\n");
-    assert_lines_fit(&s, 64);
+    assert_has(&s, "  0x1000           CLASS PostsController      980 B          6      500 B\n");
+    assert_lines_fit(&s, 64 + 21 - 12);
     free(s.p);
     hscope_domtree_free(t);
     hscope_heap_free(h);

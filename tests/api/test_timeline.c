@@ -194,15 +194,19 @@ test_fit_and_verdict(void **state)
     assert_string_equal(hscope_timeline_warning_text(tl), "");
     hscope_timeline_free(tl);
 
-    /* memsize: STRING 400..1600 bytes rises 1200 >= 4096? no: not growing;
-     * HASH 2000 6000 2000 6000: R^2 0.2 */
+    /* memsize: STRING 400..1600 bytes rises 1200, under the 4 KB floor, but
+     * its count rises 30 objects with R^2 1: the verdict judges both series,
+     * so ranking by memsize does not hide it; HASH 2000 6000 2000 6000 and
+     * 10 30 10 30 objects: R^2 0.2 on both, not growing */
     tl = timeline(paths, 4, "type", 0, 0, 0);
     assert_int_equal(hscope_timeline_metric(tl), HSCOPE_METRIC_MEMSIZE);
-    assert_int_equal(hscope_timeline_growing_count(tl), 0);
-    assert_int_equal(hscope_timeline_group_fit(tl, (uint64_t)group(tl, "STRING"), &slope, NULL,
-                                               NULL, NULL, &rise), HSCOPE_OK);
+    assert_int_equal(hscope_timeline_growing_count(tl), 1);
+    assert_string_equal(hscope_timeline_group_key(tl, 0), "STRING");
+    assert_int_equal(hscope_timeline_group_fit(tl, 0, &slope, NULL, NULL, NULL, &rise), HSCOPE_OK);
     assert_int_equal(slope, 400000);
     assert_int_equal(rise, 1200000);
+    assert_int_equal(hscope_timeline_group_growing(tl, 0), 1);
+    assert_int_equal(hscope_timeline_group_growing(tl, (uint64_t)group(tl, "HASH")), 0);
     hscope_timeline_free(tl);
 
     /* min_dumps 5: four dumps are not enough */
@@ -216,6 +220,59 @@ test_fit_and_verdict(void **state)
     assert_int_equal(hscope_timeline_growing_count(tl), 0);
     hscope_timeline_free(tl);
     free_paths(paths, 4);
+    rmdir(tmpdir);
+}
+
+/*
+ * A steady small leak and noise, by hand (sequence numbers in the names):
+ *   STRING  18 36 54        objects of 40 B: 720 1440 2160 B. Count: slope
+ *                           18, R^2 1, rise 36 >= max(10, 2% of 36):
+ *                           growing, whatever the metric (the memsize rise,
+ *                           1440 B, is under the 4 KB floor)
+ *   HASH    40 10 50 (200 B) up and down: count R^2 0.058, not growing
+ * and, over five dumps, HASH 40 10 50 20 60 (R^2 0.145) is still not, nor
+ * is ARRAY 100 101 102 103 104 (R^2 1, rise 4 objects, 320 B: under both
+ * floors).
+ */
+static void
+test_small_steady_leak(void **state)
+{
+    (void)state;
+    make_tmpdir();
+    static const unsigned s[5] = { 18, 36, 54, 72, 90 }, h[5] = { 40, 10, 50, 20, 60 };
+    char *paths[5];
+    for (int k = 0; k < 5; k++) {
+        char name[64];
+        snprintf(name, sizeof(name), "leak_%d.json", k + 1);
+        paths[k] = write_dump(name, s[k], 100 + (unsigned)k, h[k], 0x1000);
+    }
+    for (int metric = 0; metric <= HSCOPE_METRIC_COUNT; metric++) {
+        hscope_timeline_t *tl = timeline(paths, 3, "type", metric, 0, 0);
+        assert_string_equal(hscope_timeline_order_source(tl), "sequence");
+        assert_int_equal(hscope_timeline_growing_count(tl), 1);
+        assert_string_equal(hscope_timeline_group_key(tl, 0), "STRING");
+        assert_int_equal(hscope_timeline_group_growing(tl, 0), 1);
+        assert_int_equal(hscope_timeline_group_growing(tl, (uint64_t)group(tl, "HASH")), 0);
+        assert_int_equal(hscope_timeline_group_growing(tl, (uint64_t)group(tl, "ARRAY")), 0);
+        /* the JSON states both floors */
+        char *js = write_as(tl, HSCOPE_FORMAT_JSON, 0);
+        assert_non_null(strstr(js, "\"min_rise_count\":10"));
+        assert_non_null(strstr(js, "\"min_rise_memsize\":4096"));
+        free(js);
+        hscope_timeline_free(tl);
+        tl = timeline(paths, 5, "type", metric, 0, 0);
+        assert_int_equal(hscope_timeline_growing_count(tl), 1);
+        assert_int_equal(hscope_timeline_group_growing(tl, (uint64_t)group(tl, "HASH")), 0);
+        assert_int_equal(hscope_timeline_group_growing(tl, (uint64_t)group(tl, "ARRAY")), 0);
+        hscope_timeline_free(tl);
+    }
+    /* the grew view (diff --grew) and the report share the rule and the
+     * default metric: memsize */
+    hscope_timeline_t *tl = timeline(paths, 3, "type", 0, 0, HSCOPE_TIMELINE_GREW);
+    assert_int_equal(hscope_timeline_metric(tl), HSCOPE_METRIC_MEMSIZE);
+    assert_int_equal(hscope_timeline_group_growing(tl, (uint64_t)group(tl, "STRING")), 1);
+    hscope_timeline_free(tl);
+    free_paths(paths, 5);
     rmdir(tmpdir);
 }
 
@@ -715,6 +772,7 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fit_and_verdict),
         cmocka_unit_test(test_irregular_times_and_floor),
+        cmocka_unit_test(test_small_steady_leak),
         cmocka_unit_test(test_name_rules),
         cmocka_unit_test(test_grew),
         cmocka_unit_test(test_warnings_and_errors),

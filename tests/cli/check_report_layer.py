@@ -7,7 +7,8 @@ against an expectation computed here from the hand-made dumps:
      longer, the count column where the table puts it whatever the key's
      length (tally, diff, retained --by), a long key cut in the middle with
      "…" and its end (file name, line, class) kept;
-  2. retained cuts a long "TYPE class" with the marker, never silently;
+  2. a class name is never cut (retained's "TYPE class", a site key's
+     class): the table grows for it, its columns aligned;
   3. thousands separators (dominators, retained) and plurals ("1 leaked
      object", "1 object", "(1 object)") in text;
   4. one JSON vocabulary: tally/diff "groups" lists with "group_count";
@@ -22,7 +23,12 @@ against an expectation computed here from the hand-made dumps:
      --top where the command has them), and --json/--top where it has not
      are usage errors that say so;
   7. --by KEY and --order RULE: each command's words for a bad or missing
-     value, and --order/--by where the command has not got it.
+     value, and --order/--by where the command has not got it;
+  8. cuts keep rows apart and class names whole (timeline, root), show's
+     record line holds 2,000 bytes;
+  9. retained --by says its rows overlap, timeline on two dumps why growth
+     is not ranked, "left out" as tally says it, no "0 to 0 missing
+     addresses".
 
 Usage: HEAPSCOPE=/path/to/heapscope check_report_layer.py WORKDIR
 """
@@ -136,9 +142,18 @@ for args, title, what in ((["tally", "--top", "5", D], "by file:line:class", "ta
     for cols in (80, 120):
         p = run(*args, columns=cols)
         header, rows = table_rows(p.out, title)
-        long_lines = [l for l in [header or ""] + rows if len(l) > cols]
-        check(not long_lines, "%s, %d columns: no longer table line (got %r)" %
-              (what, cols, long_lines[:2]))
+        # a class name is never cut: a table with LONGCLASS in a key may be
+        # wider than the width, never narrower than the class
+        whole = LONGCLASS in p.out
+        limit = cols if not whole else max(cols, max(len(r) for r in rows),
+                                           max(len(l) for l in p.out.splitlines() if LONGCLASS in l))
+        long_lines = [l for l in [header or ""] + rows if len(l) > limit]
+        check(not long_lines and not any(ELL in r and "Admin::" in r and LONGCLASS not in r
+                                         for r in rows),
+              "%s, %d columns: no longer table line, no class cut (got %r)" %
+              (what, cols, long_lines[:2] or rows[:3]))
+        check(len(set(r.split("  ")[1] if "  " in r.strip() else r for r in rows)) == len(rows),
+              "%s, %d columns: rows stay distinguishable (%r)" % (what, cols, rows))
         check(header is not None and rows, "%s, %d columns: a table (%r)" % (what, cols, p.out[:300]))
         if not rows:
             continue
@@ -157,16 +172,15 @@ for args, title, what in ((["tally", "--top", "5", D], "by file:line:class", "ta
 p = run("tally", D, columns=200)
 check(LONGKEY in p.out, "tally, 200 columns: the whole key (%d columns)" % len(LONGKEY))
 
-# ------------------------------------------- 2. retained: marked cuts
+# ------------------------------------------- 2. retained: class names whole
 p = run("retained", "--top", "5", D, columns=80)
 rows = [l for l in p.out.splitlines() if l.startswith("  0x")]
 obj_row = [l for l in rows if "OBJECT" in l]
-tail = obj_row[0].split(ELL, 1)[1].split()[0] if obj_row and ELL in obj_row[0] else ""
-check(len(tail) > 8 and LONGCLASS.endswith(tail),
-      "retained, 80 columns: 'OBJECT %s' cut with %s, its end kept (got %r)" % (LONGCLASS, ELL, obj_row))
-table = p.out[p.out.index("address"):] if "address" in p.out else ""
-check(table and all(len(l) <= 80 for l in table.splitlines()),
-      "retained: every line of the table fits 80 columns")
+check(obj_row and ("OBJECT " + LONGCLASS) in obj_row[0] and ELL not in obj_row[0],
+      "retained, 80 columns: 'OBJECT %s' whole: a class name is never cut (got %r)"
+      % (LONGCLASS, obj_row))
+ends = set(len(l) for l in rows)
+check(len(ends) == 1, "retained: the table's columns stay aligned around the whole class (%r)" % rows)
 p = run("retained", "--top", "5", D, columns=200)
 check(any(("OBJECT " + LONGCLASS) in l for l in p.out.splitlines()),
       "retained, 200 columns: the whole class name")
@@ -307,6 +321,76 @@ for args in (["timeline", "--order", "given", "--by", "type", A, B, C],
              ["export", "--format", "csv", "--out", J("ex"), "--order", "mtime", A, B],
              ["histogram", "--by", "class", D]):
     run(*args)
+
+# ------------- 8. cuts keep rows apart and class names whole; show's record
+# two sites whose paths differ only in the middle, and share their class:
+# cut to 100 columns they must still read differently; a long module name on
+# a root path is printed whole, the file:line beside it is what is cut
+AS = "/usr/share/gems/gems/activesupport-7.1.3/lib/active_support/"
+SITE1, SITE2 = AS + "core_ext/hash/indifferent_access.rb", AS + "hash_with_indifferent_access.rb"
+HWIA = "ActiveSupport::HashWithIndifferentAccess"
+MOD = "ActiveSupport::SomeVeryLongModuleNameForSupportingTheIndifferentAccess"
+series = []
+for k, n in enumerate((10, 20, 30)):
+    recs = [{"type": "ROOT", "root": "vm", "references": ["0x100"]},
+            {"address": "0x100", "type": "MODULE", "name": MOD, "references": ["0x200"], "memsize": 100},
+            {"address": "0x1", "type": "CLASS", "name": HWIA, "memsize": 100},
+            {"address": "0x200", "type": "ARRAY", "file": SITE1 + "/" * 0, "line": 77,
+             "references": ["0x%x" % 0x10000] + ["0x%x" % (0x900000 + 8 * i) for i in range(300)],
+             "memsize": 40}]
+    a = 0x10000
+    for i in range(n):
+        for f in (SITE1, SITE2):
+            recs.append({"address": "0x%x" % a, "type": "HASH", "class": "0x1", "file": f, "line": 10,
+                         "generation": 1, "memsize": 40})
+            a += 0x28
+    series.append(write_dump(J("cut_%d.json" % (k + 1)), recs))
+p = run("timeline", *series, columns=100)
+rows = [l for l in p.out.splitlines() if HWIA in l]
+check(len(rows) == 2 and rows[0].split()[1] != rows[1].split()[1],
+      "timeline, 100 columns: two sites of %s read differently (%r)" % (HWIA, rows))
+check(all(("rb:10:" + HWIA) in r for r in rows), "timeline: the class and line kept whole (%r)" % rows)
+p = run("root", series[2], "0x10000", columns=100)
+mod = [l for l in p.out.splitlines() if "MODULE" in l]
+check(mod and ("MODULE " + MOD) in mod[0], "root, 100 columns: the module's name whole (%r)" % mod)
+arr = [l for l in p.out.splitlines() if "ARRAY" in l]
+check(arr and len(arr[0]) <= 100 and ":77)" in arr[0] and ELL in arr[0],
+      "root, 100 columns: the file:line is cut to fit, its line kept (%r)" % arr)
+p = run("show", "--no-index", series[2], "0x200", columns=100)
+rec = [l for l in p.out.splitlines() if l.startswith("  record:")]
+check(rec and len(rec[0].encode()) <= 2000 and "more bytes cut" in rec[0],
+      "show: the record line holds at most 2,000 bytes, note included (%d)" %
+      (len(rec[0].encode()) if rec else -1))
+
+# -------------------------- 9. what the smaller outputs say, in one voice
+# retained --by: the rows overlap (the Array holds the Strings: both rows)
+p = run("retained", "--by", "class", D, columns=100)
+check("rows overlap" in p.out, "retained --by says its rows overlap (%r)" % p.out[-300:])
+# the dumper's objects: 2 in the last dump (objspace.rb, dump_all), 1 in the first
+dumper = []
+for k, nd in enumerate((1, 2)):
+    recs = base_records() + [{"address": "0x%x" % (0xa00000 + 0x28 * i), "type": "STRING",
+                              "memsize": 40, "file": "/usr/lib/ruby/3.3.0/objspace.rb", "line": 1,
+                              "method": "dump_all", "generation": 2} for i in range(nd)]
+    dumper.append(write_dump(J("dumper_%d.json" % (k + 1)), recs))
+t_left = [l for l in run("tally", dumper[1]).out.splitlines() if l.startswith("left out:")]
+tl = run("timeline", *dumper, columns=100).out
+tl_left = [l for l in tl.splitlines() if l.startswith("left out:")]
+check(t_left == ["left out: 2 objects allocated by the dumper itself"] and tl_left and
+      tl_left[0].startswith(t_left[0]) and "(3 in all 2 dumps)" in tl_left[0],
+      "left out: timeline says the last dump's count as tally does, then the series' (%r, %r)"
+      % (t_left, tl_left))
+# fewer than 3 dumps: why growth is not ranked
+check("growth is not ranked: 2 dumps, and a trend needs 3 or more" in tl,
+      "timeline on 2 dumps says why it cannot rank growth (%r)" % tl[:500])
+# no "0 to 0 missing addresses"; a dangling reference is still said
+p = run("summary", D)
+check("0 to 0" not in p.out and "(none dangling)" in p.out, "summary: no '0 to 0 missing addresses'")
+dang = write_dump(J("dangling.json"), base_records() + [
+    {"address": "0xb00000", "type": "ARRAY", "references": ["0xdead0", "0xdead0"], "memsize": 40}])
+p = run("summary", dang)
+check("(dangling: 2 to 1 missing address)" in p.out, "summary: dangling references counted (%r)"
+      % [l for l in p.out.splitlines() if "references" in l])
 
 shutil.rmtree(WORK, ignore_errors=True)
 if failures:

@@ -159,18 +159,21 @@ class TestTimeline < Minitest::Test
   end
 
   # diff --grew: a timeline of the dumps in the order given, ranked by the
-  # change of the count; the planted site first, its change and deltas the
+  # change of the metric (memsize by default, as timeline; count asked
+  # for here); the planted site first, its change and deltas the
   # workload's.
   def test_grew_equals_diff_grew
-    grew = Heapscope.grew(steps)
+    assert_equal :memsize, Heapscope.grew(steps.first(2)).metric
+    assert_equal cli_out("diff", "--grew", *steps.first(2)), Heapscope.grew(steps.first(2)).to_s
+    grew = Heapscope.grew(steps, metric: :count)
     assert grew.grew?
     assert_equal :count, grew.metric
     assert_equal site_key, grew.first.key
     r = truth["requests_per_step"]
     assert_equal [r, r], grew.first.deltas
     assert_equal 2 * r, grew.first.change
-    assert_equal cli_out("diff", "--grew", *steps), grew.to_s
-    json = cli_out("diff", "--grew", "--json", *steps)
+    assert_equal cli_out("diff", "--grew", "--metric", "count", *steps), grew.to_s
+    json = cli_out("diff", "--grew", "--metric", "count", "--json", *steps)
     assert_equal json, grew.report(format: :json)
     doc = JSON.parse(json)
     assert_equal "grew", doc["kind"]

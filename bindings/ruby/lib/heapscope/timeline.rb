@@ -266,12 +266,14 @@ module Heapscope
       timeline_of(paths, by, metric, order, flags, threads, min_dumps, load)
     end
 
-    # heapy's "grew" view, `heapscope diff --grew`: per group the count in
+    # heapy's "grew" view, `heapscope diff --grew`: per group the value in
     # each dump (in the order given) and the change, largest growth first.
     # A Timeline of the dumps in the order given, ranked by the change of
-    # the metric (:count by default) from the first dump to the last; its
-    # report is kind "grew" (Group#change and #deltas are the JSON's).
-    def grew(paths, by: "file:line:class", metric: :count, keep_dumper: false, threads: nil, **load)
+    # the metric (:memsize by default, as Heapscope.timeline and the report;
+    # :count for objects) from the first dump to the last; its report is
+    # kind "grew" (Group#change and #deltas are the JSON's).
+    def grew(paths, by: "file:line:class", metric: :memsize, keep_dumper: false, threads: nil,
+             **load)
       flags = Timeline::GREW | (keep_dumper ? Timeline::KEEP_DUMPER : 0)
       timeline_of(paths, by, metric, :given, flags, threads, nil, load)._grew!
     end
