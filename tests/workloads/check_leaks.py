@@ -189,8 +189,8 @@ def check_heapscope(name, d, t, dumps, files):
     miss = {n: k for n, k in named.items() if not set(k) & set(leaks[n]['planted_by_site'])}
     check(not miss, '%s: suspects --json: each holder\'s first sites name a planted site%s'
           % (name, ' -- %s' % miss if miss else ''))
-    vm_first = [s['rank'] for s in sus['suspects'] if s['vm_table']]
-    app_last = max([s['rank'] for s in sus['suspects'] if not s['vm_table']] or [0])
+    vm_first = [s['rank'] for s in sus['suspects'] if s.get('vm_table')]
+    app_last = max([s['rank'] for s in sus['suspects'] if not s.get('vm_table')] or [0])
     check(all(r > app_last for r in vm_first),
           '%s: suspects: the Ruby VM\'s tables (ranks %s) after every application holder'
           % (name, vm_first or 'none'))
