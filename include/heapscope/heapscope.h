@@ -1554,6 +1554,101 @@ HSCOPE_API uint64_t hscope_suspects_path(const hscope_suspects_t *suspects,
                                          uint64_t i, hscope_id *out,
                                          uint64_t max, int32_t *root_category);
 /**
+ * What the suspects say of each holder beyond hscope_holders_get() (since
+ * 0.3): where the leaked objects it holds were allocated, what names it on
+ * its path from a root, and whether it is one of the Ruby VM's own tables.
+ *
+ * Order: holder i of hscope_suspects_holders(), hscope_suspects_path() and
+ * hscope_suspects_get() is the same holder.  The suspects rank holders by
+ * the leaked memory they hold, as hscope_holders_compute(), except that a
+ * Ruby VM table (vm_table != HSCOPE_VM_TABLE_NONE) comes after every
+ * application holder, whatever it holds: such a table grows because of a
+ * leak (the strings the leak interns, the allocations the tracer records),
+ * it is not where the leak is.
+ */
+#define HSCOPE_VM_TABLE_NONE           0 /* an application holder */
+#define HSCOPE_VM_TABLE_FSTRING        1 /* frozen-string table (DATA VM/concurrent_set) */
+#define HSCOPE_VM_TABLE_SYMBOL         2 /* symbol table (VM/concurrent_set under root global_symbols) */
+#define HSCOPE_VM_TABLE_OBJECT_ID      3 /* object-id table (DATA VM/_id2ref_table) */
+#define HSCOPE_VM_TABLE_SHAPES         4 /* shape tree (DATA VM/shape_tree) */
+#define HSCOPE_VM_TABLE_TRACER         5 /* allocation tracer (DATA ObjectTracing/allocation_info_tracer) */
+#define HSCOPE_VM_TABLE_METHOD_CACHE   6 /* method caches (DATA VM/cc_table, IMEMO callcache, callinfo) */
+#define HSCOPE_VM_TABLE_CONSTANT_CACHE 7 /* constant caches (IMEMO constcache) */
+
+typedef struct hscope_suspect {
+    uint32_t size;          /* sizeof(hscope_suspect), set by the caller */
+    int32_t root_category;  /* the category its path starts from, or that
+                               holds the leaked objects directly; -1: none
+                               or several (the super-root) */
+    hscope_id holder;       /* the holder (HSCOPE_ID_NONE: a root category
+                               or the super-root), as hscope_holders_get() */
+    hscope_id owner;        /* what names it: the nearest CLASS or MODULE on
+                               its path from the root, the holder itself
+                               included (it hangs from a constant, class
+                               variable or class-level instance variable of
+                               that class: the dump does not say which);
+                               HSCOPE_ID_NONE when the path has none */
+    const char *owner_name; /* the owner's name ("<anonymous>"), or NULL */
+    uint64_t owner_steps;   /* references from the owner to the holder (0:
+                               the holder is the class); 0 without owner */
+    uint64_t count;         /* leaked objects held */
+    uint64_t memsize;       /* and their memsize */
+    uint64_t entries;       /* of them, those directly under the holder in
+                               the dominator tree: what the program put
+                               into it */
+    uint64_t site_count;    /* allocation sites of the leaked objects held
+                               (hscope_suspects_site_get()) */
+    int32_t vm_table;       /* HSCOPE_VM_TABLE_*: the holder is a VM table,
+                               or every leaked object it holds directly is
+                               one (the table itself was reallocated: root
+                               vm holding Ruby's new frozen-string table) */
+    int32_t vm_table_leaked;/* 1: the table is among the leaked objects
+                               (vm_table_object), 0: the holder is it */
+    hscope_id vm_table_object; /* the table object (largest if several) */
+    const char *vm_table_name;   /* "frozen-string table" ..., NULL for none */
+    const char *vm_table_reason; /* why it holds leaked objects: one
+                                    English sentence, NULL for none */
+} hscope_suspect;
+
+/** Holder i of the suspects (as hscope_holders_get()) into *out (fields
+ * beyond out->size are not written; strings borrowed until
+ * hscope_suspects_free()); HSCOPE_ERR_NOT_FOUND when i is out of range.
+ * Since 0.3. */
+HSCOPE_API hscope_status hscope_suspects_get(const hscope_suspects_t *suspects,
+                                             uint64_t i, hscope_suspect *out);
+
+/**
+ * An allocation site of the leaked objects a holder holds: file, line and
+ * method as the dump has them (objects allocated while
+ * ObjectSpace.trace_object_allocations was on) and the objects' class
+ * label (docs/DESIGN.md), i.e. the file:line:class key of the tally.
+ */
+typedef struct hscope_suspect_site {
+    uint32_t size;          /* sizeof(hscope_suspect_site), set by the caller */
+    uint32_t line;          /* 0 without allocation info */
+    const char *file;       /* NULL without allocation info */
+    const char *method;     /* NULL where the dump has none */
+    const char *class_label;
+    uint64_t count;         /* leaked objects allocated here that it holds */
+    uint64_t memsize;       /* their memsize */
+    uint64_t entries;       /* of them, directly under the holder */
+    uint64_t kept_count;    /* leaked objects kept through those entries
+                               (below them in the dominator tree, the
+                               entries included) */
+    uint64_t kept_memsize;  /* and their memsize */
+} hscope_suspect_site;
+
+/**
+ * Site j (< hscope_suspect.site_count) of holder i into *out.  Sites that
+ * put leaked objects directly into the holder come first, by the leaked
+ * memory kept through them (kept_memsize): the line to change; then the
+ * others; ties by memsize, count, then file, line, class and method.
+ * Since 0.3.
+ */
+HSCOPE_API hscope_status hscope_suspects_site_get(const hscope_suspects_t *suspects,
+                                                  uint64_t i, uint64_t j,
+                                                  hscope_suspect_site *out);
+/**
  * Write the suspects (kind "suspects"): the dumps and the leaked totals
  * as for the diff, then the `top` holders, best first, each with what it
  * keeps of the leak, its retained size and its path from a root (every

@@ -319,6 +319,22 @@ const hscope_holders_t *hscope__suspects_holders(const hscope_suspects_t *s);
 const hscope_paths_t *hscope__suspects_paths(const hscope_suspects_t *s);
 uint64_t hscope__suspects_path(const hscope_suspects_t *s, uint64_t i, hscope_id *out,
                                uint64_t max, int32_t *root_category);
+/* Holder i of the suspects and its allocation sites (the bodies of
+ * hscope_suspects_get() and hscope_suspects_site_get(), without the size
+ * checks: every field of *out is written). */
+hscope_status hscope__suspects_get(const hscope_suspects_t *s, uint64_t i, hscope_suspect *out);
+hscope_status hscope__suspects_site_get(const hscope_suspects_t *s, uint64_t i, uint64_t j,
+                                        hscope_suspect_site *out);
+/* A Ruby VM table (HSCOPE_VM_TABLE_*) or HSCOPE_VM_TABLE_NONE, and its
+ * name and reason ("" for none). */
+int32_t hscope__vm_table_kind(const hscope_heap_t *h, hscope_id id);
+const char *hscope__vm_table_name(int32_t kind);
+const char *hscope__vm_table_reason(int32_t kind);
+
+/* dominators.c: put the holders in the order `order` gives (order[k]: the
+ * old index of the new k-th holder, a permutation of 0..count-1). */
+hscope_status hscope__holders_reorder(hscope_holders_t *hs, const uint32_t *order,
+                                      hscope_error *err);
 
 /* A diff base: a loaded heap, or a dump path streamed with `load`. */
 typedef struct hscope__diff_base {

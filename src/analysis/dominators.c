@@ -1036,6 +1036,21 @@ hscope__holders_free(hscope_holders_t *hs)
     hscope__heap_release(h);
 }
 
+hscope_status
+hscope__holders_reorder(hscope_holders_t *hs, const uint32_t *order, hscope_error *err)
+{
+    if (hs->n < 2)
+        return HSCOPE_OK;
+    holder *tmp = hscope__malloc(&hs->heap->mem, hs->n * sizeof(holder));
+    if (!tmp)
+        return hscope__nomem(err, hs->n * sizeof(holder));
+    for (size_t k = 0; k < hs->n; k++)
+        tmp[k] = hs->h[order[k]];
+    memcpy(hs->h, tmp, hs->n * sizeof(holder));
+    hscope__free(&hs->heap->mem, tmp);
+    return HSCOPE_OK;
+}
+
 uint64_t
 hscope__holders_memory(const hscope_holders_t *hs)
 {

@@ -165,3 +165,30 @@ hscope_timeline_memory(const hscope_timeline_t *timeline)
 {
     return hscope__timeline_memory(timeline);
 }
+
+HSCOPE_API hscope_status
+hscope_suspects_get(const hscope_suspects_t *suspects, uint64_t i, hscope_suspect *out)
+{
+    if (!suspects || !out || out->size < 2 * sizeof(uint32_t))
+        return HSCOPE_ERR_INVALID_ARG;
+    hscope_suspect x;
+    x.size = out->size;
+    hscope_status st = hscope__suspects_get(suspects, i, &x);
+    if (st == HSCOPE_OK)
+        memcpy(out, &x, out->size < sizeof(x) ? out->size : sizeof(x));
+    return st;
+}
+
+HSCOPE_API hscope_status
+hscope_suspects_site_get(const hscope_suspects_t *suspects, uint64_t i, uint64_t j,
+                         hscope_suspect_site *out)
+{
+    if (!suspects || !out || out->size < 2 * sizeof(uint32_t))
+        return HSCOPE_ERR_INVALID_ARG;
+    hscope_suspect_site x;
+    x.size = out->size;
+    hscope_status st = hscope__suspects_site_get(suspects, i, j, &x);
+    if (st == HSCOPE_OK)
+        memcpy(out, &x, out->size < sizeof(x) ? out->size : sizeof(x));
+    return st;
+}

@@ -306,6 +306,72 @@ path_list(hscope__out *o, const hscope_heap_t *h, const char *root, const hscope
     hscope__out_puts(o, "</ol>");
 }
 
+/* Allocation sites shown per holder (as heapscope suspects). */
+#define SUSPECT_SITES_SHOWN 5
+
+/* A holder's cell of what put the leak there: the class it hangs from,
+ * the VM table it is, the allocation sites of what it holds (those that
+ * put objects in it first). */
+static void
+suspect_cause(hscope__out *o, const hscope_suspects_t *s, const hscope_heap_t *h, uint64_t i)
+{
+    hscope_suspect in = { .size = sizeof(in) };
+    hscope__out_puts(o, "<td class=\"cause\">");
+    if (hscope__suspects_get(s, i, &in) != HSCOPE_OK) {
+        hscope__out_puts(o, "</td>");
+        return;
+    }
+    char b[1024];
+    if (in.vm_table) {
+        snprintf(b, sizeof(b), "Ruby VM table: %s%s. %s.", in.vm_table_name,
+                 in.vm_table_leaked ? " (itself among the leaked objects)" : "", in.vm_table_reason);
+        hscope__out_puts(o, "<p class=\"vm-table\">");
+        hscope__xml_escape(o, b);
+        hscope__out_puts(o, "</p></td>");
+        return;
+    }
+    if (in.owner != HSCOPE_ID_NONE) {
+        snprintf(b, sizeof(b), "held by %s (%s), %llu step%s from it", in.owner_name,
+                 hscope__heap_type_name(h, hscope__heap_object_type(h, in.owner)),
+                 (unsigned long long)in.owner_steps, in.owner_steps == 1 ? "" : "s");
+        hscope__out_puts(o, "<p class=\"held-by\">");
+        hscope__xml_escape(o, b);
+        hscope__out_puts(o, "</p>");
+    }
+    hscope__out_puts(o, "<ul class=\"sites\">");
+    for (uint64_t j = 0; j < in.site_count && j < SUSPECT_SITES_SHOWN; j++) {
+        hscope_suspect_site t = { .size = sizeof(t) };
+        hscope__suspects_site_get(s, i, j, &t);
+        char c[32], m[32], k[32], km[32];
+        hscope__fmt_count(t.count, c, sizeof(c));
+        hscope__fmt_bytes((double)t.memsize, m, sizeof(m));
+        if (t.file)
+            snprintf(b, sizeof(b), "%s:%u:%s", t.file, t.line, t.class_label);
+        else
+            snprintf(b, sizeof(b), "(no allocation info):%s", t.class_label);
+        hscope__out_puts(o, "<li><span class=\"mono\">");
+        hscope__xml_escape(o, b);
+        hscope__out_puts(o, "</span>");
+        if (t.method) {
+            hscope__out_puts(o, " <span class=\"muted\">(method ");
+            hscope__xml_escape(o, t.method);
+            hscope__out_puts(o, ")</span>");
+        }
+        hscope__out_printf(o, ": %s objects, %s", c, m);
+        if (t.entries) {
+            hscope__fmt_count(t.kept_count, k, sizeof(k));
+            hscope__fmt_bytes((double)t.kept_memsize, km, sizeof(km));
+            hscope__fmt_count(t.entries, c, sizeof(c));
+            hscope__out_printf(o, "; <b>%s put in it</b>, keeping %s objects (%s)", c, k, km);
+        }
+        hscope__out_puts(o, "</li>");
+    }
+    if (in.site_count > SUSPECT_SITES_SHOWN)
+        hscope__out_printf(o, "<li class=\"muted\">&hellip; %llu more sites</li>",
+                           (unsigned long long)(in.site_count - SUSPECT_SITES_SHOWN));
+    hscope__out_puts(o, "</ul></td>");
+}
+
 /* One holder's row: the holder, what it holds of the leak, its path. */
 static void
 suspect_row(hscope__html *x, uint64_t i, hscope_id *buf, uint64_t max)
@@ -340,6 +406,7 @@ suspect_row(hscope__html *x, uint64_t i, hscope_id *buf, uint64_t max)
     }
     hscope__html_td_count(o, cnt);
     hscope__html_td_bytes(o, mem);
+    suspect_cause(o, s, h, i);
     if (hid != HSCOPE_ID_NONE)
         hscope__html_td_bytes(o, hscope__domtree_retained(hscope__suspects_domtree(s), hid));
     else
@@ -364,11 +431,14 @@ hscope__html_suspects(hscope__html *x)
     hscope__out_printf(o, "<section id=\"suspects\"><h2>What holds the leak</h2>\n"
                           "<p class=\"muted\">Leak suspects (as <code>heapscope suspects</code>): "
                           "for each leaked object, the first object up its dominator chain that "
-                          "did not leak itself; holders ranked by the leaked memory they hold. "
+                          "did not leak itself; holders ranked by the leaked memory they hold, the "
+                          "Ruby VM's own tables after the application's holders; for each, the "
+                          "allocation sites of what it holds, those that put objects in it first. "
                           "Showing %llu of %llu holders, each with a shortest path from a GC "
                           "root.</p>\n<table class=\"sortable\" id=\"suspects-table\"><thead><tr>"
                           "<th>#</th><th>holder</th><th>object</th><th>allocated at</th>"
-                          "<th>leaked objects</th><th>leaked memsize</th><th>retained</th>"
+                          "<th>leaked objects</th><th>leaked memsize</th><th>what put them there</th>"
+                          "<th>retained</th>"
                           "<th>path from root</th></tr></thead><tbody>\n",
                        (unsigned long long)shown, (unsigned long long)nh);
     for (uint64_t i = 0; i < shown; i++)

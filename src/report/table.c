@@ -189,8 +189,8 @@ key_cut(const char *s, size_t cols, int ascii, const char *prefix, size_t prefix
         d->cols = fixed + hcols;
     } else if (fixed + mk + 4 <= cols) { /* the directories' middle */
         size_t room = cols - fixed - mk, head = room / 3 < 8 ? room / 3 : 8, end = room - head;
-        size_t from = byte_at_col(hs, hlen, hcols - end);
-        piece(d, hs, byte_at_col(hs, hlen, head));
+        size_t from = hscope__utf8_skip_columns(hs, hlen, hcols - end);
+        piece(d, hs, hscope__utf8_skip_columns(hs, hlen, head));
         piece(d, marker, ml);
         piece(d, hs + from, hlen - from);
         piece(d, tail, tl);
@@ -201,7 +201,7 @@ key_cut(const char *s, size_t cols, int ascii, const char *prefix, size_t prefix
         size_t keep = cols > mk + scols ? cols - mk - scols : 0;
         if (keep > bcols)
             keep = bcols;
-        size_t from = byte_at_col(tail, (size_t)(site - tail), bcols - keep);
+        size_t from = hscope__utf8_skip_columns(tail, (size_t)(site - tail), bcols - keep);
         d->n = 0;
         piece(d, marker, ml);
         piece(d, tail + from, tl - from);

@@ -139,6 +139,10 @@ test_leak_hunt(void **state)
                                 "<td class=\"n\" data-v=\"5\">5</td>"
                                 "<td class=\"n\" data-v=\"200\">200 B</td>"));
     assert_non_null(strstr(sus, "root vm"));
+    /* what put them there: the 5 Strings of app/leak.rb:7, all directly in it */
+    assert_non_null(strstr(sus, "<td class=\"cause\"><ul class=\"sites\"><li><span "
+                                "class=\"mono\">app/leak.rb:7:String</span>: 5 objects, 200 B; "
+                                "<b>5 put in it</b>, keeping 5 objects (200 B)</li></ul></td>"));
     free(sus);
     assert_null(strstr(s.p, "id=\"suspect-2\""));
     /* the waste of C: the planted duplicate, 3 copies would go, 120 bytes */

@@ -831,12 +831,21 @@ test_diff_and_suspects(void **state)
                    "\"retained\":{\"count\":3,\"memsize\":120},\"leaked\":{\"count\":2,\"memsize\":80},"
                    "\"root\":\"vm\",\"conservative_root\":false,"
                    "\"path\":[{\"address\":\"0x1000\",\"type\":\"OBJECT\","
-                   "\"class\":\"<hidden>\",\"label\":\"<hidden>\"}]}],\"warnings\":[]}\n");
+                   "\"class\":\"<hidden>\",\"label\":\"<hidden>\"}],"
+                   /* no class on the path; both Strings sit in 0x1000 */
+                   "\"held_by\":{\"owner\":null,\"steps\":0},\"vm_table\":null,"
+                   "\"entries\":2,\"site_count\":1,\"sites\":[{\"file\":\"a.rb\",\"line\":7,"
+                   "\"class\":\"String\",\"method\":null,\"count\":2,\"memsize\":80,"
+                   "\"entries\":2,\"kept\":{\"count\":2,\"memsize\":80}}]}],"
+                   "\"warnings\":[]}\n");
     free(s.p);
     memset(&s, 0, sizeof(s));
     o = ropts(HSCOPE_FORMAT_TEXT, 0);
     assert_int_equal(hscope_suspects_write(sus, &o, collect, &s, NULL), HSCOPE_OK);
     assert_has(&s, "\n1. 0x1000 OBJECT <hidden> holds 2 leaked objects (80 B), allocated at a.rb:1\n"
+                   "   held by: root vm -> <hidden>\n"
+                   "   leaked objects allocated at (what put them in it first):\n"
+                   "     a.rb:7:String: 2 objects, 80 B; 2 put in it, keeping 2 objects (80 B)\n"
                    "   path from root vm: 0x1000 OBJECT <hidden>\n");
     free(s.p);
     hscope_suspects_free(sus);
@@ -863,7 +872,11 @@ test_suspects_root_holder(void **state)
     assert_has(&s, "\"suspects\":[{\"rank\":1,\"address\":null,\"type\":\"ROOT\",\"class\":null,"
                    "\"label\":\"vm\",\"file\":null,\"line\":null,\"retained\":null,"
                    "\"leaked\":{\"count\":1,\"memsize\":40},\"root\":\"vm\","
-                   "\"conservative_root\":false,\"path\":[]}]");
+                   "\"conservative_root\":false,\"path\":[],"
+                   "\"held_by\":{\"owner\":null,\"steps\":0},\"vm_table\":null,"
+                   "\"entries\":1,\"site_count\":1,\"sites\":[{\"file\":null,\"line\":null,"
+                   "\"class\":\"<hidden>\",\"method\":null,\"count\":1,\"memsize\":40,"
+                   "\"entries\":1,\"kept\":{\"count\":1,\"memsize\":40}}]}]");
     free(s.p);
     memset(&s, 0, sizeof(s));
     o = ropts(HSCOPE_FORMAT_TEXT, 0);

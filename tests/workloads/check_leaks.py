@@ -23,7 +23,8 @@ rubygems loaded).  For each:
     count and memsize; by-type groups add up; the 2-dump diff contains the
     3-dump one;
   * suspects: every holder among the first N+1 (N planted leaks), keeping
-    alive at least the objects of its planted sites;
+    alive at least the objects of its planted sites, naming a planted site
+    among its first sites (JSON and text), no VM table before it;
   * root: every object of a planted site has a path through its holder;
     each holder's path is as short as the breadth-first search here (from
     the precise roots first, then machine_context, as heapscope's paths).
@@ -178,6 +179,35 @@ def check_heapscope(name, d, t, dumps, files):
            if kept.get(L['holder']['address'], 0) < sum(L['planted_by_site'].values())}
     check(not low, '%s: suspects: each holder keeps alive at least its planted-site objects%s'
           % (name, ' -- %s' % low if low else ''))
+    # each planted holder names the line that put its leaked objects there:
+    # one of its first sites (those that put objects in it first) is a
+    # planted one; no VM table comes first
+    by_addr = {s['address']: s for s in sus['suspects']}
+    key = lambda x: '%s:%s:%s' % (x['file'], x['line'], x['class'])
+    named = {n: [key(x) for x in by_addr.get(L['holder']['address'], {}).get('sites', []) if x['entries']]
+             for n, L in leaks.items()}
+    miss = {n: k for n, k in named.items() if not set(k) & set(leaks[n]['planted_by_site'])}
+    check(not miss, '%s: suspects --json: each holder\'s first sites name a planted site%s'
+          % (name, ' -- %s' % miss if miss else ''))
+    vm_first = [s['rank'] for s in sus['suspects'] if s.get('vm_table')]
+    app_last = max([s['rank'] for s in sus['suspects'] if not s.get('vm_table')] or [0])
+    check(all(r > app_last for r in vm_first),
+          '%s: suspects: the Ruby VM\'s tables (ranks %s) after every application holder'
+          % (name, vm_first or 'none'))
+    text = subprocess.run([HEAPSCOPE, 'suspects', '--top', '0', '--no-progress'] + files,
+                          stdout=subprocess.PIPE).stdout.decode('utf-8', 'surrogateescape')
+    blocks = {}
+    for b in text.split('\n\n'):
+        first = b.split('\n', 1)[0]
+        for L in leaks.values():
+            if (' %s ' % L['holder']['address']) in first:
+                blocks[L['holder']['address']] = b
+    gone = [n for n, L in leaks.items()
+            if not any(('     %s ' % k) in blocks.get(L['holder']['address'], '') or
+                       ('     %s:' % k) in blocks.get(L['holder']['address'], '')
+                       for k in L['planted_by_site'])]
+    check(not gone, '%s: suspects (text): under each holder, a planted site%s'
+          % (name, ' -- missing for %s' % gone if gone else ''))
     paths = hs('root', '--json', files[2], *sorted(targets))
     by_target = {p['target']: p for p in paths['paths']}
     steps = lambda a: [s['address'] for s in by_target.get(a, {}).get('path', [])]

@@ -47,6 +47,12 @@ class TestDiff < Minitest::Test
     registry = heap.object(top.address)
     assert_equal 3 * N, registry.size # the registry holds all 3 runs' widgets
     assert_match(/ARRAY Array holds #{3 * N} leaked objects/, diff.report)
+    # the line that put them there: the widgets, each keeping its String and Array
+    assert_equal widget_site, top.sites.first.key
+    assert_equal N, top.sites.first.entries
+    assert_equal 3 * N, top.sites.first.kept.count
+    assert_equal N, top.entries
+    assert_nil top.vm_table
     assert_equal [top], Heapscope.suspects(*Fixtures.leak, top: 1) if diff.heap.stats[:input_bytes] > 0
   end
 

@@ -291,14 +291,28 @@ module Heapscope
   # class_name and retained nil, label and root its name), +leaked+ (a
   # Total: what it holds of the leak), +retained+ (a Total: all it keeps
   # alive), +root+ and +path+ (ObjectRefs from the root down to it).
+  #
+  # And what to change: +sites+ (SuspectSites: where the leaked objects it
+  # holds were allocated, those that put objects directly in it first),
+  # +site_count+ (all of them), +entries+ (leaked objects directly in it),
+  # +owner+ (an ObjectRef: the nearest class or module on its path, or
+  # nil) and +owner_steps+, +vm_table+ (nil, or a Hash: kind, address,
+  # type, detail, leaked, reason: one of the Ruby VM's own tables, ranked
+  # after every application holder).  See docs/JSON.md.
   Suspect = Struct.new(:rank, :address, :type, :class_name, :label, :file, :line, :retained,
-                       :leaked, :root, :path, keyword_init: true) do
+                       :leaked, :root, :path, :sites, :site_count, :entries, :owner,
+                       :owner_steps, :vm_table, keyword_init: true) do
     def self.from_json(h) # :nodoc:
       new(rank: h[:rank], address: Report.address(h[:address]), type: h[:type],
           class_name: h[:class], label: h[:label], file: h[:file], line: h[:line],
           retained: h[:retained] && Total.new(h[:retained][:count], h[:retained][:memsize]),
           leaked: Total.new(h[:leaked][:count], h[:leaked][:memsize]), root: h[:root],
-          path: h[:path].map { |o| ObjectRef.from_json(o) })
+          path: h[:path].map { |o| ObjectRef.from_json(o) },
+          sites: (h[:sites] || []).map { |x| SuspectSite.from_json(x) },
+          site_count: h[:site_count], entries: h[:entries],
+          owner: h.dig(:held_by, :owner) && ObjectRef.from_json(h[:held_by][:owner]),
+          owner_steps: h.dig(:held_by, :steps),
+          vm_table: h[:vm_table] && h[:vm_table].merge(address: Report.address(h[:vm_table][:address])))
     end
 
     # Deprecated (0.1 names): leaked.count and leaked.memsize.
@@ -308,6 +322,24 @@ module Heapscope
 
     def leaked_memsize
       leaked.memsize
+    end
+  end
+
+  # An allocation site of the leaked objects a Suspect holds: file, line,
+  # method (nil where the dump has none), class_name, the +count+ and
+  # +memsize+ of those allocated there, +entries+ (of them, those directly
+  # in the holder) and +kept+ (a Total: what those entries keep).
+  SuspectSite = Struct.new(:file, :line, :class_name, :method_name, :count, :memsize, :entries,
+                           :kept, keyword_init: true) do
+    def self.from_json(h) # :nodoc:
+      new(file: h[:file], line: h[:line], class_name: h[:class], method_name: h[:method],
+          count: h[:count], memsize: h[:memsize], entries: h[:entries],
+          kept: Total.new(h[:kept][:count], h[:kept][:memsize]))
+    end
+
+    # "file:line:class", the tally's key.
+    def key
+      "#{file || '(none)'}:#{line || 0}:#{class_name}"
     end
   end
 end
