@@ -12,7 +12,158 @@
 #include <string.h>
 #include <time.h>
 
-#define HDR 16u /* keeps 16-byte alignment of the user pointer */
+#if defined(__linux__)
+#include <sys/mman.h>
+#include <unistd.h>
+#define HS_BIGMAP 1
+#endif
+
+/* Every block starts with a 16-byte header (keeps the user pointer 16-byte
+ * aligned): the size asked for, then 0 for a block of the allocator
+ * functions, or the length of the mapping | 1 for a block mapped here. */
+#define HDR 16u
+
+/*
+ * Big blocks.  With the default allocator, a block of BIG_MIN bytes or
+ * more is mapped here rather than taken from malloc, for three reasons
+ * measured on loads of large dumps:
+ *
+ *  - malloc's mmap threshold is dynamic: once a mapped block is freed
+ *    (the first dump of a series), blocks up to its size (capped at
+ *    32 MiB) come from the brk heap, where realloc copies them on every
+ *    growth and a free trims the heap, so the next dump faults the same
+ *    pages in again; a 3-dump diff then spent more time in the kernel
+ *    than parsing.  A mapped block grows with mremap: no copy, ever.
+ *  - A block of HUGE bytes or more starts on a 2 MiB boundary and is
+ *    marked MADV_HUGEPAGE, so its pages fault in 2 MiB at a time where
+ *    transparent huge pages are enabled for madvise (most distributions):
+ *    the model's columns took one minor fault per 4 KiB before.
+ *  - When such a block grows and cannot grow in place, its pages move to
+ *    a new 2 MiB-aligned range (mremap to a fixed address moves whole huge
+ *    pages without splitting or copying them).
+ *
+ * The mapping is the block's size rounded up to the page, so the memory a
+ * block touches is what it touched before.  A caller's allocator is never
+ * bypassed: its blocks all come from its functions.
+ */
+#define BIG_MIN ((size_t)256 << 10)
+#define HUGE_SZ ((size_t)2 << 20)
+
+static size_t
+header_tag(const void *p)
+{
+    size_t t;
+    memcpy(&t, (const unsigned char *)p - HDR + sizeof(size_t), sizeof(t));
+    return t;
+}
+
+static void *
+set_header(unsigned char *b, size_t n, size_t tag)
+{
+    memcpy(b, &n, sizeof(n));
+    memcpy(b + sizeof(size_t), &tag, sizeof(tag));
+    return b + HDR;
+}
+
+#ifdef HS_BIGMAP
+static size_t
+page_round(size_t n)
+{
+    static size_t pg;
+    if (!pg) {
+        long v = sysconf(_SC_PAGESIZE);
+        pg = v > 0 ? (size_t)v : 4096;
+    }
+    return n > SIZE_MAX - pg ? 0 : (n + pg - 1) & ~(pg - 1);
+}
+
+/* A fresh zeroed anonymous range of len bytes (a page multiple), on a
+ * 2 MiB boundary and marked for huge pages if len >= HUGE_SZ; NULL if the
+ * system has no room. */
+static unsigned char *
+map_range(size_t len)
+{
+    if (len < HUGE_SZ) {
+        void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        return p == MAP_FAILED ? NULL : p;
+    }
+    if (len > SIZE_MAX - HUGE_SZ)
+        return NULL;
+    unsigned char *r = mmap(NULL, len + HUGE_SZ, PROT_READ | PROT_WRITE,
+                            MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (r == MAP_FAILED)
+        return NULL;
+    uintptr_t a = ((uintptr_t)r + HUGE_SZ - 1) & ~(uintptr_t)(HUGE_SZ - 1);
+    unsigned char *b = (unsigned char *)a;
+    if (b > r)
+        munmap(r, (size_t)(b - r));
+    if (r + len + HUGE_SZ > b + len)
+        munmap(b + len, (size_t)(r + len + HUGE_SZ - (b + len)));
+#ifdef MADV_HUGEPAGE
+    (void)madvise(b, len, MADV_HUGEPAGE);
+#endif
+    return b;
+}
+
+/* The length to map for tot bytes: whole pages, and whole 2 MiB pages for
+ * a huge block (a partial one at its end would stay in 4 KiB pages, and so
+ * would the rest of that 2 MiB once the block grows over it). */
+static size_t
+map_len(size_t tot)
+{
+    size_t len = page_round(tot);
+    if (len >= HUGE_SZ)
+        len = len > SIZE_MAX - HUGE_SZ ? 0 : (len + HUGE_SZ - 1) & ~(HUGE_SZ - 1);
+    return len;
+}
+
+static void *
+big_alloc(size_t tot, size_t n)
+{
+    size_t len = map_len(tot);
+    unsigned char *b = len ? map_range(len) : NULL;
+    return b ? set_header(b, n, len | 1) : NULL;
+}
+
+/* Resize a mapped block (user pointer p) to tot bytes with header size n. */
+static void *
+big_resize(void *p, size_t tot, size_t n)
+{
+    unsigned char *b = (unsigned char *)p - HDR;
+    size_t old = header_tag(p) & ~(size_t)1, len = map_len(tot);
+    if (!len)
+        return NULL;
+    if (len <= old) {
+        /* shrinking (an array cut to fit): give back every page past it */
+        len = page_round(tot);
+        if (len < old)
+            munmap(b + len, old - len);
+        return set_header(b, n, (len < old ? len : old) | 1);
+    }
+    /* in place, unless a block turns huge: it moves to a 2 MiB boundary */
+    int aligned = ((uintptr_t)b & (HUGE_SZ - 1)) == 0;
+    void *q = len < HUGE_SZ || (aligned && old >= HUGE_SZ) ? mremap(b, old, len, 0) : MAP_FAILED;
+    if (q == MAP_FAILED) {
+        unsigned char *nb = len >= HUGE_SZ ? map_range(len) : NULL;
+        if (nb) {
+            /* move the pages into the aligned range (its rest stays fresh) */
+            q = mremap(b, old, old, MREMAP_MAYMOVE | MREMAP_FIXED, nb);
+            if (q == MAP_FAILED) {
+                /* a kernel that cannot move it: copy */
+                memcpy(nb, b, HDR + hscope__msize(p));
+                munmap(b, old);
+                q = nb;
+            }
+#ifdef MADV_HUGEPAGE
+            (void)madvise(nb, len, MADV_HUGEPAGE);
+#endif
+        } else if ((q = mremap(b, old, len, MREMAP_MAYMOVE)) == MAP_FAILED) {
+            return NULL;
+        }
+    }
+    return set_header(q, n, len | 1);
+}
+#endif
 
 static void *
 def_malloc(void *ud, size_t n)
@@ -72,15 +223,22 @@ account(hscope__mem *m, size_t add, size_t sub)
 }
 
 /* A block of n bytes after the size header, accounted; zeroed if `zero`
- * (the C library's calloc knows fresh pages are already zero: big tables;
- * a caller's allocator has no calloc, so its blocks are cleared here). */
+ * (the C library's calloc and a fresh mapping know fresh pages are already
+ * zero: big tables; a caller's allocator has no calloc, so its blocks are
+ * cleared here). */
 static void *
 block(hscope__mem *m, size_t n, int zero)
 {
     size_t tot;
     if (!hscope__add_ok(n, HDR, &tot) || !account(m, n, 0))
         return NULL;
-    int libc_zero = zero && m->malloc_fn == def_malloc;
+    int deflt = m->malloc_fn == def_malloc;
+    void *u = NULL;
+#ifdef HS_BIGMAP
+    if (deflt && tot >= BIG_MIN && (u = big_alloc(tot, n)) != NULL)
+        return u;
+#endif
+    int libc_zero = zero && deflt;
     unsigned char *b = libc_zero ? calloc(1, tot) : m->malloc_fn(m->ud, tot);
     if (!b) {
         atomic_fetch_sub(&m->used, (uint64_t)n);
@@ -88,8 +246,8 @@ block(hscope__mem *m, size_t n, int zero)
     }
     if (zero && !libc_zero)
         memset(b + HDR, 0, n);
-    memcpy(b, &n, sizeof(n));
-    return b + HDR;
+    u = set_header(b, n, 0);
+    return u;
 }
 
 void *
@@ -124,6 +282,29 @@ hscope__msize_sum(const void *const *blocks, size_t n)
     return s;
 }
 
+/* The resized block (header set), or NULL with p unchanged. */
+static void *
+resize(hscope__mem *m, void *p, size_t old, size_t tot, size_t n)
+{
+#ifdef HS_BIGMAP
+    if (header_tag(p))
+        return big_resize(p, tot, n);
+    if (m->malloc_fn == def_malloc && tot >= BIG_MIN) {
+        /* a malloc'd block becomes big: map it once, grow it in place after */
+        void *q = big_alloc(tot, n);
+        if (q) {
+            memcpy(q, p, old < n ? old : n);
+            m->free_fn(m->ud, (unsigned char *)p - HDR);
+            return q;
+        }
+    }
+#else
+    (void)old;
+#endif
+    unsigned char *b = m->realloc_fn(m->ud, (unsigned char *)p - HDR, tot);
+    return b ? set_header(b, n, 0) : NULL;
+}
+
 void *
 hscope__realloc(hscope__mem *m, void *p, size_t n)
 {
@@ -134,16 +315,15 @@ hscope__realloc(hscope__mem *m, void *p, size_t n)
         return NULL;
     if (n > old && !account(m, n, old))
         return NULL;
-    unsigned char *b = m->realloc_fn(m->ud, (unsigned char *)p - HDR, tot);
-    if (!b) {
+    void *q = resize(m, p, old, tot, n);
+    if (!q) {
         if (n > old)
             atomic_fetch_sub(&m->used, (uint64_t)(n - old));
         return NULL;
     }
     if (n <= old)
         atomic_fetch_sub(&m->used, (uint64_t)(old - n));
-    memcpy(b, &n, sizeof(n));
-    return b + HDR;
+    return q;
 }
 
 void
@@ -152,6 +332,13 @@ hscope__free(hscope__mem *m, void *p)
     if (!p)
         return;
     atomic_fetch_sub(&m->used, (uint64_t)hscope__msize(p));
+#ifdef HS_BIGMAP
+    size_t tag = header_tag(p);
+    if (tag) {
+        munmap((unsigned char *)p - HDR, tag & ~(size_t)1);
+        return;
+    }
+#endif
     m->free_fn(m->ud, (unsigned char *)p - HDR);
 }
 

@@ -425,6 +425,29 @@ map_type(pool *P, slot *s, int t)
     return s->tmap[t];
 }
 
+/*
+ * The first capacity of the final columns.  Growing them from a few
+ * thousand entries leaves their first megabytes in 4 KiB pages and moves
+ * them a dozen times; a plain file's size tells their size in advance.
+ * Dumps hold about 2.8 objects and 7 references per KB (a few hundred
+ * bytes per record): these ratios err low, so the columns grow once
+ * or twice more at most.  A dump of unusually long records gets more
+ * capacity than it fills, which costs address space, not memory (pages
+ * never written are never faulted in), and the model cuts every column to
+ * its length at the end.  Under a memory limit the columns grow from
+ * small as before, since the limit counts their capacity.
+ */
+#define EST_OBJ_BYTES 512
+#define EST_REF_BYTES 256
+static size_t
+first_cap(pool *P, uint64_t bytes_per, uint64_t max)
+{
+    uint64_t est = P->bsize && !P->mem->limit ? P->fsize / bytes_per : 0;
+    if (est > max)
+        est = max;
+    return est > 4096 ? (size_t)est : 4096;
+}
+
 static hscope_status
 grow_out(pool *P, size_t add_objs, size_t add_edges, hscope_error *err)
 {
@@ -436,7 +459,7 @@ grow_out(pool *P, size_t add_objs, size_t add_edges, hscope_error *err)
     if (o->nedges + add_edges > UINT32_MAX)
         return hscope__fail(err, HSCOPE_ERR_LIMIT, "more than 2^32-1 references in one dump");
     if (o->n + add_objs > o->cap) {
-        size_t nc = o->cap ? o->cap : 4096;
+        size_t nc = o->cap ? o->cap : first_cap(P, EST_OBJ_BYTES, o->max_objects);
         while (nc < o->n + add_objs)
             nc = nc < ((size_t)1 << 24) ? nc * 2 : nc + nc / 2;
 #define G(f, t)                                                              \
@@ -453,7 +476,12 @@ grow_out(pool *P, size_t add_objs, size_t add_edges, hscope_error *err)
 #undef G
         o->cap = nc;
     }
-    if ((st = hscope__grow(P->mem, (void **)&o->edges, &o->edge_cap, o->nedges + add_edges,
+    size_t need = o->nedges + add_edges;
+    if (!o->edge_cap && add_edges) {
+        size_t e = first_cap(P, EST_REF_BYTES, UINT32_MAX);
+        need = need > e ? need : e;
+    }
+    if ((st = hscope__grow(P->mem, (void **)&o->edges, &o->edge_cap, need,
                            sizeof(uint64_t), err)) != HSCOPE_OK)
         return st;
     return HSCOPE_OK;
