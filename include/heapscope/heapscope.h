@@ -1253,6 +1253,11 @@ typedef int32_t (*hscope_write_fn)(void *user_data, const char *data, uint64_t l
 /** A V8 heap snapshot (.heapsnapshot: Chrome DevTools, memlab); since 0.2,
  * see hscope_heap_write_export() and docs/HEAPSNAPSHOT.md. */
 #define HSCOPE_FORMAT_HEAPSNAPSHOT 9
+/** A pprof profile (profile.proto, gzipped: `go tool pprof`, Pyroscope,
+ * Parca, Cloud Profiler, Datadog); since 0.3, see hscope_heap_write_export()
+ * and docs/FLEET.md.  A library older than 0.3 answers this value with
+ * HSCOPE_ERR_UNSUPPORTED, as any format it has no writer for. */
+#define HSCOPE_FORMAT_PPROF 10
 
 /** Report flags (hscope_report_options.flags).  Fixed values. */
 #define HSCOPE_REPORT_ADDRESSES 0x1u /* list every member's address */
@@ -1381,7 +1386,9 @@ HSCOPE_API hscope_status hscope_heap_write_objects(hscope_heap_t *heap,
 
 /**
  * The whole heap in an interchange format (opts->format; anything else is
- * HSCOPE_ERR_UNSUPPORTED): HSCOPE_FORMAT_HEAPSNAPSHOT, a V8 heap snapshot
+ * HSCOPE_ERR_UNSUPPORTED): HSCOPE_FORMAT_PPROF (since 0.3), a gzipped pprof
+ * profile as hscope_heap_write_pprof() writes it without a time, or
+ * HSCOPE_FORMAT_HEAPSNAPSHOT, a V8 heap snapshot
  * that Chrome DevTools' Memory panel and memlab open.  Every object is a
  * node (name: its label, self size: memsize, id: odd, from the address),
  * every reference an edge, each ROOT category a synthetic node under the
@@ -1399,6 +1406,30 @@ HSCOPE_API hscope_status hscope_heap_write_export(const hscope_heap_t *heap,
                                                   hscope_write_fn write,
                                                   void *user_data,
                                                   hscope_error *err);
+
+/**
+ * The heap as a pprof profile (profile.proto, gzipped) taken at `time_ns`
+ * (nanoseconds since the epoch, UTC; 0 or less: not known, no time_nanos),
+ * so that a profiler lines up a series (since 0.3).  The same as
+ * hscope_heap_write_export() with HSCOPE_FORMAT_PPROF, which writes no
+ * time; opts->format must be 0 or HSCOPE_FORMAT_PPROF.  Sample types
+ * inuse_objects/count and inuse_space/bytes (the default), one sample per
+ * allocation site, class label and type, one location per file:line, its
+ * function named by the method where the dump has one (else "file:line"),
+ * objects without allocation info under one "(no allocation info)"
+ * location; string labels class, type, gem, generation (the most common
+ * GC generation of the sample's objects, ties the oldest) and generations
+ * (how many distinct ones).  Totals are those of a tally that leaves the
+ * dumper's objects out (HSCOPE_TALLY_SKIP_DUMPER); the profile's comments
+ * say how many were left out.  The name of the dump (opts->dump_names[0])
+ * goes into a comment.  Memory: one entry per distinct (site, class, type,
+ * generation), nothing per object.  docs/FLEET.md.
+ */
+HSCOPE_API hscope_status hscope_heap_write_pprof(const hscope_heap_t *heap, int64_t time_ns,
+                                                 const hscope_report_options *opts,
+                                                 hscope_write_fn write,
+                                                 void *user_data,
+                                                 hscope_error *err);
 
 /**
  * heapy's generation view (kind "generations"): live objects per
