@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Run every test.  Usage: scripts/test.sh [--quick]
 #   1. normal build: all meson suites (unit, api, workloads, versions: Ruby
-#      3.1 native and ruby.wasm 3.2..head, timeline, report, abi, ...;
+#      3.1 native and ruby.wasm 3.2..head, timeline, report, abi, pprof:
+#      go tool pprof reads the pprof export, ...;
 #      corpus vs reference.py when ../shared/corpus is there); heapscope
 #      check on a passing and a failing budget.  --quick stops here.
 #   2. the Ruby binding: gem built, installed linked to build/ (whole
