@@ -77,7 +77,8 @@ else
   tree[:include].each { |dir| $INCFLAGS << " -I#{dir}" }
   # Compile the sources flat: file names are unique across src/, and quoted
   # includes resolve relative to each file, so VPATH is enough.
-  $srcs = ["rb_heapscope.c"] + tree[:sources].map { |s| File.basename(s) }
+  $srcs = Dir[File.join(__dir__, "rb_*.c")].map { |s| File.basename(s) }.sort +
+          tree[:sources].map { |s| File.basename(s) }
   tree[:sources].map { |s| File.dirname(File.join(tree[:root], s)) }.uniq.each { |d| $VPATH << d }
   # The library is C11 with its own warning set; Ruby's extension warnings
   # (-Wold-style-definition & co.) say nothing useful about it.

@@ -39,6 +39,8 @@
 #include <unistd.h>
 
 #include <heapscope/heapscope.h>
+
+void hscope_rb_init_check(VALUE mHeapscope); /* rb_check.c */
 #include <zlib.h>
 
 #ifndef HAVE_RB_GC_ADJUST_MEMORY_USAGE
@@ -3192,4 +3194,5 @@ Init_heapscope(void)
     init_reports();
     init_timeline();
     init_html();
+    hscope_rb_init_check(mHeapscope); /* rb_check.c */
 }
