@@ -2001,6 +2001,11 @@ typedef struct hscope_budget hscope_budget_t;
                                    without version: NAME-VERSION, NAME-SHA too */
 #define HSCOPE_BUDGET_SITE   5  /* [site."FILE:LINE:CLASS"]: "file:line:class";
                                    FILE may be the end of the path after a '/' */
+/* Since 0.3: [leaked] per group, the leaked objects (as HSCOPE_BUDGET_LEAKED)
+ * of one class or one site (matched as HSCOPE_BUDGET_CLASS and _SITE);
+ * objects and memsize.  A rule of an older library never has these. */
+#define HSCOPE_BUDGET_LEAKED_CLASS 6  /* [leaked.class."NAME"] */
+#define HSCOPE_BUDGET_LEAKED_SITE  7  /* [leaked.site."FILE:LINE:CLASS"] */
 
 /** The measure a rule limits (hscope_check_rule.metric).  Fixed values. */
 #define HSCOPE_BUDGET_OBJECTS  1  /* objects */
@@ -2076,14 +2081,14 @@ HSCOPE_API void hscope_check_free(hscope_check_t *check);
  * are not written).  Strings are borrowed, valid until hscope_check_free(). */
 typedef struct hscope_check_rule {
     uint32_t size;        /* sizeof(hscope_check_rule), set by the caller */
-    int32_t scope;        /* HSCOPE_BUDGET_TOTAL ... _SITE */
+    int32_t scope;        /* HSCOPE_BUDGET_TOTAL ... _LEAKED_SITE */
     int32_t metric;       /* HSCOPE_BUDGET_OBJECTS, _MEMSIZE, _RETAINED */
     int32_t over;         /* 1: actual > limit (over budget), else 0 */
     int32_t found;        /* 0: a group the dump does not have (actual 0);
                              1 otherwise */
     uint32_t reserved;
-    const char *key;      /* the group (class, gem, site); NULL for total
-                             and leaked */
+    const char *key;      /* the group (class, gem, site, leaked class or
+                             site); NULL for total and leaked */
     uint64_t line;        /* its line in the budget */
     uint64_t limit;       /* objects or bytes */
     uint64_t actual;      /* measured, same unit */

@@ -5,11 +5,12 @@ module Heapscope
   # (docs/BUDGET.md), as `heapscope check --budget` checks them, so that a
   # Rake task or a test can run a budget without the CLI.
   class Check
-    SCOPES = { 1 => :total, 2 => :leaked, 3 => :class, 4 => :gem, 5 => :site }.freeze
+    SCOPES = { 1 => :total, 2 => :leaked, 3 => :class, 4 => :gem, 5 => :site,
+               6 => :leaked_class, 7 => :leaked_site }.freeze
     METRICS = { 1 => :objects, 2 => :memsize, 3 => :retained }.freeze
 
     # One rule of the budget, in its order: scope (:total, :leaked, :class,
-    # :gem, :site), metric (:objects, :memsize, :retained), key (the group;
+    # :gem, :site, :leaked_class, :leaked_site), metric (:objects, :memsize, :retained), key (the group;
     # nil for total and leaked), line (in the budget), limit, actual (same
     # unit), over (actual > limit), found (false: a group the dump does not
     # have, actual 0).
