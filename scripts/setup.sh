@@ -16,7 +16,10 @@ PKGS=(meson ninja-build pkg-config gcc clang zlib1g-dev libisal-dev libxxhash-de
       # gdb: the test watchdog (tests/watchdog.h) prints a hung test's stacks
       gdb
       # the JSON Schemas of every --json output (tests/json)
-      python3-jsonschema)
+      python3-jsonschema
+      # golang-go: Go's own pprof (go tool pprof) reads the pprof export
+      # (tests/pprof, suite pprof; docs/FLEET.md)
+      golang-go)
 # Node and npm run CRuby for WASI, the version matrix (tests/versions):
 # Debian's packages only where the machine has none of its own (and not for
 # HEAPSCOPE_SETUP_RUBIES=0, see below).

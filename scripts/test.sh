@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Run every test.  Usage: scripts/test.sh [--quick]
 #   --quick: the main build's meson suites (unit, api, workloads, versions:
-#      Ruby 3.1 native and ruby.wasm 3.2..head, timeline, report, abi, ...;
+#      Ruby 3.1 native and ruby.wasm 3.2..head, timeline, report, abi, pprof:
+#      go tool pprof reads the pprof export, ...;
 #      corpus vs reference.py when ../shared/corpus is there) and heapscope
 #      check on a passing and a failing budget, in build/.
 # The full run does each test once, in this order:

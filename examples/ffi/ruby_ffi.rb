@@ -5,6 +5,7 @@
 #
 #   ruby ruby_ffi.rb [--lib PATH] [--by KEY] [--diff-by KEY] [--top N]
 #                    [--json] DUMP [DUMP2 [DUMP3]]
+#   ruby ruby_ffi.rb [--lib PATH] [--by KEY] [--top N] --timeline DUMP...
 #
 # Loads the last DUMP and prints its tally by KEY (default "type"), then
 # recomputes count and memsize per type from the bulk columns
@@ -18,6 +19,15 @@
 # same bytes as `heapscope tally --json --keep-dumper` and `heapscope diff
 # --json` print for the same dumps and options (docs/JSON.md).
 #
+# With --timeline, the DUMPs (any number) are a series of one process: prints
+# the library's JSON document of what grows over time (kind "timeline"),
+# computed by hscope_timeline_compute() (grouped by --by, default
+# file:line:class; the dumps put in time order by the library) and written by
+# hscope_timeline_write() through the same sink: the same bytes as
+# `heapscope timeline --json --by KEY --top N DUMP...`.  Then, on stderr, the
+# growing groups with their count in every dump, read through the
+# timeline's accessors.
+#
 # The shared library is --lib PATH, else $HEAPSCOPE_LIB, else whatever the
 # dynamic loader finds as libheapscope.so.0 (after `meson install`).
 # Handles are FFI::AutoPointers released by the matching hscope_*_free():
@@ -28,16 +38,18 @@
 require 'ffi'
 require 'optparse'
 
-opts = { lib: ENV.fetch('HEAPSCOPE_LIB', 'libheapscope.so.0'), by: 'type',
-         diff_by: 'class', top: 20, json: false }
+opts = { lib: ENV.fetch('HEAPSCOPE_LIB', 'libheapscope.so.0'), by: nil,
+         diff_by: 'class', top: 20, json: false, timeline: false }
 parser = OptionParser.new do |o|
   o.banner = 'usage: ruby_ffi.rb [--lib PATH] [--by KEY] [--diff-by KEY] [--top N] [--json] ' \
-             'DUMP [DUMP2 [DUMP3]]'
+             "DUMP [DUMP2 [DUMP3]]\n" \
+             '       ruby_ffi.rb [--lib PATH] [--by KEY] [--top N] --timeline DUMP...'
   o.on('--lib PATH') { |v| opts[:lib] = v }
   o.on('--by KEY') { |v| opts[:by] = v }
   o.on('--diff-by KEY') { |v| opts[:diff_by] = v }
   o.on('--top N', Integer) { |v| opts[:top] = v }
   o.on('--json') { opts[:json] = true }
+  o.on('--timeline') { opts[:timeline] = true }
 end
 begin
   parser.parse!
@@ -45,7 +57,8 @@ rescue OptionParser::ParseError => e
   warn e.message, parser.banner
   exit 2
 end
-if ARGV.empty? || ARGV.size > 3
+opts[:by] ||= opts[:timeline] ? 'file:line:class' : 'type'
+if ARGV.empty? || (ARGV.size > 3 && !opts[:timeline])
   warn parser.banner
   exit 2
 end
@@ -62,6 +75,7 @@ module HScope
   SORT_COUNT = 0
   FORMAT_JSON = 2
   TOP_ALL = 2**64 - 1
+  METRIC_COUNT = 2
 
   # hscope_error: caller-owned, size set before the call.
   class Error < FFI::Struct
@@ -96,6 +110,18 @@ module HScope
            :max_paths, :uint32,
            :dump_names, :pointer,
            :dump_name_count, :uint64
+  end
+
+  # hscope_timeline_options (0.2): zero means default (by file:line:class,
+  # metric memsize, order auto, one fold per core, 3 dumps to grow).
+  class TimelineOptions < FFI::Struct
+    layout :size, :uint32,
+           :flags, :uint32,
+           :by, :pointer,
+           :metric, :int32,
+           :order, :int32,
+           :threads, :uint32,
+           :min_dumps, :uint32
   end
 
   # The output sink: int32_t write(void *user_data, const char *data, uint64_t len).
@@ -135,6 +161,16 @@ module HScope
                                           :pointer], :int32
     attach_function :hscope_diff_write, [:pointer, :pointer, ReportOptions.by_ref, :write_fn,
                                          :pointer, :pointer], :int32
+    attach_function :hscope_timeline_options_init, [TimelineOptions.by_ref], :void
+    attach_function :hscope_timeline_compute, [:pointer, :pointer, :uint64, :pointer,
+                                               TimelineOptions.by_ref, :pointer], :int32
+    attach_function :hscope_timeline_free, [:pointer], :void
+    attach_function :hscope_timeline_growing_count, [:pointer], :uint64
+    attach_function :hscope_timeline_dump_count, [:pointer], :uint64
+    attach_function :hscope_timeline_group_key, %i[pointer uint64], :string
+    attach_function :hscope_timeline_group_series, %i[pointer uint64 int32], :pointer
+    attach_function :hscope_timeline_write, [:pointer, ReportOptions.by_ref, :write_fn,
+                                             :pointer, :pointer], :int32
   end
 
   class LibError < StandardError; end
@@ -278,6 +314,29 @@ module HScope
     true
   end
 
+  # The library's JSON of the dumps' timeline, through the sink; the
+  # growing groups (count per dump) on stderr.
+  def self.timeline_json(paths, key, top)
+    opts = TimelineOptions.new
+    hscope_timeline_options_init(opts)
+    by = FFI::MemoryPointer.from_string(key)
+    opts[:by] = by
+    strings = paths.map { |p| FFI::MemoryPointer.from_string(p) }
+    array = FFI::MemoryPointer.new(:pointer, paths.size)
+    array.write_array_of_pointer(strings)
+    tl = construct(:hscope_timeline_compute, :hscope_timeline_free, 'timeline', array,
+                   paths.size, nil, opts)
+    $stdout.binmode
+    $stdout.write(write_json(:hscope_timeline_write, tl, [], paths, top))
+    $stdout.flush
+    dumps = hscope_timeline_dump_count(tl)
+    hscope_timeline_growing_count(tl).times do |g|
+      counts = hscope_timeline_group_series(tl, g, METRIC_COUNT).read_array_of_uint64(dumps)
+      warn "growing: #{text(hscope_timeline_group_key(tl, g))}, count #{counts.join(' ')}"
+    end
+    true
+  end
+
   def self.diff_dumps(paths, key, top)
     diff = construct(:hscope_diff_files, :hscope_diff_free, 'diff',
                      paths[0], paths[1], paths[2], nil, nil)
@@ -301,6 +360,7 @@ rescue LoadError => e
   exit 1
 end
 begin
+  exit(HScope.timeline_json(ARGV, opts[:by], opts[:top]) ? 0 : 1) if opts[:timeline]
   exit(HScope.json_reports(ARGV, opts[:by], opts[:diff_by], opts[:top]) ? 0 : 1) if opts[:json]
   puts "libheapscope #{HScope.hscope_version_string}"
   ok = HScope.tally_dump(ARGV[-1], opts[:by], opts[:top])

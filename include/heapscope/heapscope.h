@@ -1285,6 +1285,11 @@ typedef int32_t (*hscope_write_fn)(void *user_data, const char *data, uint64_t l
 /** A V8 heap snapshot (.heapsnapshot: Chrome DevTools, memlab); since 0.2,
  * see hscope_heap_write_export() and docs/HEAPSNAPSHOT.md. */
 #define HSCOPE_FORMAT_HEAPSNAPSHOT 9
+/** A pprof profile (profile.proto, gzipped: `go tool pprof`, Pyroscope,
+ * Parca, Cloud Profiler, Datadog); since 0.3, see hscope_heap_write_export()
+ * and docs/FLEET.md.  A library older than 0.3 answers this value with
+ * HSCOPE_ERR_UNSUPPORTED, as any format it has no writer for. */
+#define HSCOPE_FORMAT_PPROF 10
 
 /** Report flags (hscope_report_options.flags).  Fixed values. */
 #define HSCOPE_REPORT_ADDRESSES 0x1u /* list every member's address */
@@ -1416,7 +1421,9 @@ HSCOPE_API hscope_status hscope_heap_write_objects(hscope_heap_t *heap,
 
 /**
  * The whole heap in an interchange format (opts->format; anything else is
- * HSCOPE_ERR_UNSUPPORTED): HSCOPE_FORMAT_HEAPSNAPSHOT, a V8 heap snapshot
+ * HSCOPE_ERR_UNSUPPORTED): HSCOPE_FORMAT_PPROF (since 0.3), a gzipped pprof
+ * profile as hscope_heap_write_pprof() writes it without a time, or
+ * HSCOPE_FORMAT_HEAPSNAPSHOT, a V8 heap snapshot
  * that Chrome DevTools' Memory panel and memlab open.  Every object is a
  * node (name: its label, self size: memsize, id: odd, from the address),
  * every reference an edge, each ROOT category a synthetic node under the
@@ -1434,6 +1441,30 @@ HSCOPE_API hscope_status hscope_heap_write_export(const hscope_heap_t *heap,
                                                   hscope_write_fn write,
                                                   void *user_data,
                                                   hscope_error *err);
+
+/**
+ * The heap as a pprof profile (profile.proto, gzipped) taken at `time_ns`
+ * (nanoseconds since the epoch, UTC; 0 or less: not known, no time_nanos),
+ * so that a profiler lines up a series (since 0.3).  The same as
+ * hscope_heap_write_export() with HSCOPE_FORMAT_PPROF, which writes no
+ * time; opts->format must be 0 or HSCOPE_FORMAT_PPROF.  Sample types
+ * inuse_objects/count and inuse_space/bytes (the default), one sample per
+ * allocation site, class label and type, one location per file:line, its
+ * function named by the method where the dump has one (else "file:line"),
+ * objects without allocation info under one "(no allocation info)"
+ * location; string labels class, type, gem, generation (the most common
+ * GC generation of the sample's objects, ties the oldest) and generations
+ * (how many distinct ones).  Totals are those of a tally that leaves the
+ * dumper's objects out (HSCOPE_TALLY_SKIP_DUMPER); the profile's comments
+ * say how many were left out.  The name of the dump (opts->dump_names[0])
+ * goes into a comment.  Memory: one entry per distinct (site, class, type,
+ * generation), nothing per object.  docs/FLEET.md.
+ */
+HSCOPE_API hscope_status hscope_heap_write_pprof(const hscope_heap_t *heap, int64_t time_ns,
+                                                 const hscope_report_options *opts,
+                                                 hscope_write_fn write,
+                                                 void *user_data,
+                                                 hscope_error *err);
 
 /**
  * heapy's generation view (kind "generations"): live objects per
@@ -2100,6 +2131,11 @@ typedef struct hscope_budget hscope_budget_t;
                                    without version: NAME-VERSION, NAME-SHA too */
 #define HSCOPE_BUDGET_SITE   5  /* [site."FILE:LINE:CLASS"]: "file:line:class";
                                    FILE may be the end of the path after a '/' */
+/* Since 0.3: [leaked] per group, the leaked objects (as HSCOPE_BUDGET_LEAKED)
+ * of one class or one site (matched as HSCOPE_BUDGET_CLASS and _SITE);
+ * objects and memsize.  A rule of an older library never has these. */
+#define HSCOPE_BUDGET_LEAKED_CLASS 6  /* [leaked.class."NAME"] */
+#define HSCOPE_BUDGET_LEAKED_SITE  7  /* [leaked.site."FILE:LINE:CLASS"] */
 
 /** The measure a rule limits (hscope_check_rule.metric).  Fixed values. */
 #define HSCOPE_BUDGET_OBJECTS  1  /* objects */
@@ -2175,14 +2211,14 @@ HSCOPE_API void hscope_check_free(hscope_check_t *check);
  * are not written).  Strings are borrowed, valid until hscope_check_free(). */
 typedef struct hscope_check_rule {
     uint32_t size;        /* sizeof(hscope_check_rule), set by the caller */
-    int32_t scope;        /* HSCOPE_BUDGET_TOTAL ... _SITE */
+    int32_t scope;        /* HSCOPE_BUDGET_TOTAL ... _LEAKED_SITE */
     int32_t metric;       /* HSCOPE_BUDGET_OBJECTS, _MEMSIZE, _RETAINED */
     int32_t over;         /* 1: actual > limit (over budget), else 0 */
     int32_t found;        /* 0: a group the dump does not have (actual 0);
                              1 otherwise */
     uint32_t reserved;
-    const char *key;      /* the group (class, gem, site); NULL for total
-                             and leaked */
+    const char *key;      /* the group (class, gem, site, leaked class or
+                             site); NULL for total and leaked */
     uint64_t line;        /* its line in the budget */
     uint64_t limit;       /* objects or bytes */
     uint64_t actual;      /* measured, same unit */

@@ -4,7 +4,8 @@
  *
  *   # comment
  *   [total]                     sections: total, leaked, class.NAME,
- *   memsize = "200 MB"          gem.NAME, site."FILE:LINE:CLASS"
+ *   memsize = "200 MB"          gem.NAME, site."FILE:LINE:CLASS",
+ *                               leaked.class.NAME, leaked.site."F:L:C"
  *   objects = 1_500_000         keys: objects, memsize, retained
  *
  * A name is a bare key (A-Z a-z 0-9 _ -), a basic string ("..." with the
@@ -39,6 +40,13 @@ static const struct scope_def {
     { "class", HSCOPE_BUDGET_CLASS, 1, ALL_METRICS, "objects, memsize, retained", "class" },
     { "gem", HSCOPE_BUDGET_GEM, 1, ALL_METRICS, "objects, memsize, retained", "gem" },
     { "site", HSCOPE_BUDGET_SITE, 1, ALL_METRICS, "objects, memsize, retained",
+      "file:line:class" },
+    /* [leaked.class."NAME"], [leaked.site."FILE:LINE:CLASS"]: the leaked
+     * objects of one group (the 3-dump diff's tally) */
+    { "leaked.class", HSCOPE_BUDGET_LEAKED_CLASS, 1,
+      M_(HSCOPE_BUDGET_OBJECTS) | M_(HSCOPE_BUDGET_MEMSIZE), "objects, memsize", "class" },
+    { "leaked.site", HSCOPE_BUDGET_LEAKED_SITE, 1,
+      M_(HSCOPE_BUDGET_OBJECTS) | M_(HSCOPE_BUDGET_MEMSIZE), "objects, memsize",
       "file:line:class" },
 };
 #define NSCOPES (sizeof(scopes) / sizeof(scopes[0]))
@@ -257,13 +265,6 @@ header(parser *ps)
     if (st != HSCOPE_OK)
         return st;
     snprintf(first, sizeof(first), "%s", ps->buf);
-    const struct scope_def *def = NULL;
-    for (size_t i = 0; i < NSCOPES; i++)
-        if (strcmp(scopes[i].name, first) == 0)
-            def = &scopes[i];
-    if (!def)
-        return bad(ps, what, "unknown section (total, leaked, class.\"NAME\", gem.\"NAME\", "
-                   "site.\"FILE:LINE:CLASS\")");
     skip_ws(ps);
     int has_key = ps->p < ps->end && *ps->p == '.';
     if (has_key) {
@@ -271,17 +272,38 @@ header(parser *ps)
         if ((st = name(ps, what)) != HSCOPE_OK)
             return st;
         skip_ws(ps);
+        /* leaked.class."NAME", leaked.site."FILE:LINE:CLASS" */
+        if (strcmp(first, "leaked") == 0 && ps->p < ps->end && *ps->p == '.' &&
+            (strcmp(ps->buf, "class") == 0 || strcmp(ps->buf, "site") == 0)) {
+            snprintf(first, sizeof(first), "leaked.%s", ps->buf);
+            ps->p++;
+            if ((st = name(ps, what)) != HSCOPE_OK)
+                return st;
+            skip_ws(ps);
+        }
     }
+    const struct scope_def *def = NULL;
+    for (size_t i = 0; i < NSCOPES; i++)
+        if (strcmp(scopes[i].name, first) == 0)
+            def = &scopes[i];
+    if (!def)
+        return bad(ps, what, "unknown section (total, leaked, class.\"NAME\", gem.\"NAME\", "
+                   "site.\"FILE:LINE:CLASS\", leaked.class.\"NAME\", "
+                   "leaked.site.\"FILE:LINE:CLASS\")");
     if (ps->p >= ps->end || *ps->p != ']')
         return bad(ps, what, "expected ']' (a section is [NAME] or [NAME.\"GROUP\"])");
     ps->p++;
+    int site = def->scope == HSCOPE_BUDGET_SITE || def->scope == HSCOPE_BUDGET_LEAKED_SITE;
     if (def->named && !has_key)
         return bad(ps, what, "needs a name, e.g. [%s.\"%s\"]", def->name,
-                   def->scope == HSCOPE_BUDGET_SITE ? "app/models/user.rb:12:String"
+                   site ? "app/models/user.rb:12:String"
                    : def->scope == HSCOPE_BUDGET_GEM ? "activerecord" : "String");
     if (!def->named && has_key)
-        return bad(ps, what, "[%s] takes no name", def->name);
-    if (def->scope == HSCOPE_BUDGET_SITE && !site_like(ps->buf))
+        return bad(ps, what, def->scope == HSCOPE_BUDGET_LEAKED
+                                 ? "[%s] takes no name (per group: [leaked.class.\"NAME\"], "
+                                   "[leaked.site.\"FILE:LINE:CLASS\"])"
+                                 : "[%s] takes no name", def->name);
+    if (site && !site_like(ps->buf))
         return bad(ps, what, "a site is \"FILE:LINE:CLASS\", e.g. "
                    "\"app/models/user.rb:12:String\"");
     if (has_key && !ps->blen)
@@ -459,7 +481,8 @@ add_rule(parser *ps, int32_t m, uint64_t limit)
     r->limit = limit;
     if (ps->cur.key && !(r->key = hscope__strndup(&b->mem, ps->cur.key, strlen(ps->cur.key))))
         return hscope__nomem(ps->err, strlen(ps->cur.key) + 1);
-    if (r->scope == HSCOPE_BUDGET_LEAKED && !b->leaked_line)
+    if ((r->scope == HSCOPE_BUDGET_LEAKED || r->scope == HSCOPE_BUDGET_LEAKED_CLASS ||
+         r->scope == HSCOPE_BUDGET_LEAKED_SITE) && !b->leaked_line)
         b->leaked_line = ps->cur.line;
     b->n++;
     return HSCOPE_OK;

@@ -10,7 +10,8 @@
  *                                    per group key)
  *   leaked                            the 3-dump diff (hscope_diff_files),
  *                                    whose heap is the last dump's, and
- *                                    whose warnings become the check's
+ *                                    whose warnings become the check's;
+ *                                    per class or site its tally
  */
 #include <stdio.h>
 #include <string.h>
@@ -22,6 +23,7 @@ typedef struct needs {
     int leaked, retained;
     uint32_t live_keys;     /* bits: 1 << scope of group scopes with live rules */
     uint32_t kept_keys;     /* bits: ... with retained rules */
+    uint32_t leaked_keys;   /* bits: 1 << HSCOPE_BUDGET_LEAKED_CLASS, _SITE */
 } needs;
 
 static int
@@ -44,7 +46,10 @@ needs_of(const hscope_budget_t *b)
             n.leaked = 1;
         if (r->metric == HSCOPE_BUDGET_RETAINED)
             n.retained = 1;
-        if (r->key && r->metric == HSCOPE_BUDGET_RETAINED)
+        if (r->scope == HSCOPE_BUDGET_LEAKED_CLASS || r->scope == HSCOPE_BUDGET_LEAKED_SITE) {
+            n.leaked = 1;
+            n.leaked_keys |= 1u << r->scope;
+        } else if (r->key && r->metric == HSCOPE_BUDGET_RETAINED)
             n.kept_keys |= 1u << r->scope;
         else if (r->key)
             n.live_keys |= 1u << r->scope;
@@ -61,7 +66,8 @@ static int
 matches(int32_t scope, const char *key, const char *row)
 {
     size_t n = strlen(key), rn = strlen(row);
-    if (scope == HSCOPE_BUDGET_SITE && rn > n && row[rn - n - 1] == '/' &&
+    if ((scope == HSCOPE_BUDGET_SITE || scope == HSCOPE_BUDGET_LEAKED_SITE) && rn > n &&
+        row[rn - n - 1] == '/' &&
         memcmp(row + rn - n, key, n) == 0)
         return 1;
     if (strncmp(row, key, n) != 0)
@@ -216,6 +222,28 @@ copy_diff(hscope_check_t *c, const hscope_diff_t *d, hscope_error *err)
     return HSCOPE_OK;
 }
 
+/* [leaked.class."NAME"], [leaked.site."FILE:LINE:CLASS"]: the diff's
+ * leaked objects tallied by class or by site (every group, so that a
+ * site given by the end of its path finds all of its rows). */
+static hscope_status
+leaked_groups(hscope_check_t *c, const hscope_diff_t *d, uint32_t keys, hscope_error *err)
+{
+    hscope_status st = HSCOPE_OK;
+    for (int32_t scope = HSCOPE_BUDGET_LEAKED_CLASS; scope <= HSCOPE_BUDGET_LEAKED_SITE &&
+         st == HSCOPE_OK; scope++) {
+        if (!(keys & (1u << scope)))
+            continue;
+        hscope_tally_t *t = NULL;
+        hscope_tally_options to;
+        hscope__tally_options_init(&to);
+        st = hscope__diff_tally(&t, d, hscope__budget_scope_key(scope), &to, err);
+        if (st == HSCOPE_OK)
+            apply_tally(c, scope, t, 0);
+        hscope__tally_free(t);
+    }
+    return st;
+}
+
 /* A note that the first dumps were not read (no [leaked] rule). */
 static hscope_status
 note_unread(hscope_check_t *c, hscope_error *err)
@@ -245,6 +273,8 @@ measure(hscope_check_t *c, const needs *nd, const hscope_load_options *lo, uint3
             dop.flags |= HSCOPE_DIFF_KEEP_DUMPER;
         st = hscope__diff_files(&d, c->paths[0], c->paths[1], c->paths[2], lo, &dop, err);
         if (st == HSCOPE_OK && (st = copy_diff(c, d, err)) == HSCOPE_OK)
+            st = leaked_groups(c, d, nd->leaked_keys, err);
+        if (st == HSCOPE_OK)
             h = hscope__heap_ref(hscope__diff_heap(d));
     } else if (nd->retained || nkeys(nd->live_keys) > 1) {
         st = hscope__heap_open_file(&h, last, lo, err);

@@ -127,7 +127,8 @@ hscope_heap_write_summary(hscope_heap_t *heap, const hscope_report_options *opts
 static hscope_status
 heapsnapshot_body(const void *args, const hscope__ropts *ro, hscope__out *o, hscope_error *err)
 {
-    (void)ro; /* one format so far */
+    if (ro->format == HSCOPE_FORMAT_PPROF)
+        return hscope__pprof_write(args, 0, ro, o, err);
     return hscope__heapsnapshot_write(args, o, err);
 }
 
@@ -135,8 +136,42 @@ HSCOPE_API hscope_status
 hscope_heap_write_export(const hscope_heap_t *heap, const hscope_report_options *opts,
                          hscope_write_fn write, void *user_data, hscope_error *uerr)
 {
-    return run(heap, heap, heapsnapshot_body, HSCOPE__FMT(HSCOPE_FORMAT_HEAPSNAPSHOT), opts, write,
-               user_data, uerr);
+    return run(heap, heap, heapsnapshot_body,
+               HSCOPE__FMT(HSCOPE_FORMAT_HEAPSNAPSHOT) | HSCOPE__FMT(HSCOPE_FORMAT_PPROF), opts,
+               write, user_data, uerr);
+}
+
+typedef struct pprof_args {
+    const hscope_heap_t *h;
+    int64_t time_ns;
+} pprof_args;
+
+static hscope_status
+pprof_body(const void *args, const hscope__ropts *ro, hscope__out *o, hscope_error *err)
+{
+    const pprof_args *a = args;
+    return hscope__pprof_write(a->h, a->time_ns, ro, o, err);
+}
+
+HSCOPE_API hscope_status
+hscope_heap_write_pprof(const hscope_heap_t *heap, int64_t time_ns,
+                        const hscope_report_options *opts, hscope_write_fn write, void *user_data,
+                        hscope_error *uerr)
+{
+    /* format 0 means pprof here, not text */
+    hscope_report_options d = HSCOPE_REPORT_OPTIONS_INIT;
+    if (!opts) {
+        opts = &d;
+    } else if (!opts->format && opts->size >= offsetof(hscope_report_options, flags) &&
+               opts->size <= sizeof(d)) {
+        memcpy(&d, opts, opts->size);
+        opts = &d;
+    }
+    if (opts == &d)
+        d.format = HSCOPE_FORMAT_PPROF;
+    pprof_args a = { heap, time_ns };
+    return run(heap, &a, pprof_body, HSCOPE__FMT(HSCOPE_FORMAT_PPROF), opts, write, user_data,
+               uerr);
 }
 
 typedef struct diff_args {

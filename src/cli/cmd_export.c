@@ -2,8 +2,14 @@
  * cmd_export.c - heapscope export: the dumps as tables for PostgreSQL and
  * DuckDB (hscope_export_files()); what was written on stderr, or as JSON
  * on stdout.  --format heapsnapshot: one dump as a V8 heap snapshot for
- * Chrome DevTools and memlab (hscope_heap_write_export()).
+ * Chrome DevTools and memlab; --format pprof: one dump as a gzipped pprof
+ * profile for continuous profilers and go tool pprof (both
+ * hscope_heap_write_export()).
  */
+#include <errno.h>
+#include <math.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +24,7 @@ static const char usage_export[] =
     "                        [--order auto|name|mtime|given] [--json]\n"
     "                        [load options] DUMP...\n"
     "       heapscope export --format heapsnapshot [--out FILE] [load options] DUMP\n"
+    "       heapscope export --format pprof [--out FILE] [--time T] [load options] DUMP\n"
     "\n"
     "Write the dumps as tables for PostgreSQL or DuckDB, one dump id per DUMP\n"
     "(in time order, see 'heapscope timeline --help'):\n"
@@ -39,11 +46,19 @@ static const char usage_export[] =
     "allocation site as the allocation stack), every reference an edge, each\n"
     "root category a node \"(vm)\", ... under the root (docs/HEAPSNAPSHOT.md).\n"
     "\n"
-    "  --format F      csv (RFC 4180, header line), jsonl (one object a line)\n"
-    "                  or heapsnapshot\n"
+    "--format pprof writes one DUMP as a gzipped pprof profile (profile.proto)\n"
+    "for go tool pprof and continuous profilers (Pyroscope, Parca, ...): sample\n"
+    "types inuse_objects and inuse_space, one sample per allocation site and\n"
+    "class, labels class, type, gem and generation; the dumper's objects left\n"
+    "out (docs/FLEET.md).\n"
+    "\n"
+    "  --format F      csv (RFC 4180, header line), jsonl (one object a line),\n"
+    "                  heapsnapshot or pprof\n"
     "  --out DIR       output directory (created if missing; files replaced);\n"
-    "                  heapsnapshot: the FILE (default: standard output, but\n"
-    "                  not a terminal)\n"
+    "                  heapsnapshot, pprof: the FILE (default: standard\n"
+    "                  output, but not a terminal)\n"
+    "  --time T        pprof: when the dump was taken, epoch seconds (\"1714564800.25\")\n"
+    "                  or UTC \"2024-05-01T12:00:00Z\" (default: the file's mtime)\n"
     "  --first-id N    dump_id of the first dump (default 1), to add more\n"
     "                  dumps to a database later\n"
     "  --order HOW     auto (default), name, mtime or given\n"
@@ -58,6 +73,7 @@ typedef struct ex_args {
     hscope_cli_opts o;
     hscope_export_options eo;
     const char *out;
+    const char *time;
     char **paths;
 } ex_args;
 
@@ -69,19 +85,24 @@ option(void *ctx, int argc, char **argv, int *i)
     ex_args *a = ctx;
     const char *o = argv[*i], *v = *i + 1 < argc ? argv[*i + 1] : NULL;
     int r = hscope_cli_by_order_option(argc, argv, i, usage_export, NULL, &a->eo.order);
-    if (r || (strcmp(o, "--format") && strcmp(o, "--out") && strcmp(o, "--first-id")))
+    if (r || (strcmp(o, "--format") && strcmp(o, "--out") && strcmp(o, "--first-id") &&
+              strcmp(o, "--time")))
         return r;
     if (!v)
         return hscope_cli_usage_error(usage_export, "%s needs a value", o);
     ++*i;
     if (strcmp(o, "--format") == 0) {
-        if (strcmp(v, "csv") && strcmp(v, "jsonl") && strcmp(v, "heapsnapshot"))
+        if (strcmp(v, "csv") && strcmp(v, "jsonl") && strcmp(v, "heapsnapshot") &&
+            strcmp(v, "pprof"))
             return hscope_cli_usage_error(usage_export,
-                                          "--format: expected csv, jsonl or heapsnapshot, not '%s'", v);
+                                          "--format: expected csv, jsonl, heapsnapshot or pprof, not '%s'", v);
         a->eo.format = v[0] == 'c' ? HSCOPE_FORMAT_CSV
-                       : v[0] == 'j' ? HSCOPE_FORMAT_JSONL : HSCOPE_FORMAT_HEAPSNAPSHOT;
+                       : v[0] == 'j' ? HSCOPE_FORMAT_JSONL
+                       : v[0] == 'p' ? HSCOPE_FORMAT_PPROF : HSCOPE_FORMAT_HEAPSNAPSHOT;
     } else if (strcmp(o, "--out") == 0) {
         a->out = v;
+    } else if (strcmp(o, "--time") == 0) {
+        a->time = v;
     } else {
         if (hscope_cli_parse_size(v, &a->eo.first_id) != 0 || a->eo.first_id == 0 ||
             a->eo.first_id > 1000000000u)
@@ -99,14 +120,18 @@ parse(ex_args *a, int argc, char **argv, int *np)
         return rc;
     *np = ca.n;
     if (!a->eo.format)
-        return hscope_cli_usage_error(usage_export, "--format csv|jsonl|heapsnapshot is required%s", "");
-    if (a->eo.format == HSCOPE_FORMAT_HEAPSNAPSHOT) {
+        return hscope_cli_usage_error(usage_export, "--format csv|jsonl|heapsnapshot|pprof is required%s", "");
+    if (a->time && a->eo.format != HSCOPE_FORMAT_PPROF)
+        return hscope_cli_usage_error(usage_export, "--time is for --format pprof%s", "");
+    if (a->eo.format == HSCOPE_FORMAT_HEAPSNAPSHOT || a->eo.format == HSCOPE_FORMAT_PPROF) {
+        int pp = a->eo.format == HSCOPE_FORMAT_PPROF;
         if (a->o.json || a->eo.first_id || a->eo.order)
-            return hscope_cli_usage_error(usage_export, "--format heapsnapshot takes no %s",
+            return hscope_cli_usage_error(usage_export, pp ? "--format pprof takes no %s"
+                                                           : "--format heapsnapshot takes no %s",
                                           a->o.json ? "--json" : a->eo.first_id ? "--first-id" : "--order");
         if (*np != 1)
-            return hscope_cli_usage_error(usage_export,
-                                          "--format heapsnapshot takes one DUMP%s", "");
+            return hscope_cli_usage_error(usage_export, "--format %s takes one DUMP",
+                                          pp ? "pprof" : "heapsnapshot");
         return 0;
     }
     if (!a->out)
@@ -131,15 +156,69 @@ warn_damage(const hscope_export_t *ex)
     }
 }
 
-/* One dump as a V8 heap snapshot, to --out FILE or standard output. */
+/* --time T: epoch seconds (fractions allowed) or "YYYY-MM-DDTHH:MM:SS[.fff]Z";
+ * 0 when T is bad. */
+static int64_t
+parse_time(const char *t)
+{
+    char *end;
+    errno = 0;
+    double sec = strtod(t, &end);
+    if (end != t && !*end && !errno && isfinite(sec) && sec > 0 && sec < 9.2e9)
+        return (int64_t)llround(sec * 1e9);
+    struct tm tm;
+    memset(&tm, 0, sizeof(tm));
+    int n = 0;
+    double frac = 0;
+    if (sscanf(t, "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+               &tm.tm_min, &tm.tm_sec, &n) != 6)
+        return 0;
+    const char *p = t + n;
+    if (*p == '.') {
+        frac = strtod(p, &end);
+        p = end;
+    }
+    if (strcmp(p, "Z") != 0 || tm.tm_year < 1970 || tm.tm_mon < 1 || tm.tm_mon > 12)
+        return 0;
+    tm.tm_year -= 1900;
+    tm.tm_mon -= 1;
+    time_t s = timegm(&tm);
+    return s > 0 ? (int64_t)s * 1000000000 + (int64_t)llround(frac * 1e9) : 0;
+}
+
+/* The dump's time for pprof: --time, else the file's mtime; 0 unknown. */
+static int
+dump_time(const ex_args *a, int64_t *ns)
+{
+    *ns = 0;
+    if (a->time) {
+        if (!(*ns = parse_time(a->time)))
+            return hscope_cli_usage_error(usage_export,
+                                          "--time: expected epoch seconds or "
+                                          "YYYY-MM-DDTHH:MM:SSZ, not '%s'", a->time);
+        return 0;
+    }
+    struct stat sb;
+    if (stat(a->paths[0], &sb) == 0)
+        *ns = (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
+    return 0;
+}
+
+/* One dump as a V8 heap snapshot or a pprof profile, to --out FILE or
+ * standard output. */
 static int
 heapsnapshot(ex_args *a)
 {
     if (!a->out && isatty(STDOUT_FILENO)) {
-        fprintf(stderr, "%s: a heap snapshot is not for a terminal: give --out FILE or "
-                        "redirect standard output\n", prog);
+        fprintf(stderr, "%s: a %s is not for a terminal: give --out FILE or "
+                        "redirect standard output\n", prog,
+                a->eo.format == HSCOPE_FORMAT_PPROF ? "pprof profile" : "heap snapshot");
         return HSCOPE_CLI_EXIT_USAGE;
     }
+    int64_t tns = 0;
+    int urc = dump_time(a, &tns);
+    if (urc)
+        return urc;
     hscope_heap_t *h = hscope_cli_load(&a->o, a->paths[0]);
     if (!h)
         return HSCOPE_CLI_EXIT_BAD_INPUT;
@@ -147,9 +226,14 @@ heapsnapshot(ex_args *a)
     FILE *f = hscope_cli_open_out(a->out);
     if (f) {
         hscope_report_options ro = HSCOPE_REPORT_OPTIONS_INIT;
-        ro.format = HSCOPE_FORMAT_HEAPSNAPSHOT;
+        ro.format = a->eo.format;
+        const char *name = a->paths[0];
+        ro.dump_names = &name;
+        ro.dump_name_count = 1;
         hscope_error err = HSCOPE_ERROR_INIT;
-        hscope_status st = hscope_heap_write_export(h, &ro, hscope_cli_write_file, f, &err);
+        hscope_status st = a->eo.format == HSCOPE_FORMAT_PPROF
+                               ? hscope_heap_write_pprof(h, tns, &ro, hscope_cli_write_file, f, &err)
+                               : hscope_heap_write_export(h, &ro, hscope_cli_write_file, f, &err);
         rc = hscope_cli_close_out(f, a->out, st, &err);
     }
     hscope_heap_free(h);
@@ -172,7 +256,7 @@ hscope_cli_export(int argc, char **argv)
     }
     int np = 0;
     int rc = parse(&a, argc, argv, &np);
-    if (!rc && a.eo.format == HSCOPE_FORMAT_HEAPSNAPSHOT) {
+    if (!rc && (a.eo.format == HSCOPE_FORMAT_HEAPSNAPSHOT || a.eo.format == HSCOPE_FORMAT_PPROF)) {
         rc = heapsnapshot(&a);
         free(a.paths);
         return rc;

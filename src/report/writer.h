@@ -355,6 +355,9 @@ hscope_status hscope__paths_write(const hscope_paths_t *p, const hscope_id *ids,
                                   const hscope__ropts *ro, hscope__out *o, hscope_error *err);
 hscope_status hscope__suspects_write(const hscope_suspects_t *s, const hscope__ropts *ro,
                                      hscope__out *o, hscope_error *err);
+/* The heap as a pprof profile, gzipped (w_pprof.c). */
+hscope_status hscope__pprof_write(const hscope_heap_t *h, int64_t time_ns,
+                                  const hscope__ropts *ro, hscope__out *o, hscope_error *err);
 /* The heap as a V8 heap snapshot (w_heapsnapshot.c). */
 hscope_status hscope__heapsnapshot_write(const hscope_heap_t *h, hscope__out *o,
                                          hscope_error *err);

@@ -12,8 +12,8 @@ usage:
 The FFI examples are also run with --json: the library's JSON documents,
 written through a write callback (hscope_tally_write, hscope_diff_write),
 must be byte for byte what `heapscope tally --json --keep-dumper` and
-`heapscope diff --json` print for the same dumps and options.  The ctypes
-example is also run with --timeline on a series with one planted growing
+`heapscope diff --json` print for the same dumps and options.  Both FFI
+examples (ctypes and ruby-ffi) are also run with --timeline on a series with one planted growing
 site (timeline_series.rb): its JSON, written by hscope_timeline_write
 through the sink, must be the bytes of `heapscope timeline --json`, and
 say that site is growing, with the counts the workload measured.  c-html
@@ -465,7 +465,7 @@ def main():
                            'file:line:class', 20)
                 if os.path.exists(external):
                     check_json(name, tool, env2, a.cli, [external], 'gem', 'class', 0)
-            if a.mode == 'python':       # a timeline through the sink
+            if envtool:                  # a timeline through the sink
                 check_timeline(name, tool, env2, a.cli, a.work)
             check_error(tool, env2)
     except Failure as e:

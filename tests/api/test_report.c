@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include <heapscope/heapscope.h>
+#include <zlib.h>
 
 #include "api_sink.h"
 
@@ -1001,6 +1002,92 @@ test_heapsnapshot(void **state)
     hscope_heap_free(h);
 }
 
+/* ------------------------------------------------------------------ */
+/* the pprof export                                                    */
+/* ------------------------------------------------------------------ */
+
+/* gunzip s into a malloc'd buffer (*n bytes). */
+static unsigned char *
+gunzip(const sink *s, size_t *n)
+{
+    size_t cap = 1 << 20;
+    unsigned char *out = malloc(cap);
+    z_stream z;
+    memset(&z, 0, sizeof(z));
+    assert_int_equal(inflateInit2(&z, 15 + 16), Z_OK);
+    z.next_in = (unsigned char *)s->p;
+    z.avail_in = (uInt)s->len;
+    z.next_out = out;
+    z.avail_out = (uInt)cap;
+    assert_int_equal(inflate(&z, Z_FINISH), Z_STREAM_END);
+    *n = cap - z.avail_out;
+    inflateEnd(&z);
+    return out;
+}
+
+static int
+has(const unsigned char *p, size_t n, const void *what, size_t wn)
+{
+    for (size_t i = 0; i + wn <= n; i++)
+        if (memcmp(p + i, what, wn) == 0)
+            return 1;
+    return 0;
+}
+
+static void
+test_pprof(void **state)
+{
+    (void)state;
+    hscope_heap_t *h = load_text(fixture, 0);
+    hscope_error err = HSCOPE_ERROR_INIT;
+    sink s = { 0 };
+    /* time_nanos (field 9: key 0x48) 1714564800 s as a varint, by hand:
+     * 1714564800000000000 in 7-bit groups, low first */
+    int64_t t = 1714564800000000000LL;
+    unsigned char want[12];
+    size_t wn = 0;
+    want[wn++] = 0x48;
+    for (uint64_t v = (uint64_t)t; ; v >>= 7) {
+        want[wn++] = (unsigned char)(v < 0x80 ? v : (v & 0x7f) | 0x80);
+        if (v < 0x80)
+            break;
+    }
+    /* format 0 means pprof for hscope_heap_write_pprof */
+    assert_int_equal(hscope_heap_write_pprof(h, t, NULL, collect, &s, &err), HSCOPE_OK);
+    assert_true(s.len > 20 && (unsigned char)s.p[0] == 0x1f && (unsigned char)s.p[1] == 0x8b);
+    size_t n;
+    unsigned char *pb = gunzip(&s, &n);
+    assert_true(has(pb, n, want, wn));
+    /* string table entries (field 6: key 0x32, length, bytes) */
+    assert_true(has(pb, n, "\x32\x0binuse_space", 13));
+    assert_true(has(pb, n, "\x32\x0dinuse_objects", 15));
+    assert_true(has(pb, n, "\x32\x12" "app/models/post.rb", 20));
+    assert_false(has(pb, n, "abc", 3)); /* string values never */
+    free(pb);
+    free(s.p);
+    /* hscope_heap_write_export: the same profile without a time */
+    memset(&s, 0, sizeof(s));
+    hscope_report_options o = ropts(HSCOPE_FORMAT_PPROF, 0);
+    assert_int_equal(hscope_heap_write_export(h, &o, collect, &s, &err), HSCOPE_OK);
+    pb = gunzip(&s, &n);
+    assert_false(has(pb, n, want, wn));
+    assert_true(has(pb, n, "\x32\x0binuse_space", 13));
+    free(pb);
+    free(s.p);
+    /* only pprof; arguments; a failing sink */
+    o.format = HSCOPE_FORMAT_JSON;
+    assert_int_equal(hscope_heap_write_pprof(h, t, &o, collect, &s, &err), HSCOPE_ERR_UNSUPPORTED);
+    o.format = HSCOPE_FORMAT_PPROF;
+    assert_int_equal(hscope_heap_write_pprof(NULL, t, &o, collect, &s, &err), HSCOPE_ERR_INVALID_ARG);
+    assert_int_equal(hscope_heap_write_pprof(h, t, &o, NULL, &s, &err), HSCOPE_ERR_INVALID_ARG);
+    sink f = { 0 };
+    f.fail_after = 1;
+    hscope_error_init(&err);
+    assert_int_equal(hscope_heap_write_pprof(h, t, &o, collect, &f, &err), HSCOPE_ERR_IO);
+    free(f.p);
+    hscope_heap_free(h);
+}
+
 int
 main(void)
 {
@@ -1019,6 +1106,7 @@ main(void)
         cmocka_unit_test(test_suspects_root_holder),
         cmocka_unit_test(test_options_and_sink),
         cmocka_unit_test(test_heapsnapshot),
+        cmocka_unit_test(test_pprof),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,7 +9,9 @@ label), per gem (the gem rule of tally --by gem, for the application's and
 Ruby's files), per site (a relative FILE:LINE:CLASS matching the dump's
 absolute path), what the roots keep alive (a walk over references and
 class edges from every ROOT), and the leak of the 3-dump series (the
-identity diff).
+identity diff), in all and per group ([leaked.site."lib/desk.rb:L:C"], the
+leaked site with the most objects, which the workload's truth says is a
+planted leak's with that count; [leaked.class."Desk::Subscription"]).
 
   1. a budget whose limits are the expected values: exit 0, every rule
      within budget with the expected actual value (JSON);
@@ -108,6 +110,22 @@ def expected(files):
                 if not is_dumper(last.objects[a])]
         want['leaked.objects'] = len(leak)
         want['leaked.memsize'] = sum(r.get('memsize', 0) for r in leak)
+        # per group: the leaked application site with the most objects (a
+        # planted leak's, checked against the truth in main) and a class
+        lsite = collections.defaultdict(lambda: [0, 0])
+        lclass = collections.defaultdict(lambda: [0, 0])
+        for r in leak:
+            label = last.class_label(r)
+            for table, key in ((lsite, '%s:%d:%s' % (r.get('file') or '(none)', r.get('line') or 0,
+                                                     label)), (lclass, label)):
+                table[key][0] += 1
+                table[key][1] += r.get('memsize', 0)
+        app = [k for k in lsite if '/examples/workloads/lib/' in k]
+        top = max(app, key=lambda k: (lsite[k][0], k))
+        rel = top.split('/examples/workloads/', 1)[1]
+        want['leaked.site."%s".objects' % rel], want['leaked.site."%s".memsize' % rel] = lsite[top]
+        want['leaked.class."Desk::Subscription".objects'], \
+            want['leaked.class."Desk::Subscription".memsize'] = lclass['Desk::Subscription']
     return want
 
 
@@ -170,6 +188,23 @@ def main():
     d = workloads.ensure_set('leak_s1')
     files = [os.path.join(d, 'heap_%d.json' % i) for i in (1, 2, 3)]
     want = check_set('leak_s1', files, tmp)
+    # the per-group [leaked] rules against the workload's own truth: the
+    # site is a planted leak's, with the count the workload planted
+    truth = workloads.truth(d)['leaked']['by_site']
+    for rule, v in want.items():
+        m = re.match(r'^leaked\.(site|class)\."(.*)"\.objects$', rule)
+        if not m:
+            continue
+        if m.group(1) == 'site':
+            planted = [n for k, n in truth.items() if k.endswith('/' + m.group(2))]
+        else:
+            planted = [sum(n for k, n in truth.items() if k.endswith(':' + m.group(2)))]
+        check(planted == [v], 'leak_s1: %s = %d, the truth\'s planted count %s' % (rule, v, planted))
+    rc, out, err = run('--budget', write(os.path.join(tmp, 'leaked-gone.toml'),
+                                         '[leaked.site."lib/nowhere.rb:1:String"]\nobjects = 0\n'),
+                       *files)
+    check(rc == 0 and '(no such leaked.site in the dump)' in out and 'within budget' in out,
+          'leaked.site of a site that leaked nothing: 0, not found, within budget (exit %d)' % rc)
     dz = workloads.ensure_set('leak_s005_gz')
     check_set('leak_s005_gz', [workloads.dump_path(dz, 'heap_%d.json' % i) for i in (1, 2, 3)],
               tmp)
@@ -191,11 +226,21 @@ def main():
     check(rc == 2 and '%s:5: memsize: unknown unit in "5 parsecs"' % bad in err and not out,
           'a budget that is not valid: exit 2, FILE:LINE: key in the message (%r)' % err.strip())
     leak_only = write(os.path.join(tmp, 'leak.toml'), '[total]\nobjects = 1\n[leaked]\nobjects = 0\n')
+    site_one = write(os.path.join(tmp, 'leak-site.toml'),
+                     '[leaked.site."lib/desk.rb:348:String"]\nobjects = 0\n')
+    for text, msg in (('[leaked."String"]\nobjects = 1\n', '[leaked] takes no name (per group'),
+                      ('[leaked.site."desk.rb"]\nobjects = 1\n', 'a site is "FILE:LINE:CLASS"'),
+                      ('[leaked.class."String"]\nretained = 1\n', 'unknown key in [leaked.class'),
+                      ('[leaked.gem."x"]\nobjects = 1\n', "expected ']'")):
+        rc, out, err = run('--budget', write(os.path.join(tmp, 'bad-leaked.toml'), text), *files)
+        check(rc == 2 and msg in err, 'bad per-group [leaked] section %r: exit 2, %r (%r)'
+              % (text.split('\n')[0], msg, err.strip()))
     cases = [
         (['--budget', os.path.join(tmp, 'missing.toml'), files[2]], 'missing.toml'),
         ([files[2]], 'check needs --budget FILE'),
         (['--budget', leak_only, files[0], files[2]], 'check takes one DUMP, or three'),
         (['--budget', leak_only, files[2]], 'leak.toml:3: leaked: needs three dumps'),
+        (['--budget', site_one, files[2]], 'leak-site.toml:1: leaked: needs three dumps'),
         (['--budget', leak_only, files[0], files[1], os.path.join(tmp, 'nope.json')], 'nope.json'),
         (['--budget', leak_only, '--bogus', files[2]], "unknown option '--bogus'"),
         (['--budget', leak_only, '--top', '3', files[2]], 'check has no --top option'),

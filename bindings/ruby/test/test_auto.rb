@@ -83,6 +83,62 @@ class TestAuto < Minitest::Test
     out
   end
 
+  # HEAPSCOPE_INTERVAL + HEAPSCOPE_PPROF=DIR + HEAPSCOPE_KEEP_DUMPS=0: a
+  # pprof profile every interval into DIR, the dumps deleted; the series is
+  # read by Go's pprof when `go` is installed (docs/FLEET.md).
+  PPROF_SCRIPT = <<~'RUBY'
+    $keep = Array.new(1500) { |i| "pprof-#{i}" }
+    dir = ENV.fetch("HEAPSCOPE_PPROF")
+    deadline = Time.now + 120
+    sleep 0.05 until Dir.glob(File.join(dir, "*.pb.gz")).size >= 3 || Time.now > deadline
+    $keep2 = Array.new(700) { |i| "more-#{i}" } # line 5: grows after the first profiles
+    n = Dir.glob(File.join(dir, "*.pb.gz")).size
+    sleep 0.05 until Dir.glob(File.join(dir, "*.pb.gz")).size >= n + 2 || Time.now > deadline
+    puts "app done"
+  RUBY
+
+  def test_scheduled_pprof_series
+    dump_dir = Fixtures.path("auto-sched-dumps")
+    pprof_dir = Fixtures.path("auto-sched-pprof")
+    FileUtils.mkdir_p([dump_dir, pprof_dir])
+    script = Fixtures.write("auto_sched_app.rb", PPROF_SCRIPT)
+    out, st = Fixtures.ruby("-rheapscope/auto", script,
+                            env: { "HEAPSCOPE" => "1", "HEAPSCOPE_DIR" => dump_dir, "HEAPSCOPE_SIGNAL" => "none",
+                                   "HEAPSCOPE_EXIT" => "0", "HEAPSCOPE_FORK" => "0", "HEAPSCOPE_INTERVAL" => "0.3",
+                                   "HEAPSCOPE_PPROF" => pprof_dir, "HEAPSCOPE_KEEP_DUMPS" => "0" })
+    assert st.success?, out
+    assert_includes out, "app done"
+    files = Dir.glob(File.join(pprof_dir, "heapscope.#{st.pid}.*.pb.gz")).sort_by { |f| f[/\.(\d+)\.pb\.gz\z/, 1].to_i }
+    assert_operator files.size, :>=, 5, out
+    files.each { |f| assert_match(/^heapscope: wrote #{Regexp.escape(f)} \(#{File.size(f)} bytes, pprof\)$/, out) }
+    assert_empty Dir.glob(File.join(dump_dir, "*.json.gz")), "dumps not deleted"
+    assert_empty Dir.glob(File.join(pprof_dir, "*.tmp"))
+    # each a gzipped profile.proto whose string table has the sample types
+    files.each { |f| assert_includes Zlib.gunzip(File.binread(f)), "inuse_space" }
+    go = ENV["PATH"].split(File::PATH_SEPARATOR).map { |d| File.join(d, "go") }.find { |g| File.executable?(g) }
+    skip "go (golang-go) not installed: the series is not read by go tool pprof" unless go
+    Dir.mktmpdir("hs-go") do |tmp|
+      env = { "HOME" => tmp, "GOCACHE" => File.join(tmp, "cache"), "GOTOOLCHAIN" => "local", "GOPROXY" => "off" }
+      pprof = lambda do |*args|
+        o = IO.popen(env, [go, "tool", "pprof", *args], err: %i[child out], &:read)
+        assert $?.success?, o
+        o
+      end
+      times = files.map { |f| pprof.call("-raw", f)[/^Time: (.*)$/, 1] }
+      assert_equal times.size, times.compact.uniq.size, times.inspect
+      # the strings of line 1, all alive in every profile
+      first = pprof.call("-lines", "-top", "-nodefraction=0", "-sample_index=inuse_objects", "-nodecount=10000", files[0])
+      n1 = first[/^\s+(\d+) .* #{Regexp.escape(script)}:1$/, 1]
+      assert_operator n1.to_i, :>=, 1500, first # the strings and their Array
+      # -diff_base first last: the 700 strings of line 5 grew
+      diff = pprof.call("-lines", "-top", "-nodefraction=0", "-sample_index=inuse_objects", "-nodecount=10000",
+                        "-diff_base", files[0], files[-1])
+      n6 = diff[/^\s+(\d+) .* #{Regexp.escape(script)}:5$/, 1]
+      assert_operator n6.to_i, :>=, 700, diff
+      assert_operator n6.to_i, :<, 720, diff
+    end
+  end
+
   def test_off_without_env
     script = Fixtures.write("auto_off.rb", "print Heapscope::Auto.dir.inspect\n")
     out, st = Fixtures.ruby("-rheapscope/auto", script, env: { "HEAPSCOPE" => nil })

@@ -53,4 +53,5 @@ Init_heapscope(void)
     hscope_rb_init_export(mod);
     hscope_rb_init_html(mod);
     hscope_rb_init_format(mod);
+    hscope_rb_init_check(mod);
 }

@@ -54,6 +54,7 @@ void hscope_rb_init_timeline(VALUE mod);
 void hscope_rb_init_export(VALUE mod);
 void hscope_rb_init_html(VALUE mod);
 void hscope_rb_init_format(VALUE mod);
+void hscope_rb_init_check(VALUE mod);   /* rb_check.c */
 
 /* Classes used outside the file that defines them. */
 extern VALUE hscope_rb_cHeap, hscope_rb_cTally;

@@ -23,6 +23,14 @@
 # fork; unset: from a fork when Process.fork exists and another thread than
 # the one taking the dump is running, which is always the case for the
 # signal's dumps; without Process.fork, always in-process).
+#
+# For continuous profilers (docs/FLEET.md):
+# - HEAPSCOPE_PPROF=1 writes a gzipped pprof profile beside each dump
+#   (heapscope.PID.N.pb.gz, as `heapscope export --format pprof`, its time
+#   the dump's); HEAPSCOPE_PPROF=DIR writes them into DIR instead;
+# - HEAPSCOPE_INTERVAL=SECONDS takes a dump (and its pprof) every SECONDS
+#   from a background thread, as the signal does;
+# - HEAPSCOPE_KEEP_DUMPS=0 deletes each dump once its pprof is written.
 # Without HEAPSCOPE=1, requiring this file does nothing.  Heapscope::Auto.install
 # does the same from code.
 require "heapscope"
@@ -35,21 +43,31 @@ module Heapscope
     @installed = false
 
     class << self
-      # Directory dumps go to.
-      attr_reader :dir
+      # Directory dumps go to; where pprof profiles go (nil: none).
+      attr_reader :dir, :pprof_dir
 
       # Install the signal handler and the exit report (once per process).
       # fork: true, false or :auto (see the top of this file).
       def install(dir: ENV.fetch("HEAPSCOPE_DIR", Dir.tmpdir), signal: ENV.fetch("HEAPSCOPE_SIGNAL", "USR2"),
                   at_exit: ENV["HEAPSCOPE_EXIT"] != "0", trace: ENV["HEAPSCOPE_TRACE"] != "0",
-                  out: $stderr, fork: { "1" => true, "0" => false }.fetch(ENV["HEAPSCOPE_FORK"], :auto))
+                  out: $stderr, fork: { "1" => true, "0" => false }.fetch(ENV["HEAPSCOPE_FORK"], :auto),
+                  pprof: ENV["HEAPSCOPE_PPROF"], interval: ENV["HEAPSCOPE_INTERVAL"],
+                  keep_dumps: ENV["HEAPSCOPE_KEEP_DUMPS"] != "0")
         return false if @installed
         @installed = true
         @dir = dir
+        # pprof: true / "1" beside the dumps, a directory, or nil / false / "0"
+        @pprof_dir = case pprof
+                     when nil, false, "", "0" then nil
+                     when true, "1" then dir
+                     else pprof.to_s
+                     end
+        @keep_dumps = keep_dumps
         @out = out
         @fork = fork
         ObjectSpace.trace_object_allocations_start if trace
         install_signal(signal) unless signal.nil? || signal == "" || signal == "none"
+        install_schedule(Float(interval)) if interval && interval != ""
         if at_exit
           pid = Process.pid
           Kernel.at_exit { exit_report if Process.pid == pid }
@@ -78,6 +96,19 @@ module Heapscope
       end
 
       private
+
+      # A dump (and its pprof) every +secs+ seconds, from a daemon thread.
+      def install_schedule(secs)
+        raise ArgumentError, "HEAPSCOPE_INTERVAL must be above 0, not #{secs}" unless secs.positive?
+        @schedule = Thread.new do
+          Thread.current.thread_variable_set(:heapscope_dump, true)
+          Thread.current.report_on_exception = false
+          loop do
+            sleep secs
+            dump
+          end
+        end
+      end
 
       def install_signal(signal)
         previous = nil
@@ -109,10 +140,26 @@ module Heapscope
         secs = Process.clock_gettime(Process::CLOCK_MONOTONIC) - t0
         (@out || $stderr).puts format("heapscope: wrote %s (%d bytes, %.2f s%s)", path, File.size(path), secs,
                                       held ? format(", from a fork, process held %.3f s", held) : "")
+        write_pprof(path, n, Time.now) if @pprof_dir
         path
       rescue StandardError => e
         (@out || $stderr).puts "heapscope: dump #{n} failed: #{e.class}: #{e.message}"
         nil
+      end
+
+      # The dump's pprof profile (heapscope.PID.N.pb.gz in the pprof
+      # directory, written under a temporary name and renamed, so that an
+      # uploader never sees half a file); the dump deleted unless kept.
+      def write_pprof(path, n, time)
+        out = File.join(@pprof_dir, "heapscope.#{Process.pid}.#{n}.pb.gz")
+        tmp = "#{out}.tmp"
+        Heapscope.export(path, format: :pprof, out: tmp, time: time)
+        File.rename(tmp, out)
+        File.unlink(path) unless @keep_dumps
+        (@out || $stderr).puts "heapscope: wrote #{out} (#{File.size(out)} bytes, pprof)"
+      rescue StandardError => e
+        File.unlink(tmp) if tmp && File.exist?(tmp)
+        (@out || $stderr).puts "heapscope: pprof of dump #{n} failed: #{e.class}: #{e.message}"
       end
 
       # Write the dump; returns how long a fork dump held the process, or

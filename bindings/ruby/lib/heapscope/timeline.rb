@@ -297,9 +297,17 @@ module Heapscope
     # time, string values never exported.  order: as in Heapscope.timeline
     # (the dump ids' order); first_id: the first dump's id (default 1).
     # Returns an Export (what was written).
-    def export(paths, dir:, format: :csv, order: :auto, first_id: nil, **load)
+    #
+    # format: :pprof writes one dump as a gzipped pprof profile (as
+    # `heapscope export --format pprof`) to out: FILE, for go tool pprof and
+    # continuous profilers; time: when the dump was taken (a Time or epoch
+    # seconds; default the file's mtime).  Returns the path written.
+    def export(paths, dir: nil, format: :csv, order: :auto, first_id: nil, out: nil, time: nil, **load)
+      return export_pprof(paths, out, time, load) if format.to_sym == :pprof
+      raise ArgumentError, "out: and time: are for format: :pprof" if out || time
+      raise ArgumentError, "missing keyword: :dir" if dir.nil?
       code = Export::FORMATS.fetch(format.to_sym) do
-        raise ArgumentError, "format: must be :csv or :jsonl, not #{format.inspect}"
+        raise ArgumentError, "format: must be :csv, :jsonl or :pprof, not #{format.inspect}"
       end
       check_int(:first_id, first_id, 1, 1_000_000_000)
       dir = path_of(dir)
