@@ -1052,7 +1052,8 @@ typedef struct hscope_waste hscope_waste_t;
                                               site (no allocation tracing) */
 #define HSCOPE_WASTE_WARN_NO_VALUES  0x4u  /* strings but no values (a heap
                                               loaded without HSCOPE_LOAD_VALUES,
-                                              a redacted dump): duplicates
+                                              a dump redacted by heapscope
+                                              before 0.3): duplicates
                                               could not be searched */
 #define HSCOPE_WASTE_WARN_COLLISIONS 0x8u  /* values of equal hash and length
                                               but different bytes: not grouped */
@@ -1199,7 +1200,8 @@ typedef struct hscope_waste_value {
     uint32_t reserved;
     uint64_t hash;          /* XXH3-64 of the bytes */
     uint64_t length;        /* bytes */
-    const char *data;       /* borrowed */
+    const char *data;       /* borrowed; NULL in a redacted dump,
+                               which holds placeholders, not bytes */
     uint64_t copies;        /* objects holding it */
     uint64_t memsize;       /* their memsize */
     uint64_t saving;        /* memsize of all copies but the largest */

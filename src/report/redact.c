@@ -78,47 +78,77 @@ skip_blanks(const char *q, const char *end)
     return q;
 }
 
-/* The placeholder of a value [b, e) written as text. */
+/* The value [b, e) as written in the line: its placeholder, from the
+ * decoded bytes when the parser gave them (dec), else from the text (the
+ * same bytes when it has no escape).  A placeholder already is left as
+ * it is, so that redacting a copy again changes nothing. */
 static void
-put_placeholder(rd *r, const char *b, const char *e)
+put_value(rd *r, const char *b, const char *e, const char *dec, size_t dlen)
 {
+    uint64_t n, h;
+    int legacy;
+    if (hscope__redacted_parse(b, (size_t)(e - b), &n, &h, &legacy)) {
+        put(r, b, (size_t)(e - b));
+        r->kept++;
+        return;
+    }
+    if (!dec) {
+        dec = b;
+        dlen = (size_t)(e - b);
+    }
     char rep[96];
-    int n = snprintf(rep, sizeof(rep), "[redacted %llu bytes xxh64:%016llx]",
-                     (unsigned long long)(e - b),
-                     (unsigned long long)XXH64(b, (size_t)(e - b), 0));
-    put(r, rep, (size_t)n);
+    int k = snprintf(rep, sizeof(rep), "[redacted %llu bytes xxh3:%016llx]",
+                     (unsigned long long)dlen, (unsigned long long)XXH3_64bits(dec, dlen));
+    put(r, rep, (size_t)k);
     r->values++;
 }
 
-/* The pending line, each string value replaced, and its newline. */
-static void
-flush_line(rd *r)
+/* The next string value of [from, end): its text [*b, *e), or 0. */
+static int
+next_value(const char *from, const char *end, const char **b, const char **e)
 {
-    if (!r->pending)
-        return;
-    r->pending = 0;
-    const char *p = r->line, *end = r->line + r->len, *v;
     static const char key[] = "\"value\"";
+    const char *v;
     /* "value", optional whitespace, ':', optional whitespace, '"': Ruby
      * writes "value":"...", but any JSON spacing must be redacted too.
      * Inside a JSON string every quote is escaped, so the key cannot
      * match there. */
-    const char *from = p;
     while ((v = memmem(from, (size_t)(end - from), key, sizeof(key) - 1)) != NULL) {
         const char *q = skip_blanks(v + sizeof(key) - 1, end);
         if (q >= end || *q != ':' || (q = skip_blanks(q + 1, end)) >= end || *q != '"') {
             from = v + 1; /* not the key of a string value: search on */
             continue;
         }
-        const char *b = q + 1;
-        q = b;
+        *b = q = q + 1;
         while (q < end && *q != '"')
             q += (*q == '\\' && q + 1 < end) ? 2 : 1;
         if (q >= end)
-            break; /* unterminated (cut line): leave as is */
+            return 0; /* unterminated (cut line): left as is */
+        *e = q;
+        return 1;
+    }
+    return 0;
+}
+
+/* The pending line, each string value replaced, and its newline.  dec:
+ * the value the parser decoded from the line (NULL: none), which is its
+ * last "value" key's. */
+static void
+flush_line(rd *r, const char *dec, size_t dlen)
+{
+    if (!r->pending)
+        return;
+    r->pending = 0;
+    const char *p = r->line, *end = r->line + r->len, *b, *e, *last = NULL, *lb, *le;
+    for (const char *from = p; next_value(from, end, &lb, &le); from = le)
+        last = lb;
+    while (next_value(p, end, &b, &e)) {
         put(r, p, (size_t)(b - p)); /* up to the opening quote */
-        put_placeholder(r, b, q);
-        p = from = q; /* the closing quote is copied with the rest */
+        if (b == last && dec)
+            put_value(r, b, e, dec, dlen);
+        else
+            put_value(r, b, e, NULL, 0);
+        p = e; /* the closing quote is copied with the rest */
     }
     put(r, p, (size_t)(end - p));
     put(r, "\n", 1);
@@ -128,7 +158,7 @@ static int32_t
 line_hook(void *ud, const char *line, uint64_t len, uint64_t lineno)
 {
     rd *r = ud;
-    flush_line(r);
+    flush_line(r, NULL, 0);
     if (r->out.status != HSCOPE_OK)
         return 1;
     if (r->user_fn && r->user_fn(r->user_ud, line, len, lineno))
@@ -147,7 +177,12 @@ line_hook(void *ud, const char *line, uint64_t len, uint64_t lineno)
 static hscope_status
 record_sink(void *ud, hscope__builder *b, const hscope__objrec *o, hscope_error *err)
 {
-    (void)ud, (void)b, (void)o, (void)err;
+    (void)b, (void)err;
+    rd *r = ud;
+    /* the line is written now that the parser's reading of its value is
+     * known: the placeholder's length and hash are those of the decoded
+     * value, the bytes heapscope compares (waste) */
+    flush_line(r, o->has_value ? o->value : NULL, o->has_value ? (size_t)o->value_len : 0);
     return HSCOPE_OK;
 }
 
@@ -198,7 +233,7 @@ pass(hscope_redact_t *rr, rd *r, const char *in, const hscope_load_options *lo,
     hscope__stream_sinks ss = { record_sink, NULL, NULL, r, 1 };
     hscope_status st = hscope__heap_stream(&b, r->mem, in, &o, &ss, &in_bytes, &gz, err);
     if (st == HSCOPE_OK)
-        flush_line(r);
+        flush_line(r, NULL, 0);
     pass_stats(rr, &b, in_bytes, gz, hscope__now_ns() - t0);
     hscope__heap_stream_end(&b);
     if (r->st != HSCOPE_OK)
