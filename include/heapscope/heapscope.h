@@ -1084,7 +1084,8 @@ typedef struct hscope_waste hscope_waste_t;
                                               site (no allocation tracing) */
 #define HSCOPE_WASTE_WARN_NO_VALUES  0x4u  /* strings but no values (a heap
                                               loaded without HSCOPE_LOAD_VALUES,
-                                              a redacted dump): duplicates
+                                              a dump redacted by heapscope
+                                              before 0.3): duplicates
                                               could not be searched */
 #define HSCOPE_WASTE_WARN_COLLISIONS 0x8u  /* values of equal hash and length
                                               but different bytes: not grouped */
@@ -1231,7 +1232,8 @@ typedef struct hscope_waste_value {
     uint32_t reserved;
     uint64_t hash;          /* XXH3-64 of the bytes */
     uint64_t length;        /* bytes */
-    const char *data;       /* borrowed */
+    const char *data;       /* borrowed; NULL in a redacted dump,
+                               which holds placeholders, not bytes */
     uint64_t copies;        /* objects holding it */
     uint64_t memsize;       /* their memsize */
     uint64_t saving;        /* memsize of all copies but the largest */
@@ -1992,6 +1994,68 @@ HSCOPE_API hscope_status hscope_export_write(const hscope_export_t *ex,
                                              const hscope_report_options *opts,
                                              hscope_write_fn write, void *user_data,
                                              hscope_error *err);
+
+/* ------------------------------------------------------------------------ */
+/* Redaction: a copy of a dump that is safe to share (since 0.3)             */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * Redaction writes a copy of a dump in which the "value" of every STRING,
+ * SYMBOL and FLOAT record (tokens, passwords, personal data) is replaced by
+ * a placeholder holding its length and a hash, and every other byte is the
+ * same, so that heapscope's answers on the copy equal those on the
+ * original (docs/WASTE.md, "Privacy"; `heapscope redact`).  Every line is
+ * copied, whatever its length (max_line_bytes does not apply; max_memory
+ * does); a damaged line is copied too, its values replaced as text.  One
+ * pass on the calling thread.  The result says what was done.
+ */
+typedef struct hscope_redaction hscope_redact_t;
+
+/** hscope_redact_options.flags.  Fixed values. */
+#define HSCOPE_REDACT_GZIP 0x1u /* write gzip (hscope_redact(): also when
+                                   the path ends in ".gz") */
+
+typedef struct hscope_redact_options {
+    uint32_t size;        /* sizeof(hscope_redact_options) */
+    uint32_t flags;       /* HSCOPE_REDACT_* */
+    int32_t gzip_level;   /* 1-9; 0: 6 */
+    uint32_t reserved;    /* zero */
+} hscope_redact_options;
+
+#define HSCOPE_REDACT_OPTIONS_INIT { sizeof(hscope_redact_options), 0, 0, 0 }
+HSCOPE_API void hscope_redact_options_init(hscope_redact_options *opts);
+
+/**
+ * Redact the dump at `in` (plain or gzip) into the file `out_path`.  A
+ * regular (or new) file is written beside itself as OUT.tmp.XXXXXX and
+ * renamed when complete, so an existing file is replaced only by a whole
+ * copy and is left as it was on failure; anything else (a pipe,
+ * /dev/stdout) is written to directly.  `out_path` naming `in` under any
+ * name is HSCOPE_ERR_INVALID_ARG, before anything is opened.  `out` (may
+ * be NULL) gets what was done.
+ */
+HSCOPE_API hscope_status hscope_redact(hscope_redact_t **out, const char *in,
+                                       const char *out_path,
+                                       const hscope_load_options *load,
+                                       const hscope_redact_options *opts,
+                                       hscope_error *err);
+/** Redact the dump at `in` to write(user_data, ...); a failed write
+ * stops the pass (HSCOPE_ERR_IO). */
+HSCOPE_API hscope_status hscope_redact_write(hscope_redact_t **out, const char *in,
+                                             const hscope_load_options *load,
+                                             const hscope_redact_options *opts,
+                                             hscope_write_fn write, void *user_data,
+                                             hscope_error *err);
+HSCOPE_API void hscope_redact_free(hscope_redact_t *r);
+/** Lines copied, values replaced, and values left as they were because
+ * they are placeholders already (a redacted dump redacted again). */
+HSCOPE_API void hscope_redact_totals(const hscope_redact_t *r, uint64_t *lines,
+                                     uint64_t *values, uint64_t *kept);
+/** What the pass read, as a load's statistics, and its lines skipped as
+ * damaged for `reason` (copied all the same): to say a damaged dump. */
+HSCOPE_API hscope_status hscope_redact_stats(const hscope_redact_t *r,
+                                             hscope_load_stats *stats);
+HSCOPE_API uint64_t hscope_redact_skipped(const hscope_redact_t *r, int32_t reason);
 
 /* ------------------------------------------------------------------------ */
 /* The HTML report (since 0.2)                                              */

@@ -453,7 +453,11 @@ typedef struct hscope__wrow {
 } hscope__wrow;
 
 typedef struct hscope__wval {
-    uint64_t hash, len, data;     /* data: offset in varena */
+    uint64_t hash, len, data;     /* data: offset in varena of len bytes */
+    uint64_t length;              /* the value's length: len, or for a
+                                     placeholder of redact, the length of
+                                     the value it stands for */
+    int redacted;                 /* varena holds the placeholder */
     uint64_t copies, memsize, saving, frozen, fstring;
     uint64_t sfirst, nsites;      /* its sites: srefs[sfirst..+nsites) */
 } hscope__wval;

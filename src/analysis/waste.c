@@ -380,12 +380,39 @@ oversized(const hscope__wcfg *c, uint64_t buf, uint64_t used)
 
 /* A string that takes part in the duplicate search: not shared, not
  * empty, not oversized, with a value of its bytesize. */
+/* A value `heapscope redact` replaced: its placeholder carries the length
+ * and hash of the value it stands for; it stands for it when that length
+ * is the string's bytesize.  1 and *hash (may be NULL) then. */
+static int
+redacted_id(const hscope__wobj *o, uint64_t *hash)
+{
+    uint64_t n, h;
+    int legacy;
+    if (o->value_len < HSCOPE__REDACTED_MIN || o->value[0] != '[' ||
+        !hscope__redacted_parse(o->value, (size_t)o->value_len, &n, &h, &legacy) || legacy ||
+        n != o->size)
+        return 0;
+    if (hash)
+        *hash = h;
+    return 1;
+}
+
+/* The identity of a candidate's value: the XXH3-64 of its bytes, or the
+ * one its placeholder carries (the same number). */
+static uint64_t
+value_hash(const hscope__wobj *o)
+{
+    uint64_t h;
+    return redacted_id(o, &h) ? h : XXH3_64bits(o->value, (size_t)o->value_len);
+}
+
 static int
 dup_candidate(const hscope__wcfg *c, const hscope__wobj *o)
 {
     return o->type == HSCOPE_TYPE_STRING && !(o->flags & HSCOPE_FLAG_SHARED) && o->size &&
            !(o->has_capacity && oversized(c, o->capacity, o->size)) && o->has_value &&
-           o->value_len == o->size && o->value_len < HSCOPE__WREP_INLINE;
+           (o->value_len == o->size || redacted_id(o, NULL)) &&
+           o->value_len < HSCOPE__WREP_INLINE;
 }
 
 static hscope_status
@@ -420,7 +447,7 @@ stash(hscope__wsrc *s, const hscope__wobj *o, hscope_error *err)
         return st;
     memcpy(s->bytes + s->blen, o->value, (size_t)o->value_len);
     s->rec[s->nrec++] = (hscope__wrec){
-        .hash = XXH3_64bits(o->value, (size_t)o->value_len), .ref = o->ref,
+        .hash = value_hash(o), .ref = o->ref,
         .memsize = o->memsize, .voff = s->blen, .len = (uint32_t)o->value_len, .file = o->file,
         .line = o->line, .flags = o->flags,
     };
@@ -673,7 +700,7 @@ first_copy(hscope__wacc *a, size_t ei, const char *b2, size_t n2, hscope_error *
         have = 1;
         e = &a->v[ei];
         if (!dup_candidate(&a->cfg, &f) || f.value_len != HSCOPE__WLEN(e) ||
-            XXH3_64bits(f.value, (size_t)f.value_len) != e->hash) {
+            value_hash(&f) != e->hash) {
             a->changed++; /* not the record it was: nothing to compare with */
             e->first = HSCOPE__WNO_REF;
             return new_group(a, ei, b2, n2, err);
@@ -840,7 +867,7 @@ hscope__wacc_confirm(hscope__wacc *a, size_t i, const hscope__wobj *o, hscope_er
     size_t ei = a->pend[i].ent;
     hscope__wvent *e = &a->v[ei];
     if (!dup_candidate(&a->cfg, o) || o->value_len != HSCOPE__WLEN(e) ||
-        XXH3_64bits(o->value, (size_t)o->value_len) != e->hash) {
+        value_hash(o) != e->hash) {
         a->changed++;
         return HSCOPE_OK;
     }

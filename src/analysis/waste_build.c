@@ -236,9 +236,16 @@ collect_values(build *B, uint64_t *copies)
         const hscope__wvent *e = &a->v[a->g[g]];
         hscope__wval *v = &w->vals[w->nvals];
         v->hash = e->hash;
-        v->len = HSCOPE__WLEN(e);
+        v->len = v->length = HSCOPE__WLEN(e);
         v->data = off;
         memcpy(w->varena + off, hscope__wrep(a, e), v->len);
+        uint64_t n, h;
+        int legacy;
+        if (hscope__redacted_parse(w->varena + off, (size_t)v->len, &n, &h, &legacy) &&
+            !legacy && h == v->hash) {
+            v->length = n; /* the copies were redacted: what they stand for */
+            v->redacted = 1;
+        }
         off += v->len;
         B->gval[g] = (uint32_t)++w->nvals;
     }

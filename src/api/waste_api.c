@@ -147,8 +147,8 @@ hscope_waste_value_get(const hscope_waste_t *w, uint64_t i, hscope_waste_value *
         return HSCOPE_ERR_NOT_FOUND;
     const hscope__wval *v = &w->vals[i];
     hscope_waste_value full = {
-        .size = sizeof(full), .hash = v->hash, .length = v->len,
-        .data = w->varena + v->data, .copies = v->copies, .memsize = v->memsize,
+        .size = sizeof(full), .hash = v->hash, .length = v->length,
+        .data = v->redacted ? NULL : w->varena + v->data, .copies = v->copies, .memsize = v->memsize,
         .saving = v->saving, .frozen = v->frozen, .fstring = v->fstring, .sites = v->nsites,
     };
     return copy_out(value, &full, sizeof(full));

@@ -602,3 +602,43 @@ hscope__check_paths(const char *const *paths, uint64_t n, hscope_error *err)
                                 (unsigned long long)i);
     return HSCOPE_OK;
 }
+
+int
+hscope__redacted_parse(const char *v, size_t n, uint64_t *len, uint64_t *hash, int *legacy)
+{
+    static const char pre[] = "[redacted ", mid[] = " bytes xxh";
+    size_t i = sizeof(pre) - 1;
+    if (n < HSCOPE__REDACTED_MIN || memcmp(v, pre, i) != 0)
+        return 0;
+    uint64_t x = 0;
+    size_t d = 0;
+    for (; i < n && v[i] >= '0' && v[i] <= '9' && d < 19; i++, d++)
+        x = x * 10 + (uint64_t)(v[i] - '0');
+    if (!d || (d > 1 && v[i - d] == '0') || n - i < sizeof(mid) - 1 + 2 + 16 + 1 ||
+        memcmp(v + i, mid, sizeof(mid) - 1) != 0)
+        return 0;
+    i += sizeof(mid) - 1;
+    int old;
+    if (v[i] == '3' && v[i + 1] == ':')
+        old = 0, i += 2;
+    else if (n - i >= 4 && memcmp(v + i, "64:", 3) == 0)
+        old = 1, i += 3;
+    else
+        return 0;
+    if (n - i != 17 || v[n - 1] != ']')
+        return 0;
+    uint64_t h = 0;
+    for (size_t k = 0; k < 16; k++) {
+        char c = v[i + k];
+        if (c >= '0' && c <= '9')
+            h = h << 4 | (uint64_t)(c - '0');
+        else if (c >= 'a' && c <= 'f')
+            h = h << 4 | (uint64_t)(c - 'a' + 10);
+        else
+            return 0;
+    }
+    *len = x;
+    *hash = h;
+    *legacy = old;
+    return 1;
+}

@@ -140,6 +140,14 @@ hscope_status hscope__check_paths(const char *const *paths, uint64_t n, hscope_e
 /* Monotonic clock in nanoseconds. */
 uint64_t hscope__now_ns(void);
 
+/* A redacted value (report/redact.c writes it, the waste analysis reads
+ * it): "[redacted N bytes xxh3:H]", N the decoded value's length and H the
+ * XXH3-64 of its bytes in 16 hex digits.  1 and *len, *hash when [v, v+n)
+ * is one exactly; legacy (the "xxh64:" of older copies, made from the text
+ * as written): 1 for that form too, without a usable identity. */
+int hscope__redacted_parse(const char *v, size_t n, uint64_t *len, uint64_t *hash, int *legacy);
+#define HSCOPE__REDACTED_MIN 40 /* the shortest placeholder: N of one digit */
+
 /* snprintf into a fixed buffer, always terminated. */
 void hscope__strlcpy(char *dst, const char *src, size_t n);
 /* A copy of s[0..n) and a NUL, allocated with m; NULL when out of memory. */

@@ -78,7 +78,7 @@ waste_values(hscope__out *o, const hscope_waste_t *w, uint64_t top)
         const char *key = v->nsites
             ? hscope__intern_str(&w->keys, (uint32_t)w->srefs[v->sfirst].idx) : NULL;
         char vb[64];
-        hscope__waste_short_value(v->len, v->hash, vb, sizeof(vb));
+        hscope__waste_short_value(v->length, v->hash, vb, sizeof(vb));
         hscope__out_printf(o, "<tr data-hash=\"%016llx\">", (unsigned long long)v->hash);
         hscope__html_td_rank(o, i);
         hscope__html_td_text(o, vb, "mono");

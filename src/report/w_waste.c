@@ -52,9 +52,9 @@ static void
 value_text(const hscope_waste_t *w, const hscope__wval *v, uint32_t flags, char *buf, size_t n)
 {
     char len[32];
-    hscope__fmt_bytes((double)v->len, len, sizeof(len));
-    if (!(flags & HSCOPE_REPORT_VALUES)) {
-        hscope__waste_short_value(v->len, v->hash, buf, n);
+    hscope__fmt_bytes((double)v->length, len, sizeof(len));
+    if (!(flags & HSCOPE_REPORT_VALUES) || v->redacted) { /* a redacted dump has no bytes */
+        hscope__waste_short_value(v->length, v->hash, buf, n);
         return;
     }
     const unsigned char *p = (const unsigned char *)w->varena + v->data;
@@ -320,9 +320,9 @@ json_value_id(hscope__json *j, const hscope_waste_t *w, const hscope__wval *v, u
 {
     char h[24];
     snprintf(h, sizeof(h), "%016llx", (unsigned long long)v->hash);
-    hscope__json_ku64(j, "length", v->len);
+    hscope__json_ku64(j, "length", v->length);
     hscope__json_kstr(j, "hash", h);
-    if (flags & HSCOPE_REPORT_VALUES) {
+    if ((flags & HSCOPE_REPORT_VALUES) && !v->redacted) {
         hscope__json_key(j, "value");
         hscope__json_strn(j, w->varena + v->data, (size_t)v->len);
     }
