@@ -400,6 +400,8 @@ ep_timeline(hscope_srv_req *r, hscope_srv_buf *b)
         return code;
     hscope_report_options ro;
     report_options(r, &ro, top, 1);
+    ro.dump_names = NULL; /* the timeline's own order: its paths */
+    ro.dump_name_count = 0;
     if (fmt && strcmp(fmt, "svg") == 0)
         ro.format = HSCOPE_FORMAT_SVG;
     hscope_error err = HSCOPE_ERROR_INIT;

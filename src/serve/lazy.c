@@ -91,7 +91,6 @@ compute_timeline(hscope_srv *s, const char *key, hscope_error *err)
     hscope_timeline_options to;
     hscope_timeline_options_init(&to);
     to.by = key;
-    to.order = HSCOPE_ORDER_GIVEN;
     hscope_load_options lo = s->cfg.lo;
     lo.flags &= ~(uint32_t)HSCOPE_LOAD_VALUES;
     hscope_timeline_t *tl = NULL;

@@ -235,6 +235,37 @@ def check_against_cli(s, dump, addrs):
         check(o["objects"][0][k] == ref["objects"][0][k], "object %s == show --json" % k)
 
 
+def check_timeline(work):
+    """Five dumps of the timeline workload: the timeline == timeline --json,
+    its chart an SVG; only the last dump is loaded."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                    "workloads"))
+    import shutil
+    if not shutil.which("ruby"):
+        print("skip the timeline: no ruby to make the dumps")
+        return
+    import workloads
+    tl = workloads.ensure_set("tl_s1")
+    steps = sorted(os.path.join(tl, f) for f in os.listdir(tl) if f.startswith("step_"))[:5]
+    s = Server(*steps)
+    try:
+        st, info = s.get_json("info")
+        last = sum(1 for r in workloads.records(steps[-1]) if r.get("type") not in workloads.NOT_OBJECTS)
+        check(info["timeline"] and not info["leaks"] and info["objects"] == last,
+              "5 dumps: timeline on, leaks off, the last dump loaded (%d objects)" % last)
+        st, t = s.get_json("timeline?by=class&limit=10")
+        ref = json.loads(subprocess.run([HEAPSCOPE, "timeline", "--json", "--by", "class", "--top",
+                                         "10", *steps], capture_output=True, text=True).stdout)
+        check(st == 200 and t["groups"] == ref["groups"], "timeline == timeline --json")
+        st, hd, body = s.request("/api/timeline?by=class&format=svg")
+        check(st == 200 and hd.get("content-type") == "image/svg+xml" and body.startswith(b"<svg")
+              or b"<svg" in body[:200], "the timeline's chart is an SVG")
+        st, _ = s.get_json("suspects")
+        check(st == 404, "5 dumps: no suspects (404)")
+    finally:
+        s.stop()
+
+
 def main():
     if not HEAPSCOPE:
         raise SystemExit("set HEAPSCOPE to the heapscope binary")
@@ -297,6 +328,7 @@ def main():
         rc, _ = s.stop()
     check(rc == 0, "stopped after the concurrent clients")
 
+    check_timeline(work)
     print("%d failure(s)" % len(failures))
     return 1 if failures else 0
 
