@@ -122,7 +122,9 @@ job(hscope_srv_req *r, hscope_srv_buf *b, int kind, const char *key, const char 
     void *res = hscope_srv_job_get(r->srv, kind, key, 0, &state, &sec, &err);
     if (res)
         return res;
-    if (state == 1) {
+    if (state == 4) {
+        *code = 0; /* no room to keep it: the caller computes it */
+    } else if (state == 1) {
         hscope_srv_buf_puts(b, "{\"kind\":\"pending\",\"what\":");
         hscope_srv_buf_json_string(b, what, strlen(what));
         hscope_srv_buf_printf(b, ",\"seconds\":%.1f}\n", sec);
@@ -186,20 +188,32 @@ ep_tally(hscope_srv_req *r, hscope_srv_buf *b)
     const char *sort = r->arg(r->conn, "sort");
     if (sort && strcmp(sort, "count") != 0 && strcmp(sort, "memsize") != 0)
         return fail(b, 400, "sort: count or memsize");
-    hscope_tally_options to;
-    hscope_tally_options_init(&to);
-    to.sort = sort && strcmp(sort, "count") == 0 ? HSCOPE_SORT_COUNT : HSCOPE_SORT_MEMSIZE;
-    to.top = top ? top : 100;
-    to.flags = HSCOPE_TALLY_SKIP_DUMPER;
-    hscope_tally_t *t = NULL;
+    /* computed once per question, on its own thread: a tally of a big
+     * heap by site takes longer than an answer may */
+    char jk[32];
+    snprintf(jk, sizeof(jk), "%s|%u|%llu", key,
+             sort && strcmp(sort, "count") == 0 ? HSCOPE_SORT_COUNT : HSCOPE_SORT_MEMSIZE,
+             (unsigned long long)(top ? top : 100));
     hscope_error err = HSCOPE_ERROR_INIT;
-    hscope_status st = hscope_tally_compute(&t, r->srv->heap, key, &to, &err);
+    hscope_tally_t *t = job(r, b, HSCOPE_SRV_TALLY, jk, "the tally", &code), *own = NULL;
+    if (!t && code)
+        return code;
+    hscope_status st = HSCOPE_OK;
+    if (!t) {
+        hscope_tally_options to;
+        hscope_tally_options_init(&to);
+        to.sort = sort && strcmp(sort, "count") == 0 ? HSCOPE_SORT_COUNT : HSCOPE_SORT_MEMSIZE;
+        to.top = top ? top : 100;
+        to.flags = HSCOPE_TALLY_SKIP_DUMPER;
+        st = hscope_tally_compute(&own, r->srv->heap, key, &to, &err);
+        t = own;
+    }
     if (st == HSCOPE_OK) {
         hscope_report_options ro;
         report_options(r, &ro, top, 0);
         st = hscope_tally_write(t, &ro, hscope_srv_buf_write, b, &err);
     }
-    hscope_tally_free(t);
+    hscope_tally_free(own);
     return written(b, st, &err);
 }
 

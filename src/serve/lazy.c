@@ -149,13 +149,55 @@ release_waste(void *p)
     hscope_waste_free(p);
 }
 
+/* A tally of the heap as /api/tally asks it: key "BY|SORT|TOP". */
+static void *
+compute_tally(hscope_srv *s, const char *key, hscope_error *err)
+{
+    char by[32];
+    unsigned sort = 0;
+    unsigned long long top = 0;
+    if (sscanf(key, "%31[^|]|%u|%llu", by, &sort, &top) != 3) {
+        snprintf(err->message, sizeof(err->message), "bad tally job key");
+        return NULL;
+    }
+    hscope_tally_options to;
+    hscope_tally_options_init(&to);
+    to.sort = sort;
+    to.top = top;
+    to.flags = HSCOPE_TALLY_SKIP_DUMPER;
+    hscope_tally_t *t = NULL;
+    if (hscope_tally_compute(&t, s->heap, by, &to, err) != HSCOPE_OK)
+        return NULL;
+    return t;
+}
+
+/* The reverse references are built on first use, for the whole heap: at
+ * start, so that the first object shown does not wait for them. */
+static void *
+compute_warm(hscope_srv *s, const char *key, hscope_error *err)
+{
+    (void)key;
+    const hscope_id *src = NULL;
+    uint64_t n = 0;
+    if (hscope_heap_object_count(s->heap) > 0 &&
+        hscope_heap_object_referrers(s->heap, 0, &src, &n, err) != HSCOPE_OK)
+        return NULL;
+    return s->heap;
+}
+
+static void
+release_nothing(void *p)
+{
+    (void)p;
+}
+
 static void *(*const computes[HSCOPE_SRV_KINDS])(hscope_srv *, const char *, hscope_error *) = {
     compute_domtree, compute_paths, compute_suspects, compute_timeline, compute_drill,
-    compute_waste,
+    compute_waste, compute_tally, compute_warm,
 };
 static void (*const releases[HSCOPE_SRV_KINDS])(void *) = {
     release_domtree, release_paths, release_leaks, release_timeline, release_tally,
-    release_waste,
+    release_waste, release_tally, release_nothing,
 };
 
 void
@@ -243,8 +285,8 @@ hscope_srv_job_get(hscope_srv *s, int kind, const char *key, int wait, int *stat
                    double *seconds, hscope_error *err)
 {
     hscope_srv_job *j = find_job(s, kind, key);
-    if (!j) {
-        *state = 3;
+    if (!j) { /* every slot taken: the caller computes it itself */
+        *state = 4;
         snprintf(err->message, sizeof(err->message), "too many keys");
         return NULL;
     }

@@ -81,8 +81,11 @@ typedef struct hscope_srv_job {
 #define HSCOPE_SRV_TIMELINE 3  /* keyed: the timeline of every dump by KEY */
 #define HSCOPE_SRV_DRILL    4  /* keyed: every object by KEY, rows listing them */
 #define HSCOPE_SRV_WASTE    5  /* the waste of the heap */
-#define HSCOPE_SRV_KINDS    6
-#define HSCOPE_SRV_KEYS     8  /* keyed jobs per kind: one per tally key */
+#define HSCOPE_SRV_TALLY    6  /* keyed "BY|SORT|TOP": a tally as /api/tally asks it */
+#define HSCOPE_SRV_WARM     7  /* the heap's reverse references, built at start */
+#define HSCOPE_SRV_KINDS    8
+#define HSCOPE_SRV_KEYS     16 /* keyed jobs per kind (a full table: computed
+                                  per request instead) */
 
 /* The served state. */
 typedef struct hscope_srv {
@@ -98,7 +101,8 @@ void hscope_srv_state_init(hscope_srv *s);
 void hscope_srv_state_free(hscope_srv *s);
 /* The job of `kind` (and tally key `key` for keyed kinds, else NULL),
  * started when not started yet: its result when done, else NULL with
- * *state 1 (running; *progress_s: seconds so far) or 3 (failed: *err).
+ * *state 1 (running; *seconds: so far), 3 (failed: *err) or 4 (no room
+ * for another key: compute it in the request).
  * With wait != 0 it waits until the job is done (or failed). */
 void *hscope_srv_job_get(hscope_srv *s, int kind, const char *key, int wait, int *state,
                          double *seconds, hscope_error *err);

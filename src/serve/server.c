@@ -380,6 +380,10 @@ hscope_srv_run(const hscope_srv_config *cfg)
         fprintf(stderr, "heapscope: serve: warning: listening on %s, not a loopback address: "
                 "anyone who can reach it and has the token can read the heap\n", s.host_ok[0]);
     hscope_srv_state_init(&s);
+    int wst = 0;
+    double wsec = 0;
+    hscope_error werr = HSCOPE_ERROR_INIT;
+    hscope_srv_job_get(&s, HSCOPE_SRV_WARM, NULL, 0, &wst, &wsec, &werr);
     /* the signals are taken by sigwait below, never by the server's threads */
     sigset_t set;
     sigemptyset(&set);
