@@ -166,9 +166,19 @@ static int
 ep_summary(hscope_srv_req *r, hscope_srv_buf *b)
 {
     uint64_t top;
+    int code = 0;
     if (arg_u64(r, "limit", 20, LIMIT_CAP, &top) < 0)
         return fail(b, 400, "limit is not a number");
-    hscope_report_options ro;
+    char key[24];
+    snprintf(key, sizeof(key), "%llu", (unsigned long long)(top ? top : 20));
+    hscope_srv_buf *doc = job(r, b, HSCOPE_SRV_SUMMARY, key, "the summary", &code);
+    if (doc) {
+        hscope_srv_buf_write(b, doc->data, doc->len);
+        return 200;
+    }
+    if (code)
+        return code;
+    hscope_report_options ro; /* no room to keep it: written here */
     report_options(r, &ro, top, 0);
     hscope_error err = HSCOPE_ERROR_INIT;
     return written(b, hscope_heap_write_summary(r->srv->heap, &ro, hscope_srv_buf_write, b, &err),
@@ -471,8 +481,9 @@ ep_search(hscope_srv_req *r, hscope_srv_buf *b)
     const char *q = r->arg(r->conn, "q");
     if (!q || !*q || strlen(q) > 200)
         return fail(b, 400, "q: the text to look for (1 to 200 bytes)");
-    for (int k = 0; k < 3; k++)
-        if (!(t[k] = job(r, b, HSCOPE_SRV_DRILL, keys[k], "grouping every object", &code)))
+    static const char *jobs[] = { "class|1|0", "file:line:class|1|0", "gem|1|0" };
+    for (int k = 0; k < 3; k++) /* every row by memsize, kept */
+        if (!(t[k] = job(r, b, HSCOPE_SRV_SEARCH, jobs[k], "grouping every object", &code)))
             return code;
     hscope_srv_buf_puts(b, "{\"kind\":\"search\",\"q\":");
     hscope_srv_buf_json_string(b, q, strlen(q));

@@ -185,6 +185,37 @@ compute_warm(hscope_srv *s, const char *key, hscope_error *err)
     return s->heap;
 }
 
+/* The summary (a class tally of the whole heap and more) written once into
+ * a buffer; key: its `top`. */
+static void *
+compute_summary(hscope_srv *s, const char *key, hscope_error *err)
+{
+    hscope_srv_buf *b = calloc(1, sizeof(*b));
+    if (!b)
+        return NULL;
+    hscope_report_options ro;
+    hscope_report_options_init(&ro);
+    ro.format = HSCOPE_FORMAT_JSON;
+    ro.top = strtoull(key, NULL, 10);
+    ro.dump_names = s->cfg.paths + s->cfg.n - 1;
+    ro.dump_name_count = 1;
+    if (hscope_heap_write_summary(s->heap, &ro, hscope_srv_buf_write, b, err) != HSCOPE_OK ||
+        b->failed) {
+        free(b->data);
+        free(b);
+        return NULL;
+    }
+    return b;
+}
+
+static void
+release_buf(void *p)
+{
+    hscope_srv_buf *b = p;
+    free(b->data);
+    free(b);
+}
+
 static void
 release_nothing(void *p)
 {
@@ -193,11 +224,11 @@ release_nothing(void *p)
 
 static void *(*const computes[HSCOPE_SRV_KINDS])(hscope_srv *, const char *, hscope_error *) = {
     compute_domtree, compute_paths, compute_suspects, compute_timeline, compute_drill,
-    compute_waste, compute_tally, compute_warm,
+    compute_waste, compute_tally, compute_warm, compute_summary, compute_tally,
 };
 static void (*const releases[HSCOPE_SRV_KINDS])(void *) = {
     release_domtree, release_paths, release_leaks, release_timeline, release_tally,
-    release_waste, release_tally, release_nothing,
+    release_waste, release_tally, release_nothing, release_buf, release_tally,
 };
 
 void

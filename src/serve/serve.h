@@ -83,7 +83,9 @@ typedef struct hscope_srv_job {
 #define HSCOPE_SRV_WASTE    5  /* the waste of the heap */
 #define HSCOPE_SRV_TALLY    6  /* keyed "BY|SORT|TOP": a tally as /api/tally asks it */
 #define HSCOPE_SRV_WARM     7  /* the heap's reverse references, built at start */
-#define HSCOPE_SRV_KINDS    8
+#define HSCOPE_SRV_SUMMARY  8  /* keyed "TOP": the summary document, written once */
+#define HSCOPE_SRV_SEARCH   9  /* keyed as TALLY: the three tallies search reads */
+#define HSCOPE_SRV_KINDS    10
 #define HSCOPE_SRV_KEYS     16 /* keyed jobs per kind (a full table: computed
                                   per request instead) */
 

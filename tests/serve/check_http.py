@@ -95,7 +95,7 @@ def check_token_and_headers(s):
         check(st == 401, "%s needs the token too (got %d)" % (path, st))
         st, hd, _ = s.request(path)
         check(st == 200 and hd.get("content-security-policy") == CSP, "%s served with the CSP" % path)
-    st, hd, body = s.request("/api/summary")
+    st, hd, body = s.request("/api/info")
     check(st == 200 and hd.get("content-type") == "application/json", "API answers are JSON")
 
 
@@ -106,7 +106,7 @@ def check_host(s):
         check(st == 421, "Host %r refused: 421 (got %d)" % (host, st))
     st, _, _ = s.request("/?token=" + s.token, token=None, host="rebind.example:%d" % s.port)
     check(st == 421, "the first visit checks Host too (got %d)" % st)
-    st, _, _ = s.request("/api/summary", host="localhost:%d" % s.port)
+    st, _, _ = s.request("/api/info", host="localhost:%d" % s.port)
     check(st == 200, "Host localhost:PORT accepted (got %d)" % st)
 
 
@@ -114,7 +114,7 @@ def check_read_only(s):
     for m in ("POST", "PUT", "DELETE", "PATCH", "OPTIONS"):
         st, hd, _ = s.request("/api/summary", method=m, body=b"x=1" if m != "OPTIONS" else None)
         check(st == 405 and hd.get("allow") == "GET, HEAD", "%s: 405 with Allow (got %d)" % (m, st))
-    st, _, body = s.request("/api/summary", method="HEAD")
+    st, _, body = s.request("/api/info", method="HEAD")
     check(st == 200 and body == b"", "HEAD: 200 without a body")
 
 
@@ -318,7 +318,7 @@ def main():
 
     s = Server("--host", "0.0.0.0", dump)
     try:
-        st, _, _ = s.request("/api/summary")
+        st, _, _ = s.request("/api/info")
         check(st == 200, "--host 0.0.0.0 serves")
     finally:
         _, err = s.stop()
