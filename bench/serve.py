@@ -89,7 +89,9 @@ def main():
     url_index = s.url_seconds
     rows = []
     try:
+        at_url = hwm_kb(s.proc.pid)
         _, ret = s.get_json("retained?limit=1", wait=3600)
+        with_tree = hwm_kb(s.proc.pid)
         top = ret["objects"][0]["address"]
         _, mem = s.get_json("members?by=class&key=String&limit=1", wait=3600)
         obj = mem["objects"][0]["address"]
@@ -108,6 +110,10 @@ def main():
     print("| plain load (summary --no-index) | %.2f s, peak RSS %.0f MB |" % (load_s, load_kb / 1024))
     print("| serve: URL after parsing | %.2f s (%.2fx the load) |" % (url_parse, url_parse / load_s))
     print("| serve: URL from the saved index | %.3f s |" % url_index)
+    print("| serve: peak RSS at the URL (index) | %.0f MB (%.2fx the load) |"
+          % (at_url / 1024, at_url / load_kb))
+    print("| serve: peak RSS with the dominator tree | %.0f MB (%.2fx the load) |"
+          % (with_tree / 1024, with_tree / load_kb))
     print("| serve: peak RSS after every endpoint | %.0f MB (%.2fx the load) |"
           % (peak / 1024, peak / load_kb))
     print("\n| endpoint | status | first answer (with background work) | answer (best of %d) | bytes |"
