@@ -392,8 +392,7 @@ ep_diff(hscope_srv_req *r, hscope_srv_buf *b)
         return code;
     hscope_tally_options to;
     hscope_tally_options_init(&to);
-    to.sort = HSCOPE_SORT_MEMSIZE;
-    to.top = top ? top : 20;
+    to.top = top ? top : 20; /* by count, as diff --by */
     hscope_tally_t *t = NULL;
     hscope_error err = HSCOPE_ERROR_INIT;
     hscope_status st = hscope_diff_tally(&t, l->diff, key, &to, &err);

@@ -272,6 +272,39 @@ def check_timeline(work):
         s.stop()
 
 
+def check_leaks():
+    """Three dumps of the leak workload: suspects and the diff by a key ==
+    the CLI's, the truth's holders among the suspects."""
+    import shutil
+    if not shutil.which("ruby"):
+        print("skip the leak views: no ruby to make the dumps")
+        return
+    import workloads
+    d = workloads.ensure_set("leak_s1")
+    h = [os.path.join(d, "heap_%d.json" % i) for i in (1, 2, 3)]
+
+    def cli(*a):
+        return json.loads(subprocess.run([HEAPSCOPE, *a], capture_output=True, text=True).stdout)
+    s = Server(*h)
+    try:
+        st, info = s.get_json("info")
+        check(info["leaks"] and info["timeline"], "3 dumps: leak views and timeline on")
+        st, sus = s.get_json("suspects?limit=10")
+        ref = cli("suspects", "--json", "--top", "10", *h)
+        check(st == 200 and sus["leaked"] == ref["leaked"] and sus["suspects"] == ref["suspects"],
+              "suspects == suspects --json")
+        holders = {v["holder"]["address"] for v in workloads.truth(d)["leaks"].values()}
+        check(holders <= {x.get("address") for x in sus.get("suspects", [])},
+              "the truth's holders among the suspects")
+        st, df = s.get_json("diff?by=class&limit=10")
+        ref = cli("diff", "--json", "--by", "class", "--top", "10", *h)
+        check(st == 200 and df["groups"] == ref["groups"], "diff?by=class == diff --json --by class")
+        st, _ = s.get_json("diff?by=bogus")
+        check(st == 400, "diff?by=bogus: 400")
+    finally:
+        s.stop()
+
+
 def main():
     if not HEAPSCOPE:
         raise SystemExit("set HEAPSCOPE to the heapscope binary")
@@ -335,6 +368,7 @@ def main():
     check(rc == 0, "stopped after the concurrent clients")
 
     check_timeline(work)
+    check_leaks()
     print("%d failure(s)" % len(failures))
     return 1 if failures else 0
 
