@@ -19,7 +19,11 @@ PKGS=(meson ninja-build pkg-config gcc clang zlib1g-dev libisal-dev libxxhash-de
       python3-jsonschema
       # golang-go: Go's own pprof (go tool pprof) reads the pprof export
       # (tests/pprof, suite pprof; docs/FLEET.md)
-      golang-go)
+      golang-go
+      # libmicrohttpd-dev: the HTTP server of `heapscope serve` (src/serve):
+      # GNU's embeddable server, widely used and packaged; it parses HTTP
+      # and runs the connection threads, so we write no HTTP parsing
+      libmicrohttpd-dev)
 # Node and npm run CRuby for WASI, the version matrix (tests/versions):
 # Debian's packages only where the machine has none of its own (and not for
 # HEAPSCOPE_SETUP_RUBIES=0, see below).

@@ -46,6 +46,8 @@ static const char usage_main[] =
     "            oversized collections, by place to change, with fixes\n"
     "  check     dumps against a memory budget (--budget FILE), for CI: exit 0\n"
     "            within budget, 1 over it, 2 no verdict\n"
+    "  serve     explore the heap in a browser: a local, token-protected web\n"
+    "            server with every view linked (dominator tree, objects, leaks)\n"
     "\n"
     "Run 'heapscope COMMAND --help' for the options of a command.\n"
     "Options for every command:\n"
@@ -118,6 +120,8 @@ main(int argc, char **argv)
         return hscope_cli_waste(argc, argv);
     if (strcmp(cmd, "check") == 0)
         return hscope_cli_check(argc, argv);
+    if (strcmp(cmd, "serve") == 0)
+        return hscope_cli_serve(argc, argv);
     fprintf(stderr, "%s: unknown command '%s'\n\n%s", prog, cmd, usage_main);
     return HSCOPE_CLI_EXIT_USAGE;
 }

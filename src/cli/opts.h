@@ -155,6 +155,8 @@ int hscope_cli_waste(int argc, char **argv);
 /* The HTML report (cmd_report.c; the page is the library's). */
 int hscope_cli_report(int argc, char **argv);
 int hscope_cli_check(int argc, char **argv);
+/* The heap explorer in the browser (cmd_serve.c; the server is src/serve/). */
+int hscope_cli_serve(int argc, char **argv);
 
 /* Memory over time (cmd_grew.c): diff --grew, a
  * timeline of the dumps in the order given, in its "grew" view. */

@@ -4,6 +4,8 @@ check_layers.py - the layer rule of src/README.md, checked.
 
     core <- io <- parse <- model+index <- analysis <- report <- api
     (cli: the public header and its own headers only)
+    (serve: the public header and its own headers only; cli may include
+     serve's, to start the server)
 
 index/ (the heap's address index and reverse references) is one layer with
 model/: the model builds and queries it while loading, and it works on the
@@ -20,7 +22,7 @@ Fails (exit 1, one line per violation) when, under ROOT/src:
            hscope__ function of an upper layer, a public hscope_ function
            (defined in api/) from below api/, a parse/ or io/ function from
            analysis/ or report/; cli uses no hscope__ function at all;
-  cli-len  a src/cli/*.c file has more than 600 lines;
+  cli-len  a src/cli/*.c or src/serve/*.c file has more than 600 lines;
   fn-len   a function in src/ has more than 120 lines (from the line of its
            name to its closing brace).
 
@@ -54,9 +56,12 @@ import subprocess
 import sys
 import tempfile
 
-LAYERS = ["core", "io", "parse", "model", "index", "analysis", "report", "api", "cli"]
+LAYERS = ["core", "io", "parse", "model", "index", "analysis", "report", "api", "serve", "cli"]
 RANK = {"core": 0, "io": 1, "parse": 2, "model": 3, "index": 3, "analysis": 4, "report": 5,
-        "api": 6, "cli": 7}
+        "api": 6, "serve": 7, "cli": 8}
+# Front ends: the program's files, on the public header only.  serve/ is
+# the HTTP server of `heapscope serve`, started by cli/cmd_serve.c.
+FRONT = {"cli": "hscope_cli_", "serve": "hscope_srv_"}
 # What each layer's files may include and call: the layers below it, except
 # that analysis/ and report/ reach the dump's bytes and the parser only
 # through model/ (they never include io/ or parse/ headers, nor call them).
@@ -70,7 +75,8 @@ MAY_USE = {
     "analysis": {"core", "model", "index", "analysis"},
     "report": {"core", "model", "index", "analysis", "report"},
     "api": set(LIB),
-    "cli": {"cli"},  # and the public header (found on the include path, not in src/)
+    "serve": {"serve"},  # and the public header, as cli
+    "cli": {"cli", "serve"},  # and the public header (found on the include path, not in src/)
 }
 CLI_MAX_LINES = 600
 EXT_DIR = "bindings/ruby/ext"
@@ -295,7 +301,7 @@ def check(root):
         if s.layer != "api":
             for name, line, _, static, head in s.fns:
                 public = re.match(r"hscope_[a-z0-9]", name) and not static
-                if s.layer == "cli" and name.startswith("hscope_cli_"):
+                if s.layer in FRONT and name.startswith(FRONT[s.layer]):
                     public = False  # the heapscope program's names, not linked into the library
                 if "HSCOPE_API" in head or public:
                     v.append(("export", s.rel, name,
@@ -320,8 +326,8 @@ def check(root):
             ol = owner.get(name)
             if ol is None:
                 continue
-            if s.layer == "cli":
-                bad = ol != "cli" and name.startswith("hscope__")
+            if s.layer in FRONT:
+                bad = name.startswith("hscope__") or ol not in MAY_USE[s.layer] | {"api"}
             else:
                 bad = ol not in MAY_USE[s.layer]
             if bad:
@@ -329,7 +335,7 @@ def check(root):
                 v.append(("call", s.rel, name, "line %d: layer %s uses %s of layer %s"
                           % (line, s.layer, name, ol)))
         # lengths
-        if s.layer == "cli" and s.rel.endswith(".c") and s.lines > CLI_MAX_LINES:
+        if s.layer in FRONT and s.rel.endswith(".c") and s.lines > CLI_MAX_LINES:
             v.append(("cli-len", s.rel, "", "%d lines (at most %d)" % (s.lines, CLI_MAX_LINES)))
         for name, first, last, _, _ in s.fns:
             if last - first + 1 > FN_MAX_LINES:
@@ -432,6 +438,19 @@ PLANTS = [
     ("cli/ calling an internal function", "src/cli/main.c",
      "\nstatic void\nplanted_cli(void)\n{\n    hscope__error_init(0);\n}\n", "end",
      "call", "hscope__error_init"),
+    ("serve/ including a library header", "src/serve/api.c",
+     '#include "../analysis/analysis.h"\n', "start", "include", "src/analysis/analysis.h"),
+    ("serve/ including a cli header", "src/serve/lazy.c",
+     '#include "../cli/opts.h"\n', "start", "include", "src/cli/opts.h"),
+    ("serve/ calling an internal function", "src/serve/lazy.c",
+     "\nstatic void\nplanted_srv(void)\n{\n    hscope__error_init(0);\n}\n", "end",
+     "call", "hscope__error_init"),
+    ("a library name defined in serve/", "src/serve/api.c",
+     "\nint\nhscope_planted_srv(void)\n{\n    return 0;\n}\n", "end",
+     "export", "hscope_planted_srv"),
+    ("a serve file over 600 lines", "src/serve/lazy.c",
+     "".join("/* filler %d */\n" % i for i in range(CLI_MAX_LINES)), "end",
+     "cli-len", "src/serve/lazy.c"),
     ("a CLI file over 600 lines", "src/cli/tty.c",
      "".join("/* filler %d */\n" % i for i in range(CLI_MAX_LINES)), "end",
      "cli-len", "src/cli/tty.c"),
