@@ -597,6 +597,17 @@ typedef struct hscope_tally hscope_tally_t;
  * come later in the stream).  Since 0.2.
  */
 #define HSCOPE_TALLY_FIELDS_WITH_OWNER 0x4u
+/**
+ * hscope_tally_options.flags: leave out Ruby's allocation tracer, the DATA
+ * object (struct ObjectTracing/allocation_info_tracer) in which
+ * ObjectSpace.trace_object_allocations keeps its table: instrumentation,
+ * not the application's memory, and on a traced heap often its largest
+ * object; hscope_tally_excluded_tracer() counts it.  Independent of
+ * HSCOPE_TALLY_SKIP_DUMPER (the CLI sets both by default).  Wherever it is
+ * kept its class label is "<allocation tracer>" (docs/DESIGN.md).  Also
+ * taken by hscope_domtree_tally().  Since 0.3.
+ */
+#define HSCOPE_TALLY_SKIP_TRACER 0x8u
 
 typedef struct hscope_tally_options {
     uint32_t size;      /* sizeof(hscope_tally_options) */
@@ -671,6 +682,11 @@ HSCOPE_API uint64_t hscope_tally_row_memsize(const hscope_tally_t *tally, uint64
 /** Objects left out as the dumper's own (HSCOPE_TALLY_SKIP_DUMPER); they
  * are in no row and not in the totals.  Since 0.2. */
 HSCOPE_API uint64_t hscope_tally_excluded(const hscope_tally_t *tally);
+/** Objects and memsize of Ruby's allocation tracer left out
+ * (HSCOPE_TALLY_SKIP_TRACER; for hscope_domtree_tally() what it retains); in no row
+ * and not in the totals.  Either pointer may be NULL.  Since 0.3. */
+HSCOPE_API void hscope_tally_excluded_tracer(const hscope_tally_t *tally, uint64_t *objects,
+                                             uint64_t *memsize);
 /**
  * The load statistics of the dump a tally was made from (since 0.2): for
  * hscope_tally_file() those of the pass over the file (lines, objects,
@@ -1264,6 +1280,10 @@ typedef int32_t (*hscope_write_fn)(void *user_data, const char *data, uint64_t l
 #define HSCOPE_REPORT_NO_WARNINGS 0x10u
 #define HSCOPE_REPORT_BARS     0x20u /* text: a bar of '#' per tally row, scaled
                                         to the largest (the histogram) */
+/* hscope_domtree_write_retained(): leave Ruby's allocation tracer out of
+ * the objects and say what it retains (HSCOPE_TALLY_SKIP_TRACER).  Since
+ * 0.3. */
+#define HSCOPE_REPORT_SKIP_TRACER 0x40u
 
 /** `top` value meaning every row. */
 #define HSCOPE_TOP_ALL UINT64_MAX
@@ -1462,7 +1482,10 @@ HSCOPE_API hscope_status hscope_domtree_write_retained(const hscope_domtree_t *t
  * of one group are not counted twice).  Rows sorted by `opts->sort`
  * (HSCOPE_SORT_MEMSIZE: retained bytes; HSCOPE_SORT_COUNT: retained
  * objects; ties by key) and cut to `top`; groups that retain nothing are
- * left out; tally flags are refused (HSCOPE_ERR_UNSUPPORTED).  Written by
+ * left out.  With HSCOPE_TALLY_SKIP_TRACER (since 0.3) Ruby's allocation
+ * tracer and what it alone retains are left out and counted
+ * (hscope_tally_excluded_tracer()); other tally flags are refused
+ * (HSCOPE_ERR_UNSUPPORTED).  Written by
  * hscope_tally_write() as kind "retained".  The tally is independent of
  * the tree and the heap once made (no row lists objects).
  */
@@ -1845,6 +1868,11 @@ HSCOPE_API hscope_status hscope_export_write(const hscope_export_t *ex,
                                            timeline and waste, and counted) */
 #define HSCOPE_HTML_NO_WASTE       0x4u /* no waste section (saves its pass
                                            over the last dump) */
+#define HSCOPE_HTML_KEEP_TRACER    0x8u /* keep Ruby's allocation tracer
+                                           (default: left out of histograms,
+                                           sites and retainers, and said;
+                                           labelled "<allocation tracer>"
+                                           where it shows).  Since 0.3. */
 
 /**
  * What an HTML report holds.  Zero in every field means the default; NULL

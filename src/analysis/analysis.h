@@ -24,6 +24,15 @@ hscope_status hscope__tally_row_objects(const hscope_tally_t *t, uint64_t i,
                                         const hscope_id **ids, uint64_t *count);
 void hscope__tally_free(hscope_tally_t *t);
 uint64_t hscope__tally_excluded(const hscope_tally_t *t);
+/* Ruby's allocation tracer of a tree's heap (the first, if several), or
+ * HSCOPE_ID_NONE; the tree's top objects by retained size without it
+ * (`out` holds max + 1; tracer HSCOPE_ID_NONE: all of them). */
+hscope_id hscope__domtree_tracer(const hscope_domtree_t *t);
+uint64_t hscope__domtree_top_app(const hscope_domtree_t *t, hscope_id *out, uint64_t max,
+                                 hscope_id tracer);
+/* Ruby's allocation tracer left out of a tally: objects and memsize. */
+void hscope__tally_tracer(const hscope_tally_t *t, uint64_t *objects, uint64_t *memsize);
+void hscope__tally_set_tracer(hscope_tally_t *t, uint64_t objects, uint64_t memsize);
 hscope_status hscope__tally_stats(const hscope_tally_t *t,
                                   hscope_load_stats *stats);
 uint64_t hscope__tally_skipped(const hscope_tally_t *t, int32_t reason);

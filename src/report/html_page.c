@@ -206,6 +206,19 @@ hscope__html_dumper_note(hscope__out *o, uint64_t n)
                            (unsigned long long)n, n == 1 ? "" : "s");
 }
 
+void
+hscope__html_tracer_note(hscope__out *o, uint64_t n, uint64_t memsize)
+{
+    char b[32];
+    if (!n)
+        return;
+    hscope__fmt_bytes((double)memsize, b, sizeof(b));
+    hscope__out_printf(o, "<p class=\"muted\">Left out: the allocation tracer "
+                          "(<code>trace_object_allocations</code>' table), %llu object%s, %s "
+                          "(<code>--keep-tracer</code> keeps it).</p>\n",
+                       (unsigned long long)n, n == 1 ? "" : "s", b);
+}
+
 const char *
 hscope__html_obj_label(const hscope_heap_t *h, hscope_id id, char *buf, size_t n)
 {

@@ -8,6 +8,7 @@ reading of the dumps they write.
                             concurrent tests wait for one another
   records(path)             the JSON records of a dump (plain or gzip)
   Dump(path)                objects, roots and references of a small dump
+  tracer_objects(path)      Ruby's allocation tracer in a dump: [count, memsize]
   dumper_objects(...)       what ObjectSpace.dump_all itself allocated and
                             met while it walked the heap: the truth's counts
                             (taken from ObjectSpace just before the dump)
@@ -137,6 +138,19 @@ def dumper_site_objects(path):
             c[0] += 1
             c[1] += r.get('memsize', 0)
     return dict(out)
+
+
+def tracer_objects(path):
+    """[count, memsize] of Ruby's allocation tracer in a dump: the DATA
+    records of struct ObjectTracing/allocation_info_tracer (where
+    ObjectSpace.trace_object_allocations keeps its table).  heapscope
+    leaves it out by default; the workloads always trace."""
+    n = [0, 0]
+    for r in records(path):
+        if r.get('type') == 'DATA' and r.get('struct') == 'ObjectTracing/allocation_info_tracer':
+            n[0] += 1
+            n[1] += r.get('memsize', 0)
+    return n
 
 
 def expected_types(d, t, snap):
