@@ -2094,6 +2094,16 @@ HSCOPE_API void hscope_check_rule_init(hscope_check_rule *rule);
  * (0: the dumps are within budget). */
 HSCOPE_API uint64_t hscope_check_rule_count(const hscope_check_t *check);
 HSCOPE_API uint64_t hscope_check_over_count(const hscope_check_t *check);
+/**
+ * Why the check has no verdict, or NULL when it has one (since 0.3): a
+ * budget with a [leaked] rule given the same dump more than once, dumps of
+ * different processes, or dumps out of time order (the series checks of
+ * hscope_series_check(): HSCOPE_DIFF_WARN_REPEATED, _DIFFERENT_PROCESS,
+ * _BACKWARDS).  A leak count over such dumps means nothing, so neither
+ * "within" nor "over budget" holds; the CLI exits 2, as for a budget
+ * that is not valid.  Borrowed, valid until hscope_check_free().
+ */
+HSCOPE_API const char *hscope_check_no_verdict(const hscope_check_t *check);
 /** Rule i.  HSCOPE_ERR_NOT_FOUND past the end. */
 HSCOPE_API hscope_status hscope_check_rule_get(const hscope_check_t *check, uint64_t i,
                                                hscope_check_rule *rule);

@@ -193,6 +193,8 @@ struct hscope_fingerprint {
     uint32_t newest;            /* newest generation + 1; 0: nothing traced
                                    (HSCOPE__GEN_NONE + 1 wraps to 0) */
     int sorted, has_file;
+    int partial;                /* no ROOT records: a since: dump, whose objects are
+                                   only the newer ones (not another process) */
     uint64_t limit;             /* sampled: objects whose address hash <= limit */
     hscope__fp_item *items;
     size_t n;
@@ -633,6 +635,7 @@ struct hscope_check {
     char *warn_text;            /* every message, one a line */
     uint32_t *warn_codes;       /* HSCOPE_DIFF_WARN_* bit per line (0: other) */
     uint32_t nwarn;
+    char *no_verdict;           /* why the dumps cannot give a verdict, or NULL */
 };
 
 hscope_status hscope__check_compute(hscope_check_t **out, const hscope_budget_t *b,

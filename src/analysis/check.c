@@ -260,6 +260,45 @@ measure(hscope_check_t *c, const needs *nd, const hscope_load_options *lo, uint3
     return st;
 }
 
+/* The series checks that leave a [leaked] rule without an answer: the
+ * same dump twice, dumps of two processes, dumps in the wrong order. */
+#define NO_VERDICT_WARNINGS \
+    (HSCOPE_DIFF_WARN_REPEATED | HSCOPE_DIFF_WARN_DIFFERENT_PROCESS | HSCOPE_DIFF_WARN_BACKWARDS)
+
+/* c->no_verdict when a [leaked] rule met such a series: the reason and
+ * the series check's own words. */
+static hscope_status
+no_verdict(hscope_check_t *c, const needs *nd, hscope_error *err)
+{
+    if (!nd->leaked || !(c->warn & NO_VERDICT_WARNINGS))
+        return HSCOPE_OK;
+    const char *line = c->warn_text ? c->warn_text : "";
+    size_t len = 0;
+    for (uint32_t i = 0; i < c->nwarn; i++) {
+        len = strcspn(line, "\n");
+        if (c->warn_codes[i] & NO_VERDICT_WARNINGS)
+            break;
+        line += len + (line[len] == '\n');
+        len = 0;
+    }
+    const char *why = c->warn & HSCOPE_DIFF_WARN_REPEATED ? "the same dump more than once"
+                    : c->warn & HSCOPE_DIFF_WARN_DIFFERENT_PROCESS ? "dumps of different processes"
+                    : "dumps out of time order";
+    char head[200];
+    int hn = snprintf(head, sizeof(head), "no verdict: the [leaked] rules need three dumps A, B, "
+                      "C of one process in time order; these are %s", why);
+    size_t n = (size_t)hn + (len ? 2 + len : 0);
+    if (!(c->no_verdict = hscope__malloc(&c->mem, n + 1)))
+        return hscope__nomem(err, n + 1);
+    memcpy(c->no_verdict, head, (size_t)hn);
+    if (len) {
+        memcpy(c->no_verdict + hn, ": ", 2);
+        memcpy(c->no_verdict + hn + 2, line, len);
+    }
+    c->no_verdict[n] = '\0';
+    return HSCOPE_OK;
+}
+
 /* Every rule's actual value from the measures, and the verdict. */
 static void
 judge(hscope_check_t *c)
@@ -298,6 +337,7 @@ hscope__check_free(hscope_check_t *c)
     hscope__free(&m, c->budget);
     hscope__free(&m, c->warn_text);
     hscope__free(&m, c->warn_codes);
+    hscope__free(&m, c->no_verdict);
     hscope__free(&m, c);
 }
 
@@ -374,6 +414,8 @@ hscope__check_compute(hscope_check_t **out, const hscope_budget_t *b,
     hscope_status st = copy_in(c, b, paths, n, err);
     if (st == HSCOPE_OK)
         st = measure(c, &nd, lo, flags, err);
+    if (st == HSCOPE_OK)
+        st = no_verdict(c, &nd, err);
     if (st != HSCOPE_OK) {
         hscope__check_free(c);
         return st;

@@ -580,8 +580,10 @@ hscope__tally_file(hscope_tally_t **out, const char *path, const char *key,
     if ((st = render_all(&f, &b, t, &err)) != HSCOPE_OK)
         goto done;
     hscope__tally_finish(t, o.sort, o.top);
-    if (f.fp)
+    if (f.fp) {
         hscope__fp_finish(f.fp, path);
+        f.fp->partial = b.streamed && b.root_records == 0;
+    }
     source_stats(t, &b, &f, in_bytes, gz, hscope__now_ns() - t0);
 done:
     if (have_b)

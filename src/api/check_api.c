@@ -190,6 +190,12 @@ hscope_check_over_count(const hscope_check_t *check)
     return check ? check->over : 0;
 }
 
+HSCOPE_API const char *
+hscope_check_no_verdict(const hscope_check_t *check)
+{
+    return check ? check->no_verdict : NULL;
+}
+
 HSCOPE_API hscope_status
 hscope_check_rule_get(const hscope_check_t *check, uint64_t i, hscope_check_rule *rule)
 {

@@ -309,7 +309,9 @@ hscope__html_head(hscope__html *x)
                         "histograms</a><a href=\"#sites\">allocation sites</a><a href=\"#retainers\">"
                         "retainers</a><a href=\"#dominators\">dominator tree</a>");
     if (r->diff)
-        hscope__out_puts(o, "<a href=\"#diff\">leaked</a><a href=\"#suspects\">suspects</a>");
+        hscope__out_puts(o, r->np == 3 ? "<a href=\"#diff\">leaked</a><a href=\"#suspects\">suspects</a>"
+                                       : "<a href=\"#diff\">new since A</a>"
+                                         "<a href=\"#suspects\">suspects</a>");
     if (r->np >= 2)
         hscope__out_puts(o, "<a href=\"#timeline\">timeline</a>");
     if (!(r->flags & HSCOPE_HTML_NO_WASTE))

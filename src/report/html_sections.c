@@ -241,7 +241,11 @@ static void
 diff_dumps(hscope__html *x, const hscope_diff_t *d)
 {
     hscope__out *o = x->o;
-    hscope__out_puts(o, "<section id=\"diff\"><h2>What leaked</h2>\n<p class=\"muted\">");
+    /* two dumps cannot tell a leak from memory still in use (docs/DESIGN.md,
+     * "Leaked"): what they show is new since A */
+    hscope__out_puts(o, x->r->np == 3 ? "<section id=\"diff\"><h2>What leaked</h2>\n<p class=\"muted\">"
+                                      : "<section id=\"diff\"><h2>What is new since A</h2>\n"
+                                        "<p class=\"muted\">");
     if (x->r->np == 3)
         hscope__out_puts(o, "Objects born between dump A and dump B and still alive in dump C "
                             "(3-snapshot diff; an address reused by a new object is not a "
@@ -275,14 +279,20 @@ hscope__html_diff(hscope__html *x)
         return hscope__fail(x->err, e.status, "diff: %s", e.message);
     diff_dumps(x, d);
     hscope__out_puts(o, "<div class=\"cards\">\n");
-    hscope__html_card_count(o, "leaked-count", "leaked objects", hscope__diff_count(d));
-    hscope__html_card_bytes(o, "leaked-memsize", "leaked memsize", hscope__diff_memsize(d));
-    hscope__html_card_count(o, NULL, "leak groups (file:line:class)", hscope__tally_group_count(t));
+    int three = x->r->np == 3;
+    hscope__html_card_count(o, "leaked-count", three ? "leaked objects" : "objects new since A",
+                            hscope__diff_count(d));
+    hscope__html_card_bytes(o, "leaked-memsize", three ? "leaked memsize" : "memsize new since A",
+                            hscope__diff_memsize(d));
+    hscope__html_card_count(o, NULL, three ? "leak groups (file:line:class)"
+                                           : "groups new since A (file:line:class)",
+                            hscope__tally_group_count(t));
     hscope__html_card_count(o, NULL, "reused addresses", hscope__diff_reused_addresses(d));
     hscope__html_card_count(o, NULL, "dumper's own objects (left out)", hscope__diff_excluded(d));
     hscope__out_puts(o, "</div>\n");
     hscope__html_warn_block(o, hscope__diff_warning_text(d));
-    hscope__out_printf(o, "<h3>Leaked objects by allocation site (top %llu of %llu)</h3>\n",
+    hscope__out_printf(o, "<h3>%s by allocation site (top %llu of %llu)</h3>\n",
+                       three ? "Leaked objects" : "Objects new since A",
                        (unsigned long long)hscope__tally_row_count(t),
                        (unsigned long long)hscope__tally_group_count(t));
     tally_table(o, t, "file:line:class", "diff-table");

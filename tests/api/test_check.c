@@ -473,6 +473,45 @@ to_sink(void *ud, const char *data, uint64_t len)
     return 0;
 }
 
+/* A [leaked] rule on dumps that cannot answer it: no verdict, said. */
+static void
+test_no_verdict(void **state)
+{
+    (void)state;
+    const char *budget = "[leaked]\nobjects = 100\n[total]\nmemsize = \"1 GB\"\n";
+    const char *sets[3][3] = { { path_a, path_b, path_c },   /* in order: a verdict */
+                               { path_c, path_b, path_a },   /* backwards by generation */
+                               { path_a, path_a, path_a } }; /* one dump three times */
+    const char *why[3] = { NULL, "out of time order", "the same dump more than once" };
+    for (int k = 0; k < 3; k++) {
+        hscope_check_t *c = check(budget, sets[k], 3, 0);
+        const char *nv = hscope_check_no_verdict(c);
+        if (!why[k]) {
+            assert_null(nv);
+            assert_int_equal(hscope_check_over_count(c), 0);
+        } else {
+            assert_non_null(nv);
+            assert_non_null(strstr(nv, why[k]));
+            hscope_report_options ro = HSCOPE_REPORT_OPTIONS_INIT;
+            sink s = { .len = 0 };
+            hscope_error err = HSCOPE_ERROR_INIT;
+            assert_int_equal(hscope_check_write(c, &ro, to_sink, &s, &err), HSCOPE_OK);
+            assert_true(strncmp(s.buf, "NO VERDICT: ", 12) == 0);
+            assert_null(strstr(s.buf, "within budget"));
+            ro.format = HSCOPE_FORMAT_JSON;
+            s.len = 0;
+            assert_int_equal(hscope_check_write(c, &ro, to_sink, &s, &err), HSCOPE_OK);
+            assert_non_null(strstr(s.buf, "\"within_budget\":false,\"verdict\":\"none\","
+                                          "\"no_verdict\":\"no verdict: "));
+        }
+        hscope_check_free(c);
+    }
+    /* without a [leaked] rule the last dump alone is judged */
+    hscope_check_t *c = check("[total]\nmemsize = \"1 GB\"\n", sets[1], 3, 0);
+    assert_null(hscope_check_no_verdict(c));
+    hscope_check_free(c);
+}
+
 static void
 test_writers(void **state)
 {
@@ -503,7 +542,8 @@ test_writers(void **state)
     s.len = 0;
     assert_int_equal(hscope_check_write(c, &ro, to_sink, &s, &err), HSCOPE_OK);
     assert_non_null(strstr(s.buf, "{\"kind\":\"check\","));
-    assert_non_null(strstr(s.buf, "\"within_budget\":false,\"rule_count\":3,\"over_count\":1,"
+    assert_non_null(strstr(s.buf, "\"within_budget\":false,\"verdict\":\"over\","
+                                  "\"no_verdict\":null,\"rule_count\":3,\"over_count\":1,"
                                   "\"total\":{\"count\":7,\"memsize\":510},"
                                   "\"excluded_dumper_objects\":1,"
                                   "\"leaked\":{\"count\":1,\"memsize\":70},\"rules\":["));
@@ -550,6 +590,7 @@ main(void)
         cmocka_unit_test(test_leaked),     cmocka_unit_test(test_dump_count),
         cmocka_unit_test(test_values),     cmocka_unit_test(test_errors),
         cmocka_unit_test(test_writers),
+        cmocka_unit_test(test_no_verdict),
     };
     int rc = cmocka_run_group_tests(tests, setup, teardown);
     rmdir(tmpdir);
