@@ -2036,6 +2036,12 @@ typedef struct hscope_check hscope_check_t;
  * the live and leaked figures (default: left out and counted, as
  * HSCOPE_TALLY_SKIP_DUMPER and hscope_diff_compute() do). */
 #define HSCOPE_CHECK_KEEP_DUMPER 0x1u
+/** hscope_check_options.flags: a rule naming a class, gem or site the dump
+ * does not have leaves the check without a verdict
+ * (hscope_check_no_verdict() names the rule and the dump's closest names);
+ * by default such a rule measures 0 and the writers warn, naming the
+ * closest names (hscope_check_rule.closest).  Since 0.3. */
+#define HSCOPE_CHECK_STRICT_NAMES 0x2u
 
 typedef struct hscope_check_options {
     uint32_t size;      /* sizeof(hscope_check_options) */
@@ -2084,9 +2090,12 @@ typedef struct hscope_check_rule {
     uint64_t line;        /* its line in the budget */
     uint64_t limit;       /* objects or bytes */
     uint64_t actual;      /* measured, same unit */
+    const char *closest;  /* found 0: up to three of the dump's names nearest
+                             to key (edit distance), ", "-joined; NULL if
+                             none is near.  Since 0.3 */
 } hscope_check_rule;
 
-#define HSCOPE_CHECK_RULE_INIT { sizeof(hscope_check_rule), 0, 0, 0, 0, 0, NULL, 0, 0, 0 }
+#define HSCOPE_CHECK_RULE_INIT { sizeof(hscope_check_rule), 0, 0, 0, 0, 0, NULL, 0, 0, 0, NULL }
 /** Function twin of HSCOPE_CHECK_RULE_INIT. */
 HSCOPE_API void hscope_check_rule_init(hscope_check_rule *rule);
 

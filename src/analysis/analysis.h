@@ -612,6 +612,7 @@ typedef struct hscope__crule {
     char *name;                 /* as the budget spells it: class."String".memsize */
     uint64_t actual;
     int found;
+    char *closest;              /* not found: the dump's nearest names, ", "-joined */
 } hscope__crule;
 
 struct hscope_check {

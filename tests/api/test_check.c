@@ -224,7 +224,18 @@ test_one_dump(void **state)
     assert_int_equal(m, 510);
     assert_int_equal(x, 1);
     assert_int_equal(hscope_check_warnings(c), 0);
-    assert_string_equal(hscope_check_warning_text(c), "");
+    /* the rules whose group the dump lacks are warned of, with the dump's
+     * names within an edit distance of a third of the name's length (at
+     * least 2): "oo.rb:3:String" is 4 from each app.rb:N:String (o -> a,
+     * o -> p, insert p, the line digit), "fo" 5 from "foo-1.0" */
+    assert_string_equal(hscope_check_warning_text(c),
+                        "b.toml:19: site.\"nowhere.rb:1:String\".objects: the dump has no site "
+                        "\"nowhere.rb:1:String\" and no name near it\n"
+                        "b.toml:21: gem.\"fo\".objects: the dump has no gem \"fo\" and no name "
+                        "near it\n"
+                        "b.toml:25: site.\"oo.rb:3:String\".memsize: the dump has no site "
+                        "\"oo.rb:3:String\"; closest: app.rb:2:String, app.rb:5:String, "
+                        "app.rb:7:String");
     hscope_load_stats s = HSCOPE_LOAD_STATS_INIT;
     assert_int_equal(hscope_check_stats(c, &s), HSCOPE_OK);
     assert_int_equal(s.objects, 8);
@@ -512,6 +523,37 @@ test_no_verdict(void **state)
     hscope_check_free(c);
 }
 
+/* A rule naming a class the dump does not have: the closest names, a
+ * warning, and no verdict with HSCOPE_CHECK_STRICT_NAMES. */
+static void
+test_unknown_names(void **state)
+{
+    (void)state;
+    const char *paths[] = { path_c };
+    const char *budget = "[class.\"Strin\"]\nobjects = 10\n[class.\"Zzzzzzzzzz\"]\nobjects = 1\n"
+                         "[class.\"String\"]\nobjects = 10\n";
+    hscope_check_t *c = check(budget, paths, 1, 0);
+    hscope_check_rule r = HSCOPE_CHECK_RULE_INIT;
+    assert_int_equal(hscope_check_rule_get(c, 0, &r), HSCOPE_OK);
+    assert_int_equal(r.found, 0);
+    assert_string_equal(r.closest, "String"); /* one deletion away; Array is 5 */
+    assert_int_equal(hscope_check_rule_get(c, 1, &r), HSCOPE_OK);
+    assert_int_equal(r.found, 0);
+    assert_null(r.closest);                   /* nothing near */
+    assert_int_equal(hscope_check_rule_get(c, 2, &r), HSCOPE_OK);
+    assert_int_equal(r.found, 1);
+    assert_null(r.closest);
+    assert_non_null(strstr(hscope_check_warning_text(c),
+                           "class.\"Strin\".objects: the dump has no class \"Strin\"; closest: String"));
+    assert_null(hscope_check_no_verdict(c));
+    hscope_check_free(c);
+    c = check(budget, paths, 1, HSCOPE_CHECK_STRICT_NAMES);
+    assert_non_null(hscope_check_no_verdict(c));
+    assert_non_null(strstr(hscope_check_no_verdict(c), "class.\"Strin\".objects names a class "
+                                                       "the dump does not have (closest: String)"));
+    hscope_check_free(c);
+}
+
 static void
 test_writers(void **state)
 {
@@ -591,6 +633,7 @@ main(void)
         cmocka_unit_test(test_values),     cmocka_unit_test(test_errors),
         cmocka_unit_test(test_writers),
         cmocka_unit_test(test_no_verdict),
+        cmocka_unit_test(test_unknown_names),
     };
     int rc = cmocka_run_group_tests(tests, setup, teardown);
     rmdir(tmpdir);

@@ -170,6 +170,16 @@ def check_set(name, files, tmp):
     return want
 
 
+def lev(a, b):
+    """Edit distance (insert, delete, substitute: 1 each)."""
+    row = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        prev, row[0] = row[0], i
+        for j, cb in enumerate(b, 1):
+            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (ca != cb))
+    return row[len(b)]
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix='check-budget-', dir=os.environ.get('HEAPSCOPE_WORK'))
     d = workloads.ensure_set('leak_s1')
@@ -236,6 +246,24 @@ def main():
     j = json.loads(out)
     check(j['verdict'] in ('within', 'over') and j['no_verdict'] is None,
           'A B C in order: a verdict (%r)' % j['verdict'])
+
+    # a rule naming a class the dump does not have: a warning with the
+    # nearest class label of the dump (edit distance, computed here), and
+    # no verdict with --strict-names
+    labels = set()
+    last = workloads.Dump(files[2])
+    for r in last.objects.values():
+        labels.add(last.class_label(r))
+    typo = 'Desk::Tiket'
+    near = [l for l in labels if l != typo and lev(typo, l) == min(lev(typo, x) for x in labels)]
+    bud = write(os.path.join(tmp, 'typo.toml'), '[class."%s"]\nobjects = 10\n' % typo)
+    rc, out, err = run('--budget', bud, files[2])
+    check(rc == 0 and near and ('the dump has no class "%s"; closest: %s' % (typo, near[0])) in err,
+          'a class the dump does not have: warned with the closest %r (%r)' % (near, err[-300:]))
+    rc, out, err = run('--strict-names', '--json', '--budget', bud, files[2])
+    j = json.loads(out)
+    check(rc == 2 and j['verdict'] == 'none' and near[0] in j['no_verdict'],
+          '--strict-names: no verdict, exit 2 (exit %d)' % rc)
 
     rc, out, err = run('--help')
     check(rc == 0 and 'Exit status: 0 within budget, 1 over budget, 2 no verdict' in out,
