@@ -182,9 +182,11 @@ class Dump:
         return {(a, r.get('generation')) for a, r in self.objects.items()}
 
     def class_label(self, r):
-        """The class label of README.md "Definitions"."""
+        """The class label of docs/DESIGN.md "Class label"."""
         if r.get('type') == 'IMEMO':
             return '<imemo:%s>' % r.get('imemo_type')
+        if r.get('type') == 'DATA' and r.get('struct') == 'ObjectTracing/allocation_info_tracer':
+            return '<allocation tracer>'
         if 'class' not in r:
             return '<hidden>'
         c = self.objects.get(r['class'])
