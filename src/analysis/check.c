@@ -322,7 +322,7 @@ leaked_groups(hscope_check_t *c, const hscope_diff_t *d, uint32_t keys, hscope_e
         hscope__tally_options_init(&to);
         st = hscope__diff_tally(&t, d, hscope__budget_scope_key(scope), &to, err);
         if (st == HSCOPE_OK)
-            apply_tally(c, scope, t, 0);
+            st = apply_tally(c, scope, t, 0, err);
         hscope__tally_free(t);
     }
     return st;
