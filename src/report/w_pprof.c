@@ -138,6 +138,7 @@ typedef struct pp {
     hscope_error *err;
     uint8_t *dumper;          /* per site: 1 the dumper's */
     uint64_t excluded, excluded_bytes, untraced;
+    uint64_t tracer, tracer_bytes;  /* Ruby's allocation tracer, left out */
     tab objs;                 /* (site, label, type, generation) */
     tab locs;                 /* (file, line) -> location */
     tab funcs;                /* (kind, method or file, file or line) */
@@ -225,6 +226,11 @@ group_objects(pp *p)
         if (p->dumper[s]) {
             p->excluded++;
             p->excluded_bytes += mem;
+            continue;
+        }
+        if (hscope__is_tracer(h, i)) { /* instrumentation, not the app's memory */
+            p->tracer++;
+            p->tracer_bytes += mem;
             continue;
         }
         if (!s || !h->site_file[s])
@@ -475,6 +481,10 @@ write_head(pp *p)
                "objspace.rb and its allocation tracer, heapscope's snapshot code), as in every "
                "heapscope report", (unsigned long long)p->excluded,
             (unsigned long long)p->excluded_bytes);
+    if (p->tracer)
+        comment(p, "left out: Ruby's allocation tracer (trace_object_allocations), %llu "
+                   "object(s), %llu bytes: instrumentation, as in every heapscope report",
+                (unsigned long long)p->tracer, (unsigned long long)p->tracer_bytes);
     if (p->untraced)
         comment(p, "%llu objects have no allocation info (allocated before "
                    "ObjectSpace.trace_object_allocations_start, or by C code): one location "

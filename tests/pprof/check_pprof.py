@@ -40,6 +40,8 @@ check = workloads.Checks()
 DUMPER_OWN = ('/heapscope/snapshot.rb', '/heapscope/fork.rb', '/heapscope/auto.rb')
 
 
+TRACER_STRUCT = 'ObjectTracing/allocation_info_tracer'
+
 def go_env(tmp):
     env = dict(os.environ)
     env.update(HOME=os.path.join(tmp, 'home'), GOCACHE=os.path.join(tmp, 'gocache'),
@@ -109,9 +111,11 @@ def loc_key(desc):
 
 def python_counts(path):
     """Independent reading: {(file:line, type): [count, memsize, {generations}]} of
-    the app's objects (dumper's sites left out), and the dumper's memsize."""
+    the app's objects (dumper's sites and Ruby's allocation tracer left out),
+    the dumper's memsize, and the tracer's [count, memsize]."""
     out = collections.defaultdict(lambda: [0, 0, set()])
     dumper_mem = 0
+    tracer = [0, 0]
     for r in workloads.records(path):
         if r.get('type') in workloads.NOT_OBJECTS:
             continue
@@ -119,13 +123,17 @@ def python_counts(path):
         if r.get('method') == 'dump_all' or os.path.basename(f) == 'objspace.rb' or f.endswith(DUMPER_OWN):
             dumper_mem += r.get('memsize', 0)
             continue
+        if r.get('type') == 'DATA' and r.get('struct') == TRACER_STRUCT:
+            tracer[0] += 1              # Ruby's allocation tracer: left out too
+            tracer[1] += r.get('memsize', 0)
+            continue
         key = '%s:%d' % (f, r.get('line') or 0) if f else '(none):0'
         c = out[(key, r['type'])]
         c[0] += 1
         c[1] += r.get('memsize', 0)
         if 'generation' in r:
             c[2].add(r['generation'])
-    return out, dumper_mem
+    return out, dumper_mem, tracer
 
 
 def by_site(counts):
@@ -145,11 +153,11 @@ def check_one(env, d, name, prof, truth_time):
           '%s: the profile\'s time %r is %s' % (name, tm, truth_time))
     summ = hs_json('summary', '--json', dump)
     tally = hs_json('tally', '--by', 'file:line', '--sort', 'memsize', '--top', '0', '--json', dump)
-    counts, dumper_mem = python_counts(dump)
+    counts, dumper_mem, tracer = python_counts(dump)
     n = sum(s[0] for s in samples)
     b = sum(s[1] for s in samples)
-    want_n = summ['total']['count'] - tally['excluded_dumper_objects']
-    want_b = summ['total']['memsize'] - dumper_mem
+    want_n = summ['total']['count'] - tally['excluded_dumper_objects'] - tracer[0]
+    want_b = summ['total']['memsize'] - dumper_mem - tracer[1]
     check((n, b) == (want_n, want_b), '%s: totals (inuse_objects, inuse_space) %s = summary less the '
           "dumper's %s" % (name, (n, b), (want_n, want_b)))
     check((n, b) == (tally['total']['count'], tally['total']['memsize']),
