@@ -5,7 +5,14 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "writer.h"
+#include "../core/core.h"
+#include "../analysis/diff.h"
+#include "../analysis/tally.h"
+#include "common.h"
+#include "jsonw.h"
+#include "out.h"
+#include "table.h"
+#include "writers.h"
 
 void
 hscope__json_diff_head(hscope__json *w, const hscope_diff_t *d, const hscope__ropts *ro)
