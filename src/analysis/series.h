@@ -1,6 +1,7 @@
 /*
  * series.h - dump fingerprints and the series checks (series.c):
- * repeated dumps, other processes, backwards.
+ * repeated dumps, other processes, backwards; the bodies of the exported
+ * fingerprint and series functions (api/series_api.c exports them).
  */
 #ifndef HSCOPE_ANALYSIS_SERIES_H
 #define HSCOPE_ANALYSIS_SERIES_H
