@@ -37,6 +37,7 @@ typedef struct hscope__crule {
     char *name;                 /* as the budget spells it: class."String".memsize */
     uint64_t actual;
     int found;
+    char *closest;              /* not found: the dump's nearest names, ", "-joined */
 } hscope__crule;
 
 struct hscope_check {
@@ -60,6 +61,7 @@ struct hscope_check {
     char *warn_text;            /* every message, one a line */
     uint32_t *warn_codes;       /* HSCOPE_DIFF_WARN_* bit per line (0: other) */
     uint32_t nwarn;
+    char *no_verdict;           /* why the dumps cannot give a verdict, or NULL */
 };
 
 hscope_status hscope__check_compute(hscope_check_t **out, const hscope_budget_t *b,

@@ -32,6 +32,8 @@ struct hscope_fingerprint {
     uint32_t newest;            /* newest generation + 1; 0: nothing traced
                                    (HSCOPE__GEN_NONE + 1 wraps to 0) */
     int sorted, has_file;
+    int partial;                /* no ROOT records: a since: dump, whose objects are
+                                   only the newer ones (not another process) */
     uint64_t limit;             /* sampled: objects whose address hash <= limit */
     hscope__fp_item *items;
     size_t n;

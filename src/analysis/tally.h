@@ -25,6 +25,9 @@ void hscope__tally_free(hscope_tally_t *t);
 /* The memory the handle holds (hscope_tally_memory()). */
 uint64_t hscope__tally_memory(const hscope_tally_t *t);
 uint64_t hscope__tally_excluded(const hscope_tally_t *t);
+/* Ruby's allocation tracer left out of a tally: objects and memsize. */
+void hscope__tally_tracer(const hscope_tally_t *t, uint64_t *objects, uint64_t *memsize);
+void hscope__tally_set_tracer(hscope_tally_t *t, uint64_t objects, uint64_t memsize);
 hscope_status hscope__tally_stats(const hscope_tally_t *t,
                                   hscope_load_stats *stats);
 uint64_t hscope__tally_skipped(const hscope_tally_t *t, int32_t reason);
