@@ -19,7 +19,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "analysis.h"
+#include "../core/core.h"
+#include "budget.h"
 
 /* Which keys a scope has, as metric bits. */
 #define M_(m) (1u << (m))

@@ -16,7 +16,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "analysis.h"
+#include "../model/model.h"
+#include "budget.h"
+#include "diff.h"
+#include "dominators.h"
+#include "retained.h"
+#include "tally.h"
 
 /* What the budget asks for. */
 typedef struct needs {

@@ -22,7 +22,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis.h"
+#include "../model/model.h"
+#include "diff.h"
+#include "origin.h"
+#include "series.h"
+#include "tally.h"
 #include "../index/index.h"
 
 #define MISSING 0xFFFFFFFFu

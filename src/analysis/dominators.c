@@ -27,7 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis.h"
+#include "../model/model.h"
+#include "dominators.h"
 
 #define NONE 0xFFFFFFFFu
 

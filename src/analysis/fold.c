@@ -12,7 +12,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "analysis.h"
+#include "../model/model.h"
+#include "origin.h"
+#include "series.h"
+#include "tally.h"
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>

@@ -9,7 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis.h"
+#include "../model/model.h"
+#include "generations.h"
 
 void
 hscope__gens_free(hscope__gens *g)

@@ -23,7 +23,8 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "analysis.h"
+#include "../core/core.h"
+#include "order.h"
 
 hscope_status
 hscope__fail_for_file(hscope_error *err, const hscope_error *src, const char *path)

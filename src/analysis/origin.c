@@ -6,7 +6,9 @@
  */
 #include <string.h>
 
-#include "analysis.h"
+#include "../core/core.h"
+#include "../core/intern.h"
+#include "origin.h"
 
 /* A path component [p, e): digits and dots with a dot, as in Ruby's
  * library version directories ("3.1.0", "2.7.0", "3.5.0+1"). */

@@ -5,7 +5,8 @@
  * order, leaving out a referrer already on the shortest path and paths
  * that pass through the object itself before the end.
  */
-#include "analysis.h"
+#include "../model/model.h"
+#include "dominators.h"
 
 /* The shortest path to v into a new buffer with room for one more id. */
 static hscope_status

@@ -10,7 +10,10 @@
  */
 #include <string.h>
 
-#include "analysis.h"
+#include "../model/model.h"
+#include "dominators.h"
+#include "retained.h"
+#include "tally.h"
 
 typedef struct rgroup {
     uint64_t retained, count;

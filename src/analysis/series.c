@@ -18,7 +18,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "analysis.h"
+#include "../model/model.h"
+#include "series.h"
 
 #define FP_CAP 4096
 /* Consecutive dumps of one process share far more (47-99.9% measured:

@@ -12,7 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis.h"
+#include "../model/model.h"
+#include "diff.h"
+#include "dominators.h"
+#include "suspects.h"
 
 #define NONE32 0xFFFFFFFFu
 

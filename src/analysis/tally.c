@@ -12,7 +12,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "analysis.h"
+#include "../model/model.h"
+#include "origin.h"
+#include "series.h"
+#include "tally.h"
 
 enum tkey { TK_TYPE, TK_CLASS, TK_FILE, TK_FILE_LINE, TK_SITE, TK_METHOD,
             TK_GENERATION, TK_GEM };

@@ -20,7 +20,11 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
-#include "analysis.h"
+#include "../core/core.h"
+#include "order.h"
+#include "series.h"
+#include "tally.h"
+#include "timeline.h"
 
 /* ------------------------------------------------------------------ */
 /* folding the dumps                                                   */

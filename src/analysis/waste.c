@@ -36,6 +36,8 @@
  */
 #include <string.h>
 
+#include "waste_acc.h"
+#include "../core/core.h"
 #include "waste.h"
 
 #define XXH_INLINE_ALL

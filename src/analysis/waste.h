@@ -1,133 +1,149 @@
 /*
- * waste.h - the waste accumulator's insides, shared by waste.c (what it
- * keeps while objects stream in) and waste_build.c (the result made from
- * it).  Private to the analysis module.
+ * waste.h - waste (waste.c the accumulator, waste_scan.c its two
+ * sources, waste_build.c the result): what the other layers and files
+ * see.  The accumulator's insides are in waste_acc.h.
  */
-#ifndef HSCOPE_WASTE_H
-#define HSCOPE_WASTE_H
+#ifndef HSCOPE_ANALYSIS_WASTE_H
+#define HSCOPE_ANALYSIS_WASTE_H
 
-#include "analysis.h"
+#include "../model/model.h"
 
-#define HSCOPE__WNO_REF UINT64_MAX
-/* Bytes (and details) of recent first copies, so that most values seen
- * twice are compared when the second copy comes (see waste.c). */
-#define HSCOPE__WRING ((size_t)16 << 20)
+/* Options, checked and completed with the defaults. */
+typedef struct hscope__wcfg {
+    int by;                 /* HSCOPE_WASTE_BY_* */
+    int keep_dumper;
+    uint64_t ratio;
+    uint64_t min_slack;
+} hscope__wcfg;
 
-/*
- * A distinct value: one cache line (entries are appended, never moved),
- * so that a lookup brings in all it needs.  Copies of a value mostly come
- * from one site (a literal in a loop): the first site counted is kept in
- * the entry, copies from elsewhere go to the gs table.
- */
-typedef struct hscope__wvent {
-    uint64_t hash;
-    uint64_t first;   /* ref of the first copy; HSCOPE__WNO_REF once counted
-                         (with HSCOPE__WREP_INLINE: the representative's
-                         bytes, with `at`) */
-    uint64_t at;      /* seen once: the ring position of the first copy; in
-                         a group: the representative's bytes in the arena;
-                         HSCOPE__WNO_REF: none */
-    uint32_t len;     /* length, and HSCOPE__WREP_INLINE */
-    uint32_t grp;     /* its group + 1 once seen twice; 0: none */
-    uint32_t file, line;  /* the site of the first copy counted */
-    uint32_t n;       /* copies counted there */
-    uint32_t maxmem;  /* the largest (saturates) */
-    uint64_t mem;     /* their memsize */
-    uint32_t frozen, fstring;
-} hscope__wvent;
-
-#define HSCOPE__WREP_INLINE 0x80000000u /* a representative of <= 16 bytes
-                                           sits in first and at */
-#define HSCOPE__WLEN(e) ((e)->len & ~HSCOPE__WREP_INLINE)
-
-/* Copies of a group at a site other than its entry's. */
-typedef struct hscope__wgs {
-    uint32_t grp, file, line, pad;
-    uint64_t count, memsize, maxmem, frozen, fstring;
-} hscope__wgs;
-
-/* Empty or oversized objects of one kind and type at one site. */
-typedef struct hscope__wfent {
-    uint32_t file, line;
-    uint8_t kind, type;
-    uint64_t count, memsize, saving, buffer, used;
-} hscope__wfent;
-
-typedef struct hscope__wftab {
-    hscope__wfent *f;
-    size_t n, cap;
-    uint32_t *t;
-    size_t mask;
-} hscope__wftab;
-
-/* Counters of a source, summed when it is done. */
-typedef struct hscope__wtot {
-    uint64_t objects, memsize, shared_n, shared_m, noval_n, noval_m, trunc_n, trunc_m;
-    uint64_t candidates, values;
-} hscope__wtot;
-
-/* A string of a source waiting for the accumulator (its bytes at voff in
- * the source's byte buffer; file: an id of the source's interner). */
-typedef struct hscope__wrec {
-    uint64_t hash, ref, memsize, voff;
-    uint32_t len, file, line;
+/* One object as the analysis sees it, from a streamed record or from a
+ * loaded heap's columns.  file: a string id of the source's interner. */
+typedef struct hscope__wobj {
+    uint64_t memsize, size;     /* size: bytesize, length or size */
+    uint64_t capacity;          /* STRING, when has_capacity */
+    uint64_t ref;               /* streamed: line offset; heap: object id */
+    const char *value;          /* when has_value; valid during the call */
+    uint64_t value_len;
+    uint32_t file, line, slot;  /* slot: slot_size, 0 when unknown */
     uint16_t flags;
-} hscope__wrec;
+    uint8_t type, has_value, has_capacity;
+} hscope__wobj;
 
-struct hscope__wsrc {
-    hscope__wacc *a;
-    int done, own;            /* own: on the accumulator's thread */
-    hscope__wtot tot;
-    hscope__wftab f;          /* empty and oversized objects, its file ids */
-    hscope__wrec *rec;        /* its strings not handed over yet */
-    size_t nrec, reccap;
-    char *bytes;
-    size_t blen, bcap;
+typedef struct hscope__wacc hscope__wacc;
+typedef struct hscope__wsrc hscope__wsrc;
+
+/* The accumulator (waste.c), used on one thread.  With `resolve`, the
+ * first copy of a value is fetched when its second copy is seen (a loaded
+ * heap: ref is an object id); without, it comes from a ring of recent
+ * first copies, or is read back at the end (hscope__wacc_pending,
+ * hscope__wacc_confirm: ref is a line offset). */
+typedef hscope_status (*hscope__wresolve_fn)(void *ud, uint64_t ref,
+                                             hscope__wobj *out,
+                                             hscope_error *err);
+hscope_status hscope__wacc_new(hscope__wacc **out, hscope__mem *mem,
+                               const hscope__wcfg *cfg,
+                               hscope__wresolve_fn resolve, void *resolve_ud,
+                               hscope_error *err);
+void hscope__wacc_free(hscope__wacc *a);
+/* Room for about n distinct values from the start (a hint). */
+hscope_status hscope__wacc_reserve(hscope__wacc *a, uint64_t n, hscope_error *err);
+/* Objects left out (the dumper's) and warnings found by the caller. */
+void hscope__wacc_note(hscope__wacc *a, uint64_t excluded, uint32_t warnings);
+/* A source of objects, owned by the accumulator.  hscope__wsrc_add runs
+ * on the source's own thread (a parser slot's worker) with the file ids
+ * of its interner; the source hands its strings over in
+ * hscope__wsrc_flush / _done, on the accumulator's thread, in the dump's
+ * order, with smap mapping its file ids to the accumulator's (NULL: the
+ * same).  An `own` source is on the accumulator's thread (and its ids
+ * the accumulator's): it hands over as it goes. */
+hscope_status hscope__wsrc_new(hscope__wsrc **out, hscope__wacc *a, int own,
+                               hscope_error *err);
+hscope_status hscope__wsrc_add(hscope__wsrc *s, const hscope__wobj *o,
+                               hscope_error *err);
+hscope_status hscope__wsrc_flush(hscope__wsrc *s, const uint32_t *smap,
+                                 size_t nsmap, hscope_error *err);
+/* No more objects from s: hand over the rest, and its counts. */
+hscope_status hscope__wsrc_done(hscope__wsrc *s, const uint32_t *smap,
+                                size_t nsmap, hscope_error *err);
+/* First copies still to be compared (*n of them, ascending refs), and
+ * the ref of the i-th. */
+hscope_status hscope__wacc_pending(hscope__wacc *a, size_t *n, hscope_error *err);
+uint64_t hscope__wacc_pending_ref(const hscope__wacc *a, size_t i);
+/* The record read back for pending copy i (file ids the accumulator's):
+ * counted when it is the value expected there; else the dump changed (a
+ * warning). */
+hscope_status hscope__wacc_confirm(hscope__wacc *a, size_t i, const hscope__wobj *o,
+                                   hscope_error *err);
+/* Pending copy i could not be read back (the dump changed). */
+void hscope__wacc_unconfirmed(hscope__wacc *a, size_t i);
+
+/* The result (waste_build.c), built from the accumulator once every
+ * source is done; file ids are strings of `strings`. */
+hscope_status hscope__waste_finish(hscope_waste_t **out, hscope__wacc *a,
+                                   const hscope__intern *strings,
+                                   const hscope_allocator *alloc,
+                                   const hscope_load_stats *stats,
+                                   const uint64_t skipped[HSCOPE_SKIP__COUNT],
+                                   hscope_error *err);
+
+/* The result (read by api/waste_api.c and report/w_waste.c). */
+typedef struct hscope__wrow {
+    uint32_t key;                 /* string id in keys */
+    uint8_t kind, type;
+    uint64_t count, saving, memsize;
+    uint64_t copies, frozen, fstring, values;
+    uint64_t buffer, used;
+    uint64_t vfirst;              /* its values: vrefs[vfirst..+values) */
+} hscope__wrow;
+
+typedef struct hscope__wval {
+    uint64_t hash, len, data;     /* data: offset in varena of len bytes */
+    uint64_t length;              /* the value's length: len, or for a
+                                     placeholder of redact, the length of
+                                     the value it stands for */
+    int redacted;                 /* varena holds the placeholder */
+    uint64_t copies, memsize, saving, frozen, fstring;
+    uint64_t sfirst, nsites;      /* its sites: srefs[sfirst..+nsites) */
+} hscope__wval;
+
+typedef struct hscope__wref {
+    uint64_t idx;                 /* a value index, or a key id */
+    uint64_t copies, saving;
+} hscope__wref;
+
+struct hscope_waste {
+    hscope__mem mem;
+    hscope__intern keys;
+    char *varena;
+    hscope__wrow *rows;
+    size_t nrows;
+    hscope__wval *vals;
+    size_t nvals;
+    hscope__wref *vrefs, *srefs;  /* row -> values, value -> sites */
+    int by;
+    hscope_waste_totals tot;
+    hscope_load_stats stats;
+    uint64_t skipped[HSCOPE_SKIP__COUNT];
 };
 
-/* A first copy to read back: its ref and its value's entry. */
-typedef struct hscope__wpend {
-    uint64_t ref;
-    uint32_t ent;
-} hscope__wpend;
+/* The suggested fix of a finding (a static sentence). */
+const char *hscope__waste_fix(int kind, int type, uint64_t copies, uint64_t frozen);
 
-struct hscope__wacc {
-    hscope__mem *mem;
-    hscope__wcfg cfg;
-    hscope__wresolve_fn resolve;
-    void *rud;
-    hscope__wvent *v;         /* distinct values, 64-byte aligned in vraw */
-    void *vraw;
-    size_t nv, vcap;
-    uint64_t *t;              /* open addressing: tag << 32 | entry + 1, 0
-                                 free; the tag (32 more bits of the hash)
-                                 spares a look at entries that differ */
-    size_t mask;
-    uint32_t *g;              /* group -> its entry */
-    size_t ng, gcap;
-    char *arena;              /* the representatives' bytes */
-    size_t alen, acap;
-    hscope__wgs *gs;
-    size_t ngs, gscap;
-    uint32_t *gst;            /* gs entry + 1 */
-    size_t gsmask;
-    unsigned char *ring;      /* HSCOPE__WRING bytes, NULL with resolve */
-    uint64_t rhead;           /* position of the next record */
-    hscope__wftab f;          /* final file ids */
-    hscope__wtot tot;
-    uint64_t excluded, collisions, changed;
-    uint32_t warnings;
-    hscope__wsrc **srcs;
-    size_t nsrc, srccap;
-    hscope__wpend *pend;
-    size_t np, pcap;
-};
-
-/* The bytes of the representative of entry e (which is in a group). */
-static inline const char *
-hscope__wrep(const hscope__wacc *a, const hscope__wvent *e)
-{
-    return (e->len & HSCOPE__WREP_INLINE) ? (const char *)&e->first : a->arena + e->at;
-}
+/* hscope_waste_options_init, hscope_waste_totals_init, hscope_waste_free
+ * (waste_build.c). */
+void hscope__waste_options_init(hscope_waste_options *opts);
+void hscope__waste_totals_init(hscope_waste_totals *totals);
+void hscope__waste_free(hscope_waste_t *w);
+/* The memory the handle holds (hscope_waste_memory()). */
+uint64_t hscope__waste_memory(const hscope_waste_t *w);
+/* Check a caller's options (NULL: defaults). */
+hscope_status hscope__wcfg_read(const hscope_waste_options *in, hscope__wcfg *out,
+                                hscope_error *err);
+/* The two sources (waste_scan.c). */
+hscope_status hscope__waste_file(hscope_waste_t **out, const char *path,
+                                 const hscope_load_options *load,
+                                 const hscope__wcfg *cfg, hscope_error *err);
+hscope_status hscope__waste_heap(hscope_waste_t **out, const hscope_heap_t *heap,
+                                 const hscope__wcfg *cfg, hscope_error *err);
 
 #endif

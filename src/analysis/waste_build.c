@@ -14,6 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "waste_acc.h"
+#include "../core/core.h"
+#include "../core/intern.h"
+#include "origin.h"
 #include "waste.h"
 
 /* Copies of one value under one key (site or gem), while building. */

@@ -16,7 +16,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "analysis.h"
+#include "../model/model.h"
+#include "origin.h"
+#include "waste.h"
 
 typedef struct wscan {
     hscope__mem *mem;

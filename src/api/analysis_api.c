@@ -6,7 +6,14 @@
  */
 #include <string.h>
 
-#include "../analysis/analysis.h"
+#include "../core/core.h"
+#include "../analysis/diff.h"
+#include "../analysis/dominators.h"
+#include "../analysis/retained.h"
+#include "../analysis/suspects.h"
+#include "../analysis/tally.h"
+#include "../analysis/timeline.h"
+#include "../analysis/waste.h"
 
 static hscope_status
 fail(hscope_error *uerr, hscope_status st, const char *msg)

@@ -8,7 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../report/writer.h"
+#include "../core/core.h"
+#include "../analysis/budget.h"
 
 /* A budget file larger than this is not a budget. */
 #define MAX_BUDGET_BYTES ((size_t)16 << 20)

@@ -3,7 +3,8 @@
  * loaded heaps, of files (the last dump loaded, the others streamed), its
  * accessors.
  */
-#include "../analysis/analysis.h"
+#include "../model/model.h"
+#include "../analysis/diff.h"
 
 HSCOPE_API hscope_status
 hscope_diff_files(hscope_diff_t **out, const char *path_a, const char *path_b,

@@ -2,7 +2,8 @@
  * dominators_api.c - the exported dominator tree, paths from the roots
  * and holders (analysis/dominators.c).
  */
-#include "../analysis/analysis.h"
+#include "../model/model.h"
+#include "../analysis/dominators.h"
 
 HSCOPE_API void
 hscope_dom_options_init(hscope_dom_options *o)

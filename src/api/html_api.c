@@ -6,6 +6,9 @@
 #include <string.h>
 
 #include "../report/html.h"
+#include "../model/model.h"
+#include "../analysis/tally.h"
+#include "../report/out.h"
 
 HSCOPE_API void
 hscope_html_options_init(hscope_html_options *opts)

@@ -4,7 +4,8 @@
  */
 #include <string.h>
 
-#include "../report/writer.h"
+#include "../core/core.h"
+#include "../report/redact.h"
 
 HSCOPE_API void
 hscope_redact_options_init(hscope_redact_options *opts)

@@ -5,7 +5,12 @@
  */
 #include <string.h>
 
-#include "../report/writer.h"
+#include "../model/model.h"
+#include "../report/common.h"
+#include "../report/export.h"
+#include "../report/out.h"
+#include "../report/table.h"
+#include "../report/writers.h"
 
 HSCOPE_API void
 hscope_report_options_init(hscope_report_options *opts)

@@ -2,7 +2,8 @@
  * series_api.c - the exported fingerprints and series checks
  * (analysis/series.c).
  */
-#include "../analysis/analysis.h"
+#include "../model/model.h"
+#include "../analysis/series.h"
 
 HSCOPE_API hscope_status
 hscope_heap_fingerprint(hscope_fingerprint_t **out, const hscope_heap_t *heap,

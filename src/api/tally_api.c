@@ -3,7 +3,8 @@
  * heap or a subset (analysis/tally.c) and the streamed fold of a dump
  * (analysis/fold.c).
  */
-#include "../analysis/analysis.h"
+#include "../model/model.h"
+#include "../analysis/tally.h"
 
 HSCOPE_API void
 hscope_tally_options_init(hscope_tally_options *o)

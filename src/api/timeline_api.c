@@ -6,7 +6,10 @@
 #include <math.h>
 #include <string.h>
 
-#include "../report/writer.h"
+#include "../core/core.h"
+#include "../analysis/tally.h"
+#include "../analysis/timeline.h"
+#include "../report/export.h"
 
 /* ------------------------------------------------------------------ */
 /* options                                                             */

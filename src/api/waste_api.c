@@ -5,7 +5,10 @@
  */
 #include <string.h>
 
-#include "../report/writer.h"
+#include "../model/model.h"
+#include "../analysis/waste.h"
+#include "../report/out.h"
+#include "../report/writers.h"
 
 HSCOPE_API void
 hscope_waste_options_init(hscope_waste_options *opts)

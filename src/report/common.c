@@ -6,7 +6,13 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "writer.h"
+#include "../model/model.h"
+#include "../analysis/diff.h"
+#include "../analysis/tally.h"
+#include "common.h"
+#include "jsonw.h"
+#include "out.h"
+#include "table.h"
 
 void
 hscope__csv_field(hscope__out *o, const char *s)

@@ -19,7 +19,12 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "writer.h"
+#include "../model/model.h"
+#include "../analysis/order.h"
+#include "common.h"
+#include "export.h"
+#include "jsonw.h"
+#include "out.h"
 
 #define NTABLES 4
 

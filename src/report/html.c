@@ -14,6 +14,14 @@
 #include <string.h>
 
 #include "html.h"
+#include "../model/model.h"
+#include "../analysis/diff.h"
+#include "../analysis/dominators.h"
+#include "../analysis/order.h"
+#include "../analysis/suspects.h"
+#include "../analysis/timeline.h"
+#include "../analysis/waste.h"
+#include "out.h"
 
 /* The error of one step (src) as the report's, its message prefixed with
  * the step's name. */

@@ -18,7 +18,8 @@
 #ifndef HSCOPE_REPORT_HTML_H
 #define HSCOPE_REPORT_HTML_H
 
-#include "writer.h"
+#include "../model/model.h"
+#include "out.h"
 
 struct hscope_html_report {
     hscope__mem mem;

@@ -10,6 +10,12 @@
 #include <string.h>
 
 #include "html.h"
+#include "../model/model.h"
+#include "../analysis/dominators.h"
+#include "../analysis/suspects.h"
+#include "jsonw.h"
+#include "out.h"
+#include "table.h"
 
 #define MAX_TREE_NODES 3000
 

@@ -8,6 +8,12 @@
 #include <time.h>
 
 #include "html.h"
+#include "../model/model.h"
+#include "../analysis/order.h"
+#include "out.h"
+#include "svg.h"
+#include "table.h"
+#include "writers.h"
 
 static const char page_css[] =
     ":root{--bg:#ffffff;--fg:#1b1f24;--muted:#5b636d;--line:#d8dde3;--card:#f5f7f9;"

@@ -8,6 +8,16 @@
 #include <string.h>
 
 #include "html.h"
+#include "../model/model.h"
+#include "../analysis/diff.h"
+#include "../analysis/dominators.h"
+#include "../analysis/suspects.h"
+#include "../analysis/tally.h"
+#include "../analysis/timeline.h"
+#include "out.h"
+#include "svg.h"
+#include "table.h"
+#include "../analysis/retained.h"
 
 #define MAX_PATH_SHOWN 12
 

@@ -8,6 +8,12 @@
 #include <stdio.h>
 
 #include "html.h"
+#include "../core/intern.h"
+#include "../analysis/waste.h"
+#include "out.h"
+#include "svg.h"
+#include "table.h"
+#include "writers.h"
 
 static void
 waste_cards(hscope__out *o, const hscope_waste_totals *t)

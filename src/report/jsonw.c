@@ -4,7 +4,9 @@
 #include <string.h>
 
 #include "heapscope/version.h"
-#include "writer.h"
+#include "../core/core.h"
+#include "jsonw.h"
+#include "out.h"
 
 void
 hscope__json_init(hscope__json *w, hscope__out *o, int pretty)

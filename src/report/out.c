@@ -5,7 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "writer.h"
+#include "../core/core.h"
+#include "out.h"
 
 void
 hscope__out_init(hscope__out *o, hscope_write_fn write, void *user_data,

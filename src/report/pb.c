@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "pb.h"
+#include "../core/core.h"
 
 void
 hscope__pb_init(hscope__pb *b, hscope__mem *m)

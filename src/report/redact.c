@@ -24,7 +24,9 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
-#include "writer.h"
+#include "../model/model.h"
+#include "out.h"
+#include "redact.h"
 
 #define ZBUF ((size_t)64 << 10)
 

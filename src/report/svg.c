@@ -10,7 +10,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "writer.h"
+#include "../core/core.h"
+#include "out.h"
+#include "svg.h"
+#include "table.h"
 
 #define FONT "DejaVu Sans, Verdana, Helvetica, Arial, sans-serif"
 

@@ -5,7 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "writer.h"
+#include "../core/core.h"
+#include "out.h"
+#include "table.h"
 
 double
 hscope__pct(uint64_t part, uint64_t whole)

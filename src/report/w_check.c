@@ -6,7 +6,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "writer.h"
+#include "../analysis/budget.h"
+#include "common.h"
+#include "jsonw.h"
+#include "out.h"
+#include "table.h"
+#include "writers.h"
 
 /* The dumps the check read: all three with a diff, else the last. */
 static uint64_t

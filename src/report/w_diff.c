@@ -5,7 +5,14 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "writer.h"
+#include "../core/core.h"
+#include "../analysis/diff.h"
+#include "../analysis/tally.h"
+#include "common.h"
+#include "jsonw.h"
+#include "out.h"
+#include "table.h"
+#include "writers.h"
 
 /* The series checks that leave a diff without an answer: the same dump
  * twice, dumps of two processes, dumps out of time order. */

@@ -9,7 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "writer.h"
+#include "../model/model.h"
+#include "../analysis/dominators.h"
+#include "common.h"
+#include "jsonw.h"
+#include "out.h"
+#include "table.h"
+#include "writers.h"
 
 typedef struct kid {
     uint64_t retained, address;

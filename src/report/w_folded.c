@@ -11,7 +11,11 @@
  */
 #include <string.h>
 
-#include "writer.h"
+#include "../model/model.h"
+#include "../analysis/dominators.h"
+#include "common.h"
+#include "out.h"
+#include "writers.h"
 
 typedef struct fframe {
     const hscope_id *kids;

@@ -5,7 +5,14 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "writer.h"
+#include "../model/model.h"
+#include "../analysis/generations.h"
+#include "../analysis/tally.h"
+#include "common.h"
+#include "jsonw.h"
+#include "out.h"
+#include "table.h"
+#include "writers.h"
 
 #define SITE_KEY "file:line:class"
 

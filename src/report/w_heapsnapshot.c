@@ -22,7 +22,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "writer.h"
+#include "../model/model.h"
+#include "jsonw.h"
+#include "out.h"
+#include "writers.h"
 
 /* node_fields, node_types */
 #define NODE_FIELDS 7

@@ -5,7 +5,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "writer.h"
+#include "../model/model.h"
+#include "common.h"
+#include "jsonw.h"
+#include "out.h"
+#include "table.h"
+#include "writers.h"
 
 /* Text output: a record line is at most this many bytes, its label and
  * the note of what was cut included (JSON: the whole record). */

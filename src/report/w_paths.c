@@ -5,7 +5,13 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "writer.h"
+#include "../model/model.h"
+#include "../analysis/dominators.h"
+#include "common.h"
+#include "jsonw.h"
+#include "out.h"
+#include "table.h"
+#include "writers.h"
 
 /* A set of edges (64-bit keys; 0 never used), open addressing. */
 typedef struct edgeset {

@@ -29,7 +29,10 @@
 #include <zlib.h>
 
 #include "pb.h"
-#include "writer.h"
+#include "../model/model.h"
+#include "../analysis/origin.h"
+#include "out.h"
+#include "writers.h"
 
 /* an object without a generation (the builder's HSCOPE__GEN_NONE) */
 #define GEN_NONE UINT32_MAX

@@ -5,7 +5,14 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "writer.h"
+#include "../model/model.h"
+#include "../analysis/dominators.h"
+#include "common.h"
+#include "jsonw.h"
+#include "out.h"
+#include "table.h"
+#include "writers.h"
+#include "../analysis/retained.h"
 
 typedef struct rows {
     const hscope_heap_t *h;

@@ -5,7 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "writer.h"
+#include "../model/model.h"
+#include "../analysis/tally.h"
+#include "common.h"
+#include "jsonw.h"
+#include "out.h"
+#include "table.h"
+#include "writers.h"
 
 typedef struct summary {
     hscope_heap_t *h;

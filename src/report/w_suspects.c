@@ -9,7 +9,15 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "writer.h"
+#include "../model/model.h"
+#include "../analysis/diff.h"
+#include "../analysis/dominators.h"
+#include "../analysis/suspects.h"
+#include "common.h"
+#include "jsonw.h"
+#include "out.h"
+#include "table.h"
+#include "writers.h"
 
 /* Allocation sites shown per holder (hscope_suspects_site_get() has all). */
 #define SITES_SHOWN 5

@@ -4,7 +4,15 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "writer.h"
+#include "../model/model.h"
+#include "../analysis/order.h"
+#include "../analysis/tally.h"
+#include "common.h"
+#include "jsonw.h"
+#include "out.h"
+#include "svg.h"
+#include "table.h"
+#include "writers.h"
 
 #define BAR_MAX 20
 

@@ -9,7 +9,15 @@
 #include <string.h>
 #include <time.h>
 
-#include "writer.h"
+#include "../core/core.h"
+#include "../analysis/order.h"
+#include "../analysis/timeline.h"
+#include "common.h"
+#include "jsonw.h"
+#include "out.h"
+#include "svg.h"
+#include "table.h"
+#include "writers.h"
 
 #define SVG_MAX_LINES 12
 #define TREND_MAX 24

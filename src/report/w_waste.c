@@ -7,7 +7,14 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "writer.h"
+#include "../core/core.h"
+#include "../core/intern.h"
+#include "../analysis/waste.h"
+#include "common.h"
+#include "jsonw.h"
+#include "out.h"
+#include "table.h"
+#include "writers.h"
 
 const char *
 hscope__waste_kind_name(int kind)

@@ -24,7 +24,16 @@ Fails (exit 1, one line per violation) when, under ROOT/src:
            analysis/ or report/; cli uses no hscope__ function at all;
   cli-len  a src/cli/*.c or src/serve/*.c file has more than 600 lines;
   fn-len   a function in src/ has more than 120 lines (from the line of its
-           name to its closing brace).
+           name to its closing brace);
+  hdr-len  a header in src/ has more than 350 lines: one header per
+           module (src/analysis/tally.h, src/report/jsonw.h ...), so that
+           a reader sees what each file offers;
+  include-unused  a library file (not cli/ or serve/, whose opts.h and
+           serve.h gather what a front end needs) includes a header of src/
+           and uses none of the names it declares (functions, typedefs,
+           struct tags and the public handle typedef of a struct defined
+           there, macros, enum constants): each file includes the headers
+           of the modules it uses, and only those.
 
 and under ROOT/bindings/ruby/ext (the Ruby extension, which the gem may
 compile flat with the library's sources):
@@ -39,14 +48,10 @@ compile flat with the library's sources):
   fn-len       a function over 120 lines, as in src/.
 
 A function's layer is the directory of the file that defines it (static
-inline functions of a header: the header's).  ALLOW (allow.txt beside this
-script) may excuse violations in src/cli/report.c only, one per line:
-`KIND PATH[:FUNCTION]  reason`; an entry for any other file, one without a
-reason, or one that excuses nothing is itself an error.
+inline functions of a header: the header's).  There are no exceptions.
 
 --self-test plants one violation of each kind in a copy of the tree and
-checks that each is caught (and an allow-list entry outside report.c is
-refused).
+checks that each is caught.
 """
 import argparse
 import os
@@ -82,7 +87,7 @@ CLI_MAX_LINES = 600
 EXT_DIR = "bindings/ruby/ext"
 EXT_MAX_LINES = 800
 FN_MAX_LINES = 120
-ALLOWABLE = "src/cli/report.c"  # the HTML report, being moved into the library
+HDR_MAX_LINES = 350
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 IDENT = re.compile(r"[A-Za-z_]\w*")
@@ -274,6 +279,51 @@ def check_ext(root):
     return v
 
 
+def declared(s):
+    """The names a header declares: functions (and static inline ones),
+    typedefs, struct/union/enum tags, enum constants, macros and extern
+    variables."""
+    names = set(re.findall(r"^\s*#\s*define\s+(\w+)", s.text, re.M))
+    code = s.code
+    depth = 0  # braces
+    start = 0
+    for i, c in enumerate(code):
+        if c == "{":
+            if depth == 0:
+                head = code[start:i]
+                names.update(re.findall(r"\b(?:struct|union|enum)\s+(\w+)\s*$", head))
+                if re.search(r"\benum\b[^;]*$", head):
+                    body = code[i + 1:matching(code, i, "{", "}")]
+                    names.update(re.findall(r"(?:^|,)\s*([A-Za-z_]\w*)", body))
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth == 0:
+                m = re.match(r"\s*(\w+)\s*;", code[i + 1:])
+                if m:
+                    names.add(m.group(1))
+        elif c == ";" and depth == 0:
+            stmt = code[start:i]
+            flat = re.sub(r"\{[^{}]*\}", "", stmt)
+            while re.search(r"\{[^{}]*\}", flat):
+                flat = re.sub(r"\{[^{}]*\}", "", flat)
+            if re.match(r"\s*typedef\b", flat):
+                m = re.search(r"\(\s*\*\s*(\w+)\s*\)\s*\(", flat) or re.search(r"(\w+)\s*(?:\[[^]]*\])?\s*$", flat)
+                if m:
+                    names.add(m.group(1))
+            else:
+                m = re.match(r"[^(]*?(\w+)\s*(?:\(|\[|$)", flat.strip())
+                if m:
+                    names.add(m.group(1))
+            start = i + 1
+        if depth == 0 and c in ";}":
+            start = i + 1
+    names.update(f[0] for f in s.fns)
+    # the definition of a public handle's struct: its users name the typedef
+    names.update(n + "_t" for n in list(names) if re.match(r"hscope_[a-z]", n))
+    return names - KEYWORDS
+
+
 def include_target(root, s, target):
     """The src/ file an #include "target" of s names, or None (system or
     public headers, found on the include path)."""
@@ -287,6 +337,7 @@ def check(root):
     """The violations under root: a list of (kind, path, function or '', text)."""
     srcs = sources(root)
     v = []
+    decls = {s.rel: declared(s) for s in srcs if s.rel.endswith(".h")}
     owner = {}  # function name -> layer of its definition (non-static, or a header's inline)
     for s in srcs:
         if not s.layer:
@@ -307,10 +358,14 @@ def check(root):
                     v.append(("export", s.rel, name,
                               "line %d: %s is exported outside src/api/" % (line, name)))
         # includes
+        used = set(IDENT.findall(s.code))
         for m in re.finditer(r'^\s*#\s*include\s*"([^"]+)"', s.text, re.M):
             t = include_target(root, s, m.group(1))
             if t is None:
                 continue
+            if s.layer in LIB and t in decls and not (decls[t] & used):
+                v.append(("include-unused", s.rel, "", "includes %s and uses none of its names"
+                          % t))
             tl = t.split("/")[1]
             if tl not in MAY_USE[s.layer]:
                 v.append(("include", s.rel, "", "includes %s (layer %s may not use %s)"
@@ -337,6 +392,8 @@ def check(root):
         # lengths
         if s.layer in FRONT and s.rel.endswith(".c") and s.lines > CLI_MAX_LINES:
             v.append(("cli-len", s.rel, "", "%d lines (at most %d)" % (s.lines, CLI_MAX_LINES)))
+        if s.rel.endswith(".h") and s.lines > HDR_MAX_LINES:
+            v.append(("hdr-len", s.rel, "", "%d lines (at most %d)" % (s.lines, HDR_MAX_LINES)))
         for name, first, last, _, _ in s.fns:
             if last - first + 1 > FN_MAX_LINES:
                 v.append(("fn-len", s.rel, name, "%s: %d lines (at most %d)"
@@ -344,45 +401,9 @@ def check(root):
     return v
 
 
-def read_allow(path):
-    """Allow-list entries {(kind, path, function)}, and its own errors."""
-    entries, errors = {}, []
-    if not os.path.exists(path):
-        return entries, errors
-    with open(path, encoding="utf-8") as f:
-        for no, line in enumerate(f, 1):
-            line = line.strip()
-            if not line or line.startswith("#"):
-                continue
-            parts = line.split(None, 2)
-            if len(parts) < 3:
-                errors.append("%s:%d: an entry needs KIND PATH[:FUNCTION] and a reason" % (path, no))
-                continue
-            kind, where, _reason = parts
-            p, _, fn = where.partition(":")
-            if p != ALLOWABLE:
-                errors.append("%s:%d: only %s may be excused, not %s" % (path, no, ALLOWABLE, p))
-                continue
-            entries[(kind, p, fn)] = no
-    return entries, errors
-
-
-def run(root, allow_path):
-    v = check(root) + check_ext(root)
-    allow, errors = read_allow(allow_path)
-    used = set()
-    left = []
-    for kind, path, fn, text in v:
-        key = (kind, path, fn)
-        if key in allow:
-            used.add(key)
-        else:
-            left.append("%s %s: %s" % (kind, path, text))
-    for key, no in sorted(allow.items(), key=lambda kv: kv[1]):
-        if key not in used:
-            errors.append("%s:%d: %s %s%s excuses nothing (remove it)"
-                          % (allow_path, no, key[0], key[1], ":" + key[2] if key[2] else ""))
-    return left + errors
+def run(root):
+    """Every violation under root, one line each."""
+    return ["%s %s: %s" % (kind, path, text) for kind, path, _, text in check(root) + check_ext(root)]
 
 
 # ---------------------------------------------------------------------
@@ -415,7 +436,7 @@ PLANTS = [
      "\nint\nhscope_planted_public(int x)\n{\n    return x;\n}\n", "end",
      "export", "hscope_planted_public"),
     ("parse/ including analysis/", "src/parse/parse.c",
-     '#include "../analysis/analysis.h"\n', "start", "include", "src/analysis/analysis.h"),
+     '#include "../analysis/tally.h"\n', "start", "include", "src/analysis/tally.h"),
     ("analysis/ including parse/", "src/analysis/diff.c",
      '#include "../parse/parse.h"\n', "start", "include", "src/parse/parse.h"),
     ("cli/ including a library header", "src/cli/main.c",
@@ -439,7 +460,7 @@ PLANTS = [
      "\nstatic void\nplanted_cli(void)\n{\n    hscope__error_init(0);\n}\n", "end",
      "call", "hscope__error_init"),
     ("serve/ including a library header", "src/serve/api.c",
-     '#include "../analysis/analysis.h"\n', "start", "include", "src/analysis/analysis.h"),
+     '#include "../analysis/tally.h"\n', "start", "include", "src/analysis/tally.h"),
     ("serve/ including a cli header", "src/serve/lazy.c",
      '#include "../cli/opts.h"\n', "start", "include", "src/cli/opts.h"),
     ("serve/ calling an internal function", "src/serve/lazy.c",
@@ -454,6 +475,13 @@ PLANTS = [
     ("a CLI file over 600 lines", "src/cli/tty.c",
      "".join("/* filler %d */\n" % i for i in range(CLI_MAX_LINES)), "end",
      "cli-len", "src/cli/tty.c"),
+    ("a header over 350 lines", "src/analysis/tally.h",
+     "".join("/* filler %d */\n" % i for i in range(HDR_MAX_LINES)), "end",
+     "hdr-len", "src/analysis/tally.h"),
+    ("report/ including an analysis header it does not use", "src/report/out.c",
+     '#include "../analysis/budget.h"\n', "start", "include-unused", "src/analysis/budget.h"),
+    ("analysis/ including a sibling module's header it does not use", "src/analysis/order.c",
+     '#include "suspects.h"\n', "start", "include-unused", "src/analysis/suspects.h"),
     ("a function over 120 lines", "src/core/fit.c", long_fn("planted_long", FN_MAX_LINES + 1),
      "end", "fn-len", "planted_long"),
     ("the extension including a library header", EXT_DIR + "/heapscope/rb_heap.c",
@@ -487,35 +515,23 @@ def self_test(root):
     with tempfile.TemporaryDirectory(prefix="hscope-layering-") as tmp:
         base = os.path.join(tmp, "clean")
         copy_tree(root, base)
-        clean = set(run(base, os.path.join(tmp, "none.txt")))
+        clean = set(run(base))
         # a function of exactly the limit passes
         ok = os.path.join(tmp, "limit")
         copy_tree(base, ok)
         plant(ok, "src/core/fit.c", long_fn("planted_at_limit", FN_MAX_LINES))
-        extra = set(run(ok, os.path.join(tmp, "none.txt"))) - clean
+        extra = set(run(ok)) - clean
         if extra:
             failures.append("a %d-line function was reported: %s" % (FN_MAX_LINES, sorted(extra)))
         for i, (what, rel, text, where, kind, needle) in enumerate(PLANTS):
             t = os.path.join(tmp, "p%d" % i)
             copy_tree(base, t)
             plant(t, rel, text, where)
-            new = set(run(t, os.path.join(tmp, "none.txt"))) - clean
+            new = set(run(t)) - clean
             hit = [x for x in new if x.startswith(kind + " " + rel) and needle in x]
             print("%-4s %s: %s" % ("ok" if hit else "MISS", what, hit[0] if hit else sorted(new)))
             if not hit:
                 failures.append("not caught: " + what)
-        # the allow list: report.c only, each entry with a reason, each used
-        al = os.path.join(tmp, "allow.txt")
-        with open(al, "w") as f:
-            f.write("fn-len src/analysis/tally.c:hscope__tally_run  too long\n"
-                    "fn-len src/cli/report.c:no_such_function  nothing\n"
-                    "cli-len src/cli/report.c\n")
-        errs = [e for e in run(base, al) if e.startswith(al)]
-        for needle in ("only src/cli/report.c", "excuses nothing", "needs KIND"):
-            hit = [e for e in errs if needle in e]
-            print("%-4s allow list refuses: %s" % ("ok" if hit else "MISS", needle))
-            if not hit:
-                failures.append("allow list not refused: " + needle)
     for f in failures:
         print("FAIL " + f)
     return 1 if failures else 0
@@ -525,13 +541,12 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--root", default=os.path.normpath(os.path.join(HERE, "..", "..")),
                     help="the source tree (holding src/)")
-    ap.add_argument("--allow", default=os.path.join(HERE, "allow.txt"))
     ap.add_argument("--self-test", action="store_true",
                     help="plant each kind of violation in a copy of ROOT's src/ and check it is caught")
     a = ap.parse_args()
     if a.self_test:
         return self_test(a.root)
-    problems = run(a.root, a.allow)
+    problems = run(a.root)
     for p in problems:
         print(p)
     print("layering: %d problem%s" % (len(problems), "" if len(problems) == 1 else "s"))

@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "src/analysis/analysis.h"
+#include "src/analysis/origin.h"
 
 static const struct {
     const char *file, *gem;

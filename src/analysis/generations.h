@@ -1,0 +1,22 @@
+/*
+ * generations.h - objects by allocation generation (generations.c).
+ */
+#ifndef HSCOPE_ANALYSIS_GENERATIONS_H
+#define HSCOPE_ANALYSIS_GENERATIONS_H
+
+#include "../model/model.h"
+
+/* Objects by allocation generation (generations.c): generation value[k]
+ * holds ids[start[k]..start[k+1]) (ascending); untraced objects apart. */
+typedef struct hscope__gens {
+    hscope__mem *mem;
+    uint32_t *ids;
+    uint64_t *start;
+    uint32_t *value;
+    size_t ngens;
+    uint64_t untraced, untraced_memsize;
+} hscope__gens;
+hscope_status hscope__gens_compute(hscope__gens *g, hscope_heap_t *h, hscope_error *err);
+void hscope__gens_free(hscope__gens *g);
+
+#endif
