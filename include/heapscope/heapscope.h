@@ -1070,6 +1070,31 @@ typedef struct hscope_waste hscope_waste_t;
 #define HSCOPE_WASTE_EMPTY     2
 #define HSCOPE_WASTE_OVERSIZED 3
 
+/**
+ * Kinds of fix (hscope_waste_row.fix_kind, since 0.3), decided from the
+ * row's site (the rule of the tally's "gem" key) and what the dump says
+ * of its objects.  Fixed values.  For code the application does not own,
+ * the fix says whose code it is instead of a change to make.
+ */
+#define HSCOPE_WASTE_FIX_UNTRACED 1 /* no allocation info: no code to name;
+                                       start trace_object_allocations earlier */
+#define HSCOPE_WASTE_FIX_RUBY     2 /* Ruby's own code (<internal:...>) */
+#define HSCOPE_WASTE_FIX_STDLIB   3 /* Ruby's standard library */
+#define HSCOPE_WASTE_FIX_GEM      4 /* a gem's code: report it upstream, or
+                                       cache the result in the application */
+#define HSCOPE_WASTE_FIX_LITERAL  5 /* duplicate string literals (every copy
+                                       chilled, Ruby 3.4+):
+                                       # frozen_string_literal: true */
+#define HSCOPE_WASTE_FIX_INTERN   6 /* duplicates that are no literals (frozen,
+                                       or not chilled in a dump that marks
+                                       literals): -str (String#-@) or a cache */
+#define HSCOPE_WASTE_FIX_INTERN_OR_LITERAL 7 /* duplicates the dump cannot tell
+                                       literal from built (before Ruby 3.4, or
+                                       some copies chilled): -str or a cache;
+                                       the magic comment only for literals */
+#define HSCOPE_WASTE_FIX_LAZY     8 /* empty: allocate lazily or share one */
+#define HSCOPE_WASTE_FIX_RESIZE   9 /* oversized: size the buffer to the data */
+
 /** Grouping (hscope_waste_options.by).  Fixed values. */
 #define HSCOPE_WASTE_BY_SITE 0  /* "file:line" ("(none):0" untraced) */
 #define HSCOPE_WASTE_BY_GEM  1  /* the tally's "gem" key */
@@ -1193,7 +1218,7 @@ typedef struct hscope_waste_row {
     int32_t type;           /* HSCOPE_TYPE_STRING, _ARRAY or _HASH */
     uint32_t reserved;
     const char *key;        /* "file:line" or the gem */
-    const char *fix;        /* a suggested fix, one English sentence */
+    const char *fix;        /* the fix, one English sentence (fix_kind) */
     uint64_t count;         /* objects: copies that would go, empty or
                                oversized objects */
     uint64_t saving;        /* bytes recoverable */
@@ -1205,6 +1230,10 @@ typedef struct hscope_waste_row {
                                hscope_waste_row_value() */
     uint64_t buffer;        /* oversized: buffer bytes */
     uint64_t used;          /* oversized: bytes of content */
+    int32_t fix_kind;       /* HSCOPE_WASTE_FIX_* (since 0.3) */
+    uint32_t reserved2;
+    uint64_t chilled;       /* duplicate: copies that are chilled string
+                               literals (Ruby 3.4+; since 0.3) */
 } hscope_waste_row;
 
 /** Rows, biggest saving first (ties by key, then kind and type). */

@@ -216,8 +216,7 @@ row_details(const hscope_waste_t *w, const hscope__ropts *ro, hscope__out *o,
         snprintf(line, sizeof(line), "buffers of %s for %s of content", a, b);
         detail(o, ro, line);
     }
-    snprintf(line, sizeof(line), "fix: %s", hscope__waste_fix(r->kind, r->type, r->copies,
-                                                               r->frozen));
+    snprintf(line, sizeof(line), "fix: %s", hscope__intern_str(&w->fixes, r->fix));
     detail(o, ro, line);
 }
 
@@ -343,6 +342,7 @@ json_row(hscope__json *j, const hscope_waste_t *w, const hscope__ropts *ro,
         hscope__json_ku64(j, "copies", r->copies);
         hscope__json_ku64(j, "frozen", r->frozen);
         hscope__json_ku64(j, "fstring", r->fstring);
+        hscope__json_ku64(j, "chilled", r->chilled);
         hscope__json_ku64(j, "value_count", r->values);
         hscope__json_key(j, "values");
         hscope__json_arr(j);
@@ -359,7 +359,8 @@ json_row(hscope__json *j, const hscope_waste_t *w, const hscope__ropts *ro,
         hscope__json_ku64(j, "buffer", r->buffer);
         hscope__json_ku64(j, "used", r->used);
     }
-    hscope__json_kstr(j, "fix", hscope__waste_fix(r->kind, r->type, r->copies, r->frozen));
+    hscope__json_kstr(j, "fix", hscope__intern_str(&w->fixes, r->fix));
+    hscope__json_kstr(j, "fix_kind", hscope__waste_fix_kind_name(r->fix_kind));
     hscope__json_end_obj(j);
 }
 

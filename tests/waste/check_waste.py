@@ -309,6 +309,15 @@ def planted(doc, truth):
                 what, g["frozen"], p["frozen"]))
             vals = [x for x in g["values"] if x["value"] == p["value"]]
             check(len(vals) == 1 and vals[0]["count"] == n, what + ": its value")
+            # the fix that works there: Ruby 3.1 marks no literal, so an
+            # unfrozen copy may be a literal or a built string; frozen
+            # copies are no literals; a gem's code is not the app's
+            want_fix = ("gem" if "/gems/wastegem-" in key else
+                        "intern" if p["frozen"] == n else "intern_or_literal")
+            check(g["fix_kind"] == want_fix, "%s: fix_kind %s, expected %s" % (
+                what, g["fix_kind"], want_fix))
+            check((want_fix == "gem") == g["fix"].startswith("gem wastegem's code"),
+                  "%s: fix %r" % (what, g["fix"]))
 
 
 def ctypes_heap_waste(dump):
@@ -368,7 +377,35 @@ def ctypes_heap_waste(dump):
     return json.loads(b"".join(out).decode("utf-8", "surrogateescape"))
 
 
+def advice():
+    """The fix per kind of site on a hand-made Ruby 3.4 dump (the expected
+    kinds are worked out by hand in tests/api/test_waste.c, test_fixes)."""
+    data = os.environ.get("HEAPSCOPE_TEST_DATA", "tests/data")
+    dump = os.path.join(data, "waste-advice.jsonl")
+    doc = jrun("waste", "--top", "0", dump)
+    kinds = {(g["key"].rsplit("/", 1)[-1], g["finding"]): (g["fix_kind"], g.get("chilled"))
+             for g in doc["groups"]}
+    want = {("user.rb:12", "duplicate"): ("literal", 3), ("row.rb:7", "duplicate"): ("intern", 0),
+            ("x.rb:3", "duplicate"): ("intern_or_literal", 1),
+            ("y.rb:4", "duplicate"): ("intern", 0), ("inflector.rb:20", "duplicate"): ("gem", 0),
+            ("inflector.rb:21", "empty"): ("gem", None), ("set.rb:30", "duplicate"): ("stdlib", 0),
+            ("<internal:kernel>:90", "duplicate"): ("ruby", 0),
+            ("(none):0", "duplicate"): ("untraced", 0)}
+    check(kinds == want, "waste advice: fix kinds %r, expected %r" % (kinds, want))
+    text = " ".join(run("waste", dump).out.split())  # the fixes unwrapped
+    for line in ("fix: gem activesupport's code (activesupport-7.1.3), not the app's",
+                 "fix: Ruby's own code (<internal:kernel>), not the app's",
+                 "fix: no allocation info:",
+                 "fix: the copies are string literals (Ruby marks them chilled): add "
+                 "# frozen_string_literal: true"):
+        check(line in text, "waste advice: no %r in the text" % line)
+    # the magic comment is offered at the literal site only
+    check(text.count("add # frozen_string_literal: true") == 1,
+          "waste advice: the magic comment offered where it cannot help")
+
+
 def main():
+    advice()
     if not shutil.which("ruby"):
         print("SKIP: ruby is not installed: the waste tests make their dump with "
               "examples/workloads/waste.rb")
