@@ -1352,6 +1352,10 @@ typedef int32_t (*hscope_write_fn)(void *user_data, const char *data, uint64_t l
  * the objects and say what it retains (HSCOPE_TALLY_SKIP_TRACER).  Since
  * 0.3. */
 #define HSCOPE_REPORT_SKIP_TRACER 0x40u
+/* hscope_heap_write_generations(): keep the objects the dumper allocated
+ * (default: left out and counted in excluded_dumper_objects, the rule of
+ * HSCOPE_TALLY_SKIP_DUMPER).  Since 0.3. */
+#define HSCOPE_REPORT_KEEP_DUMPER 0x80u
 
 /** `top` value meaning every row. */
 #define HSCOPE_TOP_ALL UINT64_MAX
@@ -1520,7 +1524,9 @@ HSCOPE_API hscope_status hscope_heap_write_pprof(const hscope_heap_t *heap, int6
 /**
  * heapy's generation view (kind "generations"): live objects per
  * allocation generation, each with its `top` file:line:class groups, and
- * the objects without allocation info.  Text or JSON.
+ * the objects without allocation info.  The objects the dumper allocated
+ * are left out and counted (since 0.3; HSCOPE_REPORT_KEEP_DUMPER keeps
+ * them).  Text or JSON.
  */
 HSCOPE_API hscope_status hscope_heap_write_generations(hscope_heap_t *heap,
                                                        const hscope_report_options *opts,

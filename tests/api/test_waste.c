@@ -325,6 +325,34 @@ test_fixes(void **state)
                 sizeof(advice_gem) / sizeof(advice_gem[0]), 6);
     check_fixes("waste-small.jsonl", HSCOPE_WASTE_BY_SITE, small_site,
                 sizeof(small_site) / sizeof(small_site[0]), 12);
+    /* JSON: each name one meaning at every level.  app/models/user.rb:12:
+     * "admin" x3 of 40 B, all chilled: 2 go (count), saving 80 (memsize,
+     * saving), its 3 copies are the finding's objects (120 B); its value
+     * there: 3 copies, saving 80.  The empty Array at :21: 1 object, 40 B. */
+    char path[4200];
+    snprintf(path, sizeof(path), "%.*s/waste-advice.jsonl",
+             (int)(strrchr(fixture, '/') - fixture), fixture);
+    hscope_waste_t *w = NULL;
+    hscope_error err = HSCOPE_ERROR_INIT;
+    assert_int_equal(hscope_waste_file(&w, path, NULL, NULL, &err), HSCOPE_OK);
+    sink o = { 0 };
+    hscope_report_options ro = HSCOPE_REPORT_OPTIONS_INIT;
+    ro.format = HSCOPE_FORMAT_JSON;
+    ro.top = HSCOPE_TOP_ALL;
+    assert_int_equal(hscope_waste_write(w, &ro, collect, &o, &err), HSCOPE_OK);
+    assert_non_null(strstr(o.p, "{\"key\":\"app/models/user.rb:12\",\"finding\":\"duplicate\","
+                                "\"type\":\"STRING\",\"count\":2,\"memsize\":80,\"saving\":80,"
+                                "\"objects\":3,\"objects_memsize\":120,\"copies\":3,"
+                                "\"frozen\":0,\"fstring\":0,\"chilled\":3,\"value_count\":1,"));
+    assert_non_null(strstr(o.p, "\"count\":3,\"memsize\":80,\"copies\":3,\"saving\":80}],"
+                                "\"fix\":\"the copies are string literals"));
+    assert_non_null(strstr(o.p, "\"fix_kind\":\"literal\"}"));
+    assert_non_null(strstr(o.p, "inflector.rb:21\",\"finding\":\"empty\",\"type\":\"ARRAY\","
+                                "\"count\":1,\"memsize\":40,\"saving\":40,\"objects\":1,"
+                                "\"objects_memsize\":40,\"fix\":\"gem activesupport's code"));
+    assert_non_null(strstr(o.p, "\"empty\":{\"count\":1,\"memsize\":40,\"saving\":40}"));
+    free(o.p);
+    hscope_waste_free(w);
 }
 
 static void
