@@ -1086,6 +1086,31 @@ typedef struct hscope_waste hscope_waste_t;
 #define HSCOPE_WASTE_EMPTY     2
 #define HSCOPE_WASTE_OVERSIZED 3
 
+/**
+ * Kinds of fix (hscope_waste_row.fix_kind, since 0.3), decided from the
+ * row's site (the rule of the tally's "gem" key) and what the dump says
+ * of its objects.  Fixed values.  For code the application does not own,
+ * the fix says whose code it is instead of a change to make.
+ */
+#define HSCOPE_WASTE_FIX_UNTRACED 1 /* no allocation info: no code to name;
+                                       start trace_object_allocations earlier */
+#define HSCOPE_WASTE_FIX_RUBY     2 /* Ruby's own code (<internal:...>) */
+#define HSCOPE_WASTE_FIX_STDLIB   3 /* Ruby's standard library */
+#define HSCOPE_WASTE_FIX_GEM      4 /* a gem's code: report it upstream, or
+                                       cache the result in the application */
+#define HSCOPE_WASTE_FIX_LITERAL  5 /* duplicate string literals (every copy
+                                       chilled, Ruby 3.4+):
+                                       # frozen_string_literal: true */
+#define HSCOPE_WASTE_FIX_INTERN   6 /* duplicates that are no literals (frozen,
+                                       or not chilled in a dump that marks
+                                       literals): -str (String#-@) or a cache */
+#define HSCOPE_WASTE_FIX_INTERN_OR_LITERAL 7 /* duplicates the dump cannot tell
+                                       literal from built (before Ruby 3.4, or
+                                       some copies chilled): -str or a cache;
+                                       the magic comment only for literals */
+#define HSCOPE_WASTE_FIX_LAZY     8 /* empty: allocate lazily or share one */
+#define HSCOPE_WASTE_FIX_RESIZE   9 /* oversized: size the buffer to the data */
+
 /** Grouping (hscope_waste_options.by).  Fixed values. */
 #define HSCOPE_WASTE_BY_SITE 0  /* "file:line" ("(none):0" untraced) */
 #define HSCOPE_WASTE_BY_GEM  1  /* the tally's "gem" key */
@@ -1209,7 +1234,7 @@ typedef struct hscope_waste_row {
     int32_t type;           /* HSCOPE_TYPE_STRING, _ARRAY or _HASH */
     uint32_t reserved;
     const char *key;        /* "file:line" or the gem */
-    const char *fix;        /* a suggested fix, one English sentence */
+    const char *fix;        /* the fix, one English sentence (fix_kind) */
     uint64_t count;         /* objects: copies that would go, empty or
                                oversized objects */
     uint64_t saving;        /* bytes recoverable */
@@ -1221,6 +1246,10 @@ typedef struct hscope_waste_row {
                                hscope_waste_row_value() */
     uint64_t buffer;        /* oversized: buffer bytes */
     uint64_t used;          /* oversized: bytes of content */
+    int32_t fix_kind;       /* HSCOPE_WASTE_FIX_* (since 0.3) */
+    uint32_t reserved2;
+    uint64_t chilled;       /* duplicate: copies that are chilled string
+                               literals (Ruby 3.4+; since 0.3) */
 } hscope_waste_row;
 
 /** Rows, biggest saving first (ties by key, then kind and type). */
@@ -1323,6 +1352,10 @@ typedef int32_t (*hscope_write_fn)(void *user_data, const char *data, uint64_t l
  * the objects and say what it retains (HSCOPE_TALLY_SKIP_TRACER).  Since
  * 0.3. */
 #define HSCOPE_REPORT_SKIP_TRACER 0x40u
+/* hscope_heap_write_generations(): keep the objects the dumper allocated
+ * (default: left out and counted in excluded_dumper_objects, the rule of
+ * HSCOPE_TALLY_SKIP_DUMPER).  Since 0.3. */
+#define HSCOPE_REPORT_KEEP_DUMPER 0x80u
 
 /** `top` value meaning every row. */
 #define HSCOPE_TOP_ALL UINT64_MAX
@@ -1491,7 +1524,9 @@ HSCOPE_API hscope_status hscope_heap_write_pprof(const hscope_heap_t *heap, int6
 /**
  * heapy's generation view (kind "generations"): live objects per
  * allocation generation, each with its `top` file:line:class groups, and
- * the objects without allocation info.  Text or JSON.
+ * the objects without allocation info.  The objects the dumper allocated
+ * are left out and counted (since 0.3; HSCOPE_REPORT_KEEP_DUMPER keeps
+ * them).  Text or JSON.
  */
 HSCOPE_API hscope_status hscope_heap_write_generations(hscope_heap_t *heap,
                                                        const hscope_report_options *opts,

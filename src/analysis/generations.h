@@ -15,8 +15,12 @@ typedef struct hscope__gens {
     uint32_t *value;
     size_t ngens;
     uint64_t untraced, untraced_memsize;
+    uint64_t excluded;          /* the dumper's objects left out */
 } hscope__gens;
-hscope_status hscope__gens_compute(hscope__gens *g, hscope_heap_t *h, hscope_error *err);
+/* Unless keep_dumper, the objects the dumper allocated (origin.c's rule)
+ * are left out and counted in g->excluded. */
+hscope_status hscope__gens_compute(hscope__gens *g, hscope_heap_t *h, int keep_dumper,
+                                   hscope_error *err);
 void hscope__gens_free(hscope__gens *g);
 
 #endif

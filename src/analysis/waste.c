@@ -464,6 +464,7 @@ add_string(hscope__wsrc *s, const hscope__wobj *o, hscope_error *err)
 {
     hscope__wtot *t = &s->tot;
     const hscope__wcfg *c = &s->a->cfg;
+    t->chilled += (o->flags & HSCOPE_FLAG_CHILLED) != 0;
     if (o->flags & HSCOPE_FLAG_SHARED) {
         t->shared_n++;
         t->shared_m = hscope__sat_add(t->shared_m, o->memsize);
@@ -658,8 +659,10 @@ count_copy(hscope__wacc *a, size_t ei, uint32_t file, uint32_t line, uint64_t me
            uint16_t flags, hscope_error *err)
 {
     hscope__wvent *e = &a->v[ei];
+    int fs = (flags & HSCOPE_FLAG_FSTRING) != 0, ch = (flags & HSCOPE_FLAG_CHILLED) != 0;
     if ((e->n == 0 || (e->file == file && e->line == line)) && e->n < UINT32_MAX &&
-        memsize <= UINT32_MAX) {
+        memsize <= UINT32_MAX && !(fs && e->fstring == UINT16_MAX) &&
+        !(ch && e->chilled == UINT16_MAX)) {
         if (e->n++ == 0) {
             e->file = file;
             e->line = line;
@@ -668,7 +671,8 @@ count_copy(hscope__wacc *a, size_t ei, uint32_t file, uint32_t line, uint64_t me
         if (memsize > e->maxmem)
             e->maxmem = (uint32_t)memsize;
         e->frozen += (flags & HSCOPE_FLAG_FROZEN) != 0;
-        e->fstring += (flags & HSCOPE_FLAG_FSTRING) != 0;
+        e->fstring = (uint16_t)(e->fstring + fs);
+        e->chilled = (uint16_t)(e->chilled + ch);
         return HSCOPE_OK;
     }
     size_t i = 0;
@@ -681,7 +685,8 @@ count_copy(hscope__wacc *a, size_t ei, uint32_t file, uint32_t line, uint64_t me
     if (memsize > g->maxmem)
         g->maxmem = memsize;
     g->frozen += (flags & HSCOPE_FLAG_FROZEN) != 0;
-    g->fstring += (flags & HSCOPE_FLAG_FSTRING) != 0;
+    g->fstring += (uint64_t)fs;
+    g->chilled += (uint64_t)ch;
     return HSCOPE_OK;
 }
 
@@ -783,9 +788,11 @@ static void
 tot_add(hscope__wtot *d, const hscope__wtot *s)
 {
     uint64_t *y[] = { &d->objects, &d->memsize, &d->shared_n, &d->shared_m, &d->noval_n,
-                      &d->noval_m, &d->trunc_n, &d->trunc_m, &d->candidates, &d->values };
+                      &d->noval_m, &d->trunc_n, &d->trunc_m, &d->candidates, &d->values,
+                      &d->chilled };
     const uint64_t x[] = { s->objects, s->memsize, s->shared_n, s->shared_m, s->noval_n,
-                           s->noval_m, s->trunc_n, s->trunc_m, s->candidates, s->values };
+                           s->noval_m, s->trunc_n, s->trunc_m, s->candidates, s->values,
+                           s->chilled };
     for (size_t i = 0; i < sizeof(x) / sizeof(x[0]); i++)
         *y[i] = hscope__sat_add(*y[i], x[i]);
 }

@@ -94,6 +94,9 @@ typedef struct hscope__wrow {
     uint64_t copies, frozen, fstring, values;
     uint64_t buffer, used;
     uint64_t vfirst;              /* its values: vrefs[vfirst..+values) */
+    uint64_t chilled;             /* duplicate: copies that are chilled */
+    uint32_t fix;                 /* its fix: string id in fixes */
+    int32_t fix_kind;             /* HSCOPE_WASTE_FIX_* */
 } hscope__wrow;
 
 typedef struct hscope__wval {
@@ -121,13 +124,20 @@ struct hscope_waste {
     size_t nvals;
     hscope__wref *vrefs, *srefs;  /* row -> values, value -> sites */
     int by;
+    uint64_t chilled;             /* chilled strings in the dump: Ruby 3.4+
+                                     marks its literals */
+    hscope__intern fixes;         /* the rows' fix sentences */
     hscope_waste_totals tot;
     hscope_load_stats stats;
     uint64_t skipped[HSCOPE_SKIP__COUNT];
 };
 
-/* The suggested fix of a finding (a static sentence). */
-const char *hscope__waste_fix(int kind, int type, uint64_t copies, uint64_t frozen);
+/* The fix of every row (waste_fix.c): its kind and sentence, decided
+ * from the row's site (no allocation info, Ruby's own code, its library,
+ * a gem, the application) and what the dump says of its objects. */
+hscope_status hscope__waste_fixes(hscope_waste_t *w, hscope_error *err);
+/* The name of a HSCOPE_WASTE_FIX_* kind ("literal", "gem", ...). */
+const char *hscope__waste_fix_kind_name(int fix_kind);
 
 /* hscope_waste_options_init, hscope_waste_totals_init, hscope_waste_free
  * (waste_build.c). */

@@ -33,7 +33,8 @@ typedef struct hscope__wvent {
     uint32_t n;       /* copies counted there */
     uint32_t maxmem;  /* the largest (saturates) */
     uint64_t mem;     /* their memsize */
-    uint32_t frozen, fstring;
+    uint32_t frozen;
+    uint16_t fstring, chilled; /* copies at a full count go to gs */
 } hscope__wvent;
 
 #define HSCOPE__WREP_INLINE 0x80000000u /* a representative of <= 16 bytes
@@ -43,7 +44,7 @@ typedef struct hscope__wvent {
 /* Copies of a group at a site other than its entry's. */
 typedef struct hscope__wgs {
     uint32_t grp, file, line, pad;
-    uint64_t count, memsize, maxmem, frozen, fstring;
+    uint64_t count, memsize, maxmem, frozen, fstring, chilled;
 } hscope__wgs;
 
 /* Empty or oversized objects of one kind and type at one site. */
@@ -64,6 +65,7 @@ typedef struct hscope__wftab {
 typedef struct hscope__wtot {
     uint64_t objects, memsize, shared_n, shared_m, noval_n, noval_m, trunc_n, trunc_m;
     uint64_t candidates, values;
+    uint64_t chilled;         /* chilled strings (Ruby 3.4+ literals) */
 } hscope__wtot;
 
 /* A string of a source waiting for the accumulator (its bytes at voff in

@@ -23,7 +23,7 @@
 /* Copies of one value under one key (site or gem), while building. */
 typedef struct vkey {
     uint32_t val, key;
-    uint64_t copies, memsize, maxmem, frozen, fstring;
+    uint64_t copies, memsize, maxmem, frozen, fstring, chilled;
     uint64_t freed, saving;
 } vkey;
 
@@ -277,7 +277,8 @@ build_values(build *B)
             const hscope__wvent *e = &a->v[a->g[i]];
             s = (hscope__wgs){ .grp = (uint32_t)i, .file = e->file, .line = e->line,
                                .count = e->n, .memsize = e->mem, .maxmem = e->maxmem,
-                               .frozen = e->frozen, .fstring = e->fstring };
+                               .frozen = e->frozen, .fstring = e->fstring,
+                               .chilled = e->chilled };
         } else
             s = a->gs[i - a->ng];
         uint32_t val = B->gval[s.grp], key = 0;
@@ -291,6 +292,7 @@ build_values(build *B)
             k->maxmem = s.maxmem;
         k->frozen += s.frozen;
         k->fstring += s.fstring;
+        k->chilled += s.chilled;
     }
     return st;
 }
@@ -513,6 +515,7 @@ add_row(hscope__wrow *d, const hscope__wrow *s)
     d->copies += s->copies;
     d->frozen += s->frozen;
     d->fstring += s->fstring;
+    d->chilled += s->chilled;
     d->values += s->values;
     d->buffer = hscope__sat_add(d->buffer, s->buffer);
     d->used = hscope__sat_add(d->used, s->used);
@@ -564,6 +567,7 @@ duplicate_rows(build *B, trow *t, size_t *n, trow *by_key)
         r->copies += k->copies;
         r->frozen += k->frozen;
         r->fstring += k->fstring;
+        r->chilled += k->chilled;
         r->values++;
     }
     for (size_t key = 1; key < B->w->keys.count; key++)
@@ -789,6 +793,9 @@ hscope__waste_finish(hscope_waste_t **out, hscope__wacc *a, const hscope__intern
         st = finish_rows(&B);
     if (st == HSCOPE_OK)
         totals(&B);
+    w->chilled = a->tot.chilled;
+    if (st == HSCOPE_OK)
+        st = hscope__waste_fixes(w, err);
     void *tmp[] = { B.buf, B.kc, B.kcv, B.rank, B.gval, B.vk, B.vkt, B.fkey };
     for (size_t i = 0; i < sizeof(tmp) / sizeof(tmp[0]); i++)
         hscope__free(&w->mem, tmp[i]);
@@ -826,6 +833,8 @@ hscope__waste_free(hscope_waste_t *w)
     hscope__mem m = w->mem;
     void *p[] = { w->varena, w->rows, w->vals, w->vrefs, w->srefs };
     hscope__intern_free(&w->keys);
+    if (w->fixes.mem)
+        hscope__intern_free(&w->fixes);
     for (size_t i = 0; i < sizeof(p) / sizeof(p[0]); i++)
         hscope__free(&w->mem, p[i]);
     hscope__free(&m, w);
@@ -837,8 +846,9 @@ hscope__waste_memory(const hscope_waste_t *w)
     if (!w)
         return 0;
     const hscope__intern *k = &w->keys;
-    const void *b[] = { k->arena, k->off, k->len, k->table, k->hash, w->varena,
-                        w->rows, w->vals, w->vrefs, w->srefs, w };
+    const hscope__intern *f = &w->fixes;
+    const void *b[] = { k->arena, k->off, k->len, k->table, k->hash, f->arena, f->off, f->len,
+                        f->table, f->hash, w->varena, w->rows, w->vals, w->vrefs, w->srefs, w };
     return hscope__msize_sum(b, sizeof(b) / sizeof(b[0]));
 }
 
@@ -866,34 +876,4 @@ hscope__wcfg_read(const hscope_waste_options *in, hscope__wcfg *out, hscope_erro
     out->ratio = o.ratio ? o.ratio : 4;
     out->min_slack = o.min_slack ? o.min_slack : 256;
     return HSCOPE_OK;
-}
-
-const char *
-hscope__waste_fix(int kind, int type, uint64_t copies, uint64_t frozen)
-{
-    switch (kind) {
-    case HSCOPE_WASTE_DUPLICATE:
-        if (copies && frozen == copies)
-            return "the copies are frozen but not deduplicated: intern them with -str "
-                   "(String#-@), or reuse one constant";
-        return "freeze the literal (# frozen_string_literal: true), use a Symbol, or "
-               "deduplicate with -str (String#-@)";
-    case HSCOPE_WASTE_EMPTY:
-        if (type == HSCOPE_TYPE_STRING)
-            return "use one frozen empty string (\"\" with # frozen_string_literal: true), or "
-                   "allocate lazily";
-        return type == HSCOPE_TYPE_HASH
-                   ? "allocate lazily (@h ||= {}), or share one frozen empty Hash"
-                   : "allocate lazily (@a ||= []), or share one frozen empty Array";
-    default:
-        if (type == HSCOPE_TYPE_STRING)
-            return "the buffer is far larger than the content (String.new(capacity:) too "
-                   "big, or a read buffer kept): size the capacity to the data, or keep a "
-                   "right-sized copy";
-        return type == HSCOPE_TYPE_HASH
-                   ? "the table stayed sized for entries since deleted: build a new Hash of "
-                     "what remains instead of deleting from a big one"
-                   : "the buffer stayed sized for elements since removed (or was preallocated "
-                     "too big): build the Array at its final size, or keep a fresh copy";
-    }
 }

@@ -109,7 +109,8 @@ hscope_waste_row_get(const hscope_waste_t *w, uint64_t i, hscope_waste_row *row)
     hscope_waste_row full = {
         .size = sizeof(full), .kind = r->kind, .type = r->type,
         .key = hscope__intern_str(&w->keys, r->key),
-        .fix = hscope__waste_fix(r->kind, r->type, r->copies, r->frozen),
+        .fix = hscope__intern_str(&w->fixes, r->fix), .fix_kind = r->fix_kind,
+        .chilled = r->chilled,
         .count = r->count, .saving = r->saving, .memsize = r->memsize,
         .copies = r->copies, .frozen = r->frozen, .fstring = r->fstring,
         .values = r->values, .buffer = r->buffer, .used = r->used,

@@ -62,7 +62,7 @@ waste_places(hscope__out *o, const hscope_waste_t *w, uint64_t top)
         hscope__html_td_count(o, r->count);
         hscope__html_td_bytes(o, r->saving);
         hscope__html_td_bytes(o, r->memsize);
-        hscope__html_td_text(o, hscope__waste_fix(r->kind, r->type, r->copies, r->frozen), NULL);
+        hscope__html_td_text(o, hscope__intern_str(&w->fixes, r->fix), NULL);
         hscope__out_puts(o, "</tr>\n");
     }
     hscope__out_puts(o, "</tbody></table>\n");

@@ -72,6 +72,7 @@ head(hscope__out *o, hscope__json *w, const hscope__ropts *ro, hscope_heap_t *h,
         hscope__json_dumps_of_heap(w, ro, h, 0);
         hscope__json_kstr(w, "by", SITE_KEY);
         hscope__json_kcm(w, "untraced", gs->untraced, gs->untraced_memsize);
+        hscope__json_ku64(w, "excluded_dumper_objects", gs->excluded);
         hscope__json_ku64(w, "generation_count", gs->ngens);
         hscope__json_key(w, "generations");
         hscope__json_arr(w);
@@ -84,6 +85,7 @@ head(hscope__out *o, hscope__json *w, const hscope__ropts *ro, hscope_heap_t *h,
     hscope__fmt_bytes((double)gs->untraced_memsize, b, sizeof(b));
     hscope__out_printf(o, "%s%s%s without allocation info (%s)\n", name ? name : "",
                        name ? ": " : "", a, b);
+    hscope__text_excluded(o, gs->excluded);
     if (gs->ngens)
         hscope__out_printf(o, "\n%10s %10s %10s  top sites (%s)\n", "generation", "count",
                            "memsize", SITE_KEY);
@@ -94,7 +96,7 @@ hscope__generations_write(hscope_heap_t *h, const hscope__ropts *ro, hscope__out
                           hscope_error *err)
 {
     hscope__gens gs;
-    hscope_status st = hscope__gens_compute(&gs, h, err);
+    hscope_status st = hscope__gens_compute(&gs, h, (ro->flags & HSCOPE_REPORT_KEEP_DUMPER) != 0, err);
     if (st != HSCOPE_OK)
         return st;
     hscope__warnings ws;

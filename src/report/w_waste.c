@@ -223,8 +223,7 @@ row_details(const hscope_waste_t *w, const hscope__ropts *ro, hscope__out *o,
         snprintf(line, sizeof(line), "buffers of %s for %s of content", a, b);
         detail(o, ro, line);
     }
-    snprintf(line, sizeof(line), "fix: %s", hscope__waste_fix(r->kind, r->type, r->copies,
-                                                               r->frozen));
+    snprintf(line, sizeof(line), "fix: %s", hscope__intern_str(&w->fixes, r->fix));
     detail(o, ro, line);
 }
 
@@ -345,11 +344,14 @@ json_row(hscope__json *j, const hscope_waste_t *w, const hscope__ropts *ro,
     hscope__json_kstr(j, "type", hscope__waste_type_name(r->type));
     hscope__json_ku64(j, "count", r->count);
     hscope__json_ku64(j, "memsize", r->saving);
+    hscope__json_ku64(j, "saving", r->saving);
+    hscope__json_ku64(j, "objects", r->kind == HSCOPE_WASTE_DUPLICATE ? r->copies : r->count);
     hscope__json_ku64(j, "objects_memsize", r->memsize);
     if (r->kind == HSCOPE_WASTE_DUPLICATE) {
         hscope__json_ku64(j, "copies", r->copies);
         hscope__json_ku64(j, "frozen", r->frozen);
         hscope__json_ku64(j, "fstring", r->fstring);
+        hscope__json_ku64(j, "chilled", r->chilled);
         hscope__json_ku64(j, "value_count", r->values);
         hscope__json_key(j, "values");
         hscope__json_arr(j);
@@ -359,6 +361,8 @@ json_row(hscope__json *j, const hscope_waste_t *w, const hscope__ropts *ro,
             json_value_id(j, w, &w->vals[x->idx], ro->flags);
             hscope__json_ku64(j, "count", x->copies);
             hscope__json_ku64(j, "memsize", x->saving);
+            hscope__json_ku64(j, "copies", x->copies);
+            hscope__json_ku64(j, "saving", x->saving);
             hscope__json_end_obj(j);
         }
         hscope__json_end_arr(j);
@@ -366,7 +370,8 @@ json_row(hscope__json *j, const hscope_waste_t *w, const hscope__ropts *ro,
         hscope__json_ku64(j, "buffer", r->buffer);
         hscope__json_ku64(j, "used", r->used);
     }
-    hscope__json_kstr(j, "fix", hscope__waste_fix(r->kind, r->type, r->copies, r->frozen));
+    hscope__json_kstr(j, "fix", hscope__intern_str(&w->fixes, r->fix));
+    hscope__json_kstr(j, "fix_kind", hscope__waste_fix_kind_name(r->fix_kind));
     hscope__json_end_obj(j);
 }
 
@@ -378,6 +383,8 @@ json_value(hscope__json *j, const hscope_waste_t *w, const hscope__ropts *ro,
     json_value_id(j, w, v, ro->flags);
     hscope__json_ku64(j, "count", v->copies);
     hscope__json_ku64(j, "memsize", v->saving);
+    hscope__json_ku64(j, "copies", v->copies);
+    hscope__json_ku64(j, "saving", v->saving);
     hscope__json_ku64(j, "objects_memsize", v->memsize);
     hscope__json_ku64(j, "frozen", v->frozen);
     hscope__json_ku64(j, "fstring", v->fstring);
@@ -390,6 +397,8 @@ json_value(hscope__json *j, const hscope_waste_t *w, const hscope__ropts *ro,
         hscope__json_kstr(j, "key", key_text(w, x->idx));
         hscope__json_ku64(j, "count", x->copies);
         hscope__json_ku64(j, "memsize", x->saving);
+        hscope__json_ku64(j, "copies", x->copies);
+        hscope__json_ku64(j, "saving", x->saving);
         hscope__json_end_obj(j);
     }
     hscope__json_end_arr(j);
@@ -419,6 +428,19 @@ gather_warnings(const hscope_waste_t *w, const hscope__ropts *ro, hscope__warnin
                      "first copies could not be read back and are not counted");
 }
 
+/* An empty or oversized finding's total: count and memsize (the saving,
+ * as since 0.2), and saving under its own name. */
+static void
+json_finding(hscope__json *j, const char *name, uint64_t count, uint64_t saving)
+{
+    hscope__json_key(j, name);
+    hscope__json_obj(j);
+    hscope__json_ku64(j, "count", count);
+    hscope__json_ku64(j, "memsize", saving);
+    hscope__json_ku64(j, "saving", saving);
+    hscope__json_end_obj(j);
+}
+
 static void
 waste_json(const hscope_waste_t *w, const hscope__ropts *ro, const hscope__warnings *ws,
            hscope__out *o)
@@ -434,6 +456,7 @@ waste_json(const hscope_waste_t *w, const hscope__ropts *ro, const hscope__warni
     hscope__json_obj(&j);
     hscope__json_ku64(&j, "count", t->count);
     hscope__json_ku64(&j, "memsize", t->saving);
+    hscope__json_ku64(&j, "saving", t->saving);
     hscope__json_key(&j, "share");
     hscope__json_f64(&j, t->memsize ? (double)t->saving / (double)t->memsize : 0.0, 6);
     hscope__json_end_obj(&j);
@@ -443,11 +466,12 @@ waste_json(const hscope_waste_t *w, const hscope__ropts *ro, const hscope__warni
     hscope__json_obj(&j);
     hscope__json_ku64(&j, "count", t->duplicate_count);
     hscope__json_ku64(&j, "memsize", t->duplicate_saving);
+    hscope__json_ku64(&j, "saving", t->duplicate_saving);
     hscope__json_ku64(&j, "copies", t->duplicate_copies);
     hscope__json_ku64(&j, "value_count", t->duplicate_values);
     hscope__json_end_obj(&j);
-    hscope__json_kcm(&j, "empty", t->empty_count, t->empty_saving);
-    hscope__json_kcm(&j, "oversized", t->oversized_count, t->oversized_saving);
+    json_finding(&j, "empty", t->empty_count, t->empty_saving);
+    json_finding(&j, "oversized", t->oversized_count, t->oversized_saving);
     hscope__json_end_obj(&j);
     hscope__json_key(&j, "not_compared");
     hscope__json_obj(&j);

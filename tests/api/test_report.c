@@ -425,7 +425,7 @@ test_generations(void **state)
     assert_int_equal(hscope_heap_write_generations(h, &o, collect, &s, NULL), HSCOPE_OK);
     /* untraced: the 3 root classes and 0x7000: 100 * 3 + 48 */
     assert_has(&s, "\"by\":\"file:line:class\",\"untraced\":{\"count\":4,\"memsize\":348},"
-                   "\"generation_count\":3,\"generations\":["
+                   "\"excluded_dumper_objects\":0,\"generation_count\":3,\"generations\":["
                    "{\"generation\":1,\"count\":1,\"memsize\":500,\"group_count\":1,\"groups\":["
                    "{\"key\":\"app/controllers/posts_controller.rb:3:Class\",\"count\":1,"
                    "\"memsize\":500}]},"
@@ -458,6 +458,55 @@ test_generations(void **state)
     assert_has(&s, "\"generations\":[{\"generation\":4294967294,\"count\":1,");
     free(s.p);
     hscope_heap_free(g);
+    hscope_heap_free(h);
+}
+
+/*
+ * The dumper's own objects are left out of the generations, counted and
+ * said, as by tally (origin.c's rule: method dump_all, or objspace.rb),
+ * unless HSCOPE_REPORT_KEEP_DUMPER.  By hand: generation 3 holds two
+ * app.rb:1 Strings (80 B); generation 4 an app.rb:2 Array (80 B), and the
+ * dumper's objspace.rb String (40 B) and x.rb:3 dump_all Hash (160 B);
+ * one untraced Object (40 B).
+ */
+static const char gens_dumper[] =
+    "{\"address\":\"0x10\",\"type\":\"STRING\",\"file\":\"app.rb\",\"line\":1,"
+    "\"generation\":3,\"memsize\":40}\n"
+    "{\"address\":\"0x38\",\"type\":\"STRING\",\"file\":\"app.rb\",\"line\":1,"
+    "\"generation\":3,\"memsize\":40}\n"
+    "{\"address\":\"0x60\",\"type\":\"ARRAY\",\"file\":\"app.rb\",\"line\":2,"
+    "\"generation\":4,\"memsize\":80}\n"
+    "{\"address\":\"0x88\",\"type\":\"STRING\",\"file\":\"/usr/lib/ruby/3.1.0/objspace.rb\","
+    "\"line\":87,\"method\":\"dump_all\",\"generation\":4,\"memsize\":40}\n"
+    "{\"address\":\"0xb0\",\"type\":\"HASH\",\"file\":\"x.rb\",\"line\":3,"
+    "\"method\":\"dump_all\",\"generation\":4,\"memsize\":160}\n"
+    "{\"address\":\"0xd8\",\"type\":\"OBJECT\",\"memsize\":40}\n";
+
+static void
+test_generations_dumper(void **state)
+{
+    (void)state;
+    hscope_heap_t *h = load_text(gens_dumper, 0);
+    sink s = { 0 };
+    hscope_report_options o = ropts(HSCOPE_FORMAT_JSON, 0);
+    assert_int_equal(hscope_heap_write_generations(h, &o, collect, &s, NULL), HSCOPE_OK);
+    assert_has(&s, "\"untraced\":{\"count\":1,\"memsize\":40},\"excluded_dumper_objects\":2,"
+                   "\"generation_count\":2,\"generations\":["
+                   "{\"generation\":3,\"count\":2,\"memsize\":80,");
+    assert_has(&s, "{\"generation\":4,\"count\":1,\"memsize\":80,\"group_count\":1,");
+    free(s.p);
+    memset(&s, 0, sizeof(s));
+    o.flags |= HSCOPE_REPORT_KEEP_DUMPER;
+    assert_int_equal(hscope_heap_write_generations(h, &o, collect, &s, NULL), HSCOPE_OK);
+    assert_has(&s, "\"excluded_dumper_objects\":0,");
+    assert_has(&s, "{\"generation\":4,\"count\":3,\"memsize\":280,\"group_count\":3,");
+    free(s.p);
+    memset(&s, 0, sizeof(s));
+    o = ropts(HSCOPE_FORMAT_TEXT, 0);
+    assert_int_equal(hscope_heap_write_generations(h, &o, collect, &s, NULL), HSCOPE_OK);
+    assert_has(&s, "1 object without allocation info (40 B)\n"
+                   "left out: 2 objects allocated by the dumper itself\n");
+    free(s.p);
     hscope_heap_free(h);
 }
 
@@ -916,7 +965,7 @@ test_options_and_sink(void **state)
     assert_int_equal(hscope_domtree_write_retained(t, &o, collect, &s, &err),
                      HSCOPE_ERR_UNSUPPORTED);
     /* unknown flags; a size not set; a newer struct with a non-zero tail */
-    o = ropts(0, 0x80);
+    o = ropts(0, 0x100);
     assert_int_equal(hscope_heap_write_generations(h, &o, collect, &s, &err),
                      HSCOPE_ERR_UNSUPPORTED);
     o = ropts(0, 0);
@@ -1101,6 +1150,7 @@ main(void)
         cmocka_unit_test(test_formats_and_damage_text),
         cmocka_unit_test(test_objects),
         cmocka_unit_test(test_generations),
+        cmocka_unit_test(test_generations_dumper),
         cmocka_unit_test(test_dominators),
         cmocka_unit_test(test_folded_and_retained),
         cmocka_unit_test(test_domtree_tally),

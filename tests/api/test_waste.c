@@ -209,6 +209,152 @@ check_values(const hscope_waste_t *w)
     assert_int_equal(hscope_waste_row_value(w, 0, 0, &value, NULL, NULL), HSCOPE_ERR_NOT_FOUND);
 }
 
+/*
+ * The fix of each place follows what the dump says there.
+ * waste-advice.jsonl (hand-made, Ruby 3.4 records: it has chilled
+ * strings, so the dump marks literals), each value 40 B a copy, at one
+ * site each:
+ *   app/models/user.rb:12 "admin" x3, all chilled      -> literal
+ *   app/views/row.rb:7    "row-1" x2, none chilled      -> intern (built)
+ *   app/x.rb:3            "mix" x2, one chilled         -> intern_or_literal
+ *   app/y.rb:4            "fz" x2, both frozen          -> intern
+ *   .../gems/activesupport-7.1.3/...:20 x2, :21 empty Array -> gem
+ *   /usr/lib/ruby/3.4.0/set.rb:30 x2                    -> stdlib
+ *   <internal:kernel>:90 x2                             -> ruby
+ *   no file x2                                          -> untraced
+ * By gem, the application's four sites are one row "(app)": 9 copies, 4
+ * chilled (3 + 1): some literals, some not -> intern_or_literal.
+ * waste-small.jsonl has no chilled string (before Ruby 3.4): its
+ * unfrozen duplicates cannot be told literal from built.
+ */
+typedef struct want_fix {
+    const char *key;
+    int kind, fix_kind;
+    uint64_t copies, chilled;
+    const char *has, *hasnt; /* in the fix, and not in it (NULL: no check) */
+} want_fix;
+
+#define GEMF "/home/u/.gem/ruby/3.4.0/gems/activesupport-7.1.3/lib/active_support/inflector.rb"
+
+static const want_fix advice_site[] = {
+    { "app/models/user.rb:12", D, HSCOPE_WASTE_FIX_LITERAL, 3, 3,
+      "add # frozen_string_literal: true", "-str" },
+    { "app/views/row.rb:7", D, HSCOPE_WASTE_FIX_INTERN, 2, 0, "-str (String#-@)",
+      "at the top of the file" },
+    { "app/x.rb:3", D, HSCOPE_WASTE_FIX_INTERN_OR_LITERAL, 2, 1, "1 of 2 copies", NULL },
+    { "app/y.rb:4", D, HSCOPE_WASTE_FIX_INTERN, 2, 0, "frozen but not deduplicated",
+      "frozen_string_literal" },
+    { GEMF ":20", D, HSCOPE_WASTE_FIX_GEM, 2, 0, "gem activesupport's code (activesupport-7.1.3)",
+      "frozen_string_literal" },
+    { GEMF ":21", E, HSCOPE_WASTE_FIX_GEM, 0, 0, "report it upstream", "lazily" },
+    { "/usr/lib/ruby/3.4.0/set.rb:30", D, HSCOPE_WASTE_FIX_STDLIB, 2, 0,
+      "standard library", "frozen_string_literal" },
+    { "<internal:kernel>:90", D, HSCOPE_WASTE_FIX_RUBY, 2, 0, "Ruby's own code (<internal:kernel>)",
+      "frozen_string_literal" },
+    { "(none):0", D, HSCOPE_WASTE_FIX_UNTRACED, 2, 0, "trace_object_allocations",
+      "frozen_string_literal" },
+};
+
+static const want_fix advice_gem[] = {
+    { "(app)", D, HSCOPE_WASTE_FIX_INTERN_OR_LITERAL, 9, 4, "4 of 9 copies", NULL },
+    { "activesupport-7.1.3", D, HSCOPE_WASTE_FIX_GEM, 2, 0, "gem activesupport's code", NULL },
+    { "activesupport-7.1.3", E, HSCOPE_WASTE_FIX_GEM, 0, 0, "gem activesupport's code", NULL },
+    { "(stdlib)", D, HSCOPE_WASTE_FIX_STDLIB, 2, 0, "standard library", NULL },
+    { "(ruby)", D, HSCOPE_WASTE_FIX_RUBY, 2, 0, "Ruby's own code", NULL },
+    { "(none)", D, HSCOPE_WASTE_FIX_UNTRACED, 2, 0, "no allocation info", NULL },
+};
+
+static const want_fix small_site[] = {
+    { "a.rb:1", D, HSCOPE_WASTE_FIX_INTERN_OR_LITERAL, 2, 0, "cannot tell a literal", NULL },
+    { "b.rb:2", D, HSCOPE_WASTE_FIX_INTERN, 1, 0, "frozen but not deduplicated", NULL },
+    { "(none):0", E, HSCOPE_WASTE_FIX_UNTRACED, 0, 0, "no allocation info", "lazily" },
+    { "f.rb:7", E, HSCOPE_WASTE_FIX_LAZY, 0, 0, "-\"\"", "frozen_string_literal" },
+    { "g.rb:9", E, HSCOPE_WASTE_FIX_LAZY, 0, 0, "@h ||= {}", NULL },
+    { "h.rb:10", O, HSCOPE_WASTE_FIX_RESIZE, 0, 0, "capacity", NULL },
+};
+
+static void
+check_fixes(const char *file, uint32_t by, const want_fix *want, size_t n, size_t rows)
+{
+    char path[4200];
+    snprintf(path, sizeof(path), "%.*s/%s", (int)(strrchr(fixture, '/') - fixture), fixture,
+             file);
+    hscope_waste_options wo = HSCOPE_WASTE_OPTIONS_INIT;
+    wo.by = by;
+    hscope_error err = HSCOPE_ERROR_INIT;
+    hscope_waste_t *w = NULL;
+    assert_int_equal(hscope_waste_file(&w, path, NULL, &wo, &err), HSCOPE_OK);
+    assert_int_equal(hscope_waste_row_count(w), rows);
+    for (size_t k = 0; k < n; k++) {
+        int found = 0;
+        for (uint64_t i = 0; i < rows; i++) {
+            hscope_waste_row r = { .size = sizeof(r) };
+            assert_int_equal(hscope_waste_row_get(w, i, &r), HSCOPE_OK);
+            if (strcmp(r.key, want[k].key) != 0 || r.kind != want[k].kind)
+                continue;
+            found = 1;
+            if (r.fix_kind != want[k].fix_kind)
+                fail_msg("%s: fix_kind %d, want %d (%s)", r.key, r.fix_kind, want[k].fix_kind,
+                         r.fix);
+            assert_int_equal(r.copies, want[k].copies);
+            assert_int_equal(r.chilled, want[k].chilled);
+            if (!strstr(r.fix, want[k].has))
+                fail_msg("%s: fix '%s' lacks '%s'", r.key, r.fix, want[k].has);
+            if (want[k].hasnt && strstr(r.fix, want[k].hasnt))
+                fail_msg("%s: fix '%s' has '%s'", r.key, r.fix, want[k].hasnt);
+        }
+        if (!found)
+            fail_msg("no row %s", want[k].key);
+    }
+    /* an older caller's row (without fix_kind) gets no more than it asked */
+    hscope_waste_row old;
+    memset(&old, 0xee, sizeof(old));
+    old.size = offsetof(hscope_waste_row, fix_kind);
+    assert_int_equal(hscope_waste_row_get(w, 0, &old), HSCOPE_OK);
+    assert_int_equal(old.fix_kind, (int32_t)0xeeeeeeee);
+    hscope_waste_free(w);
+}
+
+static void
+test_fixes(void **state)
+{
+    (void)state;
+    check_fixes("waste-advice.jsonl", HSCOPE_WASTE_BY_SITE, advice_site,
+                sizeof(advice_site) / sizeof(advice_site[0]), 9);
+    check_fixes("waste-advice.jsonl", HSCOPE_WASTE_BY_GEM, advice_gem,
+                sizeof(advice_gem) / sizeof(advice_gem[0]), 6);
+    check_fixes("waste-small.jsonl", HSCOPE_WASTE_BY_SITE, small_site,
+                sizeof(small_site) / sizeof(small_site[0]), 12);
+    /* JSON: each name one meaning at every level.  app/models/user.rb:12:
+     * "admin" x3 of 40 B, all chilled: 2 go (count), saving 80 (memsize,
+     * saving), its 3 copies are the finding's objects (120 B); its value
+     * there: 3 copies, saving 80.  The empty Array at :21: 1 object, 40 B. */
+    char path[4200];
+    snprintf(path, sizeof(path), "%.*s/waste-advice.jsonl",
+             (int)(strrchr(fixture, '/') - fixture), fixture);
+    hscope_waste_t *w = NULL;
+    hscope_error err = HSCOPE_ERROR_INIT;
+    assert_int_equal(hscope_waste_file(&w, path, NULL, NULL, &err), HSCOPE_OK);
+    sink o = { 0 };
+    hscope_report_options ro = HSCOPE_REPORT_OPTIONS_INIT;
+    ro.format = HSCOPE_FORMAT_JSON;
+    ro.top = HSCOPE_TOP_ALL;
+    assert_int_equal(hscope_waste_write(w, &ro, collect, &o, &err), HSCOPE_OK);
+    assert_non_null(strstr(o.p, "{\"key\":\"app/models/user.rb:12\",\"finding\":\"duplicate\","
+                                "\"type\":\"STRING\",\"count\":2,\"memsize\":80,\"saving\":80,"
+                                "\"objects\":3,\"objects_memsize\":120,\"copies\":3,"
+                                "\"frozen\":0,\"fstring\":0,\"chilled\":3,\"value_count\":1,"));
+    assert_non_null(strstr(o.p, "\"count\":3,\"memsize\":80,\"copies\":3,\"saving\":80}],"
+                                "\"fix\":\"the copies are string literals"));
+    assert_non_null(strstr(o.p, "\"fix_kind\":\"literal\"}"));
+    assert_non_null(strstr(o.p, "inflector.rb:21\",\"finding\":\"empty\",\"type\":\"ARRAY\","
+                                "\"count\":1,\"memsize\":40,\"saving\":40,\"objects\":1,"
+                                "\"objects_memsize\":40,\"fix\":\"gem activesupport's code"));
+    assert_non_null(strstr(o.p, "\"empty\":{\"count\":1,\"memsize\":40,\"saving\":40}"));
+    free(o.p);
+    hscope_waste_free(w);
+}
+
 static void
 test_file(void **state)
 {
@@ -768,7 +914,7 @@ main(void)
         cmocka_unit_test(test_options),   cmocka_unit_test(test_writers),
         cmocka_unit_test(test_read_back), cmocka_unit_test(test_changed),
         cmocka_unit_test(test_failures),  cmocka_unit_test(test_bad_input),
-        cmocka_unit_test(test_warnings),
+        cmocka_unit_test(test_warnings),  cmocka_unit_test(test_fixes),
     };
     int rc = cmocka_run_group_tests(tests, setup, NULL);
     rmdir(tmpdir);

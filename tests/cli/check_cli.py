@@ -20,7 +20,10 @@ computed here from the dump itself (Python's json module):
   7. Ruby's allocation tracer (DATA ObjectTracing/allocation_info_tracer,
      class Object): left out of histogram, tally, retained and report by
      default and said ("left out: the allocation tracer ..."), kept by
-     --keep-tracer as a row labelled <allocation tracer>, never "Object".
+     --keep-tracer as a row labelled <allocation tracer>, never "Object";
+  8. generations leaves the dumper's objects out, counts and says them
+     (excluded_dumper_objects, "left out: ..."), as tally does; kept by
+     --keep-dumper.
 
 Usage: HEAPSCOPE=/path/to/heapscope check_cli.py WORKDIR
 Needs ruby (to write a real dump of a small process).
@@ -326,6 +329,30 @@ run("report", "--keep-tracer", "--out", html, tr)
 page = open(html, encoding="utf-8").read()
 check("&lt;allocation tracer&gt;" in page and "Left out: the allocation tracer" not in page,
       "report --keep-tracer: the tracer labelled <allocation tracer>")
+
+# 8. generations and the dumper's objects: the same rule and counts as tally
+gd = os.path.join(WORK, "gens_dumper.json")
+with open(gd, "w") as fh:
+    fh.write('{"address":"0x10", "type":"STRING", "file":"app.rb", "line":1, '
+             '"generation":3, "memsize":40}\n'
+             '{"address":"0x38", "type":"ARRAY", "file":"/usr/lib/ruby/3.1.0/objspace.rb", '
+             '"line":87, "method":"dump_all", "generation":3, "memsize":80}\n'
+             '{"address":"0x60", "type":"HASH", "file":"x.rb", "line":2, "method":"dump_all", '
+             '"generation":4, "memsize":160}\n')
+gj = json.loads(run("generations", "--json", "--no-index", gd).stdout)
+tj = json.loads(run("tally", "--json", "--no-index", gd).stdout)
+check(gj["excluded_dumper_objects"] == 2 == tj["excluded_dumper_objects"],
+      "generations: excluded_dumper_objects %r, tally %r, expected 2" % (
+          gj.get("excluded_dumper_objects"), tj["excluded_dumper_objects"]))
+check([(g["generation"], g["count"], g["memsize"]) for g in gj["generations"]] == [(3, 1, 40)],
+      "generations: the dumper's objects in %r" % gj["generations"])
+gt = run("generations", "--no-index", gd).stdout.decode()
+check("left out: 2 objects allocated by the dumper itself" in gt,
+      "generations: the left out objects not said (%r)" % gt)
+gk = json.loads(run("generations", "--json", "--no-index", "--keep-dumper", gd).stdout)
+check(gk["excluded_dumper_objects"] == 0 and
+      [(g["generation"], g["count"], g["memsize"]) for g in gk["generations"]] ==
+      [(3, 2, 120), (4, 1, 160)], "generations --keep-dumper: %r" % gk["generations"])
 
 shutil.rmtree(WORK, ignore_errors=True)
 if failures:

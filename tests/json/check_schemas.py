@@ -386,7 +386,7 @@ if "dominators" in good:
 if "waste" in good:
     w = good["waste"]
     m = copy.deepcopy(w); m["heap"] = m.pop("total"); mutations.append(("waste", "total renamed heap", m))
-    m = copy.deepcopy(w); m["groups"][0]["saving"] = 1; mutations.append(("waste", "a member added to a place", m))
+    m = copy.deepcopy(w); m["groups"][0]["savings"] = 1; mutations.append(("waste", "a member added to a place", m))
     m = copy.deepcopy(w); m["values"][0]["value"] = 5; mutations.append(("waste", "a value that is not a string", m))
     m = copy.deepcopy(w); m["values"][0]["hash"] = "#a8d8"; mutations.append(("waste", "a short hash", m))
 if "check" in good:

@@ -201,8 +201,8 @@ def expected(path):
             "frozen": sum(p["frozen"] for p in per.values()),
             "fstring": sum(p["fstring"] for p in per.values()),
             "site_count": len(per),
-            "sites": [{"key": p["key"], "count": p["count"], "memsize": p["saving"]}
-                      for p in sites]})
+            "sites": [{"key": p["key"], "count": p["count"], "memsize": p["saving"],
+                       "copies": p["count"], "saving": p["saving"]} for p in sites]})
     groups = sorted(rows.values(), key=lambda e: (-e["memsize"], e["key"].encode(
         "utf-8", "surrogateescape"), KIND_ORDER[e["finding"]], TYPE_ORDER[e["type"]]))
     find = {k: [0, 0] for k in KIND_ORDER}
@@ -227,9 +227,10 @@ def compare(doc, exp, what):
     check([rec["count"], rec["memsize"]] == exp["recoverable"],
           "%s: recoverable %r, expected %r" % (what, rec, exp["recoverable"]))
     check(abs(rec["share"] - rec["memsize"] / exp["total"]["memsize"]) < 1e-5, what + ": share")
+    check(rec["saving"] == exp["recoverable"][1], what + ": recoverable.saving")
     for k, (n, m) in exp["findings"].items():
         got = doc["findings"][k]
-        check((got["count"], got["memsize"]) == (n, m),
+        check((got["count"], got["memsize"], got["saving"]) == (n, m, m),
               "%s: findings.%s %r, expected %r" % (what, k, got, (n, m)))
     for k, (n, m) in exp["not_compared"].items():
         got = doc["not_compared"][k]
@@ -265,6 +266,8 @@ def compare(doc, exp, what):
                   "site_count", "sites"):
             check(g[f] == e[f], "%s: value %r: %s %r, expected %r" % (what, e["value"][:40], f,
                                                                      g[f], e[f]))
+        check((g["copies"], g["saving"]) == (e["count"], e["memsize"]),
+              "%s: value %r: copies, saving" % (what, e["value"][:40]))
     order = [(x["memsize"], x["count"]) for x in doc["values"]]
     check(order == sorted(order, reverse=True), what + ": values biggest saving first")
 
@@ -287,6 +290,8 @@ def planted(doc, truth):
             check(g["count"] == n, "%s: count %d, planted %d" % (what, g["count"], n))
             check(g["memsize"] == sum(mem), "%s: saving %d, Ruby's memsize %d" % (
                 what, g["memsize"], sum(mem)))
+            check(g["saving"] == sum(mem) and g["objects"] == n,
+                  "%s: saving %d, objects %d" % (what, g["saving"], g["objects"]))
         elif p["kind"] == "oversized":
             # Ruby's memsize_of: slot (40) + buffer (+ 1 byte terminator for a
             # String); the content is bytesize, 8 bytes per element, 64 per entry
@@ -296,6 +301,8 @@ def planted(doc, truth):
             check(g["count"] == n, "%s: count %d, planted %d" % (what, g["count"], n))
             check(g["memsize"] == want, "%s: saving %d, from Ruby's memsize %d" % (
                 what, g["memsize"], want))
+            check(g["saving"] == want and g["objects"] == n,
+                  "%s: saving %d, objects %d" % (what, g["saving"], g["objects"]))
         else:
             others = [q for q in two_sites if q is not p and q["value"] == p["value"]]
             kept_here = not others or all(n > q["count"] for q in others)
@@ -309,6 +316,21 @@ def planted(doc, truth):
                 what, g["frozen"], p["frozen"]))
             vals = [x for x in g["values"] if x["value"] == p["value"]]
             check(len(vals) == 1 and vals[0]["count"] == n, what + ": its value")
+            # one name, one meaning: copies are all the copies at every
+            # level, saving the bytes freed, objects the finding's objects
+            check(g["objects"] == n and g["saving"] == want, "%s: objects %d, saving %d" % (
+                what, g["objects"], g["saving"]))
+            check(len(vals) == 1 and vals[0]["copies"] == n and
+                  vals[0]["saving"] == vals[0]["memsize"], what + ": its value's copies, saving")
+            # the fix that works there: Ruby 3.1 marks no literal, so an
+            # unfrozen copy may be a literal or a built string; frozen
+            # copies are no literals; a gem's code is not the app's
+            want_fix = ("gem" if "/gems/wastegem-" in key else
+                        "intern" if p["frozen"] == n else "intern_or_literal")
+            check(g["fix_kind"] == want_fix, "%s: fix_kind %s, expected %s" % (
+                what, g["fix_kind"], want_fix))
+            check((want_fix == "gem") == g["fix"].startswith("gem wastegem's code"),
+                  "%s: fix %r" % (what, g["fix"]))
 
 
 def ctypes_heap_waste(dump):
@@ -368,7 +390,35 @@ def ctypes_heap_waste(dump):
     return json.loads(b"".join(out).decode("utf-8", "surrogateescape"))
 
 
+def advice():
+    """The fix per kind of site on a hand-made Ruby 3.4 dump (the expected
+    kinds are worked out by hand in tests/api/test_waste.c, test_fixes)."""
+    data = os.environ.get("HEAPSCOPE_TEST_DATA", "tests/data")
+    dump = os.path.join(data, "waste-advice.jsonl")
+    doc = jrun("waste", "--top", "0", dump)
+    kinds = {(g["key"].rsplit("/", 1)[-1], g["finding"]): (g["fix_kind"], g.get("chilled"))
+             for g in doc["groups"]}
+    want = {("user.rb:12", "duplicate"): ("literal", 3), ("row.rb:7", "duplicate"): ("intern", 0),
+            ("x.rb:3", "duplicate"): ("intern_or_literal", 1),
+            ("y.rb:4", "duplicate"): ("intern", 0), ("inflector.rb:20", "duplicate"): ("gem", 0),
+            ("inflector.rb:21", "empty"): ("gem", None), ("set.rb:30", "duplicate"): ("stdlib", 0),
+            ("<internal:kernel>:90", "duplicate"): ("ruby", 0),
+            ("(none):0", "duplicate"): ("untraced", 0)}
+    check(kinds == want, "waste advice: fix kinds %r, expected %r" % (kinds, want))
+    text = " ".join(run("waste", dump).out.split())  # the fixes unwrapped
+    for line in ("fix: gem activesupport's code (activesupport-7.1.3), not the app's",
+                 "fix: Ruby's own code (<internal:kernel>), not the app's",
+                 "fix: no allocation info:",
+                 "fix: the copies are string literals (Ruby marks them chilled): add "
+                 "# frozen_string_literal: true"):
+        check(line in text, "waste advice: no %r in the text" % line)
+    # the magic comment is offered at the literal site only
+    check(text.count("add # frozen_string_literal: true") == 1,
+          "waste advice: the magic comment offered where it cannot help")
+
+
 def main():
+    advice()
     if not shutil.which("ruby"):
         print("SKIP: ruby is not installed: the waste tests make their dump with "
               "examples/workloads/waste.rb")

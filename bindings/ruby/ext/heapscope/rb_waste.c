@@ -147,8 +147,18 @@ kind_sym(int32_t kind)
                                                            : "oversized"));
 }
 
+/* The fix kind (HSCOPE_WASTE_FIX_*) as the JSON names it. */
+static VALUE
+fix_kind_sym(int32_t k)
+{
+    static const char *const names[] = { "untraced", "ruby", "stdlib", "gem", "literal",
+                                         "intern", "intern_or_literal", "lazy", "resize" };
+    return k >= 1 && k <= 9 ? ID2SYM(rb_intern(names[k - 1])) : Qnil;
+}
+
 /* Waste#_rows -> [[key, kind, type, count, saving, memsize, copies, frozen,
- * fstring, buffer, used, fix, [[value index, copies, saving], ...]], ...] */
+ * fstring, buffer, used, fix, [[value index, copies, saving], ...], fix_kind,
+ * chilled], ...] */
 static VALUE
 waste_rows(VALUE self)
 {
@@ -167,10 +177,10 @@ waste_rows(VALUE self)
         const char *type = r.type == HSCOPE_TYPE_ARRAY ? "ARRAY"
                            : r.type == HSCOPE_TYPE_HASH ? "HASH" : "STRING";
         VALUE row = rb_ary_new_from_args(
-            13, rb_str_new_cstr(r.key), kind_sym(r.kind), rb_str_new_cstr(type),
+            15, rb_str_new_cstr(r.key), kind_sym(r.kind), rb_str_new_cstr(type),
             ULL2NUM(r.count), ULL2NUM(r.saving), ULL2NUM(r.memsize), ULL2NUM(r.copies),
             ULL2NUM(r.frozen), ULL2NUM(r.fstring), ULL2NUM(r.buffer), ULL2NUM(r.used),
-            rb_str_new_cstr(r.fix), vals);
+            rb_str_new_cstr(r.fix), vals, fix_kind_sym(r.fix_kind), ULL2NUM(r.chilled));
         rb_ary_push(rows, row);
     }
     return rows;

@@ -22,10 +22,13 @@ module Heapscope
     # :empty, :oversized), type ("STRING", "ARRAY", "HASH"), count (objects
     # the fix changes: copies that would go, empty or oversized objects),
     # saving (bytes), memsize (of all those objects), copies / frozen /
-    # fstring (duplicates), buffer / used (oversized), fix (a sentence) and
-    # values (duplicates: RowValue, biggest saving here first).
+    # fstring (duplicates), buffer / used (oversized), fix (a sentence that
+    # works at the place), values (duplicates: RowValue, biggest saving here
+    # first), fix_kind (:untraced, :ruby, :stdlib, :gem, :literal, :intern,
+    # :intern_or_literal, :lazy, :resize; docs/WASTE.md) and chilled
+    # (duplicates: copies that are chilled string literals, Ruby 3.4+).
     Row = Struct.new(:key, :kind, :type, :count, :saving, :memsize, :copies, :frozen, :fstring,
-                     :buffer, :used, :fix, :values) do
+                     :buffer, :used, :fix, :values, :fix_kind, :chilled) do
       def to_s
         "#{key} #{kind} #{type}: #{Format.grouped(count)}, saves #{Format.bytes(saving)}"
       end
@@ -95,9 +98,10 @@ module Heapscope
     # Every place to change, biggest saving first.
     def rows
       @rows ||= _rows.map do |key, kind, type, count, saving, memsize, copies, frozen, fstring,
-                                buffer, used, fix, vals|
+                                buffer, used, fix, vals, fix_kind, chilled|
         Row.new(key, kind, type, count, saving, memsize, copies, frozen, fstring, buffer, used,
-                fix, vals.map { |i, c, s| RowValue.new(values[i], c, s) }.freeze).freeze
+                fix, vals.map { |i, c, s| RowValue.new(values[i], c, s) }.freeze, fix_kind,
+                chilled).freeze
       end.freeze
     end
 
