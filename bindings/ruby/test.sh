@@ -14,6 +14,7 @@
 #      HTML, timeline, waste) run again on it.
 #
 # Usage: HEAPSCOPE_BUILD=/path/to/meson/build bindings/ruby/test.sh [--no-vendored]
+# (HEAPSCOPE_RB_TESTS="redact check" runs only those files of test/ in step 3)
 # (HEAPSCOPE_BUILD defaults to the repository's build/; nothing is installed
 # outside a temporary directory, which is removed unless HEAPSCOPE_RB_KEEP=1.)
 set -euo pipefail
@@ -93,7 +94,8 @@ run_suite() { # GEM_HOME [TEST NAMES]
   )
 }
 step "minitest suite (installed gem, linked)"
-run_suite "$work/gems"
+# HEAPSCOPE_RB_TESTS="redact format" runs only those test files here
+run_suite "$work/gems" "${HEAPSCOPE_RB_TESTS:-}"
 
 # ----------------------------------------------------------- 4. examples
 step "examples/ruby vs examples/c"
