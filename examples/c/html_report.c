@@ -58,7 +58,7 @@ write_tally(const char *path, hscope_error *err)
     if (st == HSCOPE_OK) {
         hscope_tally_options to = HSCOPE_TALLY_OPTIONS_INIT;
         to.top = 20;
-        to.flags = HSCOPE_TALLY_SKIP_DUMPER;
+        to.flags = HSCOPE_TALLY_SKIP_DUMPER | HSCOPE_TALLY_SKIP_TRACER;
         st = hscope_tally_compute(&tally, heap, "file:line:class", &to, err);
     }
     if (st == HSCOPE_OK) {

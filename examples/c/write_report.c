@@ -41,7 +41,7 @@ main(int argc, char **argv)
     /* The tally, as `heapscope tally` makes it by default. */
     hscope_tally_options to = HSCOPE_TALLY_OPTIONS_INIT;
     to.top = 20;
-    to.flags = HSCOPE_TALLY_SKIP_DUMPER;
+    to.flags = HSCOPE_TALLY_SKIP_DUMPER | HSCOPE_TALLY_SKIP_TRACER;
     if (hscope_tally_compute(&tally, heap, "file:line:class", &to, &err) != HSCOPE_OK)
         goto fail;
 

@@ -15,7 +15,7 @@ alive in DUMP3) grouped by --diff-by (default "class").
 With --json, prints instead the library's own JSON documents of the same
 tally and diff, one per line, written by hscope_tally_write() and
 hscope_diff_write() through a write callback (a CFUNCTYPE sink): the same
-bytes as `heapscope tally --json --keep-dumper` and `heapscope diff --json`
+bytes as `heapscope tally --json --keep-dumper --keep-tracer` and `heapscope diff --json`
 print for the same dumps and options (docs/JSON.md).
 
 With --timeline, the DUMPs (any number) are a series of one process: prints

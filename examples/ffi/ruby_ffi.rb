@@ -16,7 +16,7 @@
 # With --json, prints instead the library's own JSON documents of the same
 # tally and diff, one per line, written by hscope_tally_write() and
 # hscope_diff_write() through a write callback (an FFI callback sink): the
-# same bytes as `heapscope tally --json --keep-dumper` and `heapscope diff
+# same bytes as `heapscope tally --json --keep-dumper --keep-tracer` and `heapscope diff
 # --json` print for the same dumps and options (docs/JSON.md).
 #
 # With --timeline, the DUMPs (any number) are a series of one process: prints

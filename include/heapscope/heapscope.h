@@ -626,6 +626,17 @@ typedef struct hscope_tally hscope_tally_t;
  * come later in the stream).  Since 0.2.
  */
 #define HSCOPE_TALLY_FIELDS_WITH_OWNER 0x4u
+/**
+ * hscope_tally_options.flags: leave out Ruby's allocation tracer, the DATA
+ * object (struct ObjectTracing/allocation_info_tracer) in which
+ * ObjectSpace.trace_object_allocations keeps its table: instrumentation,
+ * not the application's memory, and on a traced heap often its largest
+ * object; hscope_tally_excluded_tracer() counts it.  Independent of
+ * HSCOPE_TALLY_SKIP_DUMPER (the CLI sets both by default).  Wherever it is
+ * kept its class label is "<allocation tracer>" (docs/DESIGN.md).  Also
+ * taken by hscope_domtree_tally().  Since 0.3.
+ */
+#define HSCOPE_TALLY_SKIP_TRACER 0x8u
 
 typedef struct hscope_tally_options {
     uint32_t size;      /* sizeof(hscope_tally_options) */
@@ -700,6 +711,11 @@ HSCOPE_API uint64_t hscope_tally_row_memsize(const hscope_tally_t *tally, uint64
 /** Objects left out as the dumper's own (HSCOPE_TALLY_SKIP_DUMPER); they
  * are in no row and not in the totals.  Since 0.2. */
 HSCOPE_API uint64_t hscope_tally_excluded(const hscope_tally_t *tally);
+/** Objects and memsize of Ruby's allocation tracer left out
+ * (HSCOPE_TALLY_SKIP_TRACER; for hscope_domtree_tally() what it retains); in no row
+ * and not in the totals.  Either pointer may be NULL.  Since 0.3. */
+HSCOPE_API void hscope_tally_excluded_tracer(const hscope_tally_t *tally, uint64_t *objects,
+                                             uint64_t *memsize);
 /**
  * The load statistics of the dump a tally was made from (since 0.2): for
  * hscope_tally_file() those of the pass over the file (lines, objects,
@@ -1303,6 +1319,10 @@ typedef int32_t (*hscope_write_fn)(void *user_data, const char *data, uint64_t l
 #define HSCOPE_REPORT_NO_WARNINGS 0x10u
 #define HSCOPE_REPORT_BARS     0x20u /* text: a bar of '#' per tally row, scaled
                                         to the largest (the histogram) */
+/* hscope_domtree_write_retained(): leave Ruby's allocation tracer out of
+ * the objects and say what it retains (HSCOPE_TALLY_SKIP_TRACER).  Since
+ * 0.3. */
+#define HSCOPE_REPORT_SKIP_TRACER 0x40u
 
 /** `top` value meaning every row. */
 #define HSCOPE_TOP_ALL UINT64_MAX
@@ -1530,7 +1550,10 @@ HSCOPE_API hscope_status hscope_domtree_write_retained(const hscope_domtree_t *t
  * of one group are not counted twice).  Rows sorted by `opts->sort`
  * (HSCOPE_SORT_MEMSIZE: retained bytes; HSCOPE_SORT_COUNT: retained
  * objects; ties by key) and cut to `top`; groups that retain nothing are
- * left out; tally flags are refused (HSCOPE_ERR_UNSUPPORTED).  Written by
+ * left out.  With HSCOPE_TALLY_SKIP_TRACER (since 0.3) Ruby's allocation
+ * tracer and what it alone retains are left out and counted
+ * (hscope_tally_excluded_tracer()); other tally flags are refused
+ * (HSCOPE_ERR_UNSUPPORTED).  Written by
  * hscope_tally_write() as kind "retained".  The tally is independent of
  * the tree and the heap once made (no row lists objects).
  */
@@ -2070,6 +2093,11 @@ HSCOPE_API uint64_t hscope_redact_skipped(const hscope_redact_t *r, int32_t reas
                                            timeline and waste, and counted) */
 #define HSCOPE_HTML_NO_WASTE       0x4u /* no waste section (saves its pass
                                            over the last dump) */
+#define HSCOPE_HTML_KEEP_TRACER    0x8u /* keep Ruby's allocation tracer
+                                           (default: left out of histograms,
+                                           sites and retainers, and said;
+                                           labelled "<allocation tracer>"
+                                           where it shows).  Since 0.3. */
 
 /**
  * What an HTML report holds.  Zero in every field means the default; NULL
@@ -2238,6 +2266,12 @@ typedef struct hscope_check hscope_check_t;
  * the live and leaked figures (default: left out and counted, as
  * HSCOPE_TALLY_SKIP_DUMPER and hscope_diff_compute() do). */
 #define HSCOPE_CHECK_KEEP_DUMPER 0x1u
+/** hscope_check_options.flags: a rule naming a class, gem or site the dump
+ * does not have leaves the check without a verdict
+ * (hscope_check_no_verdict() names the rule and the dump's closest names);
+ * by default such a rule measures 0 and the writers warn, naming the
+ * closest names (hscope_check_rule.closest).  Since 0.3. */
+#define HSCOPE_CHECK_STRICT_NAMES 0x2u
 
 typedef struct hscope_check_options {
     uint32_t size;      /* sizeof(hscope_check_options) */
@@ -2286,9 +2320,12 @@ typedef struct hscope_check_rule {
     uint64_t line;        /* its line in the budget */
     uint64_t limit;       /* objects or bytes */
     uint64_t actual;      /* measured, same unit */
+    const char *closest;  /* found 0: up to three of the dump's names nearest
+                             to key (edit distance), ", "-joined; NULL if
+                             none is near.  Since 0.3 */
 } hscope_check_rule;
 
-#define HSCOPE_CHECK_RULE_INIT { sizeof(hscope_check_rule), 0, 0, 0, 0, 0, NULL, 0, 0, 0 }
+#define HSCOPE_CHECK_RULE_INIT { sizeof(hscope_check_rule), 0, 0, 0, 0, 0, NULL, 0, 0, 0, NULL }
 /** Function twin of HSCOPE_CHECK_RULE_INIT. */
 HSCOPE_API void hscope_check_rule_init(hscope_check_rule *rule);
 
@@ -2296,6 +2333,16 @@ HSCOPE_API void hscope_check_rule_init(hscope_check_rule *rule);
  * (0: the dumps are within budget). */
 HSCOPE_API uint64_t hscope_check_rule_count(const hscope_check_t *check);
 HSCOPE_API uint64_t hscope_check_over_count(const hscope_check_t *check);
+/**
+ * Why the check has no verdict, or NULL when it has one (since 0.3): a
+ * budget with a [leaked] rule given the same dump more than once, dumps of
+ * different processes, or dumps out of time order (the series checks of
+ * hscope_series_check(): HSCOPE_DIFF_WARN_REPEATED, _DIFFERENT_PROCESS,
+ * _BACKWARDS).  A leak count over such dumps means nothing, so neither
+ * "within" nor "over budget" holds; the CLI exits 2, as for a budget
+ * that is not valid.  Borrowed, valid until hscope_check_free().
+ */
+HSCOPE_API const char *hscope_check_no_verdict(const hscope_check_t *check);
 /** Rule i.  HSCOPE_ERR_NOT_FOUND past the end. */
 HSCOPE_API hscope_status hscope_check_rule_get(const hscope_check_t *check, uint64_t i,
                                                hscope_check_rule *rule);

@@ -26,6 +26,15 @@ void hscope__tally_free(hscope_tally_t *t);
 /* The memory the handle holds (hscope_tally_memory()). */
 uint64_t hscope__tally_memory(const hscope_tally_t *t);
 uint64_t hscope__tally_excluded(const hscope_tally_t *t);
+/* Ruby's allocation tracer of a tree's heap (the first, if several), or
+ * HSCOPE_ID_NONE; the tree's top objects by retained size without it
+ * (`out` holds max + 1; tracer HSCOPE_ID_NONE: all of them). */
+hscope_id hscope__domtree_tracer(const hscope_domtree_t *t);
+uint64_t hscope__domtree_top_app(const hscope_domtree_t *t, hscope_id *out, uint64_t max,
+                                 hscope_id tracer);
+/* Ruby's allocation tracer left out of a tally: objects and memsize. */
+void hscope__tally_tracer(const hscope_tally_t *t, uint64_t *objects, uint64_t *memsize);
+void hscope__tally_set_tracer(hscope_tally_t *t, uint64_t objects, uint64_t memsize);
 hscope_status hscope__tally_stats(const hscope_tally_t *t,
                                   hscope_load_stats *stats);
 uint64_t hscope__tally_skipped(const hscope_tally_t *t, int32_t reason);
@@ -195,6 +204,8 @@ struct hscope_fingerprint {
     uint32_t newest;            /* newest generation + 1; 0: nothing traced
                                    (HSCOPE__GEN_NONE + 1 wraps to 0) */
     int sorted, has_file;
+    int partial;                /* no ROOT records: a since: dump, whose objects are
+                                   only the newer ones (not another process) */
     uint64_t limit;             /* sampled: objects whose address hash <= limit */
     hscope__fp_item *items;
     size_t n;
@@ -646,6 +657,7 @@ typedef struct hscope__crule {
     char *name;                 /* as the budget spells it: class."String".memsize */
     uint64_t actual;
     int found;
+    char *closest;              /* not found: the dump's nearest names, ", "-joined */
 } hscope__crule;
 
 struct hscope_check {
@@ -669,6 +681,7 @@ struct hscope_check {
     char *warn_text;            /* every message, one a line */
     uint32_t *warn_codes;       /* HSCOPE_DIFF_WARN_* bit per line (0: other) */
     uint32_t nwarn;
+    char *no_verdict;           /* why the dumps cannot give a verdict, or NULL */
 };
 
 hscope_status hscope__check_compute(hscope_check_t **out, const hscope_budget_t *b,

@@ -103,10 +103,88 @@ tally_find(const hscope_tally_t *t, int32_t scope, const char *key, uint64_t *co
     return found;
 }
 
+/* Edit distance (insert, delete, substitute: 1 each) of a and b, their
+ * first 128 bytes; stops early above `cap`. */
+static size_t
+distance(const char *a, const char *b, size_t cap)
+{
+    enum { L = 128 };
+    size_t na = strlen(a), nb = strlen(b);
+    na = na < L ? na : L;
+    nb = nb < L ? nb : L;
+    if ((na > nb ? na - nb : nb - na) > cap)
+        return cap + 1;
+    size_t row[L + 1];
+    for (size_t j = 0; j <= nb; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= na; i++) {
+        size_t diag = row[0], best = row[0] = i;
+        for (size_t j = 1; j <= nb; j++) {
+            size_t up = row[j];
+            size_t v = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < v)
+                v = up + 1;
+            if (row[j - 1] + 1 < v)
+                v = row[j - 1] + 1;
+            row[j] = v;
+            diag = up;
+            best = v < best ? v : best;
+        }
+        if (best > cap)
+            return cap + 1;
+    }
+    return row[nb];
+}
+
+/* A rule that names a group the dump does not have: up to three of the
+ * dump's keys nearest to it (edit distance at most a third of its length,
+ * at least 2), joined by ", " into r->closest; nothing when none is near. */
+static hscope_status
+closest(hscope_check_t *c, hscope__crule *r, const hscope_tally_t *t, hscope_error *err)
+{
+    enum { K = 3 };
+    const char *best[K] = { NULL, NULL, NULL };
+    size_t bd[K] = { 0, 0, 0 }, klen = strlen(r->r.key);
+    size_t cap = klen / 3 > 2 ? klen / 3 : 2;
+    for (uint64_t i = 0; i < hscope__tally_row_count(t); i++) {
+        const char *k = hscope__tally_row_key(t, i);
+        size_t d = k ? distance(r->r.key, k, cap) : cap + 1;
+        if (d > cap)
+            continue;
+        for (int j = 0; j < K; j++) {
+            if (best[j] && bd[j] <= d)
+                continue;
+            for (int m = K - 1; m > j; m--) {
+                best[m] = best[m - 1];
+                bd[m] = bd[m - 1];
+            }
+            best[j] = k;
+            bd[j] = d;
+            break;
+        }
+    }
+    size_t len = 0;
+    for (int j = 0; j < K && best[j]; j++)
+        len += strlen(best[j]) + 2;
+    if (!len)
+        return HSCOPE_OK;
+    if (!(r->closest = hscope__malloc(&c->mem, len + 1)))
+        return hscope__nomem(err, len + 1);
+    r->closest[0] = '\0';
+    for (int j = 0; j < K && best[j]; j++) {
+        if (j)
+            strcat(r->closest, ", ");
+        strcat(r->closest, best[j]);
+    }
+    return HSCOPE_OK;
+}
+
 /* The actual value of every rule of `scope` measured by tally `t`: live
- * (objects, memsize) or retained (its memsize column). */
-static void
-apply_tally(hscope_check_t *c, int32_t scope, const hscope_tally_t *t, int retained)
+ * (objects, memsize) or retained (its memsize column); for a group the
+ * dump does not have, its nearest names. */
+static hscope_status
+apply_tally(hscope_check_t *c, int32_t scope, const hscope_tally_t *t, int retained,
+            hscope_error *err)
 {
     for (size_t i = 0; i < c->n; i++) {
         hscope__crule *r = &c->rules[i];
@@ -115,7 +193,11 @@ apply_tally(hscope_check_t *c, int32_t scope, const hscope_tally_t *t, int retai
         uint64_t count, mem;
         r->found = tally_find(t, scope, r->r.key, &count, &mem);
         r->actual = r->r.metric == HSCOPE_BUDGET_OBJECTS ? count : mem;
+        hscope_status st;
+        if (!r->found && !r->closest && (st = closest(c, r, t, err)) != HSCOPE_OK)
+            return st;
     }
+    return HSCOPE_OK;
 }
 
 static void
@@ -164,8 +246,10 @@ live(hscope_check_t *c, hscope_heap_t *h, const char *path, uint32_t keys,
                 copy_stats(c, &s, sk);
         }
         if (nw)
-            apply_tally(c, which[i], t, 0);
+            st = apply_tally(c, which[i], t, 0, err);
         hscope__tally_free(t);
+        if (st != HSCOPE_OK)
+            return st;
     }
     return HSCOPE_OK;
 }
@@ -190,7 +274,7 @@ retained(hscope_check_t *c, hscope_heap_t *h, uint32_t keys, hscope_error *err)
         hscope_tally_t *t = NULL;
         st = hscope__domtree_tally(&t, tree, hscope__budget_scope_key(scope), &to, err);
         if (st == HSCOPE_OK)
-            apply_tally(c, scope, t, 1);
+            st = apply_tally(c, scope, t, 1, err);
         hscope__tally_free(t);
     }
     hscope__domtree_free(tree);
@@ -238,7 +322,7 @@ leaked_groups(hscope_check_t *c, const hscope_diff_t *d, uint32_t keys, hscope_e
         hscope__tally_options_init(&to);
         st = hscope__diff_tally(&t, d, hscope__budget_scope_key(scope), &to, err);
         if (st == HSCOPE_OK)
-            apply_tally(c, scope, t, 0);
+            st = apply_tally(c, scope, t, 0, err);
         hscope__tally_free(t);
     }
     return st;
@@ -290,6 +374,114 @@ measure(hscope_check_t *c, const needs *nd, const hscope_load_options *lo, uint3
     return st;
 }
 
+/* The series checks that leave a [leaked] rule without an answer: the
+ * same dump twice, dumps of two processes, dumps in the wrong order. */
+#define NO_VERDICT_WARNINGS \
+    (HSCOPE_DIFF_WARN_REPEATED | HSCOPE_DIFF_WARN_DIFFERENT_PROCESS | HSCOPE_DIFF_WARN_BACKWARDS)
+
+/* c->no_verdict when a [leaked] rule met such a series: the reason and
+ * the series check's own words. */
+/* One more warning line (code 0), after the others. */
+static hscope_status
+add_warning(hscope_check_t *c, const char *line, hscope_error *err)
+{
+    size_t old = c->warn_text ? strlen(c->warn_text) : 0, n = strlen(line);
+    char *t = hscope__realloc(&c->mem, c->warn_text, old + n + 2);
+    if (!t)
+        return hscope__nomem(err, old + n + 2);
+    c->warn_text = t;
+    if (old)
+        t[old++] = '\n';
+    memcpy(t + old, line, n + 1);
+    uint32_t *codes = hscope__realloc(&c->mem, c->warn_codes, (c->nwarn + 1) * sizeof(uint32_t));
+    if (!codes)
+        return hscope__nomem(err, (c->nwarn + 1) * sizeof(uint32_t));
+    c->warn_codes = codes;
+    codes[c->nwarn++] = 0;
+    return HSCOPE_OK;
+}
+
+/* A warning per rule that names a group the dump does not have (a typo
+ * would pass silently forever), with the dump's closest names. */
+static hscope_status
+warn_unknown(hscope_check_t *c, hscope_error *err)
+{
+    for (size_t i = 0; i < c->n; i++) {
+        const hscope__crule *r = &c->rules[i];
+        if (!r->r.key || r->found)
+            continue;
+        size_t n = strlen(r->name) + strlen(r->r.key) + (r->closest ? strlen(r->closest) : 0) +
+                   200;
+        char *msg = hscope__malloc(&c->mem, n);
+        if (!msg)
+            return hscope__nomem(err, n);
+        snprintf(msg, n, "%s:%llu: %s: the dump has no %s \"%s\"%s%s", c->budget,
+                 (unsigned long long)r->r.line, r->name, hscope__budget_scope_name(r->r.scope),
+                 r->r.key, r->closest ? "; closest: " : " and no name near it",
+                 r->closest ? r->closest : "");
+        hscope_status st = add_warning(c, msg, err);
+        hscope__free(&c->mem, msg);
+        if (st != HSCOPE_OK)
+            return st;
+    }
+    return HSCOPE_OK;
+}
+
+/* With HSCOPE_CHECK_STRICT_NAMES, the first rule that names a group the
+ * dump does not have leaves the check without a verdict. */
+static hscope_status
+unknown_name(hscope_check_t *c, hscope_error *err)
+{
+    for (size_t i = 0; i < c->n; i++) {
+        const hscope__crule *r = &c->rules[i];
+        if (!r->r.key || r->found)
+            continue;
+        size_t n = strlen(r->name) + (r->closest ? strlen(r->closest) : 0) + 160;
+        if (!(c->no_verdict = hscope__malloc(&c->mem, n)))
+            return hscope__nomem(err, n);
+        snprintf(c->no_verdict, n, "no verdict: %s names a %s the dump does not have%s%s%s",
+                 r->name, hscope__budget_scope_name(r->r.scope),
+                 r->closest ? " (closest: " : "", r->closest ? r->closest : "",
+                 r->closest ? ")" : "");
+        return HSCOPE_OK;
+    }
+    return HSCOPE_OK;
+}
+
+static hscope_status
+no_verdict(hscope_check_t *c, const needs *nd, uint32_t flags, hscope_error *err)
+{
+    if ((flags & HSCOPE_CHECK_STRICT_NAMES) && (!nd->leaked || !(c->warn & NO_VERDICT_WARNINGS)))
+        return unknown_name(c, err);
+    if (!nd->leaked || !(c->warn & NO_VERDICT_WARNINGS))
+        return HSCOPE_OK;
+    const char *line = c->warn_text ? c->warn_text : "";
+    size_t len = 0;
+    for (uint32_t i = 0; i < c->nwarn; i++) {
+        len = strcspn(line, "\n");
+        if (c->warn_codes[i] & NO_VERDICT_WARNINGS)
+            break;
+        line += len + (line[len] == '\n');
+        len = 0;
+    }
+    const char *why = c->warn & HSCOPE_DIFF_WARN_REPEATED ? "the same dump more than once"
+                    : c->warn & HSCOPE_DIFF_WARN_DIFFERENT_PROCESS ? "dumps of different processes"
+                    : "dumps out of time order";
+    char head[200];
+    int hn = snprintf(head, sizeof(head), "no verdict: the [leaked] rules need three dumps A, B, "
+                      "C of one process in time order; these are %s", why);
+    size_t n = (size_t)hn + (len ? 2 + len : 0);
+    if (!(c->no_verdict = hscope__malloc(&c->mem, n + 1)))
+        return hscope__nomem(err, n + 1);
+    memcpy(c->no_verdict, head, (size_t)hn);
+    if (len) {
+        memcpy(c->no_verdict + hn, ": ", 2);
+        memcpy(c->no_verdict + hn + 2, line, len);
+    }
+    c->no_verdict[n] = '\0';
+    return HSCOPE_OK;
+}
+
 /* Every rule's actual value from the measures, and the verdict. */
 static void
 judge(hscope_check_t *c)
@@ -320,6 +512,7 @@ hscope__check_free(hscope_check_t *c)
     for (size_t i = 0; i < c->n; i++) {
         hscope__free(&m, c->rules[i].r.key);
         hscope__free(&m, c->rules[i].name);
+        hscope__free(&m, c->rules[i].closest);
     }
     for (uint64_t i = 0; c->paths && i < c->npaths; i++)
         hscope__free(&m, c->paths[i]);
@@ -328,6 +521,7 @@ hscope__check_free(hscope_check_t *c)
     hscope__free(&m, c->budget);
     hscope__free(&m, c->warn_text);
     hscope__free(&m, c->warn_codes);
+    hscope__free(&m, c->no_verdict);
     hscope__free(&m, c);
 }
 
@@ -404,6 +598,10 @@ hscope__check_compute(hscope_check_t **out, const hscope_budget_t *b,
     hscope_status st = copy_in(c, b, paths, n, err);
     if (st == HSCOPE_OK)
         st = measure(c, &nd, lo, flags, err);
+    if (st == HSCOPE_OK)
+        st = warn_unknown(c, err);
+    if (st == HSCOPE_OK)
+        st = no_verdict(c, &nd, flags, err);
     if (st != HSCOPE_OK) {
         hscope__check_free(c);
         return st;

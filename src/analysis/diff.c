@@ -558,6 +558,7 @@ hscope__diff_run(hscope_diff_t **out, hscope_heap_t *target, const char *target_
         if (st != HSCOPE_OK)
             goto fail;
         hscope__fp_finish(fps[ns], bases[k]->heap ? NULL : bases[k]->path);
+        fps[ns]->partial = p.objects && si[ns].roots == 0;
         if (k == 0)
             d->reused = p.reused;
         d->oid_matches = p.oid_matches; /* the last pass's: the dump before the target */

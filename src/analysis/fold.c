@@ -18,6 +18,8 @@
 #include <xxhash.h>
 
 #define IMEMO_BIT ((uint64_t)1 << 63)
+/* the class key of Ruby's allocation tracer when it is kept */
+#define TRACER_KEY ((uint64_t)1 << 62)
 
 typedef struct gkey {
     uint64_t a;
@@ -45,6 +47,9 @@ typedef struct fold {
     uint8_t *dsite;               /* per builder site: 0 not judged, 1 no, 2 dumper */
     size_t dcap;
     uint64_t excluded;
+    int skip_tracer;              /* HSCOPE_TALLY_SKIP_TRACER */
+    uint32_t tracer_str;          /* the tracer's struct name in b->strings, once seen */
+    uint64_t tracer, tracer_mem;  /* the tracer left out */
 } fold;
 
 static size_t
@@ -192,6 +197,20 @@ find_class(const fold *f, uint64_t addr, uint32_t *detail)
     return 0;
 }
 
+/* Whether a DATA object's struct name (string id d) is the allocation
+ * tracer's: the name compared until seen, then its id. */
+static int
+is_tracer(fold *f, const hscope__builder *b, uint32_t d)
+{
+    if (f->tracer_str)
+        return d == f->tracer_str;
+    const char *s = hscope__intern_str(&b->strings, d);
+    if (!s || strcmp(s, HSCOPE__TRACER_STRUCT) != 0)
+        return 0;
+    f->tracer_str = d;
+    return 1;
+}
+
 static hscope_status
 sink(void *ud, hscope__builder *b, const hscope__objrec *o, hscope_error *err)
 {
@@ -214,6 +233,14 @@ sink(void *ud, hscope__builder *b, const hscope__objrec *o, hscope_error *err)
         if ((st = add_class(f, o->addr, o->detail, f->seq ? *f->seq : 0, err)) != HSCOPE_OK)
             return st;
     uint64_t cls = o->type == HSCOPE_TYPE_IMEMO ? IMEMO_BIT | o->detail : o->class_addr;
+    if (o->type == HSCOPE_TYPE_DATA && o->detail && is_tracer(f, b, o->detail)) {
+        if (f->skip_tracer) {
+            f->tracer++;
+            f->tracer_mem = hscope__sat_add(f->tracer_mem, o->memsize);
+            return HSCOPE_OK;
+        }
+        cls = TRACER_KEY;
+    }
     gkey k = { 0, 0, 0 };
     switch (f->tk) {
     case HSCOPE__TK_TYPE: k.a = o->type; break;
@@ -244,6 +271,7 @@ fold_init(fold *f, hscope__mem *mem, int tk, uint32_t flags)
     f->mem = mem;
     f->tk = tk;
     f->skip_dumper = (flags & HSCOPE_TALLY_SKIP_DUMPER) != 0;
+    f->skip_tracer = (flags & HSCOPE_TALLY_SKIP_TRACER) != 0;
     f->table = hscope__calloc(mem, 1024, sizeof(uint32_t));
     f->cls_table = hscope__calloc(mem, 1024, sizeof(uint32_t));
     f->mask = f->cmask = 1023;
@@ -261,6 +289,7 @@ slot_new(void *ud, const uint64_t *seq)
     if (!f)
         return NULL;
     uint32_t flags = (top->skip_dumper ? HSCOPE_TALLY_SKIP_DUMPER : 0) |
+                     (top->skip_tracer ? HSCOPE_TALLY_SKIP_TRACER : 0) |
                      (top->fp ? HSCOPE_TALLY_FINGERPRINT : 0);
     if (fold_init(f, top->mem, top->tk, flags) != HSCOPE_OK) {
         fold_free(f);
@@ -298,6 +327,8 @@ slot_merge(void *ud, void *slot_ud, const uint32_t *smap, size_t nsmap, const in
     if (top->fp)
         hscope__fp_merge(top->fp, f->fp);
     top->excluded += f->excluded;
+    top->tracer += f->tracer;
+    top->tracer_mem = hscope__sat_add(top->tracer_mem, f->tracer_mem);
     for (size_t i = 0; i < f->ncls; i++)
         if ((st = add_class(top, f->cls_addr[i], remap(smap, nsmap, f->cls_detail[i]),
                             f->cls_seq[i], err)) != HSCOPE_OK)
@@ -330,7 +361,9 @@ static void
 label(const fold *f, const hscope__builder *b, uint64_t cls, char *buf, size_t n)
 {
     uint32_t d;
-    if (cls & IMEMO_BIT) {
+    if (cls == TRACER_KEY) {
+        snprintf(buf, n, "%s", HSCOPE__TRACER_LABEL);
+    } else if (cls & IMEMO_BIT) {
         const char *s = hscope__intern_str(&b->strings, (uint32_t)cls);
         snprintf(buf, n, "<imemo:%s>", s ? s : "?");
     } else if (!cls) {
@@ -473,6 +506,7 @@ source_stats(hscope_tally_t *t, const hscope__builder *b, fold *f, uint64_t in_b
     for (int r = 0; r < HSCOPE_SKIP__COUNT; r++)
         s.skipped_lines += b->skipped[r];
     hscope__tally_set_source(t, &s, b->skipped, f->fp, f->excluded);
+    hscope__tally_set_tracer(t, f->tracer, f->tracer_mem);
     f->fp = NULL;
 }
 
@@ -518,7 +552,8 @@ hscope__tally_file(hscope_tally_t **out, const char *path, const char *key,
                           "an owner can come after its fields object in the dump");
         goto done;
     }
-    if (o.flags & ~(uint32_t)(HSCOPE_TALLY_SKIP_DUMPER | HSCOPE_TALLY_FINGERPRINT)) {
+    if (o.flags & ~(uint32_t)(HSCOPE_TALLY_SKIP_DUMPER | HSCOPE_TALLY_FINGERPRINT |
+                              HSCOPE_TALLY_SKIP_TRACER)) {
         st = hscope__fail(&err, HSCOPE_ERR_UNSUPPORTED, "unknown tally flags 0x%x", o.flags);
         goto done;
     }
@@ -545,8 +580,10 @@ hscope__tally_file(hscope_tally_t **out, const char *path, const char *key,
     if ((st = render_all(&f, &b, t, &err)) != HSCOPE_OK)
         goto done;
     hscope__tally_finish(t, o.sort, o.top);
-    if (f.fp)
+    if (f.fp) {
         hscope__fp_finish(f.fp, path);
+        f.fp->partial = b.streamed && b.root_records == 0;
+    }
     source_stats(t, &b, &f, in_bytes, gz, hscope__now_ns() - t0);
 done:
     if (have_b)

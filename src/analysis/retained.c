@@ -24,7 +24,22 @@ typedef struct du {
     rgroup *rows;
     hscope_id *stk;       /* the path */
     uint64_t *pos;        /* next child of stk[i] */
+    const hscope_heap_t *h;
+    int skip_tracer;      /* leave out Ruby's allocation tracer and what it retains */
+    uint64_t tracer, tracer_mem;
 } du;
+
+/* Whether v is the allocation tracer, left out: its retained objects and
+ * bytes are counted aside and its subtree is not walked. */
+static int
+left_out(du *d, hscope_id v)
+{
+    if (!d->skip_tracer || !hscope__is_tracer(d->h, v))
+        return 0;
+    d->tracer += hscope__domtree_retained_count(d->t, v);
+    d->tracer_mem = hscope__sat_add(d->tracer_mem, hscope__domtree_retained(d->t, v));
+    return 1;
+}
 
 static void
 open_node(du *d, hscope_id v)
@@ -40,6 +55,8 @@ static hscope_status
 walk(du *d, hscope_id top, hscope_error *err)
 {
     uint64_t sp = 0;
+    if (left_out(d, top))
+        return HSCOPE_OK;
     d->stk[0] = top;
     d->pos[0] = 0;
     open_node(d, top);
@@ -51,6 +68,8 @@ walk(du *d, hscope_id top, hscope_error *err)
             return st;
         if (d->pos[sp] < nk) {
             hscope_id c = kids[d->pos[sp]++];
+            if (left_out(d, c))
+                continue;
             open_node(d, c);
             d->stk[++sp] = c;
             d->pos[sp] = 0;
@@ -140,6 +159,7 @@ to_tally(const du *d, hscope_heap_t *h, const hscope_tally_t *tl, const char *ke
     for (int r = 0; r < HSCOPE_SKIP__COUNT; r++)
         sk[r] = hscope__heap_skipped(h, r);
     hscope__tally_set_source(*out, &h->stats, sk, NULL, 0);
+    hscope__tally_set_tracer(*out, d->tracer, d->tracer_mem);
     return HSCOPE_OK;
 }
 
@@ -152,6 +172,8 @@ hscope__domtree_tally(hscope_tally_t **out, hscope_domtree_t *t, const char *key
     memset(&d, 0, sizeof(d));
     d.t = t;
     d.m = &h->mem;
+    d.h = h;
+    d.skip_tracer = (opts->flags & HSCOPE_TALLY_SKIP_TRACER) != 0;
     hscope_tally_t *tl = NULL;
     *out = NULL;
     hscope_status st = compute(&d, h, key, &tl, err);
@@ -168,4 +190,29 @@ hscope__domtree_tally(hscope_tally_t **out, hscope_domtree_t *t, const char *key
     hscope__free(d.m, d.rows);
     hscope__free(d.m, d.active);
     return st;
+}
+
+hscope_id
+hscope__domtree_tracer(const hscope_domtree_t *t)
+{
+    const hscope_heap_t *h = hscope__domtree_heap((hscope_domtree_t *)t);
+    if (!h || !h->str_tracer)
+        return HSCOPE_ID_NONE;
+    for (uint32_t i = 0; i < h->n; i++)
+        if (hscope__is_tracer(h, i))
+            return i;
+    return HSCOPE_ID_NONE;
+}
+
+uint64_t
+hscope__domtree_top_app(const hscope_domtree_t *t, hscope_id *out, uint64_t max,
+                        hscope_id tracer)
+{
+    if (!max)
+        return 0;
+    uint64_t n = hscope__domtree_top(t, out, tracer == HSCOPE_ID_NONE ? max : max + 1), k = 0;
+    for (uint64_t i = 0; i < n; i++)
+        if (out[i] != tracer)
+            out[k++] = out[i];
+    return k < max ? k : max;
 }

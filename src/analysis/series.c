@@ -117,6 +117,7 @@ hscope__fp_add_heap(hscope_fingerprint_t *fp, const hscope_heap_t *h)
 {
     for (uint32_t i = 0; i < h->n; i++)
         hscope__fp_add(fp, h->addr[i], h->type[i], h->gen[i]);
+    fp->partial = h->n && h->stats.root_records == 0;
 }
 
 hscope_status
@@ -283,7 +284,8 @@ check_pair(const hscope_fingerprint_t *a, const hscope_fingerprint_t *b, const c
         return HSCOPE_DIFF_WARN_REPEATED;
     }
     uint32_t w = 0;
-    double s = shared(a, b);
+    /* a since: dump holds only the newer objects: sharing few says nothing */
+    double s = a->partial || b->partial ? -1.0 : shared(a, b);
     if (s >= 0 && s < FP_MIN_SHARED) {
         line(t, HSCOPE_DIFF_WARN_DIFFERENT_PROCESS, "%s and %s share only %.1f%% of their objects (the same address and type; "
                 "consecutive dumps of one process share most): they look like dumps of "
@@ -296,12 +298,50 @@ check_pair(const hscope_fingerprint_t *a, const hscope_fingerprint_t *b, const c
         line(t, HSCOPE_DIFF_WARN_BACKWARDS, "%s comes after %s, but its newest object is older (generation %u, "
                 "before %u): the dumps are out of order", nb, na, b->newest - 1, a->newest - 1);
         w |= HSCOPE_DIFF_WARN_BACKWARDS;
-    } else if (a->has_file && b->has_file && b->mtime_ns < a->mtime_ns) {
+    } else if (!a->newest && !b->newest && a->has_file && b->has_file &&
+               b->mtime_ns < a->mtime_ns) {
+        /* file times only where the dumps carry no order of their own (a
+         * copy, scp or kubectl cp, gives new times in any order) */
         line(t, HSCOPE_DIFF_WARN_BACKWARDS, "%s comes after %s, but it was written %.0f s earlier (file mtime): the "
                 "dumps are out of order", nb, na, (double)(a->mtime_ns - b->mtime_ns) / 1e9);
         w |= HSCOPE_DIFF_WARN_BACKWARDS;
     }
     return w;
+}
+
+/* Where the dumps' own generations put them (each dump's newest
+ * generation, oldest first; equal ones as given): said when the order
+ * given is backwards.  Nothing when a dump has no generations. */
+static void
+right_order(const hscope_fingerprint_t *const *fps, const char *const *names, uint64_t count,
+            textbuf *t)
+{
+    enum { MAX = 16 };
+    uint64_t idx[MAX], n = 0;
+    for (uint64_t i = 0; i < count; i++) {
+        if (!fps[i])
+            continue;
+        if (!fps[i]->newest || n == MAX)
+            return;
+        uint64_t k = n++;
+        while (k > 0 && fps[idx[k - 1]]->newest > fps[i]->newest) {
+            idx[k] = idx[k - 1];
+            k--;
+        }
+        idx[k] = i;
+    }
+    char buf[900];
+    size_t len = 0;
+    for (uint64_t k = 0; k < n && len + 4 < sizeof(buf); k++) {
+        char b[32];
+        int w = snprintf(buf + len, sizeof(buf) - len, "%s%s", k ? " " : "",
+                         name_of(names, idx[k], b, sizeof(b)));
+        len += w > 0 ? (size_t)w : 0;
+    }
+    if (len >= sizeof(buf))
+        len = sizeof(buf) - 1;
+    buf[len] = '\0';
+    line(t, HSCOPE_DIFF_WARN_BACKWARDS, "by their generations the right order is: %s", buf);
 }
 
 uint32_t
@@ -335,5 +375,7 @@ hscope__series_check_lines(const hscope_fingerprint_t *const *fps,
         prev = fps[i];
         pi = i;
     }
+    if ((w & HSCOPE_DIFF_WARN_BACKWARDS) && !(w & ~HSCOPE_DIFF_WARN_BACKWARDS))
+        right_order(fps, names, count, t);
     return w;
 }

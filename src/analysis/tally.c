@@ -43,6 +43,7 @@ struct hscope_tally {
     char *arena;
     size_t alen, acap;
     uint64_t excluded;     /* the dumper's objects left out */
+    uint64_t tracer, tracer_mem; /* the allocation tracer left out */
     /* a tally folded from a stream: the pass's load statistics and the
      * dump's fingerprint (a heap's tally asks its heap) */
     hscope_load_stats stats;
@@ -254,7 +255,7 @@ collect_members(hscope_tally_t *t, const uint32_t *gidx, const uint32_t *ids,
 static inline uint32_t
 label_fast(const hscope_heap_t *h, uint32_t i)
 {
-    if (h->type[i] == HSCOPE_TYPE_IMEMO)
+    if (h->type[i] == HSCOPE_TYPE_IMEMO || hscope__is_tracer(h, i))
         return hscope__label(h, i);
     uint32_t c = h->cls[i];
     if (c >= HSCOPE__CLS_UNKNOWN)
@@ -354,19 +355,21 @@ dense_fold(hscope_tally_t *t, hscope_heap_t *heap, enum tkey tk, const uint32_t 
 
 /*
  * The objects of a subset (or of the whole heap: *subset NULL) that the
- * dumper did not allocate, into a new list (*kept, also *subset); the
- * others counted in *excluded.  Sites are judged once each.  Nothing
- * changes when no site is the dumper's.
+ * dumper did not allocate (if skip_dumper), and that are not Ruby's
+ * allocation tracer (if skip_tracer), into a new list (*kept, also *subset); the dumper's
+ * counted in t->excluded, the tracer in t->tracer and t->tracer_mem.
+ * Sites are judged once each.  Nothing changes when no site is the
+ * dumper's and the dump has no tracer.
  */
 static hscope_status
-without_dumper(hscope_heap_t *h, const uint32_t **subset, size_t *nsub, uint32_t **kept,
-               uint64_t *excluded, hscope_error *err)
+without_dumper(hscope_heap_t *h, hscope_tally_t *t, int skip_dumper, int skip_tracer,
+               const uint32_t **subset, size_t *nsub, uint32_t **kept, hscope_error *err)
 {
     uint8_t *dsite = hscope__calloc(&h->mem, h->nsites ? h->nsites : 1, 1);
     if (!dsite)
         return hscope__nomem(err, h->nsites);
-    int any = 0;
-    for (size_t s = 1; s < h->nsites; s++) {
+    int any = skip_tracer && h->str_tracer;
+    for (size_t s = 1; skip_dumper && s < h->nsites; s++) {
         dsite[s] = (uint8_t)hscope__is_dumper(hscope__intern_str(&h->strings, h->site_file[s]),
                                               hscope__intern_str(&h->strings, h->site_method[s]));
         any |= dsite[s];
@@ -381,10 +384,14 @@ without_dumper(hscope_heap_t *h, const uint32_t **subset, size_t *nsub, uint32_t
         size_t k = 0;
         for (size_t x = 0; x < total; x++) {
             uint32_t i = *subset ? (*subset)[x] : (uint32_t)x;
-            if (dsite[h->site[i]])
-                (*excluded)++;
-            else
+            if (dsite[h->site[i]]) {
+                t->excluded++;
+            } else if (skip_tracer && hscope__is_tracer(h, i)) {
+                t->tracer++;
+                t->tracer_mem = hscope__sat_add(t->tracer_mem, hscope__memsize(h, i));
+            } else {
                 ids[k++] = i;
+            }
         }
         *kept = ids;
         *subset = ids;
@@ -410,7 +417,7 @@ tally_args(const hscope_tally_options *uopts, const char *key, hscope_tally_opti
         memcpy(o, uopts, uopts->size < sizeof(*o) ? uopts->size : sizeof(*o));
     }
     if (o->flags & ~(uint32_t)(HSCOPE_TALLY_SKIP_DUMPER | HSCOPE_TALLY_FINGERPRINT |
-                               HSCOPE_TALLY_FIELDS_WITH_OWNER))
+                               HSCOPE_TALLY_FIELDS_WITH_OWNER | HSCOPE_TALLY_SKIP_TRACER))
         return hscope__fail(err, HSCOPE_ERR_UNSUPPORTED, "unknown tally flags 0x%x", o->flags);
     size_t ki;
     for (ki = 0; ki < sizeof(keys) / sizeof(keys[0]); ki++)
@@ -572,8 +579,10 @@ hscope__tally_run(hscope_tally_t **out, hscope_heap_t *heap, const char *key,
     t->mem = &heap->mem;
     t->by = keys[ki].name;
     hscope__heap_retain(heap);
-    if ((o.flags & HSCOPE_TALLY_SKIP_DUMPER) &&
-        (st = without_dumper(heap, &subset, &nsub, &kept, &t->excluded, &err)) != HSCOPE_OK)
+    if ((o.flags & (HSCOPE_TALLY_SKIP_DUMPER | HSCOPE_TALLY_SKIP_TRACER)) &&
+        (st = without_dumper(heap, t, (o.flags & HSCOPE_TALLY_SKIP_DUMPER) != 0,
+                             (o.flags & HSCOPE_TALLY_SKIP_TRACER) != 0, &subset, &nsub, &kept,
+                             &err)) != HSCOPE_OK)
         goto done;
     if (tk == TK_GEM) {
         if ((st = hscope__intern_init(&gems, &heap->mem, &err)) != HSCOPE_OK)
@@ -709,6 +718,22 @@ uint64_t
 hscope__tally_excluded(const hscope_tally_t *t)
 {
     return t ? t->excluded : 0;
+}
+
+void
+hscope__tally_tracer(const hscope_tally_t *t, uint64_t *objects, uint64_t *memsize)
+{
+    if (objects)
+        *objects = t ? t->tracer : 0;
+    if (memsize)
+        *memsize = t ? t->tracer_mem : 0;
+}
+
+void
+hscope__tally_set_tracer(hscope_tally_t *t, uint64_t objects, uint64_t memsize)
+{
+    t->tracer = objects;
+    t->tracer_mem = memsize;
 }
 
 hscope_status

@@ -36,10 +36,10 @@ hscope_domtree_tally(hscope_tally_t **out, hscope_domtree_t *tree, const char *k
                         "hscope_tally_options has unknown non-zero fields");
         memcpy(&o, opts, opts->size < sizeof(o) ? opts->size : sizeof(o));
     }
-    if (o.flags)
+    if (o.flags & ~(uint32_t)HSCOPE_TALLY_SKIP_TRACER)
         return fail(uerr, HSCOPE_ERR_UNSUPPORTED,
-                    "hscope_domtree_tally: tally flags have no meaning here (every reachable "
-                    "object is counted)");
+                    "hscope_domtree_tally: of the tally flags only HSCOPE_TALLY_SKIP_TRACER has "
+                    "a meaning here (every other reachable object is counted)");
     if (o.sort > HSCOPE_SORT_MEMSIZE)
         return fail(uerr, HSCOPE_ERR_UNSUPPORTED, "unknown sort");
     if (hscope__tally_key(key) < 0)

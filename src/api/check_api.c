@@ -139,9 +139,10 @@ read_options(const hscope_check_options *in, uint32_t *flags, hscope_error *err)
     if (!hscope__tail_is_zero(in, in->size, sizeof(*in)))
         return hscope__fail(err, HSCOPE_ERR_UNSUPPORTED,
                             "check options: fields this library does not know are set");
-    if (in->flags & ~HSCOPE_CHECK_KEEP_DUMPER)
+    if (in->flags & ~(uint32_t)(HSCOPE_CHECK_KEEP_DUMPER | HSCOPE_CHECK_STRICT_NAMES))
         return hscope__fail(err, HSCOPE_ERR_UNSUPPORTED, "check options: unknown flags 0x%x",
-                            in->flags & ~HSCOPE_CHECK_KEEP_DUMPER);
+                            in->flags & ~(uint32_t)(HSCOPE_CHECK_KEEP_DUMPER |
+                                                    HSCOPE_CHECK_STRICT_NAMES));
     *flags = in->flags;
     return HSCOPE_OK;
 }
@@ -190,6 +191,12 @@ hscope_check_over_count(const hscope_check_t *check)
     return check ? check->over : 0;
 }
 
+HSCOPE_API const char *
+hscope_check_no_verdict(const hscope_check_t *check)
+{
+    return check ? check->no_verdict : NULL;
+}
+
 HSCOPE_API hscope_status
 hscope_check_rule_get(const hscope_check_t *check, uint64_t i, hscope_check_rule *rule)
 {
@@ -205,7 +212,7 @@ hscope_check_rule_get(const hscope_check_t *check, uint64_t i, hscope_check_rule
     hscope_check_rule full = {
         .size = size, .scope = r->r.scope, .metric = r->r.metric,
         .over = r->actual > r->r.limit, .found = r->found, .key = r->r.key,
-        .line = r->r.line, .limit = r->r.limit, .actual = r->actual,
+        .line = r->r.line, .limit = r->r.limit, .actual = r->actual, .closest = r->closest,
     };
     memcpy(rule, &full, size < sizeof(full) ? size : sizeof(full));
     return HSCOPE_OK;

@@ -34,6 +34,7 @@ read_html_options(const hscope_html_options *in, hscope__html_cfg *cfg, hscope_e
         memcpy(&o, in, in->size < sizeof(o) ? in->size : sizeof(o));
     }
     if (o.flags & ~(uint32_t)(HSCOPE_HTML_NO_CLASS_EDGES | HSCOPE_HTML_KEEP_DUMPER |
+                              HSCOPE_HTML_KEEP_TRACER |
                               HSCOPE_HTML_NO_WASTE))
         return hscope__fail(err, HSCOPE_ERR_UNSUPPORTED, "unknown HTML report flags 0x%x",
                             o.flags);

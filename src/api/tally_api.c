@@ -45,6 +45,12 @@ hscope_tally_excluded(const hscope_tally_t *t)
     return hscope__tally_excluded(t);
 }
 
+HSCOPE_API void
+hscope_tally_excluded_tracer(const hscope_tally_t *t, uint64_t *objects, uint64_t *memsize)
+{
+    hscope__tally_tracer(t, objects, memsize);
+}
+
 HSCOPE_API hscope_status
 hscope_tally_stats(const hscope_tally_t *t, hscope_load_stats *stats)
 {

@@ -17,8 +17,8 @@
 #define EXIT_NO_VERDICT 2
 
 static const char usage[] =
-    "usage: heapscope check --budget FILE [--json] [--keep-dumper] [load options]\n"
-    "                       DUMP | A B C\n"
+    "usage: heapscope check --budget FILE [--json] [--keep-dumper] [--strict-names]\n"
+    "                       [load options] DUMP | A B C\n"
     "\n"
     "Check dumps against a memory budget, for CI: limits on the live objects\n"
     "and memsize of the last dump (in all, per class, gem or file:line:class\n"
@@ -47,12 +47,19 @@ static const char usage[] =
     "  --budget FILE   the budget (required)\n"
     "  --json          {\"kind\": \"check\", \"within_budget\", \"rules\": [{\"rule\",\n"
     "                  \"section\", \"key\", \"metric\", \"line\", \"limit\", \"actual\",\n"
-    "                  \"over\", \"excess\", \"found\"}], \"total\", \"warnings\", ...}\n"
+    "                  \"over\", \"excess\", \"found\"}], \"verdict\", \"no_verdict\",\n"
+    "                  \"total\", \"warnings\", ...}\n"
     "                  (docs/JSON.md)\n"
     "  --keep-dumper   keep the objects the dumper itself allocated\n"
+    "  --strict-names  a rule naming a class, gem or site the dump does not have\n"
+    "                  is no verdict (exit 2); by default it measures 0 and a\n"
+    "                  warning names the dump's closest names\n"
     "\n"
     "Exit status: 0 within budget, 1 over budget, 2 no verdict (a usage\n"
-    "error, a budget file that is not valid, a dump that cannot be read).\n"
+    "error, a budget file that is not valid, a dump that cannot be read, or\n"
+    "a [leaked] rule on dumps that cannot answer it: the same dump twice,\n"
+    "dumps of different processes, dumps out of time order; said first and\n"
+    "last).\n"
     "--no-index and -v have no effect: check reads the dumps themselves.\n";
 
 typedef struct args {
@@ -69,6 +76,8 @@ option(void *ctx, int argc, char **argv, int *i)
     const char *arg = argv[*i];
     if (strcmp(arg, "--keep-dumper") == 0) {
         a->co.flags |= HSCOPE_CHECK_KEEP_DUMPER;
+    } else if (strcmp(arg, "--strict-names") == 0) {
+        a->co.flags |= HSCOPE_CHECK_STRICT_NAMES;
     } else if (strcmp(arg, "--budget") == 0) {
         if (*i + 1 >= argc)
             return hscope_cli_usage_error(usage, "--budget needs a FILE%s", "");
@@ -126,7 +135,7 @@ run(args *a, int n, const hscope_budget_t *b)
     warn(a->paths[n - 1], c);
     hscope_report_options ro;
     hscope_cli_report_options(&a->o, &ro, a->paths, (uint64_t)n);
-    int rc = hscope_check_over_count(c) ? EXIT_OVER : 0;
+    int rc = hscope_check_no_verdict(c) ? EXIT_NO_VERDICT : hscope_check_over_count(c) ? EXIT_OVER : 0;
     st = hscope_check_write(c, &ro, hscope_cli_write_stdout, NULL, &err);
     if (st != HSCOPE_OK) {
         fprintf(stderr, "heapscope: check: %s\n", err.message);

@@ -10,8 +10,8 @@
 
 static const char usage_histogram[] =
     "usage: heapscope histogram [--by type|class] [--top N] [--sort memsize|count]\n"
-    "                           [--svg FILE] [--json] [--keep-dumper] [load options]\n"
-    "                           DUMP\n"
+    "                           [--svg FILE] [--json] [--keep-dumper] [--keep-tracer]\n"
+    "                           [load options] DUMP\n"
     "\n"
     "Memsize and object count per type (default) or class of one dump, as\n"
     "bars, largest first.  The dump is folded without building the object\n"
@@ -24,9 +24,12 @@ static const char usage_histogram[] =
     "  --json          the tally document: {\"kind\": \"tally\", \"dumps\", \"by\",\n"
     "                  \"total\": {\"count\", \"memsize\"}, \"group_count\", \"groups\":\n"
     "                  [{\"key\", \"count\", \"memsize\"}], \"excluded_dumper_objects\",\n"
-    "                  \"warnings\"} (docs/JSON.md)\n"
+    "                  \"excluded_tracer\", \"warnings\"} (docs/JSON.md)\n"
     "  --keep-dumper   keep the objects the dumper itself allocated (default: left\n"
     "                  out and counted)\n"
+    "  --keep-tracer   keep Ruby's allocation tracer (the table of\n"
+    "                  trace_object_allocations, labelled <allocation tracer>;\n"
+    "                  default: left out and counted)\n"
     "  --no-index      accepted; no effect (the dump is streamed, not indexed)\n"
     "  -v, --verbose   accepted; no effect\n";
 
@@ -45,6 +48,10 @@ option(void *ctx, int argc, char **argv, int *i)
     const char *o = argv[*i], *v = *i + 1 < argc ? argv[*i + 1] : NULL;
     if (strcmp(o, "--keep-dumper") == 0) {
         a->to.flags &= ~HSCOPE_TALLY_SKIP_DUMPER;
+        return 1;
+    }
+    if (strcmp(o, "--keep-tracer") == 0) {
+        a->to.flags &= ~HSCOPE_TALLY_SKIP_TRACER;
         return 1;
     }
     int r = hscope_cli_by_order_option(argc, argv, i, usage_histogram, &a->by, NULL);
@@ -92,7 +99,7 @@ hscope_cli_histogram(int argc, char **argv)
     hscope_cli_opts_init(&a.o, "histogram", usage_histogram, HSCOPE_CLI_JSON | HSCOPE_CLI_TOP, 20);
     hscope_tally_options_init(&a.to);
     a.to.sort = HSCOPE_SORT_MEMSIZE;
-    a.to.flags = HSCOPE_TALLY_SKIP_DUMPER;
+    a.to.flags = HSCOPE_TALLY_SKIP_DUMPER | HSCOPE_TALLY_SKIP_TRACER;
     a.by = "type";
     hscope_cli_args ca = { option, &a, &a.path, 0, 1,
                            "histogram takes one DUMP ('%s' is extra)" };

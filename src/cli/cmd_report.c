@@ -17,7 +17,8 @@ static const char *prog = "heapscope";
 static const char usage_report[] =
     "usage: heapscope report [--out FILE] [--top N] [--by KEY] [--order RULE]\n"
     "                        [--no-class-edges] [--no-index] [--keep-dumper]\n"
-    "                        [--no-waste] [load options] DUMP [DUMP...]\n"
+    "                        [--keep-tracer] [--no-waste] [load options]\n"
+    "                        DUMP [DUMP...]\n"
     "\n"
     "Write one self-contained HTML page (no external assets; opens from disk in\n"
     "any browser) about the dumps:\n"
@@ -46,6 +47,9 @@ static const char usage_report[] =
     "  --keep-dumper     keep the objects the dumper itself allocated in the\n"
     "                    histograms, allocation sites, diff, timeline and waste\n"
     "                    (default: left out and counted)\n"
+    "  --keep-tracer     keep Ruby's allocation tracer (trace_object_allocations'\n"
+    "                    table) in the histograms, sites and retainers (default:\n"
+    "                    left out and said; labelled <allocation tracer>)\n"
     "  --no-waste        no waste section (saves one pass over the last dump)\n"
     "  --threads N       parser threads, 1-64 (default: one per core, at most 8;\n"
     "                    1 for files under 32 MiB, 2 MiB gzip)\n"
@@ -69,6 +73,7 @@ option(void *ctx, int argc, char **argv, int *i)
     static const struct { const char *name; uint32_t flag; } flags[] = {
         { "--no-class-edges", HSCOPE_HTML_NO_CLASS_EDGES },
         { "--keep-dumper", HSCOPE_HTML_KEEP_DUMPER },
+        { "--keep-tracer", HSCOPE_HTML_KEEP_TRACER },
         { "--no-waste", HSCOPE_HTML_NO_WASTE },
     };
     for (size_t k = 0; k < sizeof(flags) / sizeof(flags[0]); k++)

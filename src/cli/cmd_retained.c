@@ -7,7 +7,8 @@
 
 static const char usage[] =
     "usage: heapscope retained [--top N] [--by KEY] [--folded] [--json]\n"
-    "                          [--no-class-edges] [load options] DUMP\n"
+    "                          [--no-class-edges] [--keep-tracer] [load options]\n"
+    "                          DUMP\n"
     "\n"
     "The objects that keep the most memory alive (retained size: the memsize\n"
     "of everything they dominate), like Eclipse MAT's dominator view.\n"
@@ -22,11 +23,15 @@ static const char usage[] =
     "                   \"class\", \"label\", \"memsize\", \"retained\": {\"count\",\n"
     "                   \"memsize\"}}], ...}; with --by: {\"by\", \"groups\": [{\"key\",\n"
     "                   \"count\", \"memsize\"}], ...} (docs/JSON.md)\n"
-    "  --no-class-edges leave out the object -> class edges\n";
+    "  --no-class-edges leave out the object -> class edges\n"
+    "  --keep-tracer    keep Ruby's allocation tracer (the table of\n"
+    "                   trace_object_allocations, labelled <allocation tracer>;\n"
+    "                   default: left out with what it alone retains, and\n"
+    "                   counted)\n";
 
 typedef struct args {
     hscope_cli_opts o;
-    int nce, folded;
+    int nce, folded, keep_tracer;
     const char *path, *by;
 } args;
 
@@ -36,6 +41,8 @@ option(void *ctx, int argc, char **argv, int *i)
     args *a = ctx;
     if (strcmp(argv[*i], "--folded") == 0) {
         a->folded = 1;
+    } else if (strcmp(argv[*i], "--keep-tracer") == 0) {
+        a->keep_tracer = 1;
     } else if (strcmp(argv[*i], "--no-class-edges") == 0) {
         a->nce = 1;
     } else if (strcmp(argv[*i], "--by") == 0) {
@@ -70,9 +77,14 @@ write_out(const args *a, hscope_domtree_t *t, hscope_report_options *ro, hscope_
         ro->format = HSCOPE_FORMAT_FOLDED;
         return hscope_domtree_write(t, HSCOPE_ID_NONE, ro, hscope_cli_write_stdout, NULL, err);
     }
-    if (!a->by)
+    if (!a->by) {
+        if (!a->keep_tracer)
+            ro->flags |= HSCOPE_REPORT_SKIP_TRACER;
         return hscope_domtree_write_retained(t, ro, hscope_cli_write_stdout, NULL, err);
+    }
     hscope_tally_options to = HSCOPE_TALLY_OPTIONS_INIT;
+    if (!a->keep_tracer)
+        to.flags |= HSCOPE_TALLY_SKIP_TRACER;
     to.sort = HSCOPE_SORT_MEMSIZE;
     to.top = a->o.top == HSCOPE_TOP_ALL ? 0 : a->o.top;
     hscope_tally_t *tl = NULL;

@@ -8,7 +8,8 @@
 
 static const char usage[] =
     "usage: heapscope tally [--by KEY] [--top N] [--sort count|memsize] [--stream]\n"
-    "                       [--keep-dumper] [--fields-with-owner] [--json]\n"
+    "                       [--keep-dumper] [--keep-tracer] [--fields-with-owner]\n"
+    "                       [--json]\n"
     "                       [load options] DUMP\n"
     "\n"
     "Group live objects by KEY and print count and memsize per group, largest\n"
@@ -25,6 +26,9 @@ static const char usage[] =
     "  --keep-dumper keep the objects the dumper itself allocated (default: left\n"
     "                out and counted: ObjectSpace.dump_all's, the heapscope gem's\n"
     "                snapshot code's)\n"
+    "  --keep-tracer keep Ruby's allocation tracer (the table of\n"
+    "                trace_object_allocations, labelled <allocation tracer>;\n"
+    "                default: left out and counted)\n"
     "  --fields-with-owner\n"
     "                Ruby 4.0+: count each IMEMO fields object (the instance\n"
     "                variables of a String, Array, class or typed Data) in its\n"
@@ -53,6 +57,10 @@ option(void *ctx, int argc, char **argv, int *i)
 {
     args *a = ctx;
     const char *arg = argv[*i];
+    if (strcmp(arg, "--keep-tracer") == 0) {
+        a->to.flags &= ~HSCOPE_TALLY_SKIP_TRACER;
+        return 1;
+    }
     if (strcmp(arg, "--keep-dumper") == 0) {
         a->to.flags &= ~HSCOPE_TALLY_SKIP_DUMPER;
     } else if (strcmp(arg, "--stream") == 0) {
@@ -102,7 +110,7 @@ hscope_cli_tally(int argc, char **argv)
     memset(&a, 0, sizeof(a));
     hscope_cli_opts_init(&a.o, "tally", usage, HSCOPE_CLI_JSON | HSCOPE_CLI_TOP, 20);
     hscope_tally_options_init(&a.to);
-    a.to.flags = HSCOPE_TALLY_SKIP_DUMPER;
+    a.to.flags = HSCOPE_TALLY_SKIP_DUMPER | HSCOPE_TALLY_SKIP_TRACER;
     a.by = "file:line:class";
     int rc = parse(&a, argc, argv);
     if (rc)

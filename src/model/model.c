@@ -413,11 +413,33 @@ count_dangling_unique(hscope_heap_t *h, hscope_error *err)
     return HSCOPE_OK;
 }
 
-/* Interned "<imemo:X>" labels, one per distinct imemo_type. */
+hscope_status
+hscope__tracer_labels(hscope_heap_t *h, int add, hscope_error *err)
+{
+    h->str_tracer = hscope__intern_find(&h->strings, HSCOPE__TRACER_STRUCT,
+                                        sizeof(HSCOPE__TRACER_STRUCT) - 1);
+    h->lbl_tracer = 0;
+    if (!h->str_tracer)
+        return HSCOPE_OK;
+    if (!add) {
+        h->lbl_tracer = hscope__intern_find(&h->strings, HSCOPE__TRACER_LABEL,
+                                            sizeof(HSCOPE__TRACER_LABEL) - 1);
+        if (!h->lbl_tracer)
+            h->str_tracer = 0;
+        return HSCOPE_OK;
+    }
+    return hscope__intern_add(&h->strings, HSCOPE__TRACER_LABEL, sizeof(HSCOPE__TRACER_LABEL) - 1,
+                              &h->lbl_tracer, err);
+}
+
+/* Interned "<imemo:X>" labels, one per distinct imemo_type, and the
+ * allocation tracer's. */
 static hscope_status
 make_labels(hscope_heap_t *h, hscope_error *err)
 {
     hscope_status st;
+    if ((st = hscope__tracer_labels(h, 1, err)) != HSCOPE_OK)
+        return st;
     if ((st = hscope__intern_add(&h->strings, "<hidden>", 8, &h->lbl_hidden, err)) ||
         (st = hscope__intern_add(&h->strings, "<unknown>", 9, &h->lbl_unknown, err)) ||
         (st = hscope__intern_add(&h->strings, "<anonymous>", 11, &h->lbl_anon, err)) ||
@@ -458,6 +480,8 @@ make_labels(hscope_heap_t *h, hscope_error *err)
 uint32_t
 hscope__label(const hscope_heap_t *h, uint32_t id)
 {
+    if (hscope__is_tracer(h, id))
+        return h->lbl_tracer;
     if (h->type[id] == HSCOPE_TYPE_IMEMO) {
         uint32_t d = h->detail[id];
         for (size_t k = 0; d && k < h->nimemo; k++)

@@ -54,6 +54,10 @@ struct hscope_heap {
     uint32_t *site_file, *site_line, *site_method;
     size_t nsites;
     uint32_t lbl_hidden, lbl_unknown, lbl_anon, lbl_imemo_none;
+    /* Ruby's allocation tracer (docs/DESIGN.md, "The allocation tracer"):
+     * the string id of its DATA struct name and of its class label; both 0
+     * when the dump has no tracer */
+    uint32_t str_tracer, lbl_tracer;
     uint32_t *imemo_detail, *imemo_label; /* "<imemo:X>" per imemo_type */
     size_t nimemo;
     char type_names[256][24];
@@ -164,6 +168,19 @@ int hscope__cat_conservative(const hscope_heap_t *h, uint32_t c);
 
 /* Class label string id of an object (docs/DESIGN.md, "Class label"). */
 uint32_t hscope__label(const hscope_heap_t *h, uint32_t id);
+/* The struct name of Ruby's allocation tracer (the DATA object that
+ * ObjectSpace.trace_object_allocations keeps its table in) and its label. */
+#define HSCOPE__TRACER_STRUCT "ObjectTracing/allocation_info_tracer"
+#define HSCOPE__TRACER_LABEL "<allocation tracer>"
+/* Whether object id is Ruby's allocation tracer. */
+static inline int
+hscope__is_tracer(const hscope_heap_t *h, uint32_t id)
+{
+    return h->str_tracer && h->detail[id] == h->str_tracer && h->type[id] == HSCOPE_TYPE_DATA;
+}
+/* Finds the tracer's strings of a loaded heap (h->str_tracer, lbl_tracer);
+ * adds the label when the tracer is there and `add`. */
+hscope_status hscope__tracer_labels(hscope_heap_t *h, int add, hscope_error *err);
 /* Display label of an object: a CLASS/MODULE's own name (else
  * "<anonymous>"), any other object's class label. */
 uint32_t hscope__object_label(const hscope_heap_t *h, uint32_t id);

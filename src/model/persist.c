@@ -650,7 +650,9 @@ attach(hscope_heap_t *h, const header *hd, const unsigned char *base, hscope_err
     }
     memcpy(&h->stats, &meta[M_STATS], sizeof(h->stats));
     h->stats.size = sizeof(h->stats);
-    return validate(h, meta[M_STR_ARENA], meta[M_VAL_ARENA], err);
+    if ((st = validate(h, meta[M_STR_ARENA], meta[M_VAL_ARENA], err)) != HSCOPE_OK)
+        return st;
+    return hscope__tracer_labels(h, 0, err); /* finds them, adds nothing */
 }
 
 /*

@@ -222,6 +222,18 @@ hscope__text_excluded(hscope__out *o, uint64_t n)
     hscope__out_printf(o, "left out: %s allocated by the dumper itself\n", c);
 }
 
+void
+hscope__text_excluded_tracer(hscope__out *o, uint64_t n, uint64_t memsize)
+{
+    char c[64], b[32];
+    if (!n)
+        return;
+    hscope__fmt_plural(n, "object", "objects", c, sizeof(c));
+    hscope__fmt_bytes((double)memsize, b, sizeof(b));
+    hscope__out_printf(o, "left out: the allocation tracer (trace_object_allocations), %s, %s\n",
+                       c, b);
+}
+
 /* ------------------------------------------------------------------ */
 /* Objects                                                             */
 /* ------------------------------------------------------------------ */

@@ -73,6 +73,8 @@ void hscope__html_card_count(hscope__out *o, const char *id, const char *k, uint
 void hscope__html_card_bytes(hscope__out *o, const char *id, const char *k, uint64_t v);
 /* Each line of a warning text as a visible warning of the page. */
 void hscope__html_warn_block(hscope__out *o, const char *text);
+/* Ruby's allocation tracer a section left out, said on the page. */
+void hscope__html_tracer_note(hscope__out *o, uint64_t n, uint64_t memsize);
 /* The dumper's objects a section's tallies left out, said on the page. */
 void hscope__html_dumper_note(hscope__out *o, uint64_t n);
 /* "TYPE Class" and "file:line" ("" without a site) of an object. */

@@ -207,6 +207,19 @@ hscope__html_dumper_note(hscope__out *o, uint64_t n)
                               "itself (<code>--keep-dumper</code> keeps them).</p>\n", c);
 }
 
+void
+hscope__html_tracer_note(hscope__out *o, uint64_t n, uint64_t memsize)
+{
+    char b[32];
+    if (!n)
+        return;
+    hscope__fmt_bytes((double)memsize, b, sizeof(b));
+    hscope__out_printf(o, "<p class=\"muted\">Left out: the allocation tracer "
+                          "(<code>trace_object_allocations</code>' table), %llu object%s, %s "
+                          "(<code>--keep-tracer</code> keeps it).</p>\n",
+                       (unsigned long long)n, n == 1 ? "" : "s", b);
+}
+
 const char *
 hscope__html_obj_label(const hscope_heap_t *h, hscope_id id, char *buf, size_t n)
 {
@@ -297,7 +310,9 @@ hscope__html_head(hscope__html *x)
                         "histograms</a><a href=\"#sites\">allocation sites</a><a href=\"#retainers\">"
                         "retainers</a><a href=\"#dominators\">dominator tree</a>");
     if (r->diff)
-        hscope__out_puts(o, "<a href=\"#diff\">leaked</a><a href=\"#suspects\">suspects</a>");
+        hscope__out_puts(o, r->np == 3 ? "<a href=\"#diff\">leaked</a><a href=\"#suspects\">suspects</a>"
+                                       : "<a href=\"#diff\">new since A</a>"
+                                         "<a href=\"#suspects\">suspects</a>");
     if (r->np >= 2)
         hscope__out_puts(o, "<a href=\"#timeline\">timeline</a>");
     if (!(r->flags & HSCOPE_HTML_NO_WASTE))

@@ -102,6 +102,15 @@ hscope__html_summary(hscope__html *x)
     return HSCOPE_OK;
 }
 
+/* Ruby's allocation tracer left out of a section, said there. */
+static void
+tracer_note(hscope__out *o, const hscope_tally_t *t)
+{
+    uint64_t n, m;
+    hscope__tally_tracer(t, &n, &m);
+    hscope__html_tracer_note(o, n, m);
+}
+
 static hscope_status
 tally_of(hscope__html *x, hscope_tally_t **out, const char *key, uint64_t top)
 {
@@ -109,6 +118,8 @@ tally_of(hscope__html *x, hscope_tally_t **out, const char *key, uint64_t top)
     o.sort = HSCOPE_SORT_MEMSIZE;
     o.top = top;
     o.flags = x->r->flags & HSCOPE_HTML_KEEP_DUMPER ? 0 : HSCOPE_TALLY_SKIP_DUMPER;
+    if (!(x->r->flags & HSCOPE_HTML_KEEP_TRACER))
+        o.flags |= HSCOPE_TALLY_SKIP_TRACER;
     hscope_error e;
     hscope__error_init(&e);
     if (hscope__tally_compute(out, x->r->heap, key, &o, &e) != HSCOPE_OK)
@@ -126,6 +137,7 @@ hscope__html_histograms(hscope__html *x)
     if (st == HSCOPE_OK) {
         hscope__out_puts(x->o, "<section id=\"histograms\"><h2>What is on the heap</h2>\n");
         hscope__html_dumper_note(x->o, hscope__tally_excluded(ty));
+        tracer_note(x->o, ty);
         st = hscope__html_chart(x, ty, NULL);
     }
     if (st == HSCOPE_OK)
@@ -174,6 +186,7 @@ hscope__html_sites(hscope__html *x)
                        (unsigned long long)hscope__tally_row_count(t),
                        (unsigned long long)hscope__tally_group_count(t));
     hscope__html_dumper_note(x->o, hscope__tally_excluded(t));
+    tracer_note(x->o, t);
     tally_table(x->o, t, "file:line:class", "sites-table");
     hscope__out_puts(x->o, "</section>\n");
     hscope__tally_free(t);
@@ -189,11 +202,13 @@ hscope__html_retainers(hscope__html *x)
     uint64_t rn = 0, rm = 0, un = 0, um = 0, top = x->top ? x->top : 1;
     hscope__domtree_totals(t, &rn, &rm, &un, &um);
     uint64_t cap = top < hscope__heap_object_count(h) ? top : hscope__heap_object_count(h);
-    hscope_id *ids = hscope__malloc((hscope__mem *)&x->r->mem, (size_t)(cap ? cap : 1) *
+    hscope_id *ids = hscope__malloc((hscope__mem *)&x->r->mem, (size_t)(cap + 2) *
                                                                    sizeof(hscope_id));
     if (!ids)
-        return hscope__nomem(x->err, (size_t)(cap ? cap : 1) * sizeof(hscope_id));
-    uint64_t n = hscope__domtree_top(t, ids, cap);
+        return hscope__nomem(x->err, (size_t)(cap + 2) * sizeof(hscope_id));
+    hscope_id tracer = x->r->flags & HSCOPE_HTML_KEEP_TRACER ? HSCOPE_ID_NONE
+                                                             : hscope__domtree_tracer(t);
+    uint64_t n = hscope__domtree_top_app(t, ids, cap, tracer);
     hscope__out_puts(o, "<section id=\"retainers\"><h2>What keeps memory alive</h2>\n"
                         "<p class=\"muted\">Objects with the largest retained size (what would be "
                         "freed if the object went away), from the dominator tree. Nested retainers "
@@ -202,6 +217,9 @@ hscope__html_retainers(hscope__html *x)
                         "<th>address</th><th>object</th><th>allocated at</th><th>self</th>"
                         "<th>retained</th><th>% reachable</th><th>retained objects</th></tr></thead>"
                         "<tbody>\n");
+    if (tracer != HSCOPE_ID_NONE)
+        hscope__html_tracer_note(o, hscope__domtree_retained_count(t, tracer),
+                                 hscope__domtree_retained(t, tracer));
     char lb[512], sb[1024];
     for (uint64_t i = 0; i < n; i++) {
         hscope_id id = ids[i];
@@ -227,7 +245,11 @@ static void
 diff_dumps(hscope__html *x, const hscope_diff_t *d)
 {
     hscope__out *o = x->o;
-    hscope__out_puts(o, "<section id=\"diff\"><h2>What leaked</h2>\n<p class=\"muted\">");
+    /* two dumps cannot tell a leak from memory still in use (docs/DESIGN.md,
+     * "Leaked"): what they show is new since A */
+    hscope__out_puts(o, x->r->np == 3 ? "<section id=\"diff\"><h2>What leaked</h2>\n<p class=\"muted\">"
+                                      : "<section id=\"diff\"><h2>What is new since A</h2>\n"
+                                        "<p class=\"muted\">");
     if (x->r->np == 3)
         hscope__out_puts(o, "Objects born between dump A and dump B and still alive in dump C "
                             "(3-snapshot diff; an address reused by a new object is not a "
@@ -261,9 +283,14 @@ hscope__html_diff(hscope__html *x)
         return hscope__fail(x->err, e.status, "diff: %s", e.message);
     diff_dumps(x, d);
     hscope__out_puts(o, "<div class=\"cards\">\n");
-    hscope__html_card_count(o, "leaked-count", "leaked objects", hscope__diff_count(d));
-    hscope__html_card_bytes(o, "leaked-memsize", "leaked memsize", hscope__diff_memsize(d));
-    hscope__html_card_count(o, NULL, "leak groups (file:line:class)", hscope__tally_group_count(t));
+    int three = x->r->np == 3;
+    hscope__html_card_count(o, "leaked-count", three ? "leaked objects" : "objects new since A",
+                            hscope__diff_count(d));
+    hscope__html_card_bytes(o, "leaked-memsize", three ? "leaked memsize" : "memsize new since A",
+                            hscope__diff_memsize(d));
+    hscope__html_card_count(o, NULL, three ? "leak groups (file:line:class)"
+                                           : "groups new since A (file:line:class)",
+                            hscope__tally_group_count(t));
     hscope__html_card_count(o, NULL, "reused addresses", hscope__diff_reused_addresses(d));
     hscope__html_card_count(o, NULL, "dumper's own objects (left out)", hscope__diff_excluded(d));
     hscope__out_puts(o, "</div>\n");
@@ -271,7 +298,8 @@ hscope__html_diff(hscope__html *x)
     char top[32], all[32];
     hscope__fmt_count(hscope__tally_row_count(t), top, sizeof(top));
     hscope__fmt_count(hscope__tally_group_count(t), all, sizeof(all));
-    hscope__out_printf(o, "<h3>Leaked objects by allocation site (top %s of %s)</h3>\n", top, all);
+    hscope__out_printf(o, "<h3>%s by allocation site (top %s of %s)</h3>\n",
+                       three ? "Leaked objects" : "Objects new since A", top, all);
     tally_table(o, t, "file:line:class", "diff-table");
     hscope__out_puts(o, "</section>\n");
     hscope__tally_free(t);

@@ -118,6 +118,8 @@ text(const hscope_check_t *c, const hscope__ropts *ro, hscope__out *o)
 {
     hscope__warnings ws;
     warnings(c, ro, &ws);
+    if (c->no_verdict)
+        hscope__out_printf(o, "NO VERDICT: %s\n\n", c->no_verdict + strlen("no verdict: "));
     hscope__text_warnings(o, ro, &ws);
     hscope__out_printf(o, "budget %s against ", c->budget);
     for (uint64_t i = first_read(c); i < c->npaths; i++)
@@ -144,7 +146,9 @@ text(const hscope_check_t *c, const hscope__ropts *ro, hscope__out *o)
     text_rows(c, &tb, 0);
     char n[48];
     hscope__fmt_plural(c->n, "rule", "rules", n, sizeof(n));
-    if (c->over)
+    if (c->no_verdict)
+        hscope__out_printf(o, "\n%s\n", c->no_verdict);
+    else if (c->over)
         hscope__out_printf(o, "\nOVER BUDGET: %llu of %s exceeded\n",
                            (unsigned long long)c->over, n);
     else
@@ -185,7 +189,9 @@ json(const hscope_check_t *c, const hscope__ropts *ro, hscope__out *o)
     hscope__json_end_arr(&j);
     hscope__json_kstr(&j, "budget", c->budget);
     hscope__json_key(&j, "within_budget");
-    hscope__json_bool(&j, c->over == 0);
+    hscope__json_bool(&j, c->over == 0 && !c->no_verdict);
+    hscope__json_kstr(&j, "verdict", c->no_verdict ? "none" : c->over ? "over" : "within");
+    hscope__json_kstr(&j, "no_verdict", c->no_verdict);
     hscope__json_ku64(&j, "rule_count", c->n);
     hscope__json_ku64(&j, "over_count", c->over);
     hscope__json_kcm(&j, "total", c->count, c->memsize);

@@ -7,9 +7,39 @@
 
 #include "writer.h"
 
+/* The series checks that leave a diff without an answer: the same dump
+ * twice, dumps of two processes, dumps out of time order. */
+#define NO_VERDICT_WARNINGS \
+    (HSCOPE_DIFF_WARN_REPEATED | HSCOPE_DIFF_WARN_DIFFERENT_PROCESS | HSCOPE_DIFF_WARN_BACKWARDS)
+
+/* "these dumps cannot tell what leaked: " and the series checks' lines
+ * (joined by "; ") into buf; 0 when the series is sound. */
+static int
+no_verdict(const hscope_diff_t *d, char *buf, size_t n)
+{
+    if (!(hscope__diff_warnings(d) & NO_VERDICT_WARNINGS))
+        return 0;
+    size_t len = (size_t)snprintf(buf, n, "these dumps cannot tell what %s",
+                                  hscope__diff_dumps(d) == 3 ? "leaked" : "is new");
+    const char *p = hscope__diff_warning_text(d);
+    int first = 1;
+    for (uint32_t i = 0; *p; i++) {
+        size_t l = strcspn(p, "\n");
+        if ((hscope__diff_warning_code(d, i) & NO_VERDICT_WARNINGS) && len + 4 < n) {
+            int w = snprintf(buf + len, n - len, "%s%.*s", first ? ": " : "; ", (int)l, p);
+            len += w > 0 ? (size_t)w : 0;
+            first = 0;
+        }
+        p += l + (p[l] == '\n');
+    }
+    return 1;
+}
+
 void
 hscope__json_diff_head(hscope__json *w, const hscope_diff_t *d, const hscope__ropts *ro)
 {
+    char nv[2048];
+    hscope__json_kstr(w, "no_verdict", no_verdict(d, nv, sizeof(nv)) ? nv : NULL);
     hscope__json_key(w, "dumps");
     hscope__json_arr(w);
     for (uint32_t i = 0; i < hscope__diff_dumps(d); i++)
@@ -32,7 +62,11 @@ void
 hscope__text_diff_head(hscope__out *o, const hscope_diff_t *d, const hscope__ropts *ro)
 {
     uint32_t nd = hscope__diff_dumps(d);
-    char a[64], b[32];
+    char a[64], b[32], nv[2048];
+    /* first, whatever the warnings' destination: the counts below mean
+     * nothing on such a series */
+    if (no_verdict(d, nv, sizeof(nv)))
+        hscope__out_printf(o, "NO VERDICT: %s\n\n", nv);
     for (uint32_t i = 0; i < nd; i++) {
         const char *name = hscope__ropts_dump_name(ro, i);
         hscope__fmt_plural(hscope__diff_snapshot_objects(d, i), "object", "objects", a, sizeof(a));

@@ -56,7 +56,7 @@ retained_text(const hscope_domtree_t *t, const hscope_id *ids, uint64_t n,
 }
 
 static void
-retained_json(const hscope_domtree_t *t, const hscope_id *ids, uint64_t n,
+retained_json(const hscope_domtree_t *t, const hscope_id *ids, uint64_t n, uint64_t tracer,
               const hscope__ropts *ro, const hscope__warnings *ws, hscope__out *o)
 {
     const hscope_heap_t *h = hscope__domtree_heap(t);
@@ -77,6 +77,8 @@ retained_json(const hscope_domtree_t *t, const hscope_id *ids, uint64_t n,
         hscope__json_end_obj(&w);
     }
     hscope__json_end_arr(&w);
+    hscope__json_kcm(&w, "excluded_tracer", tracer ? hscope__domtree_retained_count(t, tracer - 1) : 0,
+                     tracer ? hscope__domtree_retained(t, tracer - 1) : 0);
     hscope__json_warnings(&w, ws);
     hscope__json_end_obj(&w);
     hscope__json_done(&w);
@@ -89,18 +91,28 @@ hscope__retained_write(const hscope_domtree_t *t, const hscope__ropts *ro, hscop
     hscope_heap_t *h = hscope__domtree_heap(t);
     uint64_t nobj = hscope__heap_object_count(h);
     uint64_t max = ro->top < nobj ? ro->top : nobj;
-    hscope_id *ids = hscope__malloc(&h->mem, (size_t)(max + 1) * sizeof(hscope_id));
+    hscope_id *ids = hscope__malloc(&h->mem, (size_t)(max + 2) * sizeof(hscope_id));
     if (!ids)
         return hscope__nomem(err, (size_t)max * sizeof(hscope_id));
-    uint64_t n = hscope__domtree_top(t, ids, max);
+    /* Ruby's allocation tracer left out if asked; tracer is its id + 1,
+     * else 0 */
+    hscope_id tid = ro->flags & HSCOPE_REPORT_SKIP_TRACER ? hscope__domtree_tracer(t)
+                                                          : HSCOPE_ID_NONE;
+    uint64_t tracer = tid == HSCOPE_ID_NONE ? 0 : (uint64_t)tid + 1;
+    uint64_t n = hscope__domtree_top_app(t, ids, max, tid);
     hscope__warnings ws;
     ws.n = 0;
     hscope__warn_heap(&ws, hscope__ropts_dump_name(ro, 0), h);
     if (ro->format == HSCOPE_FORMAT_JSON) {
-        retained_json(t, ids, n, ro, &ws, o);
+        retained_json(t, ids, n, tracer, ro, &ws, o);
     } else {
         hscope__text_warnings(o, ro, &ws);
         retained_text(t, ids, n, ro, o);
+        if (tracer) {
+            hscope__out_putc(o, '\n');
+            hscope__text_excluded_tracer(o, hscope__domtree_retained_count(t, tracer - 1),
+                                         hscope__domtree_retained(t, tracer - 1));
+        }
     }
     hscope__free(&h->mem, ids);
     return HSCOPE_OK;

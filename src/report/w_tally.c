@@ -197,6 +197,9 @@ tally_json(const hscope_tally_t *t, const hscope__ropts *ro, const hscope__warni
     hscope__json_groups_of_tally(&w, t, (ro->flags & HSCOPE_REPORT_ADDRESSES) != 0);
     if (!retained)
         hscope__json_ku64(&w, "excluded_dumper_objects", hscope__tally_excluded(t));
+    uint64_t tn, tm;
+    hscope__tally_tracer(t, &tn, &tm);
+    hscope__json_kcm(&w, "excluded_tracer", tn, tm);
     hscope__json_warnings(&w, ws);
     hscope__json_end_obj(&w);
     hscope__json_done(&w);
@@ -266,8 +269,14 @@ hscope__tally_write(const hscope_tally_t *t, const hscope__ropts *ro, hscope__ou
         break;
     default: {
         hscope__text_warnings(o, ro, &ws);
+        uint64_t tn, tm;
+        hscope__tally_tracer(t, &tn, &tm);
         if (hscope__tally_is_retained(t)) {
             retained_text(t, ro, o);
+            if (tn) {
+                hscope__out_putc(o, '\n');
+                hscope__text_excluded_tracer(o, tn, tm);
+            }
             break;
         }
         uint64_t n, m;
@@ -280,6 +289,11 @@ hscope__tally_write(const hscope_tally_t *t, const hscope__ropts *ro, hscope__ou
         if (hscope__tally_excluded(t)) {
             hscope__out_putc(o, '\n');
             hscope__text_excluded(o, hscope__tally_excluded(t));
+        }
+        if (tn) {
+            if (!hscope__tally_excluded(t))
+                hscope__out_putc(o, '\n');
+            hscope__text_excluded_tracer(o, tn, tm);
         }
         break;
     }

@@ -297,6 +297,8 @@ void hscope__text_warnings(hscope__out *o, const hscope__ropts *ro,
                            const hscope__warnings *ws);
 /* "left out: N objects allocated by the dumper itself" (nothing for 0). */
 void hscope__text_excluded(hscope__out *o, uint64_t n);
+/* "left out: the allocation tracer (…), N objects, SIZE" (nothing for 0). */
+void hscope__text_excluded_tracer(hscope__out *o, uint64_t n, uint64_t memsize);
 
 /* ------------------------------------------------------------------ */
 /* Objects                                                             */

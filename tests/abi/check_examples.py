@@ -11,7 +11,7 @@ usage:
 
 The FFI examples are also run with --json: the library's JSON documents,
 written through a write callback (hscope_tally_write, hscope_diff_write),
-must be byte for byte what `heapscope tally --json --keep-dumper` and
+must be byte for byte what `heapscope tally --json --keep-dumper --keep-tracer` and
 `heapscope diff --json` print for the same dumps and options.  Both FFI
 examples (ctypes and ruby-ffi) are also run with --timeline on a series with one planted growing
 site (timeline_series.rb): its JSON, written by hscope_timeline_write
@@ -155,8 +155,8 @@ def expect(cond, msg, problems):
 
 def compare_tally(cli, dump, key, top, got, problems):
     # the examples tally every object (the library's default); the CLI
-    # leaves the dumper's own out unless --keep-dumper
-    want = cli_json(cli, ['tally', '--keep-dumper', '--by', key, '--top', str(top), dump])
+    # leaves the dumper's own and the allocation tracer out unless --keep-dumper --keep-tracer
+    want = cli_json(cli, ['tally', '--keep-dumper', '--keep-tracer', '--by', key, '--top', str(top), dump])
     summ = cli_json(cli, ['summary', dump])
     expect(got is not None, 'no tally printed', problems)
     if got is None:
@@ -244,7 +244,7 @@ def check_json(name, tool, env, cli, dumps, key, diff_key, top):
     docs = p.stdout.split(b'\n')
     if docs[-1] != b'':
         raise Failure('%s --json: output does not end with a newline' % name)
-    want = [cli_bytes(cli, ['tally', '--json', '--keep-dumper', '--by', key, '--top', str(top),
+    want = [cli_bytes(cli, ['tally', '--json', '--keep-dumper', '--keep-tracer', '--by', key, '--top', str(top),
                             dumps[-1]])]
     if len(dumps) > 1:
         want.append(cli_bytes(cli, ['diff', '--json', '--by', diff_key, '--top', str(top)] + dumps))

@@ -157,7 +157,7 @@ def check(r, dumps, tmp):
     tally = r.make(c.hscope_tally_compute, pc.TallyP, c.hscope_tally_free, heap, b'class',
                    byref(r.lib.tally_options(7)))
     r.same(1, 'tally JSON', r.write(c.hscope_tally_write, tally, (), [d3], pc.HSCOPE_FORMAT_JSON, 7),
-           ['tally', '--json', '--keep-dumper', '--by', 'class', '--top', '7', d3])
+           ['tally', '--json', '--keep-dumper', '--keep-tracer', '--by', 'class', '--top', '7', d3])
     diff = r.diff(dumps)
     groups = r.make(c.hscope_diff_tally, pc.TallyP, c.hscope_tally_free, diff, b'class',
                     byref(r.lib.tally_options(0)))
@@ -195,7 +195,7 @@ def check(r, dumps, tmp):
     for w in (100, 60, 45):
         r.same(4, 'tally text at %d columns' % w,
                r.write(c.hscope_tally_write, ftally, (), [d3], width=w),
-               ['tally', '--keep-dumper', d3], columns=w)
+               ['tally', '--keep-dumper', '--keep-tracer', d3], columns=w)
         r.same(4, 'diff text at %d columns' % w,
                r.write(c.hscope_diff_write, diff, (fgroups,), dumps, width=w),
                ['diff'] + dumps, columns=w)

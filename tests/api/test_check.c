@@ -224,7 +224,18 @@ test_one_dump(void **state)
     assert_int_equal(m, 510);
     assert_int_equal(x, 1);
     assert_int_equal(hscope_check_warnings(c), 0);
-    assert_string_equal(hscope_check_warning_text(c), "");
+    /* the rules whose group the dump lacks are warned of, with the dump's
+     * names within an edit distance of a third of the name's length (at
+     * least 2): "oo.rb:3:String" is 4 from each app.rb:N:String (o -> a,
+     * o -> p, insert p, the line digit), "fo" 5 from "foo-1.0" */
+    assert_string_equal(hscope_check_warning_text(c),
+                        "b.toml:19: site.\"nowhere.rb:1:String\".objects: the dump has no site "
+                        "\"nowhere.rb:1:String\" and no name near it\n"
+                        "b.toml:21: gem.\"fo\".objects: the dump has no gem \"fo\" and no name "
+                        "near it\n"
+                        "b.toml:25: site.\"oo.rb:3:String\".memsize: the dump has no site "
+                        "\"oo.rb:3:String\"; closest: app.rb:2:String, app.rb:5:String, "
+                        "app.rb:7:String");
     hscope_load_stats s = HSCOPE_LOAD_STATS_INIT;
     assert_int_equal(hscope_check_stats(c, &s), HSCOPE_OK);
     assert_int_equal(s.objects, 8);
@@ -473,6 +484,76 @@ to_sink(void *ud, const char *data, uint64_t len)
     return 0;
 }
 
+/* A [leaked] rule on dumps that cannot answer it: no verdict, said. */
+static void
+test_no_verdict(void **state)
+{
+    (void)state;
+    const char *budget = "[leaked]\nobjects = 100\n[total]\nmemsize = \"1 GB\"\n";
+    const char *sets[3][3] = { { path_a, path_b, path_c },   /* in order: a verdict */
+                               { path_c, path_b, path_a },   /* backwards by generation */
+                               { path_a, path_a, path_a } }; /* one dump three times */
+    const char *why[3] = { NULL, "out of time order", "the same dump more than once" };
+    for (int k = 0; k < 3; k++) {
+        hscope_check_t *c = check(budget, sets[k], 3, 0);
+        const char *nv = hscope_check_no_verdict(c);
+        if (!why[k]) {
+            assert_null(nv);
+            assert_int_equal(hscope_check_over_count(c), 0);
+        } else {
+            assert_non_null(nv);
+            assert_non_null(strstr(nv, why[k]));
+            hscope_report_options ro = HSCOPE_REPORT_OPTIONS_INIT;
+            sink s = { .len = 0 };
+            hscope_error err = HSCOPE_ERROR_INIT;
+            assert_int_equal(hscope_check_write(c, &ro, to_sink, &s, &err), HSCOPE_OK);
+            assert_true(strncmp(s.buf, "NO VERDICT: ", 12) == 0);
+            assert_null(strstr(s.buf, "within budget"));
+            ro.format = HSCOPE_FORMAT_JSON;
+            s.len = 0;
+            assert_int_equal(hscope_check_write(c, &ro, to_sink, &s, &err), HSCOPE_OK);
+            assert_non_null(strstr(s.buf, "\"within_budget\":false,\"verdict\":\"none\","
+                                          "\"no_verdict\":\"no verdict: "));
+        }
+        hscope_check_free(c);
+    }
+    /* without a [leaked] rule the last dump alone is judged */
+    hscope_check_t *c = check("[total]\nmemsize = \"1 GB\"\n", sets[1], 3, 0);
+    assert_null(hscope_check_no_verdict(c));
+    hscope_check_free(c);
+}
+
+/* A rule naming a class the dump does not have: the closest names, a
+ * warning, and no verdict with HSCOPE_CHECK_STRICT_NAMES. */
+static void
+test_unknown_names(void **state)
+{
+    (void)state;
+    const char *paths[] = { path_c };
+    const char *budget = "[class.\"Strin\"]\nobjects = 10\n[class.\"Zzzzzzzzzz\"]\nobjects = 1\n"
+                         "[class.\"String\"]\nobjects = 10\n";
+    hscope_check_t *c = check(budget, paths, 1, 0);
+    hscope_check_rule r = HSCOPE_CHECK_RULE_INIT;
+    assert_int_equal(hscope_check_rule_get(c, 0, &r), HSCOPE_OK);
+    assert_int_equal(r.found, 0);
+    assert_string_equal(r.closest, "String"); /* one deletion away; Array is 5 */
+    assert_int_equal(hscope_check_rule_get(c, 1, &r), HSCOPE_OK);
+    assert_int_equal(r.found, 0);
+    assert_null(r.closest);                   /* nothing near */
+    assert_int_equal(hscope_check_rule_get(c, 2, &r), HSCOPE_OK);
+    assert_int_equal(r.found, 1);
+    assert_null(r.closest);
+    assert_non_null(strstr(hscope_check_warning_text(c),
+                           "class.\"Strin\".objects: the dump has no class \"Strin\"; closest: String"));
+    assert_null(hscope_check_no_verdict(c));
+    hscope_check_free(c);
+    c = check(budget, paths, 1, HSCOPE_CHECK_STRICT_NAMES);
+    assert_non_null(hscope_check_no_verdict(c));
+    assert_non_null(strstr(hscope_check_no_verdict(c), "class.\"Strin\".objects names a class "
+                                                       "the dump does not have (closest: String)"));
+    hscope_check_free(c);
+}
+
 static void
 test_writers(void **state)
 {
@@ -503,7 +584,8 @@ test_writers(void **state)
     s.len = 0;
     assert_int_equal(hscope_check_write(c, &ro, to_sink, &s, &err), HSCOPE_OK);
     assert_non_null(strstr(s.buf, "{\"kind\":\"check\","));
-    assert_non_null(strstr(s.buf, "\"within_budget\":false,\"rule_count\":3,\"over_count\":1,"
+    assert_non_null(strstr(s.buf, "\"within_budget\":false,\"verdict\":\"over\","
+                                  "\"no_verdict\":null,\"rule_count\":3,\"over_count\":1,"
                                   "\"total\":{\"count\":7,\"memsize\":510},"
                                   "\"excluded_dumper_objects\":1,"
                                   "\"leaked\":{\"count\":1,\"memsize\":70},\"rules\":["));
@@ -550,6 +632,8 @@ main(void)
         cmocka_unit_test(test_leaked),     cmocka_unit_test(test_dump_count),
         cmocka_unit_test(test_values),     cmocka_unit_test(test_errors),
         cmocka_unit_test(test_writers),
+        cmocka_unit_test(test_no_verdict),
+        cmocka_unit_test(test_unknown_names),
     };
     int rc = cmocka_run_group_tests(tests, setup, teardown);
     rmdir(tmpdir);

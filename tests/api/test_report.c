@@ -222,7 +222,8 @@ test_tally_text_width(void **state)
                    "\"total\":{\"count\":8,\"memsize\":1128},\"group_count\":5,\"groups\":["
                    "{\"key\":\"(none):0:<hidden>\",\"count\":3,\"memsize\":300},"
                    "{\"key\":\"app/models/post.rb:12:String\",\"count\":2,\"memsize\":80},");
-    assert_has(&s, "\"excluded_dumper_objects\":0,\"warnings\":[]}\n");
+    assert_has(&s, "\"excluded_dumper_objects\":0,"
+                   "\"excluded_tracer\":{\"count\":0,\"memsize\":0},\"warnings\":[]}\n");
     free(s.p);
     hscope_tally_free(t);
     hscope_heap_free(h);
@@ -250,7 +251,8 @@ test_tally_warnings_and_dumper(void **state)
     hscope_report_options o = ropts(HSCOPE_FORMAT_JSON, 0);
     assert_int_equal(hscope_tally_write(t, &o, collect, &s, NULL), HSCOPE_OK);
     assert_has(&s, "\"total\":{\"count\":1,\"memsize\":40},\"group_count\":1,");
-    assert_has(&s, "\"excluded_dumper_objects\":1,\"warnings\":[{\"code\":\"skipped_lines\","
+    assert_has(&s, "\"excluded_dumper_objects\":1,\"excluded_tracer\":{\"count\":0,\"memsize\":0},"
+                   "\"warnings\":[{\"code\":\"skipped_lines\","
                    "\"message\":\"1 of 4 lines skipped (bad_json 1)\"}]}\n");
     free(s.p);
     memset(&s, 0, sizeof(s));
@@ -619,7 +621,8 @@ test_domtree_tally(void **state)
                    "\"groups\":[{\"key\":\"Class\",\"count\":6,\"memsize\":980},"
                    "{\"key\":\"Hash\",\"count\":4,\"memsize\":380},"
                    "{\"key\":\"<hidden>\",\"count\":3,\"memsize\":300},"
-                   "{\"key\":\"String\",\"count\":3,\"memsize\":128}],\"warnings\":[]}\n");
+                   "{\"key\":\"String\",\"count\":3,\"memsize\":128}],"
+                   "\"excluded_tracer\":{\"count\":0,\"memsize\":0},\"warnings\":[]}\n");
     free(s.p);
     memset(&s, 0, sizeof(s));
     o = ropts(HSCOPE_FORMAT_TEXT, 0);

@@ -610,6 +610,142 @@ test_dumper_left_out_of_tallies(void **state)
     unlink(p);
 }
 
+/* ------------------------------------------------------------------ */
+/* 9. Ruby's allocation tracer                                         */
+/* ------------------------------------------------------------------ */
+
+/* What ObjectSpace.trace_object_allocations_start leaves on the heap: a
+ * DATA object of class Object (struct ObjectTracing/allocation_info_tracer)
+ * holding its table, here 5000 bytes and one string only it references;
+ * beside it two plain Objects of the application, 40 bytes each. */
+#define TRACER_DUMP                                                                        \
+    "{\"type\":\"ROOT\",\"root\":\"vm\",\"references\":[\"0x200\",\"0x300\",\"0x400\"]}\n"  \
+    "{\"address\":\"0x20\",\"type\":\"CLASS\",\"name\":\"Object\",\"memsize\":100}\n"        \
+    "{\"address\":\"0x30\",\"type\":\"CLASS\",\"name\":\"String\",\"memsize\":100}\n"        \
+    "{\"address\":\"0x200\",\"type\":\"DATA\",\"class\":\"0x20\",\"struct\":"                \
+    "\"ObjectTracing/allocation_info_tracer\",\"references\":[\"0x280\"],\"memsize\":5000}\n" \
+    "{\"address\":\"0x280\",\"type\":\"STRING\",\"class\":\"0x30\",\"memsize\":60}\n"        \
+    "{\"address\":\"0x300\",\"type\":\"OBJECT\",\"class\":\"0x20\",\"file\":\"/app/a.rb\","  \
+    "\"line\":3,\"method\":\"make\",\"memsize\":40}\n"                                        \
+    "{\"address\":\"0x400\",\"type\":\"OBJECT\",\"class\":\"0x20\",\"file\":\"/app/a.rb\","  \
+    "\"line\":3,\"method\":\"make\",\"memsize\":40}\n"
+
+/* The row of a tally whose key is `key` (fails if none). */
+static uint64_t
+row_of(const hscope_tally_t *t, const char *key)
+{
+    for (uint64_t r = 0; r < hscope_tally_row_count(t); r++)
+        if (strcmp(hscope_tally_row_key(t, r), key) == 0)
+            return r;
+    fail_msg("no row %s", key);
+    return 0;
+}
+
+/* The tally of key `by` on h (loaded) or on file p (streamed). */
+static hscope_tally_t *
+tracer_tally(hscope_heap_t *h, const char *p, const char *by, uint32_t flags)
+{
+    hscope_tally_options o = HSCOPE_TALLY_OPTIONS_INIT;
+    o.flags = flags;
+    hscope_error err = HSCOPE_ERROR_INIT;
+    hscope_tally_t *t = NULL;
+    if (h)
+        assert_int_equal(hscope_tally_compute(&t, h, by, &o, &err), HSCOPE_OK);
+    else
+        assert_int_equal(hscope_tally_file(&t, p, by, NULL, &o, &err), HSCOPE_OK);
+    return t;
+}
+
+static void
+test_tracer_labelled_and_left_out(void **state)
+{
+    (void)state;
+    const char *text = TRACER_DUMP;
+    hscope_heap_t *h = load(text);
+    char p[96];
+    snprintf(p, sizeof(p), "/tmp/hscope-trust-tr-%d.json", (int)getpid());
+    write_file(p, text, strlen(text));
+    /* object 2 (0x200) is the tracer: labelled as such, not "Object" */
+    assert_int_equal(hscope_heap_object_address(h, 2), 0x200);
+    assert_string_equal(hscope_heap_object_class_label(h, 2), "<allocation tracer>");
+    hscope_id obj;
+    assert_int_equal(hscope_heap_find(h, 0x300, &obj), HSCOPE_OK);
+    assert_string_equal(hscope_heap_object_class_label(h, obj), "Object");
+    for (int streamed = 0; streamed < 2; streamed++) {
+        hscope_heap_t *src = streamed ? NULL : h;
+        /* kept (no flag): a row of its own, under its label */
+        hscope_tally_t *t = tracer_tally(src, p, "class", 0);
+        uint64_t n, m, tn = 9, tm = 9;
+        assert_int_equal(hscope_tally_row_count(t), 4); /* and <hidden>, String */
+        assert_int_equal(hscope_tally_row_count_of(t, row_of(t, "Object")), 2);
+        assert_int_equal(hscope_tally_row_memsize(t, row_of(t, "Object")), 80);
+        assert_int_equal(hscope_tally_row_count_of(t, row_of(t, "<allocation tracer>")), 1);
+        assert_int_equal(hscope_tally_row_memsize(t, row_of(t, "<allocation tracer>")), 5000);
+        hscope_tally_excluded_tracer(t, &tn, &tm);
+        assert_int_equal(tn, 0);
+        assert_int_equal(tm, 0);
+        hscope_tally_free(t);
+        /* left out: in no row, not in the totals, counted */
+        t = tracer_tally(src, p, "class", HSCOPE_TALLY_SKIP_TRACER);
+        hscope_tally_totals(t, &n, &m);
+        assert_int_equal(n, 5);   /* 2 classes, the string, 2 Objects */
+        assert_int_equal(m, 340);
+        for (uint64_t r = 0; r < hscope_tally_row_count(t); r++)
+            assert_string_not_equal(hscope_tally_row_key(t, r), "<allocation tracer>");
+        hscope_tally_excluded_tracer(t, &tn, &tm);
+        assert_int_equal(tn, 1);
+        assert_int_equal(tm, 5000);
+        assert_int_equal(hscope_tally_excluded(t), 0);
+        hscope_tally_free(t);
+        /* by site: the tracer was not under (none):0:Object either */
+        t = tracer_tally(src, p, "file:line:class", HSCOPE_TALLY_SKIP_TRACER |
+                                                    HSCOPE_TALLY_SKIP_DUMPER);
+        for (uint64_t r = 0; r < hscope_tally_row_count(t); r++)
+            assert_int_not_equal(hscope_tally_row_memsize(t, r), 5000 + 0);
+        hscope_tally_totals(t, &n, &m);
+        assert_int_equal(m, 340);
+        hscope_tally_free(t);
+    }
+    /* retained per class: the tracer, the string only it holds and that
+     * string's class (reached only through the string's class edge) are
+     * left out with HSCOPE_TALLY_SKIP_TRACER, and counted */
+    hscope_domtree_t *d = NULL;
+    hscope_error err = HSCOPE_ERROR_INIT;
+    assert_int_equal(hscope_domtree_compute(&d, h, NULL, &err), HSCOPE_OK);
+    hscope_tally_options o = HSCOPE_TALLY_OPTIONS_INIT;
+    hscope_tally_t *t = NULL;
+    assert_int_equal(hscope_domtree_tally(&t, d, "class", &o, &err), HSCOPE_OK);
+    assert_string_equal(hscope_tally_row_key(t, 0), "<allocation tracer>");
+    assert_int_equal(hscope_tally_row_memsize(t, 0), 5160);
+    assert_int_equal(hscope_tally_row_count_of(t, 0), 3);
+    hscope_tally_free(t);
+    o.flags = HSCOPE_TALLY_SKIP_TRACER;
+    assert_int_equal(hscope_domtree_tally(&t, d, "class", &o, &err), HSCOPE_OK);
+    uint64_t tn, tm;
+    hscope_tally_excluded_tracer(t, &tn, &tm);
+    assert_int_equal(tn, 3);
+    assert_int_equal(tm, 5160);
+    for (uint64_t r = 0; r < hscope_tally_row_count(t); r++) {
+        assert_string_not_equal(hscope_tally_row_key(t, r), "<allocation tracer>");
+        assert_string_not_equal(hscope_tally_row_key(t, r), "String");
+    }
+    hscope_tally_free(t);
+    o.flags = HSCOPE_TALLY_SKIP_DUMPER; /* still refused here */
+    assert_int_equal(hscope_domtree_tally(&t, d, "class", &o, &err), HSCOPE_ERR_UNSUPPORTED);
+    hscope_domtree_free(d);
+    /* a saved index keeps the label */
+    char ix[112];
+    snprintf(ix, sizeof(ix), "%s.hsx", p);
+    assert_int_equal(hscope_heap_save(h, ix, NULL, &err), HSCOPE_OK);
+    hscope_heap_t *hi = NULL;
+    assert_int_equal(hscope_heap_open_saved(&hi, ix, NULL, NULL, &err), HSCOPE_OK);
+    assert_string_equal(hscope_heap_object_class_label(hi, 2), "<allocation tracer>");
+    hscope_heap_free(hi);
+    unlink(ix);
+    hscope_heap_free(h);
+    unlink(p);
+}
+
 /* An options struct of 0.1 (16 bytes: no flags) is still accepted. */
 static void
 test_tally_options_of_0_1(void **state)
@@ -643,6 +779,7 @@ main(void)
         cmocka_unit_test(test_gem_layouts),
         cmocka_unit_test(test_dumper_left_out_of_tallies),
         cmocka_unit_test(test_tally_options_of_0_1),
+        cmocka_unit_test(test_tracer_labelled_and_left_out),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -16,7 +16,11 @@ computed here from the dump itself (Python's json module):
      add up to the reachable objects;
   6. terminal guard: on a terminal (a pty), strings from the dump are
      printed with their control bytes as \\xHH; through a pipe they are
-     printed as they are.
+     printed as they are;
+  7. Ruby's allocation tracer (DATA ObjectTracing/allocation_info_tracer,
+     class Object): left out of histogram, tally, retained and report by
+     default and said ("left out: the allocation tracer ..."), kept by
+     --keep-tracer as a row labelled <allocation tracer>, never "Object".
 
 Usage: HEAPSCOPE=/path/to/heapscope check_cli.py WORKDIR
 Needs ruby (to write a real dump of a small process).
@@ -271,6 +275,57 @@ p = run("show", "--values", evil, "0x2000").stdout
 check(s["value"].encode() in p, "show --values through a pipe prints the value byte for byte")
 check(run_tty("tally", "--json", evil) == run("tally", "--json", evil).stdout,
       "JSON output is the same on a tty and through a pipe")
+
+# 7. the allocation tracer
+tr = os.path.join(WORK, "tracer.json")
+rows = [
+    {"type": "ROOT", "root": "vm", "references": ["0x200", "0x300", "0x400"]},
+    {"address": "0x20", "type": "CLASS", "name": "Object", "memsize": 100},
+    {"address": "0x200", "type": "DATA", "class": "0x20",
+     "struct": "ObjectTracing/allocation_info_tracer", "memsize": 900000},
+    {"address": "0x300", "type": "OBJECT", "class": "0x20", "file": "/app/a.rb", "line": 3,
+     "memsize": 40},
+    {"address": "0x400", "type": "OBJECT", "class": "0x20", "file": "/app/a.rb", "line": 4,
+     "memsize": 40},
+]
+with open(tr, "w") as f:
+    for r in rows:
+        f.write(json.dumps(r) + "\n")
+tracer = [r for r in rows if r.get("struct") == "ObjectTracing/allocation_info_tracer"]
+t_mem = sum(r["memsize"] for r in tracer)
+apps = [r for r in rows if r.get("class") == "0x20" and r not in tracer]
+want_obj = {"key": "Object", "count": len(apps), "memsize": sum(r["memsize"] for r in apps)}
+for cmd in ("histogram", "tally"):
+    j = json.loads(run(cmd, "--json", "--by", "class", "--top", "0", tr).stdout)
+    objs = [g for g in j["groups"] if g["key"] == "Object"]
+    check(objs == [want_obj] and j["excluded_tracer"] == {"count": 1, "memsize": t_mem}
+          and j["total"]["memsize"] == sum(r.get("memsize", 0) for r in rows if "address" in r) - t_mem,
+          "%s --by class: the tracer is left out and counted, Object is the app's (%r)" % (cmd, j))
+    k = json.loads(run(cmd, "--json", "--by", "class", "--top", "0", "--keep-tracer", tr).stdout)
+    check([g for g in k["groups"] if g["key"] == "Object"] == [want_obj]
+          and {"key": "<allocation tracer>", "count": 1, "memsize": t_mem} in k["groups"]
+          and k["excluded_tracer"]["count"] == 0,
+          "%s --keep-tracer: a row <allocation tracer>, Object unchanged (%r)" % (cmd, k))
+    txt = run(cmd, "--by", "class", tr).stdout.decode()
+    check("left out: the allocation tracer" in txt and "1 object, 878.9 KB" in txt,
+          "%s says what it left out: %r" % (cmd, txt))
+rt = run("retained", tr).stdout.decode()
+first = [ln for ln in rt.splitlines() if ln.startswith("  0x")][:1]
+check(first and "0x200" not in first[0] and "left out: the allocation tracer" in rt,
+      "retained: the tracer is not the first row, and said (%r)" % rt)
+rk = run("retained", "--keep-tracer", tr).stdout.decode()
+first = [ln for ln in rk.splitlines() if ln.startswith("  0x")][:1]
+check(first and "0x200" in first[0] and "<allocation tracer>" in first[0],
+      "retained --keep-tracer: the tracer first, labelled (%r)" % rk)
+html = os.path.join(WORK, "tracer.html")
+run("report", "--out", html, tr)
+page = open(html, encoding="utf-8").read()
+check("Left out: the allocation tracer" in page and "(none):0:Object" not in page,
+      "report: the tracer is left out of the sections and said")
+run("report", "--keep-tracer", "--out", html, tr)
+page = open(html, encoding="utf-8").read()
+check("&lt;allocation tracer&gt;" in page and "Left out: the allocation tracer" not in page,
+      "report --keep-tracer: the tracer labelled <allocation tracer>")
 
 shutil.rmtree(WORK, ignore_errors=True)
 if failures:

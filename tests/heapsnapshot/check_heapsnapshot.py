@@ -384,7 +384,8 @@ def memlab_run(nm, *args):
 def check_retained(who, path, objects, rows):
     """A consumer's retained size of every object (rows: [id, size, ...])
     against heapscope retained's; the latter by id."""
-    ret = hs_json('retained', '--json', '--top', '0', path)
+    # every object, Ruby's allocation tracer too (DevTools and memlab rank it)
+    ret = hs_json('retained', '--json', '--top', '0', '--keep-tracer', path)
     mine = {node_id(o['address']): o['retained']['memsize'] for o in ret['objects']}
     theirs = {row[0]: row[1] for row in rows}
     diff = [(i, mine[i], theirs.get(i)) for i in mine if theirs.get(i) != mine[i]]

@@ -473,15 +473,18 @@ def main():
     check(h['kind'] == 'tally' and [(r['key'], r['count'], r['memsize']) for r in h['groups']]
           == [(r['key'], r['count'], r['memsize']) for r in t['groups']],
           'histogram --by class = tally --by class --sort memsize (%d rows)' % len(h['groups']))
-    hk = json.loads(run(['histogram', '--json', '--top', '0', '--keep-dumper', '--by', 'class',
-                         dumps[-1]]).stdout)
+    # the truth counts every object: the dumper's and Ruby's allocation
+    # tracer (the timeline workload traces allocations) too
+    hk = json.loads(run(['histogram', '--json', '--top', '0', '--keep-dumper', '--keep-tracer',
+                         '--by', 'class', dumps[-1]]).stdout)
     check(hk['total']['count'] == sum(E['by_type'][-1].values())
           and hk['total']['memsize'] == sum(E['memsize_by_type'][-1].values())
           and hk['excluded_dumper_objects'] == 0
           and hk['dumps'][0]['objects'] == hk['total']['count'],
-          'histogram --keep-dumper totals = truth (%d objects)' % hk['total']['count'])
+          'histogram --keep-dumper --keep-tracer totals = truth (%d objects)' % hk['total']['count'])
     check(h['excluded_dumper_objects'] > 0
-          and h['total']['count'] + h['excluded_dumper_objects'] == hk['total']['count'],
+          and h['total']['count'] + h['excluded_dumper_objects'] + h['excluded_tracer']['count']
+          == hk['total']['count'],
           'histogram leaves the dumper\'s %d objects out of its totals' % h['excluded_dumper_objects'])
     h = json.loads(run(['histogram', '--json', '--sort', 'count', '--top', '5', dumps[-1]]).stdout)
     counts = [r['count'] for r in h['groups']]

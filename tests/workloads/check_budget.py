@@ -21,7 +21,12 @@ planted leak's with that count; [leaked.class."Desk::Subscription"]).
      fails (the planted leaks);
   4. exit 2: a budget that is not valid (FILE:LINE: key: ...), a missing
      budget, no --budget, two dumps, [leaked] with one dump, a dump that
-     cannot be read, an unknown option.
+     cannot be read, an unknown option;
+  5. no verdict, exit 2: a [leaked] rule on dumps that cannot answer it
+     (C B A: out of time order by the dumps' own generations; one dump
+     three times; dumps of two processes), said first and last in the text
+     and as "verdict": "none" with the reason in JSON; the same dumps
+     without a [leaked] rule still get a verdict.
 
 Usage: HEAPSCOPE=/path/to/heapscope check_budget.py
 Needs ruby (the workload) and the Python standard library.
@@ -183,6 +188,16 @@ def check_set(name, files, tmp):
     return want
 
 
+def lev(a, b):
+    """Edit distance (insert, delete, substitute: 1 each)."""
+    row = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        prev, row[0] = row[0], i
+        for j, cb in enumerate(b, 1):
+            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (ca != cb))
+    return row[len(b)]
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix='check-budget-', dir=os.environ.get('HEAPSCOPE_WORK'))
     d = workloads.ensure_set('leak_s1')
@@ -249,6 +264,52 @@ def main():
         rc, out, err = run(*args)
         check(rc == 2 and msg in err, 'exit 2 and "%s" for check %s (exit %d: %r)'
               % (msg, ' '.join(os.path.basename(a) for a in args), rc, err.strip()[:200]))
+    # no verdict: a [leaked] rule on a series that cannot answer it.  The
+    # order is the dumps' own: the newest generation of each (Python).
+    newest = [max((r.get('generation') or 0) for r in workloads.records(f)) for f in files]
+    check(newest[0] < newest[1] < newest[2], 'leak_s1: generations rise A < B < C %r' % newest)
+    other = workloads.dump_path(dz, 'heap_3.json')
+    nv = [([files[2], files[1], files[0]], 'out of time order'),
+          ([files[0], files[0], files[0]], 'the same dump more than once'),
+          ([files[0], files[1], other], 'dumps of different processes')]
+    for dumps, why in nv:
+        rc, out, err = run('--budget', leak_only, *dumps)
+        lines = out.strip().splitlines()
+        check(rc == 2 and lines and lines[0].startswith('NO VERDICT: ') and why in lines[0]
+              and lines[-1].startswith('no verdict: ') and 'within budget' not in out,
+              'no verdict on %s: exit 2, said first and last (exit %d: %r)' % (why, rc, out[:300]))
+        rc, out, err = run('--json', '--budget', leak_only, *dumps)
+        j = json.loads(out) if out.strip() else {}
+        check(rc == 2 and j.get('verdict') == 'none' and why in (j.get('no_verdict') or '')
+              and j.get('within_budget') is False,
+              'no verdict on %s: JSON verdict "none" and the reason (exit %d)' % (why, rc))
+        total_only = write(os.path.join(tmp, 'total.toml'), '[total]\nobjects = 100_000_000\n')
+        rc, out, err = run('--budget', total_only, dumps[-1])
+        check(rc == 0 and 'within budget' in out,
+              'without [leaked] the last dump still gets a verdict (exit %d)' % rc)
+    rc, out, err = run('--json', '--budget', leak_only, *files)
+    j = json.loads(out)
+    check(j['verdict'] in ('within', 'over') and j['no_verdict'] is None,
+          'A B C in order: a verdict (%r)' % j['verdict'])
+
+    # a rule naming a class the dump does not have: a warning with the
+    # nearest class label of the dump (edit distance, computed here), and
+    # no verdict with --strict-names
+    labels = set()
+    last = workloads.Dump(files[2])
+    for r in last.objects.values():
+        labels.add(last.class_label(r))
+    typo = 'Desk::Tiket'
+    near = [l for l in labels if l != typo and lev(typo, l) == min(lev(typo, x) for x in labels)]
+    bud = write(os.path.join(tmp, 'typo.toml'), '[class."%s"]\nobjects = 10\n' % typo)
+    rc, out, err = run('--budget', bud, files[2])
+    check(rc == 0 and near and ('the dump has no class "%s"; closest: %s' % (typo, near[0])) in err,
+          'a class the dump does not have: warned with the closest %r (%r)' % (near, err[-300:]))
+    rc, out, err = run('--strict-names', '--json', '--budget', bud, files[2])
+    j = json.loads(out)
+    check(rc == 2 and j['verdict'] == 'none' and near[0] in j['no_verdict'],
+          '--strict-names: no verdict, exit 2 (exit %d)' % rc)
+
     rc, out, err = run('--help')
     check(rc == 0 and 'Exit status: 0 within budget, 1 over budget, 2 no verdict' in out,
           'check --help says the exit status')

@@ -146,7 +146,7 @@ def main():
     c = json.loads(hs('summary', '--json', dst))
     check(c['load']['from_index'] and unknown_of(c) == want, 'from a saved index: the same list')
     s = json.loads(hs('tally', '--json', '--stream', '--by', 'type', '--top', '0', '--keep-dumper',
-                      '--threads', '4', dst))
+                      '--keep-tracer', '--threads', '4', dst))
     check({r['key']: r['count'] for r in s['groups']} == exp, 'tally --stream: the same objects per type')
     return check.finish()
 

@@ -112,13 +112,21 @@ def check_heapscope(name, d, t, dumps, files):
         check(s['total']['count'] == sum(v[0] for v in want.values()) and got == want,
               '%s %s: summary: %d objects, count and memsize per type = ObjectSpace + dumper'
               % (name, snap['file'], s['total']['count']))
-        tt = hs('tally', '--json', '--by', 'type', '--top', '0', '--keep-dumper', f)
+        tt = hs('tally', '--json', '--by', 'type', '--top', '0', '--keep-dumper', '--keep-tracer', f)
         check({r['key']: [r['count'], r['memsize']] for r in tt['groups']} == want,
-              '%s %s: tally --by type --keep-dumper = ObjectSpace + dumper' % (name, snap['file']))
+              '%s %s: tally --by type --keep-dumper --keep-tracer = ObjectSpace + dumper'
+              % (name, snap['file']))
         # by default, what the dumper's sites allocated (in this dump or an
-        # earlier one) is left out and counted
+        # earlier one) is left out and counted, and so is Ruby's
+        # allocation tracer (the workloads trace allocations)
         out = workloads.dumper_site_objects(f)
-        rest = {k: [v[0] - out.get(k, [0, 0])[0], v[1] - out.get(k, [0, 0])[1]] for k, v in want.items()}
+        tracer = workloads.tracer_objects(f)
+        out_t = {k: list(v) for k, v in out.items()}
+        d_t = out_t.setdefault('DATA', [0, 0])
+        d_t[0] += tracer[0]
+        d_t[1] += tracer[1]
+        rest = {k: [v[0] - out_t.get(k, [0, 0])[0], v[1] - out_t.get(k, [0, 0])[1]]
+                for k, v in want.items()}
         rest = {k: v for k, v in rest.items() if v[0]}
         td = hs('tally', '--json', '--by', 'type', '--top', '0', f)
         n_out = sum(v[0] for v in out.values())
@@ -126,6 +134,26 @@ def check_heapscope(name, d, t, dumps, files):
               and td['excluded_dumper_objects'] == n_out,
               '%s %s: tally --by type leaves out the %d objects of the dumper\'s sites'
               % (name, snap['file'], n_out))
+        check(tracer[0] == 1 and td['excluded_tracer'] == {'count': tracer[0], 'memsize': tracer[1]},
+              '%s %s: tally leaves out the allocation tracer (%d object, %d bytes) and says so'
+              % (name, snap['file'], tracer[0], tracer[1]))
+        # histogram --by class: the tracer is no "Object" row, and kept it
+        # is a row of its own under its label
+        hc = hs('histogram', '--json', '--by', 'class', '--top', '0', f)
+        hk = hs('histogram', '--json', '--by', 'class', '--top', '0', '--keep-tracer', f)
+        obj = lambda doc: [g for g in doc['groups'] if g['key'] == 'Object']
+        trc = [g for g in hk['groups'] if g['key'] == '<allocation tracer>']
+        check(hc['excluded_tracer'] == td['excluded_tracer'] and obj(hc) == obj(hk)
+              and not [g for g in hc['groups'] if g['key'] == '<allocation tracer>']
+              and trc == [{'key': '<allocation tracer>', 'count': 1, 'memsize': tracer[1]}],
+              '%s %s: histogram --by class: the tracer is left out, or kept as '
+              '<allocation tracer>, never counted as Object' % (name, snap['file']))
+        # retained: not the first object, said on the last line
+        rt = hs('retained', '--json', '--top', '5', f)
+        check(all(o['class'] != '<allocation tracer>' for o in rt['objects'])
+              and rt['excluded_tracer']['memsize'] >= tracer[1],
+              '%s %s: retained leaves the tracer out of its ranking and counts what it retains'
+              % (name, snap['file']))
 
     # ---------------------------------------------------------------- diff
     ours = hs('diff', '--json', '--addresses', '--top', '0', *files)

@@ -8,6 +8,7 @@ reading of the dumps they write.
                             concurrent tests wait for one another
   records(path)             the JSON records of a dump (plain or gzip)
   Dump(path)                objects, roots and references of a small dump
+  tracer_objects(path)      Ruby's allocation tracer in a dump: [count, memsize]
   dumper_objects(...)       what ObjectSpace.dump_all itself allocated and
                             met while it walked the heap: the truth's counts
                             (taken from ObjectSpace just before the dump)
@@ -139,6 +140,19 @@ def dumper_site_objects(path):
     return dict(out)
 
 
+def tracer_objects(path):
+    """[count, memsize] of Ruby's allocation tracer in a dump: the DATA
+    records of struct ObjectTracing/allocation_info_tracer (where
+    ObjectSpace.trace_object_allocations keeps its table).  heapscope
+    leaves it out by default; the workloads always trace."""
+    n = [0, 0]
+    for r in records(path):
+        if r.get('type') == 'DATA' and r.get('struct') == 'ObjectTracing/allocation_info_tracer':
+            n[0] += 1
+            n[1] += r.get('memsize', 0)
+    return n
+
+
 def expected_types(d, t, snap):
     """What the dump of snapshot `snap` must hold per type, {type: [count,
     memsize]}: the truth's ObjectSpace counts plus the dumper's objects."""
@@ -168,9 +182,11 @@ class Dump:
         return {(a, r.get('generation')) for a, r in self.objects.items()}
 
     def class_label(self, r):
-        """The class label of README.md "Definitions"."""
+        """The class label of docs/DESIGN.md "Class label"."""
         if r.get('type') == 'IMEMO':
             return '<imemo:%s>' % r.get('imemo_type')
+        if r.get('type') == 'DATA' and r.get('struct') == 'ObjectTracing/allocation_info_tracer':
+            return '<allocation tracer>'
         if 'class' not in r:
             return '<hidden>'
         c = self.objects.get(r['class'])

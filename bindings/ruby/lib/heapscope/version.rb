@@ -2,7 +2,7 @@
 
 module Heapscope
   # Version of the gem (follows the library's version).
-  VERSION = "0.2.0"
+  VERSION = "0.3.0"
   # The name this gem is published under ("heapscope" on rubygems.org is an
   # unrelated memory tool that also has a heapscope.rb); with
   # LIBRARY_VERSION (the C library's version) it tells the two apart at
