@@ -11,7 +11,7 @@
 #   5. gem install of the same .gem from its vendored sources only (no
 #      libheapscope anywhere), exported symbols checked, and the tests that
 #      go through every part of the library (load, errors, diff, reports,
-#      HTML, timeline, waste) run again on it.
+#      HTML, timeline, waste, redact) run again on it.
 #
 # Usage: HEAPSCOPE_BUILD=/path/to/meson/build bindings/ruby/test.sh [--no-vendored]
 # (HEAPSCOPE_RB_TESTS="redact check" runs only those files of test/ in step 3)
@@ -144,7 +144,7 @@ if [ "$vendored" = 1 ]; then
   # that load, analyse and write through every part of the library run
   # again; those of the binding's own Ruby code (fork, GC, apps) ran above.
   step "minitest, library parts (installed gem, vendored)"
-  run_suite "$work/gems-vendored" "load errors diff report html_report timeline waste"
+  run_suite "$work/gems-vendored" "load errors diff report html_report timeline waste redact"
 fi
 
 step "OK"
