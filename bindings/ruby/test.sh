@@ -11,9 +11,10 @@
 #   5. gem install of the same .gem from its vendored sources only (no
 #      libheapscope anywhere), exported symbols checked, and the tests that
 #      go through every part of the library (load, errors, diff, reports,
-#      HTML, timeline, waste) run again on it.
+#      HTML, timeline, waste, redact) run again on it.
 #
 # Usage: HEAPSCOPE_BUILD=/path/to/meson/build bindings/ruby/test.sh [--no-vendored]
+# (HEAPSCOPE_RB_TESTS="redact check" runs only those files of test/ in step 3)
 # (HEAPSCOPE_BUILD defaults to the repository's build/; nothing is installed
 # outside a temporary directory, which is removed unless HEAPSCOPE_RB_KEEP=1.)
 set -euo pipefail
@@ -93,7 +94,8 @@ run_suite() { # GEM_HOME [TEST NAMES]
   )
 }
 step "minitest suite (installed gem, linked)"
-run_suite "$work/gems"
+# HEAPSCOPE_RB_TESTS="redact format" runs only those test files here
+run_suite "$work/gems" "${HEAPSCOPE_RB_TESTS:-}"
 
 # ----------------------------------------------------------- 4. examples
 step "examples/ruby vs examples/c"
@@ -142,7 +144,7 @@ if [ "$vendored" = 1 ]; then
   # that load, analyse and write through every part of the library run
   # again; those of the binding's own Ruby code (fork, GC, apps) ran above.
   step "minitest, library parts (installed gem, vendored)"
-  run_suite "$work/gems-vendored" "load errors diff report html_report timeline waste"
+  run_suite "$work/gems-vendored" "load errors diff report html_report timeline waste redact"
 fi
 
 step "OK"

@@ -4,7 +4,9 @@
 workload's three dumps (tests/workloads/workloads.py: dumps and truth):
 
   overview   the object count == summary --json of C; the leak verdict ==
-             diff --json's leaked count
+             diff --json's leaked count; the waste total == the server's
+             waste document, and with --values == waste --json's
+             recoverable bytes
   classes    the rows == tally --json --by class; click the class of a
              planted leak (Desk::Subscription)
   class      its object count == the tally's; click a leaked object (truth)
@@ -81,6 +83,64 @@ def overview(b, h, diff):
           "overview: leak verdict %r says diff --json's %d" % (verdict, diff["leaked"]["count"]))
     b.wait("document.querySelectorAll('section table').length >= 3")
     shot(b, "overview")
+
+
+def fmt_bytes(n):
+    """The page's bytes() (app.js), to compare its text."""
+    v, i, units = float(n), 0, ["B", "KB", "MB", "GB", "TB"]
+    while abs(v) >= 1024 and i < len(units) - 1:
+        v /= 1024
+        i += 1
+    return "%.1f %s" % (v, units[i]) if i else "%d B" % n
+
+
+def waste_total(b, what):
+    """The overview's waste line: (data-bytes as int, text), or (None, None)."""
+    got = b.wait("document.querySelector('#waste-total') && "
+                 "[document.querySelector('#waste-total').dataset.bytes, "
+                 "document.querySelector('#waste-total').textContent]", timeout=600)
+    if not got:
+        check(False, "%s: the overview shows a waste total" % what)
+        return None, None
+    if got[0] is None:  # no data-bytes: a page that does not say the number
+        return None, got[1]
+    return int(got[0]), got[1]
+
+
+def overview_waste(b, s, h):
+    """The overview's waste line says the waste document's recoverable
+    bytes, not the heap's memsize.  The server has no values (no
+    --values): duplicate strings are not compared, the page says so and its
+    total is that of the server's own waste document, which is the CLI's
+    without the duplicates.  A second server with --values shows exactly
+    `heapscope waste --json`'s recoverable.memsize."""
+    cli_w = cli("waste", "--json", "--no-progress", h[2])
+    want = cli_w["recoverable"]["memsize"]
+    check(want != cli_w["total"]["memsize"], "waste --json: recoverable %d != heap memsize" % want)
+    got, text = waste_total(b, "overview (no values)")
+    st, _, body = s.request("/api/waste?limit=5")
+    api = json.loads(body) if st == 200 else {}
+    api_want = api.get("recoverable", {}).get("memsize")
+    check(got is not None and got == api_want,
+          "overview (no values): waste %s == /api/waste recoverable.memsize %s" % (got, api_want))
+    no_dup = want - cli_w["findings"]["duplicate"]["memsize"]
+    check(got == no_dup, "overview (no values): waste %s == waste --json's %d less its duplicates %d"
+          % (got, want, cli_w["findings"]["duplicate"]["memsize"]))
+    note = b.eval("!!document.querySelector('#waste-no-values')")
+    check(note, "overview (no values): says duplicates were not compared")
+    sv = Server("--values", h[2])
+    try:
+        b.navigate(sv.url)
+        got, text = waste_total(b, "overview (--values)")
+        check(got == want, "overview (--values): waste %s == waste --json recoverable.memsize %d"
+              % (got, want))
+        check(bool(text) and text.startswith("could shrink by " + fmt_bytes(want) + " ("),
+              "overview (--values): text %r shows %s" % (text, fmt_bytes(want)))
+        check(not b.eval("!!document.querySelector('#waste-no-values')"),
+              "overview (--values): no 'not compared' note")
+        shot(b, "overview-values")
+    finally:
+        sv.stop()
 
 
 def classes(b, h, cls):
@@ -264,6 +324,9 @@ def main():
         b.navigate(s.url)
         b.base = s.url.split("?")[0]
         overview(b, h, diff)
+        overview_waste(b, s, h)
+        b.navigate(s.url)
+        b.wait("document.querySelector('#summary-cards .card')")
         classes(b, h, cls)
         addr = find_member(b, leaked)
         check(addr is not None, "class: a leaked object of the truth is listed")

@@ -127,8 +127,15 @@ function viewOverview(v) {
       { title: 'tree', get: o => el('a', { href: '#/domtree/' + o.address }, 'subtree') }], d.objects));
   }));
   v.appendChild(section('Waste', 'waste?limit=5', (b, d) => {
-    const t = d.totals || d.total || {};
-    b.appendChild(el('p', { id: 'waste-total' }, 'could shrink by ' + bytes(t.saving !== undefined ? t.saving : t.memsize)));
+    // the waste document (docs/JSON.md, kind "waste"): "recoverable" is
+    // what the findings would save, "total" the whole heap
+    const r = d.recoverable, t = d.total;
+    b.appendChild(el('p', { id: 'waste-total', 'data-bytes': r.memsize }, 'could shrink by ' + bytes(r.memsize) +
+      ' (' + (100 * r.share).toFixed(1) + '% of ' + bytes(t.memsize) + ') in ' + count(d.group_count) + ' places'));
+    for (const w of d.warnings || [])
+      if (w.code === 'no_values')
+        b.appendChild(el('p', { id: 'waste-no-values', class: 'muted' },
+          'duplicate strings not compared: the dumps are served without their values (heapscope serve --values)'));
   }));
 }
 

@@ -54,4 +54,5 @@ Init_heapscope(void)
     hscope_rb_init_html(mod);
     hscope_rb_init_format(mod);
     hscope_rb_init_check(mod);
+    hscope_rb_init_redact(mod);
 }

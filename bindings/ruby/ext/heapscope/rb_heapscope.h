@@ -18,6 +18,8 @@
  *   rb_export.c      Heapscope::Export
  *   rb_html.c        Native::HtmlReport
  *   rb_format.c      the library's number formats (Heapscope::Format)
+ *   rb_check.c       Heapscope.check, the pprof export
+ *   rb_redact.c      Heapscope.redact (a copy of a dump safe to share)
  *
  * The extension includes the library's public header only.  Names shared
  * between its files start with hscope_rb_; everything is compiled with
@@ -55,6 +57,7 @@ void hscope_rb_init_export(VALUE mod);
 void hscope_rb_init_html(VALUE mod);
 void hscope_rb_init_format(VALUE mod);
 void hscope_rb_init_check(VALUE mod);   /* rb_check.c */
+void hscope_rb_init_redact(VALUE mod);  /* rb_redact.c */
 
 /* Classes used outside the file that defines them. */
 extern VALUE hscope_rb_cHeap, hscope_rb_cTally;
