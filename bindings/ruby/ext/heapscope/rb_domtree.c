@@ -278,16 +278,18 @@ domtree_tally_nogvl(void *p)
     return NULL;
 }
 
-/* DominatorTree#_tally(key, top, sort) -> Native::Tally: what each group
- * keeps alive (hscope_domtree_tally). */
+/* DominatorTree#_tally(key, top, sort, keep_tracer) -> Native::Tally: what
+ * each group keeps alive (hscope_domtree_tally). */
 static VALUE
-domtree_tally(VALUE self, VALUE key, VALUE top, VALUE sort)
+domtree_tally(VALUE self, VALUE key, VALUE top, VALUE sort, VALUE keep_tracer)
 {
     rb_handle *t = hscope_rb_handle_get(self, &domtree_type);
     report_analysis a;
     memset(&a, 0, sizeof(a));
     a.tree = t->ptr;
     key = hscope_rb_tally_args(key, top, sort, &a.key, &a.topts);
+    if (!RTEST(keep_tracer))
+        a.topts.flags |= HSCOPE_TALLY_SKIP_TRACER;
     VALUE obj = hscope_rb_tally_new(self, t->heap);
     a.out = DATA_PTR(obj);
     hscope_rb_run_report_analysis(&a, domtree_tally_nogvl);
@@ -316,7 +318,7 @@ hscope_rb_init_domtree(VALUE mod)
     rb_define_method(cDomTree, "_holders", domtree_holders, 1);
     rb_define_method(cDomTree, "_write", domtree_write, 2);
     rb_define_method(cDomTree, "_write_retained", domtree_write_retained, 1);
-    rb_define_method(cDomTree, "_tally", domtree_tally, 3);
+    rb_define_method(cDomTree, "_tally", domtree_tally, 4);
 
     cPaths = rb_define_class_under(native, "Paths", rb_cObject);
     rb_undef_alloc_func(cPaths);

@@ -34,9 +34,9 @@ tally_get(VALUE self)
     return hscope_rb_tally_data(self)->ptr;
 }
 
-/* Heap#_tally(key, top, sort, keep_dumper) -> Native::Tally */
+/* Heap#_tally(key, top, sort, keep_dumper, keep_tracer) -> Native::Tally */
 static VALUE
-heap_tally(VALUE self, VALUE key, VALUE top, VALUE sort, VALUE keep_dumper)
+heap_tally(VALUE self, VALUE key, VALUE top, VALUE sort, VALUE keep_dumper, VALUE keep_tracer)
 {
     analysis_args a;
     memset(&a, 0, sizeof(a));
@@ -44,6 +44,8 @@ heap_tally(VALUE self, VALUE key, VALUE top, VALUE sort, VALUE keep_dumper)
     key = hscope_rb_tally_args(key, top, sort, &a.key, &a.topts);
     if (!RTEST(keep_dumper))
         a.topts.flags |= HSCOPE_TALLY_SKIP_DUMPER;
+    if (!RTEST(keep_tracer))
+        a.topts.flags |= HSCOPE_TALLY_SKIP_TRACER;
     VALUE obj = hscope_rb_tally_new(self, a.heap);
     a.out = DATA_PTR(obj);
     a.what = AN_TALLY;
@@ -126,13 +128,14 @@ tally_by(VALUE self)
     return hscope_rb_cstr_or_nil(hscope_tally_by(tally_get(self)));
 }
 
-/* Native::Tally._file(path, load_opts, key, top, sort, keep_dumper): the
+/* Native::Tally._file(path, load_opts, key, top, sort, keep_dumper,
+ * keep_tracer): the
  * dump folded into a tally without building its graph (the histogram). */
 static VALUE
 tally_s_file(int argc, VALUE *argv, VALUE klass)
 {
-    VALUE path, opts, key, top, sort, keep_dumper;
-    rb_scan_args(argc, argv, "6", &path, &opts, &key, &top, &sort, &keep_dumper);
+    VALUE path, opts, key, top, sort, keep_dumper, keep_tracer;
+    rb_scan_args(argc, argv, "7", &path, &opts, &key, &top, &sort, &keep_dumper, &keep_tracer);
     analysis_args x;
     memset(&x, 0, sizeof(x));
     FilePathValue(path);
@@ -141,6 +144,8 @@ tally_s_file(int argc, VALUE *argv, VALUE klass)
     key = hscope_rb_tally_args(key, top, sort, &x.key, &x.topts);
     if (!RTEST(keep_dumper))
         x.topts.flags |= HSCOPE_TALLY_SKIP_DUMPER;
+    if (!RTEST(keep_tracer))
+        x.topts.flags |= HSCOPE_TALLY_SKIP_TRACER;
     x.what = AN_TALLY_FILE;
     VALUE obj = hscope_rb_files_call(klass, &tally_type, free_tally, &x, Qnil, opts);
     rb_handle *h = DATA_PTR(obj);
@@ -164,5 +169,5 @@ hscope_rb_init_tally(VALUE mod)
     rb_define_method(c, "_write", tally_write, 1);
     rb_define_method(c, "by", tally_by, 0);
     rb_define_singleton_method(c, "_file", tally_s_file, -1);
-    rb_define_method(hscope_rb_cHeap, "_tally", heap_tally, 4);
+    rb_define_method(hscope_rb_cHeap, "_tally", heap_tally, 5);
 }

@@ -241,7 +241,7 @@ report_options_from(VALUE opts, hscope_report_options *ro, rb_sink *sink, VALUE 
     static const struct { const char *key; uint32_t flag; } flags[] = {
         { "addresses", HSCOPE_REPORT_ADDRESSES }, { "pretty", HSCOPE_REPORT_PRETTY },
         { "values", HSCOPE_REPORT_VALUES }, { "ascii", HSCOPE_REPORT_ASCII },
-        { "bars", HSCOPE_REPORT_BARS },
+        { "bars", HSCOPE_REPORT_BARS }, { "skip_tracer", HSCOPE_REPORT_SKIP_TRACER },
     };
     for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
         VALUE v = ropt(opts, flags[i].key);

@@ -162,8 +162,11 @@ module Heapscope
     # (ObjectSpace.dump_all's, Heapscope.snapshot's: the rule of the diff
     # and of `heapscope tally`), counted in Tally#excluded_dumper_objects;
     # the default counts every object (`heapscope tally --keep-dumper`).
-    def tally(by: "file:line:class", top: 20, sort: :count, keep_dumper: true)
-      native = _tally(by.to_s, top, sort, keep_dumper)
+    # keep_tracer: true keeps Ruby's allocation tracer (the table
+    # trace_object_allocations keeps, labelled <allocation tracer>), which
+    # is left out by default as in `heapscope tally`.
+    def tally(by: "file:line:class", top: 20, sort: :count, keep_dumper: true, keep_tracer: false)
+      native = _tally(by.to_s, top, sort, keep_dumper, keep_tracer)
       rows = native.rows.map { |k, c, m| Row.new(k, c, m) }
       Tally.new(native, rows, source: self, top: top, names: [path])
     end
@@ -181,14 +184,16 @@ module Heapscope
     # by: a tally key, what each group keeps alive instead (each object
     # counted once, under its topmost dominator of the same group), the
     # +top+ groups by +sort+: a Tally (`heapscope retained --by`).
-    def retained(top: 20, by: nil, sort: :memsize, class_edges: true)
+    # keep_tracer: true keeps Ruby's allocation tracer, left out by default
+    # as in `heapscope retained`.
+    def retained(top: 20, by: nil, sort: :memsize, class_edges: true, keep_tracer: false)
       tree = dominators(class_edges: class_edges)
       if by
-        native = tree._tally(by.to_s, top, sort)
+        native = tree._tally(by.to_s, top, sort, keep_tracer)
         rows = native.rows.map { |k, c, m| Row.new(k, c, m) }
         return Tally.new(native, rows, source: tree, top: top, names: [path])
       end
-      RetainedList.new(tree.top(top), tree, top)
+      RetainedList.new(tree.top(top), tree, top, keep_tracer: keep_tracer)
     end
 
     # Shortest paths from the GC roots to the given objects (Integers or

@@ -247,16 +247,18 @@ module Heapscope
   # first (Retained rows).  to_s, inspect and #report are the library's
   # (`heapscope retained`).
   class RetainedList < Rows
-    def initialize(rows, tree, top) # :nodoc:
+    def initialize(rows, tree, top, keep_tracer: false) # :nodoc:
       super(rows)
       @tree = tree
       @top = top
+      @keep_tracer = keep_tracer
     end
 
     # format: :text (default) or :json; see Heapscope::Report.
     def report(format: :text, **opts)
       @tree._write_retained(Report.options(opts, format: format, top: @top,
-                                                 names: [@tree.heap.path]))
+                                                 names: [@tree.heap.path],
+                                                 skip_tracer: !@keep_tracer))
     end
 
     def inspect

@@ -283,9 +283,11 @@ module Heapscope
     # (:memsize, the default, or :count), the first +top+ (nil: all): a
     # Histogram, whose text is `heapscope histogram`'s bars.  keep_dumper:
     # and the load options as in Heapscope.timeline.
-    def histogram(path, by: "type", top: 20, sort: :memsize, keep_dumper: false, **load)
+    def histogram(path, by: "type", top: 20, sort: :memsize, keep_dumper: false, keep_tracer: false,
+                  **load)
       path = path_of(path)
-      native = Native::Tally._file(path, Heap.check_opts(load), by.to_s, top, sort, keep_dumper)
+      native = Native::Tally._file(path, Heap.check_opts(load), by.to_s, top, sort, keep_dumper,
+                                   keep_tracer)
       rows = native.rows.map { |k, c, m| Row.new(k, c, m) }
       Histogram.new(native, rows, source: nil, top: top, names: [path])
     end
