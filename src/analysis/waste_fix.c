@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../core/core.h"
 #include "../core/intern.h"
 #include "origin.h"
 #include "waste.h"
