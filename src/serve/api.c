@@ -99,6 +99,9 @@ report_options(hscope_srv_req *r, hscope_report_options *ro, uint64_t top, int a
     ro->top = top ? top : 20;
     if (r->srv->cfg.values)
         ro->flags |= HSCOPE_REPORT_VALUES;
+    /* Ruby's allocation tracer is left out of the retainers as in
+     * `heapscope retained` (the tallies leave it out too) */
+    ro->flags |= HSCOPE_REPORT_SKIP_TRACER;
     uint32_t n = r->srv->cfg.n;
     ro->dump_names = all_dumps ? r->srv->cfg.paths : r->srv->cfg.paths + n - 1;
     ro->dump_name_count = all_dumps ? n : 1;
@@ -214,7 +217,7 @@ ep_tally(hscope_srv_req *r, hscope_srv_buf *b)
         hscope_tally_options_init(&to);
         to.sort = sort && strcmp(sort, "count") == 0 ? HSCOPE_SORT_COUNT : HSCOPE_SORT_MEMSIZE;
         to.top = top ? top : 100;
-        to.flags = HSCOPE_TALLY_SKIP_DUMPER;
+        to.flags = HSCOPE_TALLY_SKIP_DUMPER | HSCOPE_TALLY_SKIP_TRACER;
         st = hscope_tally_compute(&own, r->srv->heap, key, &to, &err);
         t = own;
     }

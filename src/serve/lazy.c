@@ -164,7 +164,7 @@ compute_tally(hscope_srv *s, const char *key, hscope_error *err)
     hscope_tally_options_init(&to);
     to.sort = sort;
     to.top = top;
-    to.flags = HSCOPE_TALLY_SKIP_DUMPER;
+    to.flags = HSCOPE_TALLY_SKIP_DUMPER | HSCOPE_TALLY_SKIP_TRACER;
     hscope_tally_t *t = NULL;
     if (hscope_tally_compute(&t, s->heap, by, &to, err) != HSCOPE_OK)
         return NULL;

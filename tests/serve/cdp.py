@@ -18,6 +18,13 @@ CHROMIUM = os.environ.get("HEAPSCOPE_CHROMIUM") or shutil.which("chromium") \
     or shutil.which("chromium-browser")
 
 
+def slow(t0, what):
+    """Say which page waits took long (the test's time goes there)."""
+    dt = time.monotonic() - t0
+    if dt > 5:
+        print("note: %.1f s waiting for %s" % (dt, what[:70].replace("\n", " ")))
+
+
 class WebSocket:
     def __init__(self, url):
         m = re.match(r"ws://([^:/]+):(\d+)(/.*)", url)
@@ -138,16 +145,21 @@ class Browser:
         return r["result"].get("value")
 
     def wait(self, expr, timeout=60):
-        """Wait until expr is truthy in the page; its value (None on timeout)."""
+        """Wait until expr is truthy in the page; its value (None on timeout).
+        An element found is True: by value a DOM node comes back as {}, which
+        is falsy here, and the wait would run to its timeout."""
         t0 = time.monotonic()
+        probe = "(() => { const v = (%s); return v instanceof Node ? true : v; })()" % expr
         while time.monotonic() - t0 < timeout:
             try:
-                v = self.eval(expr)
+                v = self.eval(probe)
             except RuntimeError:
                 v = None
             if v:
+                slow(t0, expr)
                 return v
             time.sleep(0.1)
+        slow(t0, expr)
         return None
 
     def navigate(self, url):
