@@ -35,8 +35,10 @@ rescue Heapscope::Error => e
 end
 
 # Group live objects by bleak_house's key.  Objects allocated while tracing
-# was off land in "(none):0:CLASS".
-rows = heap.tally(by: "file:line:class", top: 20, sort: :count)
+# was off land in "(none):0:CLASS".  bleak_house counted every live object:
+# keep_tracer: keeps Ruby's allocation tracer too (its row says
+# <allocation tracer>), as the C example, which counts every object.
+rows = heap.tally(by: "file:line:class", top: 20, sort: :count, keep_tracer: true)
 
 puts "#{heap.object_count} objects, #{rows.group_count} distinct file:line:class sites; top #{rows.size}:"
 rows.each { |r| printf("%10d %12d  %s\n", r.count, r.memsize, r.key) }
