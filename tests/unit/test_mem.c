@@ -33,11 +33,24 @@ minflt(void)
     return ru.ru_minflt;
 }
 
-/* Transparent huge pages for madvise'd memory, and not under valgrind
- * (whose own allocator and page handling make the fault counts its own). */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define UNDER_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define UNDER_SANITIZER 1
+#endif
+#endif
+
+/* Transparent huge pages for madvise'd memory, and not under valgrind or a
+ * sanitizer (valgrind's own allocator and page handling, and the
+ * sanitizers' shadow memory that every write checks, make the fault counts
+ * their own). */
 static int
 thp_usable(void)
 {
+#ifdef UNDER_SANITIZER
+    return 0;
+#endif
     const char *pre = getenv("LD_PRELOAD");
     if (pre && strstr(pre, "vgpreload"))
         return 0;
