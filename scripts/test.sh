@@ -3,14 +3,14 @@
 #   --quick: the main build's meson suites (unit, api, workloads, versions:
 #      Ruby 3.1 native and ruby.wasm 3.2..head, timeline, report, abi, pprof:
 #      go tool pprof reads the pprof export, ...;
-#      corpus vs reference.py when ../shared/corpus is there) and heapscope
+#      the optional reference corpus when it is there: README, "Tests") and heapscope
 #      check on a passing and a failing budget, in build/.
 # The full run does each test once, in this order:
-#   1. a fresh clone: a copy of the repository with no ../shared beside it
+#   1. a fresh clone: a copy of the repository with nothing beside it
 #      runs the quick start and `scripts/test.sh --quick` (every meson suite
 #      and the budgets); every test but the corpus-only ones must pass there
 #      (scripts/fresh-clone-check.sh)
-#   2. in build/, the tests that read the shared corpus when it is there
+#   2. in build/, the tests that read the optional reference corpus
 #      (the copy had to skip them or ran them without it)
 #   3. the Ruby binding: gem built, installed linked to build/ (whole
 #      minitest suite, examples) and from its vendored sources (the tests
@@ -62,16 +62,17 @@ if [ "${1:-}" = "--quick" ]; then
   exit 0
 fi
 
-step "a fresh clone without ../shared: quick start and quick tests (scripts/fresh-clone-check.sh)"
+step "a fresh clone with nothing beside it: quick start and quick tests (scripts/fresh-clone-check.sh)"
 scripts/fresh-clone-check.sh
 
-step "tests that read the shared corpus, in build/"
+step "tests that read the optional reference corpus, in build/"
+# where meson looks for it by default (README, "Tests"; -Dcorpus_dir)
 if [ -d "${HEAPSCOPE_CORPUS:-../shared/corpus}" ]; then
   meson test -C build --print-errorlogs --num-processes 2 \
     corpus-reference timeline-corpus threads-corpus unit-blocks \
     abi-example-write-report abi-example-html-report
 else
-  echo "no shared corpus here: the copy's run was the whole test"
+  echo "no reference corpus here: the copy's run was the whole test"
 fi
 
 step "Ruby binding: gem build + install against build/, minitest, examples"
