@@ -493,21 +493,7 @@ source_stats(hscope_tally_t *t, const hscope__builder *b, fold *f, uint64_t in_b
              int gz, uint64_t ns)
 {
     hscope_load_stats s;
-    hscope__load_stats_init(&s);
-    s.gzip = (uint32_t)gz;
-    s.input_bytes = in_bytes;
-    s.bytes = b->bytes;
-    s.lines = b->lines;
-    s.objects = b->streamed;
-    s.root_records = b->root_records;
-    s.shapes = b->shapes;
-    s.free_slots = b->free_slots;
-    s.unknown_keys = b->unknown_keys;
-    s.unknown_types = b->unknown_types;
-    s.truncated = b->truncated;
-    s.load_ns = ns;
-    for (int r = 0; r < HSCOPE_SKIP__COUNT; r++)
-        s.skipped_lines += b->skipped[r];
+    hscope__stream_stats(b, in_bytes, gz, ns, &s);
     hscope__tally_set_source(t, &s, b->skipped, f->fp, f->excluded);
     hscope__tally_set_tracer(t, f->tracer, f->tracer_mem);
     f->fp = NULL;

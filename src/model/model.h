@@ -213,6 +213,10 @@ hscope_status hscope__heap_stream(hscope__builder *b, hscope__mem *mem, const ch
                                   const hscope__stream_sinks *s, uint64_t *input_bytes,
                                   int *gzip, hscope_error *err);
 void hscope__heap_stream_end(hscope__builder *b);
+/* What a streamed pass saw (b after hscope__heap_stream), as a load's
+ * statistics: *s is initialised and filled; load_ns the pass's time. */
+void hscope__stream_stats(const hscope__builder *b, uint64_t input_bytes, int gzip,
+                          uint64_t load_ns, hscope_load_stats *s);
 /* Input offset of the i-th line to read back (rising with i). */
 typedef uint64_t (*hscope__offset_fn)(void *ud, size_t i);
 /* Line i read back: its object record, or NULL when the line holds none

@@ -228,3 +228,24 @@ hscope__heap_stream_at(hscope__builder *b, const char *path, const hscope_load_o
     hscope__reader_close(&r);
     return st;
 }
+
+void
+hscope__stream_stats(const hscope__builder *b, uint64_t input_bytes, int gzip,
+                     uint64_t load_ns, hscope_load_stats *s)
+{
+    hscope__load_stats_init(s);
+    s->gzip = (uint32_t)gzip;
+    s->input_bytes = input_bytes;
+    s->bytes = b->bytes;
+    s->lines = b->lines;
+    s->objects = b->streamed;
+    s->root_records = b->root_records;
+    s->shapes = b->shapes;
+    s->free_slots = b->free_slots;
+    s->unknown_keys = b->unknown_keys;
+    s->unknown_types = b->unknown_types;
+    s->truncated = b->truncated;
+    s->load_ns = load_ns;
+    for (int r = 0; r < HSCOPE_SKIP__COUNT; r++)
+        s->skipped_lines += b->skipped[r];
+}

@@ -193,24 +193,9 @@ static void
 pass_stats(hscope_redact_t *rr, const hscope__builder *b, uint64_t in_bytes, int gz,
            uint64_t ns)
 {
-    hscope_load_stats *s = &rr->stats;
-    hscope__load_stats_init(s);
-    s->gzip = (uint32_t)gz;
-    s->input_bytes = in_bytes;
-    s->bytes = b->bytes;
-    s->lines = b->lines;
-    s->objects = b->streamed;
-    s->root_records = b->root_records;
-    s->shapes = b->shapes;
-    s->free_slots = b->free_slots;
-    s->unknown_keys = b->unknown_keys;
-    s->unknown_types = b->unknown_types;
-    s->truncated = b->truncated;
-    s->load_ns = ns;
-    for (int k = 0; k < HSCOPE_SKIP__COUNT; k++) {
-        s->skipped_lines += b->skipped[k];
+    hscope__stream_stats(b, in_bytes, gz, ns, &rr->stats);
+    for (int k = 0; k < HSCOPE_SKIP__COUNT; k++)
         rr->skipped[k] = b->skipped[k];
-    }
 }
 
 /* Read `in` through the hooks into r's output; the output is finished
