@@ -34,7 +34,8 @@ put(text *t, const char *fmt, ...)
     va_list ap;
     for (;;) {
         va_start(ap, fmt);
-        int n = vsnprintf(t->s + t->len, t->cap - t->len, fmt, ap);
+        /* no pointer arithmetic on the NULL of an empty text (UB) */
+        int n = vsnprintf(t->s ? t->s + t->len : NULL, t->cap - t->len, fmt, ap);
         va_end(ap);
         if ((size_t)n < t->cap - t->len) {
             t->len += (size_t)n;
