@@ -6,10 +6,16 @@
  * Sample types inuse_objects/count and inuse_space/bytes (the names of
  * Go's heap profiles, so every pprof tool picks its defaults; the default
  * sample type is inuse_space).  One sample per allocation site, class
- * label and type, with one location: a location per file:line, its
- * function named by the method where the dump has one (else "file:line"),
- * with the file as the function's file name; objects without allocation
- * info under one "(no allocation info)" location.  String labels class,
+ * label and type, with one location: a location per (file, line,
+ * method), its function named by the method where the dump has one (else
+ * "file:line"), with the file as the function's file name; objects without
+ * allocation info under one "(no allocation info)" location.  The method
+ * is part of the location's identity: one line can allocate in two
+ * methods (`a.join` and `Comment.new` in one expression), and a location
+ * per file:line named after whichever method came first in the dump's
+ * site order would attribute all of the line's objects to that method,
+ * a different one from one dump to the next, so `pprof -diff_base` would
+ * show one method's objects vanish and the other's appear.  String labels class,
  * type, gem (of the file, as `tally --by gem`) and generation.  The
  * generation varies per object: splitting samples by it too would give a
  * profiler a label of unbounded cardinality (a cache filled over hours
@@ -49,7 +55,6 @@ typedef struct ent {
     uint32_t k[4];
     uint64_t count, bytes;
     uint32_t id;        /* locations and functions: the 1-based id */
-    uint32_t aux;       /* locations: the method of the first site */
 } ent;
 
 typedef struct tab {
@@ -143,7 +148,7 @@ typedef struct pp {
     uint64_t excluded, excluded_bytes, untraced;
     uint64_t tracer, tracer_bytes;  /* Ruby's allocation tracer, left out */
     tab objs;                 /* (site, label, type, generation) */
-    tab locs;                 /* (file, line) -> location */
+    tab locs;                 /* (file, line, method) -> location */
     tab funcs;                /* (kind, method or file, file or line) */
     hscope__intern strs;      /* the string table (id = index; 0 "") */
     int strs_init;
@@ -265,21 +270,21 @@ cmp_ent(const void *a, const void *b)
 /* locations and functions                                             */
 /* ------------------------------------------------------------------ */
 
-/* The location of site s (0: no allocation info), made on first use. */
+/* The location of site s (0: no allocation info), made on first use: one
+ * per (file, line, method), the same identity in every dump. */
 static hscope_status
 location_of(pp *p, uint32_t s, uint32_t *loc)
 {
     const hscope_heap_t *h = p->h;
-    uint32_t k[4] = { s ? h->site_file[s] : 0, s ? h->site_line[s] : 0, 0, 0 };
+    uint32_t k[4] = { s ? h->site_file[s] : 0, s ? h->site_line[s] : 0,
+                      s ? h->site_method[s] : 0, 0 };
     size_t at;
     int added;
     hscope_status st = tab_get(&p->locs, k, &at, &added, p->err);
     if (st != HSCOPE_OK)
         return st;
-    if (added) {
+    if (added)
         p->locs.e[at].id = (uint32_t)p->locs.n;
-        p->locs.e[at].aux = s ? h->site_method[s] : 0;
-    }
     *loc = p->locs.e[at].id;
     return HSCOPE_OK;
 }
@@ -289,7 +294,7 @@ location_of(pp *p, uint32_t s, uint32_t *loc)
 static hscope_status
 function_of(pp *p, const ent *loc, uint32_t *fn)
 {
-    uint32_t file = loc->k[0], line = loc->k[1], method = loc->aux;
+    uint32_t file = loc->k[0], line = loc->k[1], method = loc->k[2];
     uint32_t k[4] = { method ? 1 : 2, method ? method : file, method ? file : line, 0 };
     size_t at;
     int added;
@@ -326,10 +331,13 @@ write_function(pp *p, const ent *f)
         name = sidz(p, "(no allocation info)");
         file = 0;
     }
+    /* no system_name (field 3): pprof takes a name equal to its system
+     * name for possibly demangled C++ and strips "<...>" from it, which
+     * leaves Ruby's `<=>` nameless; a name with another (here empty)
+     * system name is kept as is. */
     p->sub.len = 0;
     hscope__pb_u64(&p->sub, 1, f->id);
     hscope__pb_u64(&p->sub, 2, name);
-    hscope__pb_u64(&p->sub, 3, name);
     hscope__pb_u64(&p->sub, 4, file);
     hscope__pb_msg(&p->top, P_FUNCTION, &p->sub);
 }
