@@ -1504,8 +1504,10 @@ HSCOPE_API hscope_status hscope_heap_write_export(const hscope_heap_t *heap,
  * hscope_heap_write_export() with HSCOPE_FORMAT_PPROF, which writes no
  * time; opts->format must be 0 or HSCOPE_FORMAT_PPROF.  Sample types
  * inuse_objects/count and inuse_space/bytes (the default), one sample per
- * allocation site, class label and type, one location per file:line, its
- * function named by the method where the dump has one (else "file:line"),
+ * allocation site, class label and type, one location per file:line and
+ * method (a line that allocates in two methods is two locations, the same
+ * in every dump), its function named by the method where the dump has one
+ * (else "file:line"),
  * objects without allocation info under one "(no allocation info)"
  * location; string labels class, type, gem, generation (the most common
  * GC generation of the sample's objects, ties the oldest) and generations
