@@ -35,6 +35,7 @@ waste_cards(hscope__out *o, const hscope_waste_totals *t)
         hscope__out_puts(o, "<p class=\"warn\">The dump had skipped lines or was cut short: "
                             "the findings may be incomplete.</p>\n");
     hscope__html_dumper_note(o, t->excluded);
+    hscope__html_tracer_note(o, t->excluded_tracer, t->excluded_tracer_memsize);
 }
 
 static void

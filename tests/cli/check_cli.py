@@ -441,6 +441,18 @@ check(wj["total"] == {"count": 44, "memsize": 2480}
       and wk["total"] == {"count": 45, "memsize": 8480},
       "waste: the heap's total without the tracer (%r), with --keep-tracer (%r)"
       % (wj["total"], wk["total"]))
+# the HTML report says it in its diff, timeline and waste sections too
+pages = []
+for extra in ([], ["--keep-tracer"]):
+    out = os.path.join(WORK, "tracer_report%d.html" % len(extra))
+    run("report", "--no-index", *extra, "-o", out, tA, tB, tC)
+    page = open(out, encoding="utf-8").read()
+    pages.append({sec: re.search(r'<section id="%s">(.*?)</section>' % sec, page, re.S).group(1)
+                  for sec in ("diff", "timeline", "waste")})
+check(all("Left out: the allocation tracer" in pages[0][sec] for sec in pages[0])
+      and not any("Left out: the allocation tracer" in pages[1][sec] for sec in pages[1]),
+      "report: the diff, timeline and waste sections say the tracer was left out, and "
+      "--keep-tracer keeps it")
 
 shutil.rmtree(WORK, ignore_errors=True)
 if failures:
