@@ -1135,7 +1135,7 @@ typedef struct hscope_waste hscope_waste_t;
  * object ObjectTracing/allocation_info_tracer of trace_object_allocations)
  * among the objects considered.  By default, since 0.3, it is left out of
  * them (and so of the heap's memsize the savings are shares of) and counted
- * (hscope_waste_totals.excluded_tracer), as HSCOPE_TALLY_SKIP_TRACER does.
+ * (hscope_waste_excluded_tracer()), as HSCOPE_TALLY_SKIP_TRACER does.
  * A 0.2 caller that wants the figures of 0.2 sets this bit. */
 #define HSCOPE_WASTE_KEEP_TRACER 0x2u
 
@@ -1236,18 +1236,22 @@ typedef struct hscope_waste_totals {
     uint64_t untraced;          /* objects of findings without a site */
     uint64_t group_count;       /* rows (places to change) */
     uint64_t dump_objects;      /* objects of the dump, all of them */
-    /* since 0.3: Ruby's allocation tracer left out of `objects` and
-     * `memsize` (unless HSCOPE_WASTE_KEEP_TRACER): objects, memsize */
-    uint64_t excluded_tracer;
-    uint64_t excluded_tracer_memsize;
 } hscope_waste_totals;
 
-#define HSCOPE_WASTE_TOTALS_INIT { sizeof(hscope_waste_totals), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
+#define HSCOPE_WASTE_TOTALS_INIT { sizeof(hscope_waste_totals), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
 /** Function twin of HSCOPE_WASTE_TOTALS_INIT. */
 HSCOPE_API void hscope_waste_totals_init(hscope_waste_totals *totals);
 
 HSCOPE_API hscope_status hscope_waste_totals_get(const hscope_waste_t *waste,
                                                  hscope_waste_totals *totals);
+/** Objects and memsize of Ruby's allocation tracer left out of the
+ * objects considered (hscope_waste_totals.objects and .memsize) unless
+ * HSCOPE_WASTE_KEEP_TRACER.  Either pointer may be NULL.  A function of
+ * its own rather than new hscope_waste_totals members:
+ * hscope_waste_totals_init() writes the library's whole struct, which a
+ * longer struct would make overrun a caller's 0.2 one.  Since 0.3. */
+HSCOPE_API void hscope_waste_excluded_tracer(const hscope_waste_t *waste, uint64_t *objects,
+                                             uint64_t *memsize);
 
 /**
  * One place to change: a finding kind at a site (or gem), with what

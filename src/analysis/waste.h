@@ -131,6 +131,7 @@ struct hscope_waste {
                                      marks its literals */
     hscope__intern fixes;         /* the rows' fix sentences */
     hscope_waste_totals tot;
+    uint64_t tracer, tracer_mem;  /* Ruby's allocation tracer left out */
     hscope_load_stats stats;
     uint64_t skipped[HSCOPE_SKIP__COUNT];
 };

@@ -710,8 +710,8 @@ totals(build *B)
     t->objects = a->tot.objects;
     t->memsize = a->tot.memsize;
     t->excluded = a->excluded;
-    t->excluded_tracer = a->tracer;
-    t->excluded_tracer_memsize = a->tracer_mem;
+    w->tracer = a->tracer;
+    w->tracer_mem = a->tracer_mem;
     t->shared_count = a->tot.shared_n;
     t->shared_memsize = a->tot.shared_m;
     t->no_value_count = a->tot.noval_n;

@@ -136,8 +136,10 @@ waste_totals(VALUE self)
     hset(h, "truncated_memsize", t.truncated_memsize);
     hset(h, "collision_count", t.collision_count);
     hset(h, "excluded", t.excluded);
-    hset(h, "excluded_tracer", t.excluded_tracer);
-    hset(h, "excluded_tracer_memsize", t.excluded_tracer_memsize);
+    uint64_t tn = 0, tm = 0;
+    hscope_waste_excluded_tracer(waste_get(self), &tn, &tm);
+    hset(h, "excluded_tracer", tn);
+    hset(h, "excluded_tracer_memsize", tm);
     hset(h, "untraced", t.untraced);
     hset(h, "group_count", t.group_count);
     hset(h, "dump_objects", t.dump_objects);
