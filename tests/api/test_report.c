@@ -825,7 +825,8 @@ test_diff_and_suspects(void **state)
     assert_has(&s, "{\"kind\":\"diff\",");
     assert_has(&s, "\"dumps\":[{\"path\":\"a\",\"objects\":2},{\"path\":\"b\",\"objects\":5},"
                    "{\"path\":\"c\",\"objects\":5}],\"leaked\":{\"count\":2,\"memsize\":80},"
-                   "\"excluded_dumper_objects\":0,\"reused_addresses\":0,\"object_id_matches\":0,"
+                   "\"excluded_dumper_objects\":0,\"excluded_tracer\":{\"count\":0,\"memsize\":0},"
+                   "\"reused_addresses\":0,\"object_id_matches\":0,"
                    "\"moved_objects\":0,\"notes\":[],\"by\":\"file:line:class\","
                    "\"group_count\":1,\"groups\":[{\"key\":\"a.rb:7:String\",\"count\":2,"
                    "\"memsize\":80,\"addresses\":[\"0x2000\",\"0x2028\"]}],\"warnings\":[]}\n");
@@ -877,7 +878,7 @@ test_diff_and_suspects(void **state)
     o = ropts(HSCOPE_FORMAT_JSON, 0);
     assert_int_equal(hscope_suspects_write(sus, &o, collect, &s, NULL), HSCOPE_OK);
     assert_has(&s, "\"leaked\":{\"count\":2,\"memsize\":80},\"excluded_dumper_objects\":0,"
-                   "\"reused_addresses\":0,\"object_id_matches\":0,\"moved_objects\":0,\"notes\":[],"
+                   "\"excluded_tracer\":{\"count\":0,\"memsize\":0},\"reused_addresses\":0,\"object_id_matches\":0,\"moved_objects\":0,\"notes\":[],"
                    "\"class_edges\":false,\"holder_count\":1,\"suspects\":["
                    "{\"rank\":1,\"address\":\"0x1000\",\"type\":\"OBJECT\",\"class\":\"<hidden>\","
                    "\"label\":\"<hidden>\",\"file\":\"a.rb\",\"line\":1,"
