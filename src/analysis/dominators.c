@@ -41,10 +41,12 @@ struct hscope_domtree {
     uint64_t reachable, reach_memsize;
     uint64_t unreach, unreach_memsize;
     int class_edges;
-    /* children CSR over vertices, built on first use */
+    /* children, built on first use: the reachable objects sorted by
+     * idom vertex (then id), found by binary search on idom (no per-vertex
+     * start array: 4 bytes per vertex less for as long as the tree lives) */
     pthread_mutex_t lock;
     _Atomic int kids_ready;
-    uint32_t *kid_start, *kids;
+    uint32_t *kids;
     uint32_t *unreach_ids;
 };
 
@@ -498,7 +500,6 @@ hscope__domtree_free(hscope_domtree_t *t)
     hscope__free(m, t->idom);
     hscope__free(m, t->rcount);
     hscope__free(m, t->rsize);
-    hscope__free(m, t->kid_start);
     hscope__free(m, t->kids);
     hscope__free(m, t->unreach_ids);
     pthread_mutex_destroy(&t->lock);
@@ -513,8 +514,7 @@ hscope__domtree_memory(const hscope_domtree_t *t)
         return 0;
     /* the children, built on first use, counted once they are there */
     int kids = atomic_load(&((hscope_domtree_t *)t)->kids_ready);
-    const void *b[] = { t->idom, t->rcount, t->rsize, kids ? t->kid_start : NULL,
-                        kids ? t->kids : NULL, t->unreach_ids, t };
+    const void *b[] = { t->idom, t->rcount, t->rsize, kids ? t->kids : NULL, t->unreach_ids, t };
     return hscope__msize_sum(b, sizeof(b) / sizeof(b[0]));
 }
 
@@ -613,10 +613,7 @@ build_kids(hscope_domtree_t *t, hscope_error *err)
             for (uint32_t i = 0; i < t->n; i++)
                 if (t->idom[i] != NONE)
                     kids[start[t->idom[i]]++] = i;
-            for (uint32_t v = nv; v > 0; v--)
-                start[v] = start[v - 1];
-            start[0] = 0;
-            t->kid_start = start;
+            hscope__free(m, start);
             t->kids = kids;
             t->unreach_ids = un;
             atomic_store_explicit(&t->kids_ready, 1, memory_order_release);
@@ -624,6 +621,21 @@ build_kids(hscope_domtree_t *t, hscope_error *err)
     }
     pthread_mutex_unlock(&t->lock);
     return st;
+}
+
+/* The first index of t->kids whose idom vertex is v or above. */
+static uint64_t
+kids_from(const hscope_domtree_t *t, uint32_t v)
+{
+    uint64_t lo = 0, hi = t->reachable;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (t->idom[t->kids[mid]] < v)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
 }
 
 hscope_status
@@ -652,8 +664,9 @@ hscope__domtree_children(hscope_domtree_t *t, hscope_id id, int32_t root_categor
         hscope__error_copy_out(uerr, &err);
         return st;
     }
-    *kids = t->kids + t->kid_start[v];
-    *count = t->kid_start[v + 1] - t->kid_start[v];
+    uint64_t lo = kids_from(t, v);
+    *kids = t->kids + lo;
+    *count = kids_from(t, v + 1) - lo;
     return HSCOPE_OK;
 }
 
@@ -679,23 +692,36 @@ hscope__domtree_unreachable(hscope_domtree_t *t, const hscope_id **ids,
  * shortest-path tree's parent) to the vertex above the n objects: a root
  * category (n..n+ncat-1) or the super-root.  Returns its length; fills
  * out[0..max) root end first; *root_category is the category or -1. */
+typedef struct up_fn {
+    const uint32_t *parent;         /* the parent array, or NULL: */
+    const hscope_paths_t *paths;    /* the compact parents of these paths */
+} up_fn;
+
+static uint32_t paths_parent(const hscope_paths_t *p, uint32_t v);
+
+static inline uint32_t
+up(const up_fn *f, uint32_t v)
+{
+    return f->parent ? f->parent[v] : paths_parent(f->paths, v);
+}
+
 static uint64_t
-chain_up(const uint32_t *parent, uint32_t n, uint32_t ncat, hscope_id id,
+chain_up(const up_fn *f, uint32_t n, uint32_t ncat, hscope_id id,
          hscope_id *out, uint64_t max, int32_t *root_category)
 {
-    if (id >= n || parent[id] == NONE)
+    if (id >= n || up(f, id) == NONE)
         return 0;
     uint64_t len = 0;
     uint32_t v = id;
     while (v < n) {
         len++;
-        v = parent[v];
+        v = up(f, v);
     }
     if (root_category)
         *root_category = v < n + ncat ? (int32_t)(v - n) : -1;
     if (out) {
         uint64_t k = len;
-        for (v = id; v < n; v = parent[v])
+        for (v = id; v < n; v = up(f, v))
             if (--k < max)
                 out[k] = v;
     }
@@ -706,7 +732,8 @@ uint64_t
 hscope__domtree_chain(const hscope_domtree_t *t, hscope_id id, hscope_id *out,
                       uint64_t max, int32_t *root_category)
 {
-    return t ? chain_up(t->idom, t->n, t->ncat, id, out, max, root_category) : 0;
+    up_fn f = { t ? t->idom : NULL, NULL };
+    return t ? chain_up(&f, t->n, t->ncat, id, out, max, root_category) : 0;
 }
 
 /* Top-N by retained size: a bounded min-heap over all reachable objects. */
@@ -772,12 +799,88 @@ hscope__domtree_top(const hscope_domtree_t *t, hscope_id *out, uint64_t max)
 /* shortest paths from the roots (BFS over the same graph)            */
 /* ------------------------------------------------------------------ */
 
+/*
+ * The predecessor of each object on its shortest path: a vertex per object
+ * (4 bytes), or, when the heap's reverse references are built already (a
+ * server that shows referrers builds them at start), compact: per object
+ * the predecessor's place among the object's referrers (1 byte; almost
+ * every predecessor is one of the first 254), and the few others (a root
+ * category, an instance through its class edge, a place past 253) in a
+ * table sorted by id.  Same paths, a quarter of the memory.
+ */
+#define PK_EXC 254u   /* in the exception table */
+#define PK_NONE 255u  /* unreached */
+
 struct hscope_paths {
     hscope_heap_t *heap;
     uint32_t n, ncat;
-    uint32_t *parent;   /* per object: predecessor vertex, NONE = unreached */
+    uint32_t *parent;   /* per object: predecessor vertex, NONE = unreached;
+                           NULL when compact: */
+    uint8_t *pk;        /* per object: the predecessor's place in its referrers */
+    uint32_t *exc_id, *exc_par; /* the others: ids ascending, their predecessors */
+    uint64_t nexc;
     int class_edges;
 };
+
+static uint32_t
+paths_parent(const hscope_paths_t *p, uint32_t v)
+{
+    uint32_t k = p->pk[v];
+    if (k == PK_NONE)
+        return NONE;
+    if (k == PK_EXC)
+        return p->exc_par[hscope__id_find(p->exc_id, (size_t)p->nexc, v)];
+    return p->heap->rev_src[p->heap->rev_start[v] + k];
+}
+
+/* The place of v among w's referrers, or PK_EXC. */
+static uint32_t
+place_of(const hscope_heap_t *h, uint32_t w, uint32_t v)
+{
+    uint32_t lo = h->rev_start[w], hi = h->rev_start[w + 1];
+    for (uint32_t i = lo; i < hi && i - lo < PK_EXC; i++)
+        if (h->rev_src[i] == v)
+            return i - lo;
+    return PK_EXC;
+}
+
+/* Make p compact from the full array par (freed on success). */
+static hscope_status
+paths_compact(hscope_paths_t *p, uint32_t *par, hscope_error *err)
+{
+    hscope_heap_t *h = p->heap;
+    hscope__mem *m = &h->mem;
+    uint8_t *pk = hscope__malloc(m, (size_t)p->n + 1);
+    if (!pk)
+        return hscope__nomem(err, (size_t)p->n);
+    uint64_t nexc = 0;
+    for (uint32_t w = 0; w < p->n; w++) {
+        uint32_t v = par[w];
+        pk[w] = (uint8_t)(v == NONE ? PK_NONE : v < p->n ? place_of(h, w, v) : PK_EXC);
+        nexc += pk[w] == PK_EXC;
+    }
+    uint32_t *ei = hscope__malloc(m, (size_t)(nexc + 1) * 4);
+    uint32_t *ep = hscope__malloc(m, (size_t)(nexc + 1) * 4);
+    if (!ei || !ep) {
+        hscope__free(m, pk);
+        hscope__free(m, ei);
+        hscope__free(m, ep);
+        return hscope__nomem(err, (size_t)nexc * 8);
+    }
+    uint64_t k = 0;
+    for (uint32_t w = 0; w < p->n; w++)
+        if (pk[w] == PK_EXC) {
+            ei[k] = w;
+            ep[k++] = par[w];
+        }
+    hscope__free(m, par);
+    p->parent = NULL;
+    p->pk = pk;
+    p->exc_id = ei;
+    p->exc_par = ep;
+    p->nexc = nexc;
+    return HSCOPE_OK;
+}
 
 hscope_heap_t *
 hscope__paths_heap(const hscope_paths_t *p)
@@ -857,6 +960,11 @@ hscope__paths_compute(hscope_paths_t **out, hscope_heap_t *heap,
     p->parent = par;
     p->class_edges = g.class_edges;
     par = NULL;
+    hscope__free(m, queue);
+    queue = NULL;
+    if (atomic_load_explicit(&heap->rev_ready, memory_order_acquire) &&
+        paths_compact(p, p->parent, &err) != HSCOPE_OK)
+        hscope__error_init(&err); /* no room for the compact form: the full array stays */
 done:
     if (queue)
         hscope__free(&heap->mem, queue);
@@ -879,6 +987,9 @@ hscope__paths_free(hscope_paths_t *p)
         return;
     hscope_heap_t *h = p->heap;
     hscope__free(&h->mem, p->parent);
+    hscope__free(&h->mem, p->pk);
+    hscope__free(&h->mem, p->exc_id);
+    hscope__free(&h->mem, p->exc_par);
     hscope__free(&h->mem, p);
     hscope__heap_release(h);
 }
@@ -886,15 +997,17 @@ hscope__paths_free(hscope_paths_t *p)
 uint64_t
 hscope__paths_memory(const hscope_paths_t *p)
 {
-    const void *b[] = { p ? p->parent : NULL, p };
-    return hscope__msize_sum(b, 2);
+    const void *b[] = { p ? p->parent : NULL, p ? p->pk : NULL, p ? p->exc_id : NULL,
+                        p ? p->exc_par : NULL, p };
+    return hscope__msize_sum(b, 5);
 }
 
 uint64_t
 hscope__paths_get(const hscope_paths_t *p, hscope_id target, hscope_id *out,
                   uint64_t max, int32_t *root_category)
 {
-    return p ? chain_up(p->parent, p->n, p->ncat, target, out, max, root_category) : 0;
+    up_fn f = { p ? p->parent : NULL, p };
+    return p ? chain_up(&f, p->n, p->ncat, target, out, max, root_category) : 0;
 }
 
 /* ------------------------------------------------------------------ */

@@ -477,16 +477,13 @@ search_rows(hscope_srv_buf *b, hscope_tally_t *t, const char *by, const char *q,
 static int
 ep_search(hscope_srv_req *r, hscope_srv_buf *b)
 {
-    static const char *keys[] = { "class", "file:line:class", "gem" };
-    hscope_tally_t *t[3];
     int code = 0;
     const char *q = r->arg(r->conn, "q");
     if (!q || !*q || strlen(q) > 200)
         return fail(b, 400, "q: the text to look for (1 to 200 bytes)");
-    static const char *jobs[] = { "class|1|0", "file:line:class|1|0", "gem|1|0" };
-    for (int k = 0; k < 3; k++) /* every row by memsize, kept */
-        if (!(t[k] = job(r, b, HSCOPE_SRV_SEARCH, jobs[k], "grouping every object", &code)))
-            return code;
+    hscope_srv_search *t = job(r, b, HSCOPE_SRV_SEARCH, NULL, "grouping every object", &code);
+    if (!t)
+        return code;
     hscope_srv_buf_puts(b, "{\"kind\":\"search\",\"q\":");
     hscope_srv_buf_json_string(b, q, strlen(q));
     hscope_srv_buf_puts(b, ",\"object\":");
@@ -499,8 +496,8 @@ ep_search(hscope_srv_req *r, hscope_srv_buf *b)
     else
         hscope_srv_buf_puts(b, "null");
     hscope_srv_buf_puts(b, ",\"rows\":{");
-    for (int k = 0; k < 3; k++)
-        search_rows(b, t[k], keys[k], q, k == 0);
+    for (int k = 0; k < HSCOPE_SRV_SEARCH_KEYS; k++)
+        search_rows(b, t->t[k], t->keys[k], q, k == 0);
     hscope_srv_buf_puts(b, "}}\n");
     return 200;
 }

@@ -69,11 +69,29 @@ release_domtree(void *p)
     (void)p; /* freed below, unless it is the suspects' (see state_free) */
 }
 
+/* With three dumps the suspects hold the paths of the last one: shared
+ * (one array per object, not two), as the dominator tree is.  NULL when
+ * they are not of the served heap. */
+static void *
+shared_paths(hscope_srv *s, hscope_error *err)
+{
+    int st = 0;
+    double sec = 0;
+    hscope_srv_leaks *l = hscope_srv_job_get(s, HSCOPE_SRV_SUSPECTS, NULL, 1, &st, &sec, err);
+    if (!l)
+        return NULL;
+    const hscope_paths_t *p = hscope_suspects_paths(l->suspects);
+    hscope_domtree_t *t = hscope_suspects_domtree(l->suspects);
+    return p && hscope_domtree_heap(t) == s->heap ? (void *)p : NULL;
+}
+
 static void *
 compute_paths(hscope_srv *s, const char *key, hscope_error *err)
 {
     (void)key;
     hscope_paths_t *p = NULL;
+    if (s->cfg.n == 3 && (p = shared_paths(s, err)) != NULL)
+        return p;
     if (hscope_paths_compute(&p, s->heap, NULL, err) != HSCOPE_OK)
         return NULL;
     return p;
@@ -82,7 +100,7 @@ compute_paths(hscope_srv *s, const char *key, hscope_error *err)
 static void
 release_paths(void *p)
 {
-    hscope_paths_free(p);
+    (void)p; /* freed in state_free, unless it is the suspects' */
 }
 
 static void *
@@ -208,6 +226,41 @@ compute_summary(hscope_srv *s, const char *key, hscope_error *err)
     return b;
 }
 
+/* The three tallies search reads (every row, by memsize), one after the
+ * other on one thread: the transient memory of one tally at a time. */
+static void *
+compute_search(hscope_srv *s, const char *key, hscope_error *err)
+{
+    (void)key;
+    static const char *keys[HSCOPE_SRV_SEARCH_KEYS] = { "class", "file:line:class", "gem" };
+    hscope_srv_search *r = calloc(1, sizeof(*r));
+    if (!r)
+        return NULL;
+    hscope_tally_options to;
+    hscope_tally_options_init(&to);
+    to.sort = HSCOPE_SORT_MEMSIZE;
+    to.flags = HSCOPE_TALLY_SKIP_DUMPER | HSCOPE_TALLY_SKIP_TRACER;
+    for (int k = 0; k < HSCOPE_SRV_SEARCH_KEYS; k++) {
+        r->keys[k] = keys[k];
+        if (hscope_tally_compute(&r->t[k], s->heap, keys[k], &to, err) != HSCOPE_OK) {
+            for (int j = 0; j < k; j++)
+                hscope_tally_free(r->t[j]);
+            free(r);
+            return NULL;
+        }
+    }
+    return r;
+}
+
+static void
+release_search(void *p)
+{
+    hscope_srv_search *r = p;
+    for (int k = 0; k < HSCOPE_SRV_SEARCH_KEYS; k++)
+        hscope_tally_free(r->t[k]);
+    free(r);
+}
+
 static void
 release_buf(void *p)
 {
@@ -224,11 +277,11 @@ release_nothing(void *p)
 
 static void *(*const computes[HSCOPE_SRV_KINDS])(hscope_srv *, const char *, hscope_error *) = {
     compute_domtree, compute_paths, compute_suspects, compute_timeline, compute_drill,
-    compute_waste, compute_tally, compute_warm, compute_summary, compute_tally,
+    compute_waste, compute_tally, compute_warm, compute_summary, compute_search,
 };
 static void (*const releases[HSCOPE_SRV_KINDS])(void *) = {
     release_domtree, release_paths, release_leaks, release_timeline, release_tally,
-    release_waste, release_tally, release_nothing, release_buf, release_tally,
+    release_waste, release_tally, release_nothing, release_buf, release_search,
 };
 
 void
@@ -264,6 +317,11 @@ hscope_srv_state_free(hscope_srv *s)
                  hscope_suspects_domtree(((hscope_srv_leaks *)sj->result)->suspects) == dt->result;
     if (dt->state == 2 && !shared)
         hscope_domtree_free(dt->result);
+    hscope_srv_job *pj = &s->jobs[HSCOPE_SRV_PATHS][0];
+    if (pj->state == 2 &&
+        !(sj->state == 2 &&
+          hscope_suspects_paths(((hscope_srv_leaks *)sj->result)->suspects) == pj->result))
+        hscope_paths_free(pj->result);
     for (int k = 0; k < HSCOPE_SRV_KINDS; k++)
         for (int i = 0; i < HSCOPE_SRV_KEYS; i++) {
             hscope_srv_job *j = &s->jobs[k][i];

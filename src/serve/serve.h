@@ -84,7 +84,7 @@ typedef struct hscope_srv_job {
 #define HSCOPE_SRV_TALLY    6  /* keyed "BY|SORT|TOP": a tally as /api/tally asks it */
 #define HSCOPE_SRV_WARM     7  /* the heap's reverse references, built at start */
 #define HSCOPE_SRV_SUMMARY  8  /* keyed "TOP": the summary document, written once */
-#define HSCOPE_SRV_SEARCH   9  /* keyed as TALLY: the three tallies search reads */
+#define HSCOPE_SRV_SEARCH   9  /* the three tallies search reads */
 #define HSCOPE_SRV_KINDS    10
 #define HSCOPE_SRV_KEYS     16 /* keyed jobs per kind (a full table: computed
                                   per request instead) */
@@ -114,6 +114,14 @@ typedef struct hscope_srv_leaks {
     hscope_diff_t *diff;
     hscope_suspects_t *suspects;
 } hscope_srv_leaks;
+
+/* Results of the search job: every row of the heap by class, by site and
+ * by gem. */
+#define HSCOPE_SRV_SEARCH_KEYS 3
+typedef struct hscope_srv_search {
+    const char *keys[HSCOPE_SRV_SEARCH_KEYS];
+    hscope_tally_t *t[HSCOPE_SRV_SEARCH_KEYS];
+} hscope_srv_search;
 
 /* A request as api.c sees it. */
 typedef struct hscope_srv_req {
