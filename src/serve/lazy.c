@@ -284,6 +284,22 @@ static void (*const releases[HSCOPE_SRV_KINDS])(void *) = {
     release_waste, release_tally, release_nothing, release_buf, release_search,
 };
 
+void *
+hscope_srv_compute(hscope_srv *s, int kind, const char *key, hscope_error *err)
+{
+    void *r = computes[kind](s, key, err);
+    if (!r && !err->message[0])
+        snprintf(err->message, sizeof(err->message), "out of memory");
+    return r;
+}
+
+void
+hscope_srv_release(int kind, void *result)
+{
+    if (result)
+        releases[kind](result);
+}
+
 void
 hscope_srv_state_init(hscope_srv *s)
 {

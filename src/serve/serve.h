@@ -109,6 +109,12 @@ void hscope_srv_state_free(hscope_srv *s);
 void *hscope_srv_job_get(hscope_srv *s, int kind, const char *key, int wait, int *state,
                          double *seconds, hscope_error *err);
 
+/* What a keyed job of `kind` computes, computed here, on the caller's
+ * thread (for a key that has no slot left); free it with
+ * hscope_srv_release().  NULL after writing *err. */
+void *hscope_srv_compute(hscope_srv *s, int kind, const char *key, hscope_error *err);
+void hscope_srv_release(int kind, void *result);
+
 /* Results of the suspects job. */
 typedef struct hscope_srv_leaks {
     hscope_diff_t *diff;

@@ -15,6 +15,7 @@
     pages clamped, unknown paths 404; the server keeps serving;
   - concurrent clients (threads, and idle connections held open);
   - the answers equal the CLI's --json and the dump read here in Python;
+  - an object referenced by many: its lists paged, with their counts;
   - SIGTERM stops it (exit 0); bad --port / --host are refused.
 
 Exit 77 (skipped) when heapscope was built without libmicrohttpd.
@@ -272,6 +273,61 @@ def check_timeline(work):
         s.stop()
 
 
+def check_object_pages(work):
+    """An object referenced by many: /api/object gives the first `limit`
+    references and referrers and their counts; list=&offset=&limit= pages
+    through them; the pages put together are show --json's lists, the
+    counts those of the hand-built dump."""
+    d = tempfile.mkdtemp(prefix="serve-hub-", dir=work)
+    hub, n_in, n_out = 0x90000, 250, 130
+    outs = ["0x%x" % (0xA0000 + 0x28 * i) for i in range(n_out)]
+    ins = ["0x%x" % (0xB0000 + 0x28 * i) for i in range(n_in)]
+    recs = [{"type": "ROOT", "root": "vm", "references": ins}]
+    recs.append({"address": "0x%x" % hub, "type": "ARRAY", "references": outs, "memsize": 1000})
+    recs += [{"address": a, "type": "STRING", "memsize": 40} for a in outs]
+    recs += [{"address": a, "type": "OBJECT", "references": ["0x%x" % hub], "memsize": 56}
+             for a in ins]
+    dump = os.path.join(d, "hub.json")
+    with open(dump, "w") as f:
+        for r in recs:
+            f.write(json.dumps(r) + "\n")
+    ref = json.loads(subprocess.run([HEAPSCOPE, "show", "--json", "--no-index", dump, "0x%x" % hub],
+                                    capture_output=True, text=True, check=True).stdout)["objects"][0]
+    s = Server(dump)
+    try:
+        a = "0x%x" % hub
+        st, o = s.get_json("object?addr=" + a)
+        ob = o["objects"][0]
+        check(st == 200 and ob["references_count"] == n_out and ob["referrers_count"] == n_in,
+              "object: counts %s/%s == %d/%d of the dump" % (ob.get("references_count"),
+                                                           ob.get("referrers_count"), n_out, n_in))
+        check(ob["references"] == ref["references"][:100] and
+              ob["referrers"] == ref["referrers"][:100], "object: the first 100 of show --json's lists")
+        st, o = s.get_json("object?addr=%s&limit=3" % a)
+        check(st == 200 and len(o["objects"][0]["referrers"]) == 3 and
+              o["objects"][0]["referrers_count"] == n_in, "object?limit=3: 3 referrers, the count")
+        for lst, want, n in (("referrers", ins, n_in), ("references", outs, n_out)):
+            got, off, ok = [], 0, True
+            while True:
+                st, pg = s.get_json("object?addr=%s&list=%s&offset=%d&limit=70" % (a, lst, off))
+                ok = ok and st == 200 and pg["count"] == n and pg["offset"] == off
+                if not pg["objects"] or not ok:
+                    break
+                got += pg["objects"]
+                off += len(pg["objects"])
+            check(ok and got == ref[lst] and sorted(o["address"] for o in got) == sorted(want),
+                  "%s in pages of 70 == show --json's %d (got %d)" % (lst, n, len(got)))
+        st, pg = s.get_json("object?addr=%s&list=referrers&offset=99999999999&limit=5" % a)
+        check(st == 200 and pg["objects"] == [] and pg["offset"] == n_in,
+              "a page past the end of the referrers: empty, offset = count")
+        for q in ("list=bogus", "list=referrers&offset=x", "limit=-1", "offset=5",
+                  "list=references&limit=1e3"):
+            st, hd, body = s.request("/api/object?addr=%s&%s" % (a, q))
+            check(st == 400 and json.loads(body)["status"] == 400, "object?%s: 400 (got %d)" % (q, st))
+    finally:
+        s.stop()
+
+
 def check_leaks():
     """Three dumps of the leak workload: suspects and the diff by a key ==
     the CLI's, the truth's holders among the suspects."""
@@ -367,6 +423,7 @@ def main():
         rc, _ = s.stop()
     check(rc == 0, "stopped after the concurrent clients")
 
+    check_object_pages(work)
     check_timeline(work)
     check_leaks()
     print("%d failure(s)" % len(failures))
