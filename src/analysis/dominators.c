@@ -37,7 +37,10 @@ struct hscope_domtree {
     uint32_t n, ncat;
     uint32_t *idom;        /* per object: vertex id (object, category, root) or NONE */
     uint32_t *rcount;      /* retained count (objects) */
-    uint64_t *rsize;       /* retained size (memsize sum) */
+    uint32_t *rsize;       /* retained size (memsize sum); RS_BIG: in big[] */
+    uint32_t *big_id;      /* retained sizes of 4 GiB or more: an open-addressing */
+    uint64_t *big_val;     /* table by id + 1 (0: empty slot), big_cap a power of 2 */
+    uint32_t big_cap, big_n;
     uint64_t reachable, reach_memsize;
     uint64_t unreach, unreach_memsize;
     int class_edges;
@@ -293,6 +296,69 @@ idom_ids(hscope_domtree_t *t, const graph *g, const uint32_t *order, const uint3
     return HSCOPE_OK;
 }
 
+#define RS_BIG 0xFFFFFFFFu
+
+/* The slot of id in the table of big retained sizes (its own, or the empty
+ * one where it goes). */
+static uint32_t
+big_slot(const hscope_domtree_t *t, uint32_t id)
+{
+    uint32_t mask = t->big_cap - 1, k = (id * 2654435761u) & mask;
+    while (t->big_id[k] && t->big_id[k] != id + 1)
+        k = (k + 1) & mask;
+    return k;
+}
+
+static uint64_t
+rs_get(const hscope_domtree_t *t, uint32_t id)
+{
+    uint32_t x = t->rsize[id];
+    return x != RS_BIG ? x : t->big_val[big_slot(t, id)];
+}
+
+/* Retained sizes are 4 bytes per object: the rare one of 4 GiB or more (a
+ * heap's biggest holders at most) goes to the table. */
+static hscope_status
+rs_set(hscope_domtree_t *t, uint32_t id, uint64_t v, hscope_error *err)
+{
+    if (v < RS_BIG) {
+        t->rsize[id] = (uint32_t)v;
+        return HSCOPE_OK;
+    }
+    if (t->rsize[id] != RS_BIG && (t->big_n + 1) * 2 > t->big_cap) {
+        hscope__mem *m = &t->heap->mem;
+        uint32_t cap = t->big_cap ? t->big_cap * 2 : 64;
+        uint32_t *ids = hscope__calloc(m, cap, sizeof(uint32_t));
+        uint64_t *vals = hscope__malloc(m, (size_t)cap * sizeof(uint64_t));
+        if (!ids || !vals) {
+            hscope__free(m, ids);
+            hscope__free(m, vals);
+            return hscope__nomem(err, (size_t)cap * 12);
+        }
+        uint32_t *old_id = t->big_id, old_cap = t->big_cap;
+        uint64_t *old_val = t->big_val;
+        t->big_id = ids;
+        t->big_val = vals;
+        t->big_cap = cap;
+        for (uint32_t k = 0; k < old_cap; k++)
+            if (old_id[k]) {
+                uint32_t j = big_slot(t, old_id[k] - 1);
+                t->big_id[j] = old_id[k];
+                t->big_val[j] = old_val[k];
+            }
+        hscope__free(m, old_id);
+        hscope__free(m, old_val);
+    }
+    uint32_t k = big_slot(t, id);
+    if (!t->big_id[k]) {
+        t->big_id[k] = id + 1;
+        t->big_n++;
+    }
+    t->big_val[k] = v;
+    t->rsize[id] = RS_BIG;
+    return HSCOPE_OK;
+}
+
 /* Then the retained sizes: children before parents (reverse preorder;
  * idom[w] < w), straight into the output arrays. */
 static hscope_status
@@ -301,19 +367,23 @@ retained_sizes(hscope_domtree_t *t, const graph *g, const uint32_t *order, uint3
 {
     hscope__mem *m = &t->heap->mem;
     t->rcount = hscope__calloc(m, (size_t)g->n + 1, sizeof(uint32_t));
-    t->rsize = hscope__calloc(m, (size_t)g->n + 1, sizeof(uint64_t));
+    t->rsize = hscope__calloc(m, (size_t)g->n + 1, sizeof(uint32_t));
     if (!t->rcount || !t->rsize)
-        return hscope__nomem(err, (size_t)g->n * 12);
+        return hscope__nomem(err, (size_t)g->n * 8);
+    hscope_status st;
     for (uint32_t w = cnt - 1; w > 0; w--) {
         uint32_t v = order[w];
         if (v >= g->n)
             continue;
         uint32_t d = t->idom[v];
         uint64_t ms = hscope__memsize(g->h, v);
-        t->rsize[v] = hscope__sat_add(t->rsize[v], ms);
+        uint64_t r = hscope__sat_add(rs_get(t, v), ms);
+        if ((st = rs_set(t, v, r, err)) != HSCOPE_OK)
+            return st;
         t->rcount[v] += 1;
         if (d < g->n) {
-            t->rsize[d] = hscope__sat_add(t->rsize[d], t->rsize[v]);
+            if ((st = rs_set(t, d, hscope__sat_add(rs_get(t, d), r), err)) != HSCOPE_OK)
+                return st;
             t->rcount[d] += t->rcount[v];
         }
         t->reachable++;
@@ -326,8 +396,8 @@ retained_sizes(hscope_domtree_t *t, const graph *g, const uint32_t *order, uint3
  * Memory, per vertex (v) and per reached edge that is not a DFS tree edge
  * (e; tree edges are not stored): the phases free what they no longer
  * need before the next allocates, so the peak is 16 v + 4 e (building the
- * predecessors, then the semi-dominators), or 20 v when the results are
- * written, of which 16 bytes per object (idom, retained count and size)
+ * predecessors, then the semi-dominators), or 16 v when the results are
+ * written, of which 12 bytes per object (idom, retained count and size)
  * stay.  The price is a second DFS at the end.
  */
 static hscope_status
@@ -500,6 +570,8 @@ hscope__domtree_free(hscope_domtree_t *t)
     hscope__free(m, t->idom);
     hscope__free(m, t->rcount);
     hscope__free(m, t->rsize);
+    hscope__free(m, t->big_id);
+    hscope__free(m, t->big_val);
     hscope__free(m, t->kids);
     hscope__free(m, t->unreach_ids);
     pthread_mutex_destroy(&t->lock);
@@ -514,7 +586,8 @@ hscope__domtree_memory(const hscope_domtree_t *t)
         return 0;
     /* the children, built on first use, counted once they are there */
     int kids = atomic_load(&((hscope_domtree_t *)t)->kids_ready);
-    const void *b[] = { t->idom, t->rcount, t->rsize, kids ? t->kids : NULL, t->unreach_ids, t };
+    const void *b[] = { t->idom, t->rcount, t->rsize, t->big_id, t->big_val,
+                        kids ? t->kids : NULL, t->unreach_ids, t };
     return hscope__msize_sum(b, sizeof(b) / sizeof(b[0]));
 }
 
@@ -555,7 +628,7 @@ hscope__domtree_idom(const hscope_domtree_t *t, hscope_id id, hscope_id *idom,
 uint64_t
 hscope__domtree_retained(const hscope_domtree_t *t, hscope_id id)
 {
-    return t && id < t->n ? t->rsize[id] : 0;
+    return t && id < t->n ? rs_get(t, id) : 0;
 }
 
 uint64_t
@@ -740,8 +813,9 @@ hscope__domtree_chain(const hscope_domtree_t *t, hscope_id id, hscope_id *out,
 static int
 less_r(const hscope_domtree_t *t, uint32_t a, uint32_t b)
 {
-    if (t->rsize[a] != t->rsize[b])
-        return t->rsize[a] < t->rsize[b];
+    uint64_t ra = rs_get(t, a), rb = rs_get(t, b);
+    if (ra != rb)
+        return ra < rb;
     return t->heap->addr[a] > t->heap->addr[b];
 }
 

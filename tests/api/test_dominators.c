@@ -367,6 +367,8 @@ test_deep_chain(void **state)
     hscope_error err = HSCOPE_ERROR_INIT;
     assert_int_equal(hscope_domtree_compute(&t, h, NULL, &err), HSCOPE_OK);
     assert_int_equal(hscope_domtree_chain(t, (hscope_id)(n - 1), NULL, 0, NULL), (uint64_t)n);
+    /* idom, retained count and size: 12 bytes per object (and the handle) */
+    assert_true(hscope_domtree_memory(t) < 13 * (uint64_t)n);
     assert_int_equal(hscope_paths_compute(&p, h, NULL, &err), HSCOPE_OK);
     int32_t cat = -2;
     assert_int_equal(hscope_paths_get(p, (hscope_id)(n - 1), NULL, 0, &cat), (uint64_t)n);
@@ -375,6 +377,56 @@ test_deep_chain(void **state)
     hscope_domtree_free(t);
     hscope_heap_free(h);
     graph_free(g);
+}
+
+/* Retained sizes of 4 GiB and more (kept apart from the 4-byte ones): a
+ * chain of 3 GB objects retains their sums exactly, and orders the top. */
+static void
+test_big_retained(void **state)
+{
+    (void)state;
+    /* 300 chains root -> A_k (3e9) -> B_k (3e9 + k) -> C_k (3e9), and a
+     * 100-byte D_k under each A_k: more big sizes than the table's first
+     * size holds */
+    text t = { 0 };
+    int n = 300;
+    put(&t, "{\"type\":\"ROOT\", \"root\":\"vm\", \"references\":[");
+    for (int k = 0; k < n; k++)
+        put(&t, "%s\"0x%x\"", k ? ", " : "", 0x100000 + 0x100 * k);
+    put(&t, "]}\n");
+    for (int k = 0; k < n; k++) {
+        int a = 0x100000 + 0x100 * k;
+        put(&t, "{\"address\":\"0x%x\", \"type\":\"OBJECT\", \"references\":[\"0x%x\", \"0x%x\"], "
+                "\"memsize\":3000000000}\n", a, a + 0x10, a + 0x30);
+        put(&t, "{\"address\":\"0x%x\", \"type\":\"OBJECT\", \"references\":[\"0x%x\"], "
+                "\"memsize\":%llu}\n", a + 0x10, a + 0x20, 3000000000ull + (unsigned long long)k);
+        put(&t, "{\"address\":\"0x%x\", \"type\":\"OBJECT\", \"memsize\":3000000000}\n", a + 0x20);
+        put(&t, "{\"address\":\"0x%x\", \"type\":\"OBJECT\", \"memsize\":100}\n", a + 0x30);
+    }
+    hscope_heap_t *h = NULL;
+    hscope_error err = HSCOPE_ERROR_INIT;
+    assert_int_equal(hscope_heap_open_memory(&h, t.s, t.len, NULL, &err), HSCOPE_OK);
+    free(t.s);
+    hscope_domtree_t *tr = NULL;
+    assert_int_equal(hscope_domtree_compute(&tr, h, NULL, &err), HSCOPE_OK);
+    for (int k = 0; k < n; k++) {
+        uint64_t a = 0x100000 + 0x100 * (uint64_t)k, ka = 3000000000ull + (uint64_t)k;
+        hscope_id ia, ib, ic, id;
+        assert_int_equal(hscope_heap_find(h, a, &ia), HSCOPE_OK);
+        assert_int_equal(hscope_heap_find(h, a + 0x10, &ib), HSCOPE_OK);
+        assert_int_equal(hscope_heap_find(h, a + 0x20, &ic), HSCOPE_OK);
+        assert_int_equal(hscope_heap_find(h, a + 0x30, &id), HSCOPE_OK);
+        assert_int_equal(hscope_domtree_retained(tr, ic), 3000000000ull);
+        assert_int_equal(hscope_domtree_retained(tr, ib), ka + 3000000000ull);
+        assert_int_equal(hscope_domtree_retained(tr, ia), ka + 6000000100ull);
+        assert_int_equal(hscope_domtree_retained(tr, id), 100);
+    }
+    hscope_id top[2];
+    assert_int_equal(hscope_domtree_top(tr, top, 2), 2);
+    assert_int_equal(hscope_heap_object_address(h, top[0]), 0x100000 + 0x100 * (n - 1));
+    assert_int_equal(hscope_heap_object_address(h, top[1]), 0x100000 + 0x100 * (n - 2));
+    hscope_domtree_free(tr);
+    hscope_heap_free(h);
 }
 
 /* Reference BFS distances from the roots (objects on the path, the root
@@ -574,6 +626,7 @@ main(void)
         cmocka_unit_test(test_holders_outlive_tree),
         cmocka_unit_test(test_deep_chain),
         cmocka_unit_test(test_paths_compact),
+        cmocka_unit_test(test_big_retained),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -965,7 +965,7 @@ test_options_and_sink(void **state)
     assert_int_equal(hscope_domtree_write_retained(t, &o, collect, &s, &err),
                      HSCOPE_ERR_UNSUPPORTED);
     /* unknown flags; a size not set; a newer struct with a non-zero tail */
-    o = ropts(0, 0x100);
+    o = ropts(0, 0x80000000u);
     assert_int_equal(hscope_heap_write_generations(h, &o, collect, &s, &err),
                      HSCOPE_ERR_UNSUPPORTED);
     o = ropts(0, 0);
