@@ -319,25 +319,26 @@ ep_members(hscope_srv_req *r, hscope_srv_buf *b)
     if (arg_u64(r, "offset", 0, UINT64_MAX / 2, &off) < 0 ||
         arg_u64(r, "limit", 100, MEMBERS_CAP, &lim) < 0)
         return fail(b, 400, "offset and limit are numbers");
+    /* the job of "BY\nROW" (one too long for a slot is computed here) */
+    size_t len = strlen(by) + strlen(key) + 2;
+    char *jk = malloc(len);
+    if (!jk)
+        return fail(b, 500, "out of memory");
+    snprintf(jk, len, "%s\n%s", by, key);
     void *own;
-    hscope_tally_t *t = job(r, b, HSCOPE_SRV_DRILL, by, "grouping every object", &code, &own);
-    if (!t)
+    hscope_srv_members *m = job(r, b, HSCOPE_SRV_DRILL, jk, "grouping every object", &code, &own);
+    free(jk);
+    if (!m)
         return code;
-    uint64_t rows = hscope_tally_row_count(t), row = rows;
-    for (uint64_t i = 0; i < rows && row == rows; i++)
-        if (strcmp(hscope_tally_row_key(t, i), key) == 0)
-            row = i;
-    const hscope_id *ids = NULL;
-    uint64_t n = 0;
-    if (row == rows || hscope_tally_row_objects(t, row, &ids, &n) != HSCOPE_OK) {
+    if (!m->n) {
         code = fail(b, 404, "no such row");
     } else {
         hscope_srv_buf_puts(b, "{\"kind\":\"members\",\"by\":");
         hscope_srv_buf_json_string(b, by, strlen(by));
         hscope_srv_buf_puts(b, ",\"key\":");
         hscope_srv_buf_json_string(b, key, strlen(key));
-        hscope_srv_buf_printf(b, ",\"memsize\":%" PRIu64, hscope_tally_row_memsize(t, row));
-        code = page(b, r->srv->heap, ids, n, off, lim);
+        hscope_srv_buf_printf(b, ",\"memsize\":%" PRIu64, m->memsize);
+        code = page(b, r->srv->heap, m->ids, m->n, off, lim);
     }
     hscope_srv_release(HSCOPE_SRV_DRILL, own);
     return code;

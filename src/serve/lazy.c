@@ -5,6 +5,7 @@
  * computed.  The dominator tree of three dumps is the suspects' own (one
  * tree, not two).
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,26 +124,83 @@ release_timeline(void *p)
     hscope_timeline_free(p);
 }
 
-/* Every object of the heap by `key`, the rows listing their objects (a
- * class's objects, a site's). */
+/* The objects of one row of a tally (key "BY\nROW": a class's objects, a
+ * site's), the heap taken a slice at a time: only the row's list is kept,
+ * and the grouping of a slice is all that is held meanwhile, not the
+ * whole heap's rows with every member. */
+#define DRILL_SLICE 65536
+
+static int
+drill_slice(hscope_srv *s, const char *by, const char *row, hscope_id *ids, uint64_t cnt,
+            hscope_srv_members *m, uint64_t *cap, hscope_error *err)
+{
+    hscope_tally_options to;
+    hscope_tally_options_init(&to);
+    hscope_tally_t *t = NULL;
+    if (hscope_tally_subset(&t, s->heap, by, ids, cnt, &to, err) != HSCOPE_OK)
+        return -1;
+    uint64_t rows = hscope_tally_row_count(t), i = 0;
+    while (i < rows && strcmp(hscope_tally_row_key(t, i), row) != 0)
+        i++;
+    const hscope_id *in = NULL;
+    uint64_t n = 0;
+    int rc = 0;
+    if (i < rows && hscope_tally_row_objects(t, i, &in, &n) == HSCOPE_OK && n) {
+        if (m->n + n > *cap) {
+            uint64_t c = (m->n + n) * 2;
+            hscope_id *p = realloc(m->ids, c * sizeof(*p));
+            if (!p)
+                rc = -1;
+            else
+                m->ids = p, *cap = c;
+        }
+        if (rc == 0) {
+            memcpy(m->ids + m->n, in, n * sizeof(*in));
+            m->n += n;
+            m->memsize += hscope_tally_row_memsize(t, i);
+        }
+    }
+    hscope_tally_free(t);
+    return rc;
+}
+
 static void *
 compute_drill(hscope_srv *s, const char *key, hscope_error *err)
 {
-    uint64_t n = hscope_heap_object_count(s->heap);
-    hscope_id *ids = malloc((n ? n : 1) * sizeof(*ids));
-    if (!ids) {
-        snprintf(err->message, sizeof(err->message), "out of memory");
+    const char *nl = strchr(key, '\n');
+    char by[32];
+    if (!nl || nl - key >= (ptrdiff_t)sizeof(by)) {
+        snprintf(err->message, sizeof(err->message), "bad drill job key");
         return NULL;
     }
-    for (uint64_t i = 0; i < n; i++)
-        ids[i] = (hscope_id)i;
-    hscope_tally_options to;
-    hscope_tally_options_init(&to);
-    to.sort = HSCOPE_SORT_MEMSIZE;
-    hscope_tally_t *t = NULL;
-    hscope_status st = hscope_tally_subset(&t, s->heap, key, ids, n, &to, err);
+    memcpy(by, key, (size_t)(nl - key));
+    by[nl - key] = 0;
+    uint64_t total = hscope_heap_object_count(s->heap), cap = 0;
+    hscope_srv_members *m = calloc(1, sizeof(*m));
+    hscope_id *ids = malloc(DRILL_SLICE * sizeof(*ids));
+    int rc = m && ids ? 0 : -1;
+    for (uint64_t at = 0; at < total && rc == 0; at += DRILL_SLICE) {
+        uint64_t cnt = total - at < DRILL_SLICE ? total - at : DRILL_SLICE;
+        for (uint64_t i = 0; i < cnt; i++)
+            ids[i] = (hscope_id)(at + i);
+        rc = drill_slice(s, by, nl + 1, ids, cnt, m, &cap, err);
+    }
     free(ids);
-    return st == HSCOPE_OK ? t : NULL;
+    if (rc != 0) {
+        if (m)
+            free(m->ids);
+        free(m);
+        return NULL;
+    }
+    return m;
+}
+
+static void
+release_members(void *p)
+{
+    hscope_srv_members *m = p;
+    free(m->ids);
+    free(m);
 }
 
 static void
@@ -280,7 +338,7 @@ static void *(*const computes[HSCOPE_SRV_KINDS])(hscope_srv *, const char *, hsc
     compute_waste, compute_tally, compute_warm, compute_summary, compute_search,
 };
 static void (*const releases[HSCOPE_SRV_KINDS])(void *) = {
-    release_domtree, release_paths, release_leaks, release_timeline, release_tally,
+    release_domtree, release_paths, release_leaks, release_timeline, release_members,
     release_waste, release_tally, release_nothing, release_buf, release_search,
 };
 

@@ -166,7 +166,7 @@ def check_bad_requests(s, n_objects):
         ("/api/object?addr=0x12345678901234567890", 400), ("/api/paths?addr=-1", 400),
         ("/api/tally?by=nope", 400), ("/api/tally?limit=abc", 400), ("/api/tally?sort=x", 400),
         ("/api/tally?limit=-5", 400), ("/api/domtree?depth=x", 400),
-        ("/api/members?by=class", 400), ("/api/members?by=class&key=NoSuchClass", 404),
+        ("/api/members?by=class", 400),
         ("/api/search", 400), ("/api/search?q=" + "x" * 300, 400),
         ("/api/nope", 404), ("/nope", 404), ("/../../etc/passwd", 404), ("/api/", 404),
         ("/api/suspects", 404), ("/api/timeline", 404),
@@ -179,6 +179,8 @@ def check_bad_requests(s, n_objects):
         except ValueError:
             ok = False
         check(ok, "%s: %d with a JSON error (got %d)" % (path, want, st))
+    st, m = s.get_json("members?by=class&key=NoSuchClass")  # a row is looked for once: 202 first
+    check(st == 404 and m["status"] == 404, "members of a class not in the dump: 404 (got %d)" % st)
     st, t = s.get_json("tally?by=class&limit=99999999999999999999999")
     check(st == 200 and len(t["groups"]) == t["group_count"], "a huge limit is clamped, not an error")
     st, m = s.get_json("members?by=type&key=OBJECT&offset=99999999999999999999&limit=99999999")
@@ -287,6 +289,9 @@ def check_object_pages(work):
     recs += [{"address": a, "type": "STRING", "memsize": 40} for a in outs]
     recs += [{"address": a, "type": "OBJECT", "references": ["0x%x" % hub], "memsize": 56}
              for a in ins]
+    # more strings than the server groups at a time (65536 objects a slice)
+    more = ["0x%x" % (0x1000000 + 0x28 * i) for i in range(70000)]
+    recs += [{"address": a, "type": "STRING", "memsize": 40 + i % 3} for i, a in enumerate(more)]
     dump = os.path.join(d, "hub.json")
     with open(dump, "w") as f:
         for r in recs:
@@ -320,6 +325,18 @@ def check_object_pages(work):
         st, pg = s.get_json("object?addr=%s&list=referrers&offset=99999999999&limit=5" % a)
         check(st == 200 and pg["objects"] == [] and pg["offset"] == n_in,
               "a page past the end of the referrers: empty, offset = count")
+        strings = {r["address"]: r["memsize"] for r in recs if r["type"] == "STRING"}
+        got, off = [], 0
+        while True:
+            st, m = s.get_json("members?by=type&key=STRING&offset=%d&limit=1000" % off, wait=300)
+            if st != 200 or not m["objects"]:
+                break
+            got += [o["address"] for o in m["objects"]]
+            off += len(m["objects"])
+        check(st == 200 and m["count"] == len(strings) == len(got) and set(got) == set(strings) and
+              m["memsize"] == sum(strings.values()),
+              "members of type STRING across slices: %d objects, %s bytes == the dump's %d, %d"
+              % (len(got), m.get("memsize"), len(strings), sum(strings.values())))
         for q in ("list=bogus", "list=referrers&offset=x", "limit=-1", "offset=5",
                   "list=references&limit=1e3"):
             st, hd, body = s.request("/api/object?addr=%s&%s" % (a, q))
