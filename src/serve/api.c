@@ -2,8 +2,9 @@
  * api.c - the JSON endpoints of `heapscope serve` (see serve.h and
  * docs/SERVE.md).  Each answer is a document of the library's writers
  * (docs/JSON.md), but for /api/info (what is served), /api/members (the
- * objects of one row of a tally) and /api/search (rows of the tallies
- * whose key has the text), which only list what the library computed.
+ * objects of one row of a tally), a page of an object's references or
+ * referrers and /api/search (rows of the tallies whose key has the text),
+ * which only list what the library computed.
  *
  * Parameters are checked: a malformed one is 400, an address that is not
  * an object of the dump 404; `limit` is capped (a huge one is clamped,
