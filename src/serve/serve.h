@@ -86,8 +86,9 @@ typedef struct hscope_srv_job {
 #define HSCOPE_SRV_SUMMARY  8  /* keyed "TOP": the summary document, written once */
 #define HSCOPE_SRV_SEARCH   9  /* the three tallies search reads */
 #define HSCOPE_SRV_KINDS    10
-#define HSCOPE_SRV_KEYS     16 /* keyed jobs per kind (a full table: computed
-                                  per request instead) */
+#define HSCOPE_SRV_KEYS     64 /* keyed jobs per kind, e.g. the rows drilled
+                                  into (a full table: computed per request
+                                  instead) */
 
 /* The served state. */
 typedef struct hscope_srv {
