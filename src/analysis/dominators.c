@@ -14,11 +14,12 @@
  * never grows with the heap (a 10^6-long chain is fine).  Near-linear time.
  *
  * Memory: while it runs, 16 bytes per vertex plus 4 per reached edge that
- * is not a DFS tree edge, or 20 per vertex, whichever is more (preorder
- * numbering, a reverse CSR of the reached graph in preorder numbers, the
- * semi-dominator arrays, each freed as soon as the next phase does without
- * it); persistent 16 bytes per object (immediate dominator u32, retained
- * count u32, retained size u64).
+ * is not a DFS tree edge (preorder numbering, a reverse CSR of the reached
+ * graph in preorder numbers, the semi-dominator arrays, each freed as soon
+ * as the next phase does without it); persistent 12 bytes per object
+ * (immediate dominator u32, retained count u32, retained size u32, the
+ * rare size of 4 GiB or more in a table).  The paths from the roots
+ * (paths.c) walk the same graph (graph.h).
  *
  * compute() is long on purpose: the phases share their arrays, and their
  * reuse (ancestor -> idom, predecessor starts -> semi) and early frees are
@@ -29,8 +30,9 @@
 
 #include "../model/model.h"
 #include "dominators.h"
+#include "graph.h"
 
-#define NONE 0xFFFFFFFFu
+#define NONE HSCOPE__NO_VERTEX
 
 struct hscope_domtree {
     hscope_heap_t *heap;
@@ -53,32 +55,7 @@ struct hscope_domtree {
     uint32_t *unreach_ids;
 };
 
-typedef struct graph {
-    const hscope_heap_t *h;
-    uint32_t n, ncat, root, nv;
-    int class_edges;
-} graph;
-
-/* The k-th successor of vertex v, or NONE past the last one. */
-static inline uint32_t
-succ_at(const graph *g, uint32_t v, uint32_t k)
-{
-    const hscope_heap_t *h = g->h;
-    if (v < g->n) {
-        uint32_t deg = h->edge_start[v + 1] - h->edge_start[v];
-        if (k < deg)
-            return h->edges[h->edge_start[v] + k];
-        if (k == deg && g->class_edges && h->cls[v] < HSCOPE__CLS_UNKNOWN)
-            return h->cls[v];
-        return NONE;
-    }
-    if (v < g->n + g->ncat) {
-        uint32_t c = v - g->n;
-        uint64_t i = h->cat_start[c] + k;
-        return i < h->cat_start[c + 1] ? h->root_targets[i] : NONE;
-    }
-    return k < g->ncat ? g->n + k : NONE;
-}
+typedef hscope__graph graph;
 
 /* Reverse CSR of the reached part of the augmented graph, in preorder
  * numbers: pstart[0..cnt], preds[] (an edge's source as a preorder number,
@@ -94,7 +71,7 @@ build_preds(const graph *g, hscope__mem *m, const uint32_t *num, const uint32_t 
     if (!start)
         return hscope__nomem(err, (size_t)cnt * 4);
     for (uint32_t p = 0; p < cnt; p++)
-        for (uint32_t k = 0, w; (w = succ_at(g, order[p], k)) != NONE; k++) {
+        for (uint32_t k = 0, w; (w = hscope__succ_at(g, order[p], k)) != NONE; k++) {
             uint32_t q = num[w]; /* reached from a reached vertex: numbered */
             if (parent[q] != p) {
                 start[q + 1]++;
@@ -113,7 +90,7 @@ build_preds(const graph *g, hscope__mem *m, const uint32_t *num, const uint32_t 
         return hscope__nomem(err, (size_t)ne * 4);
     }
     for (uint32_t p = 0; p < cnt; p++)
-        for (uint32_t k = 0, w; (w = succ_at(g, order[p], k)) != NONE; k++)
+        for (uint32_t k = 0, w; (w = hscope__succ_at(g, order[p], k)) != NONE; k++)
             if (parent[num[w]] != p)
                 pr[start[num[w]]++] = p;
     for (uint32_t p = cnt; p > 0; p--)
@@ -208,7 +185,7 @@ dfs(const graph *g, hscope__mem *m, uint32_t *num, uint64_t *seen, uint32_t *ord
     sp = 1;
     while (sp > 0) {
         uint32_t v = stack[2 * (sp - 1)];
-        uint32_t w = succ_at(g, v, stack[2 * (sp - 1) + 1]++);
+        uint32_t w = hscope__succ_at(g, v, stack[2 * (sp - 1) + 1]++);
         if (w == NONE) {
             sp--;
             continue;
@@ -761,52 +738,40 @@ hscope__domtree_unreachable(hscope_domtree_t *t, const hscope_id **ids,
     return HSCOPE_OK;
 }
 
-/* The chain from id up a parent array (the dominator tree's idom or the
- * shortest-path tree's parent) to the vertex above the n objects: a root
- * category (n..n+ncat-1) or the super-root.  Returns its length; fills
- * out[0..max) root end first; *root_category is the category or -1. */
-typedef struct up_fn {
-    const uint32_t *parent;         /* the parent array, or NULL: */
-    const hscope_paths_t *paths;    /* the compact parents of these paths */
-} up_fn;
-
-static uint32_t paths_parent(const hscope_paths_t *p, uint32_t v);
-
-static inline uint32_t
-up(const up_fn *f, uint32_t v)
+uint64_t
+hscope__chain_up(hscope__up_fn up, const void *ctx, uint32_t n, uint32_t ncat, hscope_id id,
+                 hscope_id *out, uint64_t max, int32_t *root_category)
 {
-    return f->parent ? f->parent[v] : paths_parent(f->paths, v);
-}
-
-static uint64_t
-chain_up(const up_fn *f, uint32_t n, uint32_t ncat, hscope_id id,
-         hscope_id *out, uint64_t max, int32_t *root_category)
-{
-    if (id >= n || up(f, id) == NONE)
+    if (id >= n || up(ctx, id) == NONE)
         return 0;
     uint64_t len = 0;
     uint32_t v = id;
     while (v < n) {
         len++;
-        v = up(f, v);
+        v = up(ctx, v);
     }
     if (root_category)
         *root_category = v < n + ncat ? (int32_t)(v - n) : -1;
     if (out) {
         uint64_t k = len;
-        for (v = id; v < n; v = up(f, v))
+        for (v = id; v < n; v = up(ctx, v))
             if (--k < max)
                 out[k] = v;
     }
     return len;
 }
 
+static uint32_t
+idom_up(const void *t, uint32_t v)
+{
+    return ((const hscope_domtree_t *)t)->idom[v];
+}
+
 uint64_t
 hscope__domtree_chain(const hscope_domtree_t *t, hscope_id id, hscope_id *out,
                       uint64_t max, int32_t *root_category)
 {
-    up_fn f = { t ? t->idom : NULL, NULL };
-    return t ? chain_up(&f, t->n, t->ncat, id, out, max, root_category) : 0;
+    return t ? hscope__chain_up(idom_up, t, t->n, t->ncat, id, out, max, root_category) : 0;
 }
 
 /* Top-N by retained size: a bounded min-heap over all reachable objects. */
@@ -867,221 +832,6 @@ hscope__domtree_top(const hscope_domtree_t *t, hscope_id *out, uint64_t max)
         sift_down(t, out, e - 1, 0);
     }
     return n;
-}
-
-/* ------------------------------------------------------------------ */
-/* shortest paths from the roots (BFS over the same graph)            */
-/* ------------------------------------------------------------------ */
-
-/*
- * The predecessor of each object on its shortest path: a vertex per object
- * (4 bytes), or, when the heap's reverse references are built already (a
- * server that shows referrers builds them at start), compact: per object
- * the predecessor's place among the object's referrers (1 byte; almost
- * every predecessor is one of the first 254), and the few others (a root
- * category, an instance through its class edge, a place past 253) in a
- * table sorted by id.  Same paths, a quarter of the memory.
- */
-#define PK_EXC 254u   /* in the exception table */
-#define PK_NONE 255u  /* unreached */
-
-struct hscope_paths {
-    hscope_heap_t *heap;
-    uint32_t n, ncat;
-    uint32_t *parent;   /* per object: predecessor vertex, NONE = unreached;
-                           NULL when compact: */
-    uint8_t *pk;        /* per object: the predecessor's place in its referrers */
-    uint32_t *exc_id, *exc_par; /* the others: ids ascending, their predecessors */
-    uint64_t nexc;
-    int class_edges;
-};
-
-static uint32_t
-paths_parent(const hscope_paths_t *p, uint32_t v)
-{
-    uint32_t k = p->pk[v];
-    if (k == PK_NONE)
-        return NONE;
-    if (k == PK_EXC)
-        return p->exc_par[hscope__id_find(p->exc_id, (size_t)p->nexc, v)];
-    return p->heap->rev_src[p->heap->rev_start[v] + k];
-}
-
-/* The place of v among w's referrers, or PK_EXC. */
-static uint32_t
-place_of(const hscope_heap_t *h, uint32_t w, uint32_t v)
-{
-    uint32_t lo = h->rev_start[w], hi = h->rev_start[w + 1];
-    for (uint32_t i = lo; i < hi && i - lo < PK_EXC; i++)
-        if (h->rev_src[i] == v)
-            return i - lo;
-    return PK_EXC;
-}
-
-/* Make p compact from the full array par (freed on success). */
-static hscope_status
-paths_compact(hscope_paths_t *p, uint32_t *par, hscope_error *err)
-{
-    hscope_heap_t *h = p->heap;
-    hscope__mem *m = &h->mem;
-    uint8_t *pk = hscope__malloc(m, (size_t)p->n + 1);
-    if (!pk)
-        return hscope__nomem(err, (size_t)p->n);
-    uint64_t nexc = 0;
-    for (uint32_t w = 0; w < p->n; w++) {
-        uint32_t v = par[w];
-        pk[w] = (uint8_t)(v == NONE ? PK_NONE : v < p->n ? place_of(h, w, v) : PK_EXC);
-        nexc += pk[w] == PK_EXC;
-    }
-    uint32_t *ei = hscope__malloc(m, (size_t)(nexc + 1) * 4);
-    uint32_t *ep = hscope__malloc(m, (size_t)(nexc + 1) * 4);
-    if (!ei || !ep) {
-        hscope__free(m, pk);
-        hscope__free(m, ei);
-        hscope__free(m, ep);
-        return hscope__nomem(err, (size_t)nexc * 8);
-    }
-    uint64_t k = 0;
-    for (uint32_t w = 0; w < p->n; w++)
-        if (pk[w] == PK_EXC) {
-            ei[k] = w;
-            ep[k++] = par[w];
-        }
-    hscope__free(m, par);
-    p->parent = NULL;
-    p->pk = pk;
-    p->exc_id = ei;
-    p->exc_par = ep;
-    p->nexc = nexc;
-    return HSCOPE_OK;
-}
-
-hscope_heap_t *
-hscope__paths_heap(const hscope_paths_t *p)
-{
-    return p->heap;
-}
-
-int
-hscope__paths_class_edges(const hscope_paths_t *p)
-{
-    return p->class_edges;
-}
-
-hscope_status
-hscope__paths_compute(hscope_paths_t **out, hscope_heap_t *heap,
-                      const hscope_dom_options *uopts, hscope_error *uerr)
-{
-    hscope_error err;
-    hscope__error_init(&err);
-    hscope_status st = HSCOPE_OK;
-    hscope_paths_t *p = NULL;
-    uint32_t *queue = NULL, *par = NULL;
-    if (!out || !heap) {
-        st = hscope__fail(&err, HSCOPE_ERR_INVALID_ARG, "out and heap are required");
-        goto done;
-    }
-    *out = NULL;
-    uint32_t flags = 0;
-    if (uopts) {
-        if (uopts->size < 2 * sizeof(uint32_t)) {
-            st = hscope__fail(&err, HSCOPE_ERR_INVALID_ARG, "options size not set");
-            goto done;
-        }
-        if (!hscope__tail_is_zero(uopts, uopts->size, sizeof(hscope_dom_options))) {
-            st = hscope__fail(&err, HSCOPE_ERR_UNSUPPORTED,
-                              "hscope_dom_options has unknown non-zero fields");
-            goto done;
-        }
-        flags = uopts->flags;
-    }
-    graph g = { heap, heap->n, heap->ncat, heap->n + heap->ncat,
-                heap->n + heap->ncat + 1, !(flags & HSCOPE_DOM_NO_CLASS_EDGES) };
-    hscope__mem *m = &heap->mem;
-    p = hscope__calloc(m, 1, sizeof(*p));
-    par = hscope__malloc(m, (size_t)g.nv * 4);
-    queue = hscope__malloc(m, (size_t)g.nv * 4);
-    if (!p || !par || !queue) {
-        st = hscope__nomem(&err, (size_t)g.nv * 8);
-        goto done;
-    }
-    memset(par, 0xFF, (size_t)g.nv * 4);
-    size_t qh = 0, qt = 0;
-    par[g.root] = g.root;
-    /* Breadth first from the precise root categories, then from the
-     * conservative ones (machine_context) for what is left: a path runs
-     * through a stale stack slot only when nothing else holds the object. */
-    for (int conservative = 0; conservative < 2; conservative++) {
-        for (uint32_t c = 0; c < g.ncat; c++)
-            if (hscope__cat_conservative(heap, c) == conservative) {
-                par[g.n + c] = g.root;
-                queue[qt++] = g.n + c;
-            }
-        while (qh < qt) {
-            uint32_t v = queue[qh++];
-            for (uint32_t k = 0, w; (w = succ_at(&g, v, k)) != NONE; k++) {
-                if (par[w] == NONE) {
-                    par[w] = v;
-                    queue[qt++] = w;
-                }
-            }
-        }
-    }
-    p->heap = heap;
-    hscope__heap_retain(heap);
-    p->n = heap->n;
-    p->ncat = heap->ncat;
-    p->parent = par;
-    p->class_edges = g.class_edges;
-    par = NULL;
-    hscope__free(m, queue);
-    queue = NULL;
-    if (atomic_load_explicit(&heap->rev_ready, memory_order_acquire) &&
-        paths_compact(p, p->parent, &err) != HSCOPE_OK)
-        hscope__error_init(&err); /* no room for the compact form: the full array stays */
-done:
-    if (queue)
-        hscope__free(&heap->mem, queue);
-    if (st != HSCOPE_OK) {
-        if (heap) {
-            hscope__free(&heap->mem, par);
-            hscope__free(&heap->mem, p);
-        }
-        hscope__error_copy_out(uerr, &err);
-        return st;
-    }
-    *out = p;
-    return HSCOPE_OK;
-}
-
-void
-hscope__paths_free(hscope_paths_t *p)
-{
-    if (!p)
-        return;
-    hscope_heap_t *h = p->heap;
-    hscope__free(&h->mem, p->parent);
-    hscope__free(&h->mem, p->pk);
-    hscope__free(&h->mem, p->exc_id);
-    hscope__free(&h->mem, p->exc_par);
-    hscope__free(&h->mem, p);
-    hscope__heap_release(h);
-}
-
-uint64_t
-hscope__paths_memory(const hscope_paths_t *p)
-{
-    const void *b[] = { p ? p->parent : NULL, p ? p->pk : NULL, p ? p->exc_id : NULL,
-                        p ? p->exc_par : NULL, p };
-    return hscope__msize_sum(b, 5);
-}
-
-uint64_t
-hscope__paths_get(const hscope_paths_t *p, hscope_id target, hscope_id *out,
-                  uint64_t max, int32_t *root_category)
-{
-    up_fn f = { p ? p->parent : NULL, p };
-    return p ? chain_up(&f, p->n, p->ncat, target, out, max, root_category) : 0;
 }
 
 /* ------------------------------------------------------------------ */
