@@ -2,8 +2,8 @@
  * lazy.c - what `heapscope serve` computes once, on first use, on a
  * thread of its own (see serve.h): no request waits for it; until it is
  * done the endpoints that need it answer 202 and the page shows it being
- * computed.  The dominator tree of three dumps is the suspects' own (one
- * tree, not two).
+ * computed.  The dominator tree and the paths from the roots of three
+ * dumps are the suspects' own (one of each, not two).
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -192,6 +192,9 @@ compute_drill(hscope_srv *s, const char *key, hscope_error *err)
         free(m);
         return NULL;
     }
+    hscope_id *fit = m->n ? realloc(m->ids, m->n * sizeof(*fit)) : NULL;
+    if (fit) /* kept as long as the server runs: no room to spare */
+        m->ids = fit;
     return m;
 }
 
