@@ -1385,6 +1385,12 @@ typedef int32_t (*hscope_write_fn)(void *user_data, const char *data, uint64_t l
  * (default: left out and counted in excluded_dumper_objects, the rule of
  * HSCOPE_TALLY_SKIP_DUMPER).  Since 0.3. */
 #define HSCOPE_REPORT_KEEP_DUMPER 0x80u
+/* hscope_heap_write_objects(), JSON: the references and referrers lists
+ * hold their first `top` objects only (as text shows them), and
+ * "references_count" and "referrers_count" say how many there are: an
+ * answer of bounded size for an object referenced by millions (a class, a
+ * big Hash).  Since 0.3. */
+#define HSCOPE_REPORT_LISTS_TOP 0x100u
 
 /** `top` value meaning every row. */
 #define HSCOPE_TOP_ALL UINT64_MAX
