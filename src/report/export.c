@@ -25,6 +25,7 @@
 #include "export.h"
 #include "jsonw.h"
 #include "out.h"
+#include "rowcur.h"
 
 #define NTABLES 4
 #define TABLE_BUF ((size_t)1 << 20)
@@ -377,112 +378,7 @@ get_cols(const hscope_heap_t *h, cols *c, hscope_error *err)
 
 
 /* The same bytes as the col_* functions above, written straight into the
- * output buffer: a cursor over the room hscope__out_room() gave, at
- * least ROW_ROOM bytes ahead at every fixed-width field (an objects row's
- * numbers and addresses with their commas take under 200). */
-#define ROW_ROOM 256
-
-typedef struct cur {
-    hscope__out *o;
-    char *start, *p, *end;
-} cur;
-
-static void
-cur_open(cur *k, size_t n)
-{
-    size_t avail = 0;
-    k->start = k->p = hscope__out_room(k->o, n, &avail);
-    k->end = k->p + avail;
-}
-
-static void
-cur_close(cur *k)
-{
-    hscope__out_advance(k->o, (size_t)(k->p - k->start));
-}
-
-static const char digits2[] =
-    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-    "8081828384858687888990919293949596979899";
-
-static inline char *
-put_u64(char *p, uint64_t v)
-{
-    char b[20];
-    size_t i = sizeof(b);
-    while (v >= 100) {
-        uint64_t r = v % 100;
-        v /= 100;
-        i -= 2;
-        memcpy(b + i, digits2 + 2 * r, 2);
-    }
-    if (v >= 10) {
-        i -= 2;
-        memcpy(b + i, digits2 + 2 * v, 2);
-    } else {
-        b[--i] = (char)('0' + v);
-    }
-    memcpy(p, b + i, sizeof(b) - i);
-    return p + (sizeof(b) - i);
-}
-
-/* "0x" and the lowercase hex digits, as col_addr() */
-static inline char *
-put_addr(char *p, uint64_t a)
-{
-    static const char hex[] = "0123456789abcdef";
-    int nd = 1;
-    for (uint64_t x = a >> 4; x; x >>= 4)
-        nd++;
-    p[0] = '0';
-    p[1] = 'x';
-    p += 2;
-    for (int i = nd - 1; i >= 0; i--) {
-        p[i] = hex[a & 15];
-        a >>= 4;
-    }
-    return p + nd;
-}
-
-/* A byte a CSV field carries as it is (hscope__csv_field() quotes a
- * field with any other, or empty, or starting with a space). */
-static inline int
-csv_plain(unsigned char c)
-{
-    return c >= 0x20 && c < 0x80 && c != ',' && c != '"' && c != '\\';
-}
-
-/* A text field (NULL: empty, SQL NULL), then ROW_ROOM bytes ahead again. */
-static void
-put_str(cur *k, const char *s)
-{
-    if (!s)
-        return;
-    const unsigned char *u = (const unsigned char *)s;
-    size_t n = 0;
-    if (u[0] != ' ')
-        while (csv_plain(u[n]))
-            n++;
-    if (n == 0 || u[n] != 0) { /* quoted: the general writer */
-        cur_close(k);
-        hscope__csv_field(k->o, s);
-        cur_open(k, ROW_ROOM);
-        return;
-    }
-    if ((size_t)(k->end - k->p) < n + ROW_ROOM) {
-        cur_close(k);
-        cur_open(k, n + ROW_ROOM);
-        if (!k->p) { /* longer than the buffer */
-            hscope__out_write(k->o, s, n);
-            cur_open(k, ROW_ROOM);
-            return;
-        }
-    }
-    memcpy(k->p, s, n);
-    k->p += n;
-}
-
+ * output buffer through a row cursor (rowcur.h). */
 static void
 csv_object_row(table *t, const hscope_heap_t *h, const cols *c, uint64_t id, uint32_t i)
 {
@@ -490,66 +386,66 @@ csv_object_row(table *t, const hscope_heap_t *h, const cols *c, uint64_t id, uin
     uint32_t fid = 0, line = 0, mid = 0;
     hscope__heap_site(h, c->site[i], &fid, &line, &mid);
     const char *file = hscope__heap_string(h, fid);
-    cur k = { &t->out, NULL, NULL, NULL };
-    cur_open(&k, ROW_ROOM);
-    k.p = put_u64(k.p, id);
+    hscope__cur k = { &t->out, NULL, NULL, NULL };
+    hscope__cur_open(&k, HSCOPE__ROW_ROOM);
+    k.p = hscope__put_u64(k.p, id);
     *k.p++ = ',';
-    k.p = put_addr(k.p, c->addr[i]);
+    k.p = hscope__put_addr(k.p, c->addr[i]);
     *k.p++ = ',';
-    put_str(&k, hscope__heap_type_name(h, ty));
+    hscope__cur_csv_str(&k, hscope__heap_type_name(h, ty));
     *k.p++ = ',';
-    put_str(&k, hscope__heap_object_class_label(h, i));
+    hscope__cur_csv_str(&k, hscope__heap_object_class_label(h, i));
     *k.p++ = ',';
     uint64_t ca = hscope__heap_object_class_address(h, i);
     if (ca)
-        k.p = put_addr(k.p, ca);
+        k.p = hscope__put_addr(k.p, ca);
     *k.p++ = ',';
-    k.p = put_u64(k.p, c->mem[i] != 0xFFFFFFFFu ? c->mem[i] : hscope__heap_object_memsize(h, i));
+    k.p = hscope__put_u64(k.p, c->mem[i] != 0xFFFFFFFFu ? c->mem[i] : hscope__heap_object_memsize(h, i));
     *k.p++ = ',';
     if (ty == HSCOPE_TYPE_STRING || ty == HSCOPE_TYPE_SYMBOL || ty == HSCOPE_TYPE_ARRAY ||
         ty == HSCOPE_TYPE_HASH)
-        k.p = put_u64(k.p, c->size[i] != 0xFFFFFFFFu ? c->size[i]
+        k.p = hscope__put_u64(k.p, c->size[i] != 0xFFFFFFFFu ? c->size[i]
                                                      : hscope__heap_object_size(h, i));
     *k.p++ = ',';
-    put_str(&k, file);
+    hscope__cur_csv_str(&k, file);
     *k.p++ = ',';
     if (file || line)
-        k.p = put_u64(k.p, line);
+        k.p = hscope__put_u64(k.p, line);
     *k.p++ = ',';
-    put_str(&k, hscope__heap_string(h, mid));
+    hscope__cur_csv_str(&k, hscope__heap_string(h, mid));
     *k.p++ = ',';
     if (c->gen[i] != 0xFFFFFFFFu)
-        k.p = put_u64(k.p, c->gen[i]);
+        k.p = hscope__put_u64(k.p, c->gen[i]);
     *k.p++ = ',';
-    k.p = put_u64(k.p, c->flags[i]);
+    k.p = hscope__put_u64(k.p, c->flags[i]);
     *k.p++ = ',';
-    put_str(&k, hscope__heap_object_detail(h, i));
+    hscope__cur_csv_str(&k, hscope__heap_object_detail(h, i));
     *k.p++ = '\n';
-    cur_close(&k);
+    hscope__cur_close(&k);
 }
 
 /* The references rows of object i: dump id, from, to. */
 static void
 csv_ref_rows(table *t, const cols *c, uint64_t id, uint32_t i)
 {
-    cur k = { &t->out, NULL, NULL, NULL };
+    hscope__cur k = { &t->out, NULL, NULL, NULL };
     char head[48];
-    char *hp = put_u64(head, id);
+    char *hp = hscope__put_u64(head, id);
     *hp++ = ',';
-    hp = put_addr(hp, c->addr[i]);
+    hp = hscope__put_addr(hp, c->addr[i]);
     *hp++ = ',';
     size_t hn = (size_t)(hp - head);
-    cur_open(&k, ROW_ROOM);
+    hscope__cur_open(&k, HSCOPE__ROW_ROOM);
     for (uint32_t e = c->rstart[i]; e < c->rstart[i + 1]; e++) {
-        if ((size_t)(k.end - k.p) < ROW_ROOM) {
-            cur_close(&k);
-            cur_open(&k, ROW_ROOM);
+        if ((size_t)(k.end - k.p) < HSCOPE__ROW_ROOM) {
+            hscope__cur_close(&k);
+            hscope__cur_open(&k, HSCOPE__ROW_ROOM);
         }
         memcpy(k.p, head, hn);
-        k.p = put_addr(k.p + hn, c->addr[c->refs[e]]);
+        k.p = hscope__put_addr(k.p + hn, c->addr[c->refs[e]]);
         *k.p++ = '\n';
     }
-    cur_close(&k);
+    hscope__cur_close(&k);
 }
 
 static void
