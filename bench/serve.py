@@ -97,7 +97,9 @@ def main():
         obj = mem["objects"][0]["address"]
         for path in ["info", "summary", "tally?by=class&limit=2000",
                      "tally?by=file:line:class&limit=2000", "members?by=class&key=String&limit=100",
-                     "object?addr=" + obj, "object?addr=" + top, "paths?addr=" + obj + "&max=3",
+                     "object?addr=" + obj, "object?addr=" + top,
+                     "object?addr=" + top + "&list=references&offset=0&limit=100",
+                     "paths?addr=" + obj + "&max=3",
                      "domtree?depth=1&limit=50", "domtree?addr=" + top + "&depth=1&limit=50",
                      "retained?limit=20", "search?q=Desk", "search?q=" + obj, "waste?limit=20"]:
             st, first, best, n = timed(s, path, a.runs)

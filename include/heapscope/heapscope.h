@@ -767,6 +767,15 @@ typedef struct hscope_diff hscope_diff_t;
 #define HSCOPE_DIFF_ADDRESS_ONLY 0x1u
 /** Keep objects the dumper allocated (default: left out and counted). */
 #define HSCOPE_DIFF_KEEP_DUMPER  0x2u
+/**
+ * Keep Ruby's allocation tracer (the DATA object
+ * ObjectTracing/allocation_info_tracer of trace_object_allocations) among
+ * the leaked objects.  By default, since 0.3, it is left out and counted
+ * (hscope_diff_excluded_tracer()), as HSCOPE_TALLY_SKIP_TRACER does: it is
+ * instrumentation, new in the last dump when tracing began after the first.
+ * A 0.2 caller that wants the figures of 0.2 sets this bit.
+ */
+#define HSCOPE_DIFF_KEEP_TRACER  0x4u
 
 typedef struct hscope_diff_options {
     uint32_t size;      /* sizeof(hscope_diff_options) */
@@ -812,6 +821,11 @@ HSCOPE_API uint64_t hscope_diff_memsize(const hscope_diff_t *diff);
 HSCOPE_API const hscope_id *hscope_diff_objects(const hscope_diff_t *diff);
 /** Objects left out as the dumper's own allocations. */
 HSCOPE_API uint64_t hscope_diff_excluded(const hscope_diff_t *diff);
+/** Objects and memsize of Ruby's allocation tracer left out of the leaked
+ * objects (unless HSCOPE_DIFF_KEEP_TRACER).  Either pointer may be NULL.
+ * Since 0.3. */
+HSCOPE_API void hscope_diff_excluded_tracer(const hscope_diff_t *diff, uint64_t *objects,
+                                            uint64_t *memsize);
 /** Objects of the first dump (index 0), second (1) and third (2). */
 HSCOPE_API uint64_t hscope_diff_snapshot_objects(const hscope_diff_t *diff, uint32_t i);
 /** Objects whose address was in A but with another identity (reuse). */
@@ -1117,6 +1131,13 @@ typedef struct hscope_waste hscope_waste_t;
 
 /** hscope_waste_options.flags: keep the dumper's own objects. */
 #define HSCOPE_WASTE_KEEP_DUMPER 0x1u
+/** hscope_waste_options.flags: keep Ruby's allocation tracer (the DATA
+ * object ObjectTracing/allocation_info_tracer of trace_object_allocations)
+ * among the objects considered.  By default, since 0.3, it is left out of
+ * them (and so of the heap's memsize the savings are shares of) and counted
+ * (hscope_waste_excluded_tracer()), as HSCOPE_TALLY_SKIP_TRACER does.
+ * A 0.2 caller that wants the figures of 0.2 sets this bit. */
+#define HSCOPE_WASTE_KEEP_TRACER 0x2u
 
 /** Warnings (hscope_waste_totals.warnings).  Fixed values. */
 #define HSCOPE_WASTE_WARN_SKIPPED    0x1u  /* the dump had skipped lines or
@@ -1135,7 +1156,7 @@ typedef struct hscope_waste hscope_waste_t;
 
 typedef struct hscope_waste_options {
     uint32_t size;          /* sizeof(hscope_waste_options) */
-    uint32_t flags;         /* HSCOPE_WASTE_KEEP_DUMPER */
+    uint32_t flags;         /* HSCOPE_WASTE_KEEP_DUMPER, _KEEP_TRACER */
     uint32_t by;            /* HSCOPE_WASTE_BY_*; 0: file:line */
     uint32_t ratio;         /* oversized from ratio x the content; 0: 4 */
     uint64_t min_slack;     /* bytes an oversized buffer wastes at least;
@@ -1223,6 +1244,14 @@ HSCOPE_API void hscope_waste_totals_init(hscope_waste_totals *totals);
 
 HSCOPE_API hscope_status hscope_waste_totals_get(const hscope_waste_t *waste,
                                                  hscope_waste_totals *totals);
+/** Objects and memsize of Ruby's allocation tracer left out of the
+ * objects considered (hscope_waste_totals.objects and .memsize) unless
+ * HSCOPE_WASTE_KEEP_TRACER.  Either pointer may be NULL.  A function of
+ * its own rather than new hscope_waste_totals members:
+ * hscope_waste_totals_init() writes the library's whole struct, which a
+ * longer struct would make overrun a caller's 0.2 one.  Since 0.3. */
+HSCOPE_API void hscope_waste_excluded_tracer(const hscope_waste_t *waste, uint64_t *objects,
+                                             uint64_t *memsize);
 
 /**
  * One place to change: a finding kind at a site (or gem), with what
@@ -1356,6 +1385,12 @@ typedef int32_t (*hscope_write_fn)(void *user_data, const char *data, uint64_t l
  * (default: left out and counted in excluded_dumper_objects, the rule of
  * HSCOPE_TALLY_SKIP_DUMPER).  Since 0.3. */
 #define HSCOPE_REPORT_KEEP_DUMPER 0x80u
+/* hscope_heap_write_objects(), JSON: the references and referrers lists
+ * hold their first `top` objects only (as text shows them), and
+ * "references_count" and "referrers_count" say how many there are: an
+ * answer of bounded size for an object referenced by millions (a class, a
+ * big Hash).  Since 0.3. */
+#define HSCOPE_REPORT_LISTS_TOP 0x100u
 
 /** `top` value meaning every row. */
 #define HSCOPE_TOP_ALL UINT64_MAX
@@ -1855,6 +1890,17 @@ HSCOPE_API hscope_status hscope_waste_write(const hscope_waste_t *waste,
  * largest first (ties by key); the writers write it as kind "grew".
  */
 #define HSCOPE_TIMELINE_GREW        0x2u
+/**
+ * hscope_timeline_options.flags: keep Ruby's allocation tracer (the DATA
+ * object ObjectTracing/allocation_info_tracer of
+ * ObjectSpace.trace_object_allocations, labelled "<allocation tracer>").
+ * By default, since 0.3, it is left out of every dump's groups and totals
+ * and counted (hscope_timeline_dump_excluded_tracer()), as
+ * HSCOPE_TALLY_SKIP_TRACER does: it is instrumentation whose table grows
+ * with every traced allocation, so it ranked as a growing group of its own.
+ * A 0.2 caller that wants the figures of 0.2 sets this bit.
+ */
+#define HSCOPE_TIMELINE_KEEP_TRACER 0x4u
 
 /**
  * Options for hscope_timeline_compute().  Zero in every field means the
@@ -1936,6 +1982,11 @@ HSCOPE_API hscope_status hscope_timeline_dump_totals(const hscope_timeline_t *tl
                                                      uint64_t *memsize);
 /** Objects of dump i left out as the dumper's own. */
 HSCOPE_API uint64_t hscope_timeline_dump_excluded(const hscope_timeline_t *tl, uint64_t i);
+/** Objects and memsize of Ruby's allocation tracer left out of dump i
+ * (unless HSCOPE_TIMELINE_KEEP_TRACER); 0 and 0 out of range.  Either
+ * pointer may be NULL.  Since 0.3. */
+HSCOPE_API void hscope_timeline_dump_excluded_tracer(const hscope_timeline_t *tl, uint64_t i,
+                                                     uint64_t *objects, uint64_t *memsize);
 /** The load statistics of the pass over dump i (as hscope_tally_stats()),
  * and its lines skipped for `reason`: so a front end can say that a dump
  * was damaged.  Fields beyond stats->size are not written. */
@@ -2130,7 +2181,8 @@ HSCOPE_API uint64_t hscope_redact_skipped(const hscope_redact_t *r, int32_t reas
                                            over the last dump) */
 #define HSCOPE_HTML_KEEP_TRACER    0x8u /* keep Ruby's allocation tracer
                                            (default: left out of histograms,
-                                           sites and retainers, and said;
+                                           sites, retainers, timeline, diff
+                                           and waste, and said;
                                            labelled "<allocation tracer>"
                                            where it shows).  Since 0.3. */
 
@@ -2307,6 +2359,15 @@ typedef struct hscope_check hscope_check_t;
  * by default such a rule measures 0 and the writers warn, naming the
  * closest names (hscope_check_rule.closest).  Since 0.3. */
 #define HSCOPE_CHECK_STRICT_NAMES 0x2u
+/** hscope_check_options.flags: keep Ruby's allocation tracer (the DATA
+ * object ObjectTracing/allocation_info_tracer of trace_object_allocations)
+ * in the live, retained and leaked figures.  By default, since 0.3, it is
+ * left out of them and counted (hscope_check_excluded_tracer()), as
+ * HSCOPE_TALLY_SKIP_TRACER does (retained: with what it alone retains); a
+ * class rule that names it, class."<allocation tracer>" (or
+ * leaked.class."<allocation tracer>"), still measures it.  A 0.2 caller
+ * that wants the figures of 0.2 sets this bit.  Since 0.3. */
+#define HSCOPE_CHECK_KEEP_TRACER 0x4u
 
 typedef struct hscope_check_options {
     uint32_t size;      /* sizeof(hscope_check_options) */
@@ -2385,6 +2446,11 @@ HSCOPE_API hscope_status hscope_check_rule_get(const hscope_check_t *check, uint
  * kept), and the objects left out as the dumper's. */
 HSCOPE_API void hscope_check_totals(const hscope_check_t *check, uint64_t *count,
                                     uint64_t *memsize, uint64_t *excluded);
+/** Objects and memsize of Ruby's allocation tracer left out of the last
+ * dump's live totals and groups (unless HSCOPE_CHECK_KEEP_TRACER).  Either
+ * pointer may be NULL.  Since 0.3. */
+HSCOPE_API void hscope_check_excluded_tracer(const hscope_check_t *check, uint64_t *objects,
+                                             uint64_t *memsize);
 /** Warnings as HSCOPE_DIFF_WARN_* bits (a damaged dump, the diff's and the
  * series checks'), and the text of the diff's and the series checks' (or
  * that the first two of three dumps were not read), one a line ("" if

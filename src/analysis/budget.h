@@ -51,6 +51,7 @@ struct hscope_check {
     uint64_t objects[3];        /* objects of each dump, where known */
     uint64_t count, memsize;    /* the last dump's live objects */
     uint64_t excluded;          /* the dumper's left out of them */
+    uint64_t tracer, tracer_mem; /* Ruby's allocation tracer left out of them */
     int has_leaked, has_retained;
     uint64_t leaked_count, leaked_memsize;
     uint64_t retained_count, retained_memsize; /* reachable from the roots */

@@ -108,6 +108,16 @@ tally_find(const hscope_tally_t *t, int32_t scope, const char *key, uint64_t *co
     return found;
 }
 
+/* Whether a rule's group is Ruby's allocation tracer by the label it has
+ * wherever it is kept ("<allocation tracer>", docs/DESIGN.md): left out of
+ * the totals by default, it is still measured for a rule that names it. */
+static int
+tracer_named(int32_t scope, const char *key)
+{
+    return (scope == HSCOPE_BUDGET_CLASS || scope == HSCOPE_BUDGET_LEAKED_CLASS) && key &&
+           strcmp(key, HSCOPE__TRACER_LABEL) == 0;
+}
+
 /* Edit distance (insert, delete, substitute: 1 each) of a and b, their
  * first 128 bytes; stops early above `cap`. */
 static size_t
@@ -188,8 +198,9 @@ closest(hscope_check_t *c, hscope__crule *r, const hscope_tally_t *t, hscope_err
  * (objects, memsize) or retained (its memsize column); for a group the
  * dump does not have, its nearest names. */
 static hscope_status
-apply_tally(hscope_check_t *c, int32_t scope, const hscope_tally_t *t, int retained,
-            hscope_error *err)
+apply_tally_x(hscope_check_t *c, int32_t scope, const hscope_tally_t *t, int retained,
+              void (*left_out)(const void *, uint64_t *, uint64_t *), const void *left_out_ud,
+              hscope_error *err)
 {
     for (size_t i = 0; i < c->n; i++) {
         hscope__crule *r = &c->rules[i];
@@ -197,12 +208,26 @@ apply_tally(hscope_check_t *c, int32_t scope, const hscope_tally_t *t, int retai
             continue;
         uint64_t count, mem;
         r->found = tally_find(t, scope, r->r.key, &count, &mem);
+        if (!r->found && tracer_named(scope, r->r.key)) {
+            /* the tracer left out of the tally: a rule naming it sees it */
+            hscope__tally_tracer(t, &count, &mem);
+            if (left_out)
+                left_out(left_out_ud, &count, &mem);
+            r->found = count != 0;
+        }
         r->actual = r->r.metric == HSCOPE_BUDGET_OBJECTS ? count : mem;
         hscope_status st;
         if (!r->found && !r->closest && (st = closest(c, r, t, err)) != HSCOPE_OK)
             return st;
     }
     return HSCOPE_OK;
+}
+
+static hscope_status
+apply_tally(hscope_check_t *c, int32_t scope, const hscope_tally_t *t, int retained,
+            hscope_error *err)
+{
+    return apply_tally_x(c, scope, t, retained, NULL, NULL, err);
 }
 
 static void
@@ -225,6 +250,8 @@ live(hscope_check_t *c, hscope_heap_t *h, const char *path, uint32_t keys,
     hscope__tally_options_init(&to);
     if (!(flags & HSCOPE_CHECK_KEEP_DUMPER))
         to.flags |= HSCOPE_TALLY_SKIP_DUMPER;
+    if (!(flags & HSCOPE_CHECK_KEEP_TRACER))
+        to.flags |= HSCOPE_TALLY_SKIP_TRACER;
     int32_t which[3];
     int nw = 0;
     for (int32_t scope = HSCOPE_BUDGET_CLASS; scope <= HSCOPE_BUDGET_SITE; scope++)
@@ -246,6 +273,7 @@ live(hscope_check_t *c, hscope_heap_t *h, const char *path, uint32_t keys,
                 sk[r] = hscope__tally_skipped(t, r);
             hscope__tally_totals(t, &c->count, &c->memsize);
             c->excluded = hscope__tally_excluded(t);
+            hscope__tally_tracer(t, &c->tracer, &c->tracer_mem);
             c->objects[c->npaths - 1] = s.objects;
             if (!c->has_leaked)
                 copy_stats(c, &s, sk);
@@ -261,7 +289,7 @@ live(hscope_check_t *c, hscope_heap_t *h, const char *path, uint32_t keys,
 
 /* Retained: the reachable totals, and per group key a retained tally. */
 static hscope_status
-retained(hscope_check_t *c, hscope_heap_t *h, uint32_t keys, hscope_error *err)
+retained(hscope_check_t *c, hscope_heap_t *h, uint32_t keys, uint32_t flags, hscope_error *err)
 {
     hscope_domtree_t *tree = NULL;
     hscope_status st = hscope__domtree_compute(&tree, h, NULL, err);
@@ -272,6 +300,16 @@ retained(hscope_check_t *c, hscope_heap_t *h, uint32_t keys, hscope_error *err)
     hscope__tally_options_init(&to);
     hscope__domtree_totals(tree, &c->retained_count, &c->retained_memsize, &un, &unm);
     c->has_retained = 1;
+    if (!(flags & HSCOPE_CHECK_KEEP_TRACER)) {
+        /* the tracer and what it alone retains, as retained --keep-tracer
+         * would show them (hscope_domtree_tally() with SKIP_TRACER) */
+        to.flags |= HSCOPE_TALLY_SKIP_TRACER;
+        hscope_id tr = hscope__domtree_tracer(tree);
+        if (tr != HSCOPE_ID_NONE && hscope__domtree_reachable(tree, tr)) {
+            c->retained_count -= hscope__domtree_retained_count(tree, tr);
+            c->retained_memsize -= hscope__domtree_retained(tree, tr);
+        }
+    }
     for (int32_t scope = HSCOPE_BUDGET_CLASS; scope <= HSCOPE_BUDGET_SITE && st == HSCOPE_OK;
          scope++) {
         if (!(keys & (1u << scope)))
@@ -314,6 +352,14 @@ copy_diff(hscope_check_t *c, const hscope_diff_t *d, hscope_error *err)
 /* [leaked.class."NAME"], [leaked.site."FILE:LINE:CLASS"]: the diff's
  * leaked objects tallied by class or by site (every group, so that a
  * site given by the end of its path finds all of its rows). */
+/* The tracer the diff left out of the leaked objects (its tallies have no
+ * count of it). */
+static void
+diff_tracer(const void *d, uint64_t *count, uint64_t *memsize)
+{
+    hscope__diff_tracer(d, count, memsize);
+}
+
 static hscope_status
 leaked_groups(hscope_check_t *c, const hscope_diff_t *d, uint32_t keys, hscope_error *err)
 {
@@ -327,7 +373,7 @@ leaked_groups(hscope_check_t *c, const hscope_diff_t *d, uint32_t keys, hscope_e
         hscope__tally_options_init(&to);
         st = hscope__diff_tally(&t, d, hscope__budget_scope_key(scope), &to, err);
         if (st == HSCOPE_OK)
-            st = apply_tally(c, scope, t, 0, err);
+            st = apply_tally_x(c, scope, t, 0, diff_tracer, d, err);
         hscope__tally_free(t);
     }
     return st;
@@ -360,6 +406,8 @@ measure(hscope_check_t *c, const needs *nd, const hscope_load_options *lo, uint3
         hscope__diff_options_init(&dop);
         if (flags & HSCOPE_CHECK_KEEP_DUMPER)
             dop.flags |= HSCOPE_DIFF_KEEP_DUMPER;
+        if (flags & HSCOPE_CHECK_KEEP_TRACER)
+            dop.flags |= HSCOPE_DIFF_KEEP_TRACER;
         st = hscope__diff_files(&d, c->paths[0], c->paths[1], c->paths[2], lo, &dop, err);
         if (st == HSCOPE_OK && (st = copy_diff(c, d, err)) == HSCOPE_OK)
             st = leaked_groups(c, d, nd->leaked_keys, err);
@@ -373,7 +421,7 @@ measure(hscope_check_t *c, const needs *nd, const hscope_load_options *lo, uint3
     if (st == HSCOPE_OK)
         st = live(c, h, last, nd->live_keys, lo, flags, err);
     if (st == HSCOPE_OK && nd->retained)
-        st = retained(c, h, nd->kept_keys, err);
+        st = retained(c, h, nd->kept_keys, flags, err);
     hscope__diff_free(d);
     hscope__heap_release(h);
     return st;

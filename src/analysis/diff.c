@@ -36,6 +36,7 @@ struct hscope_diff {
     uint32_t *ids;
     size_t n;
     uint64_t memsize, excluded, reused, untraced;
+    uint64_t tracer, tracer_mem;  /* the allocation tracer left out */
     uint64_t oid_matches, moved;  /* in the pass of the dump before the target */
     uint64_t snap[3];
     uint32_t ndumps;        /* 2 or 3 */
@@ -390,7 +391,8 @@ read_opts(const hscope_diff_options *in, hscope_diff_options *o, hscope_error *e
         return hscope__fail(err, HSCOPE_ERR_UNSUPPORTED,
                             "hscope_diff_options has unknown non-zero fields");
     memcpy(o, in, in->size < sizeof(*o) ? in->size : sizeof(*o));
-    if (o->flags & ~(uint32_t)(HSCOPE_DIFF_ADDRESS_ONLY | HSCOPE_DIFF_KEEP_DUMPER))
+    if (o->flags & ~(uint32_t)(HSCOPE_DIFF_ADDRESS_ONLY | HSCOPE_DIFF_KEEP_DUMPER |
+                               HSCOPE_DIFF_KEEP_TRACER))
         return hscope__fail(err, HSCOPE_ERR_UNSUPPORTED, "unknown diff flags 0x%x", o->flags);
     return HSCOPE_OK;
 }
@@ -508,6 +510,37 @@ series(hscope_diff_t *d, hscope_fingerprint_t *const fps[3], const snapinfo *si,
                                (uint64_t)ns, series_line, d);
 }
 
+/* leaked = (in B) and not in A, minus the dumper's objects (dsite) and,
+ * with skip_tracer, Ruby's allocation tracer; both counted. */
+static hscope_status
+collect(hscope_diff_t *d, hscope_heap_t *target, const uint64_t *in_a, const uint64_t *in_b,
+        const uint8_t *dsite, int skip_tracer, hscope_error *err)
+{
+    size_t cap = 0;
+    for (uint32_t i = 0; i < target->n; i++) {
+        uint64_t bit = (uint64_t)1 << (i % 64);
+        if ((in_a[i / 64] & bit) || (in_b && !(in_b[i / 64] & bit)))
+            continue;
+        if (dsite && dsite[target->site[i]]) {
+            d->excluded++;
+            continue;
+        }
+        if (skip_tracer && hscope__is_tracer(target, i)) {
+            d->tracer++;
+            d->tracer_mem = hscope__sat_add(d->tracer_mem, hscope__memsize(target, i));
+            continue;
+        }
+        hscope_status st = hscope__grow(&target->mem, (void **)&d->ids, &cap, d->n + 1,
+                                        sizeof(uint32_t), err);
+        if (st != HSCOPE_OK)
+            return st;
+        d->ids[d->n++] = i;
+        d->memsize = hscope__sat_add(d->memsize, hscope__memsize(target, i));
+        d->untraced += target->gen[i] == HSCOPE__GEN_NONE;
+    }
+    return HSCOPE_OK;
+}
+
 hscope_status
 hscope__diff_run(hscope_diff_t **out, hscope_heap_t *target, const char *target_path,
                  const base *ba, const base *bb, const char *const names[3],
@@ -584,23 +617,9 @@ hscope__diff_run(hscope_diff_t **out, hscope_heap_t *target, const char *target_
     }
     d->snap[ns++] = target->n;
     d->ndumps = (uint32_t)ns;
-    /* leaked = (in B) and not in A, minus the dumper's objects */
-    size_t cap = 0;
-    for (uint32_t i = 0; i < target->n; i++) {
-        uint64_t bit = (uint64_t)1 << (i % 64);
-        if ((in_a[i / 64] & bit) || (in_b && !(in_b[i / 64] & bit)))
-            continue;
-        if (dsite && dsite[target->site[i]]) {
-            d->excluded++;
-            continue;
-        }
-        if ((st = hscope__grow(m, (void **)&d->ids, &cap, d->n + 1, sizeof(uint32_t),
-                               err)) != HSCOPE_OK)
-            goto fail;
-        d->ids[d->n++] = i;
-        d->memsize = hscope__sat_add(d->memsize, hscope__memsize(target, i));
-        d->untraced += target->gen[i] == HSCOPE__GEN_NONE;
-    }
+    if ((st = collect(d, target, in_a, in_b, dsite, !(o.flags & HSCOPE_DIFF_KEEP_TRACER),
+                      err)) != HSCOPE_OK)
+        goto fail;
     warnings(d, si, ns);
     series(d, fps, si, ns);
     oid_notes(d, target, names[ns - 1], names[ns - 2], (o.flags & HSCOPE_DIFF_ADDRESS_ONLY) != 0);
@@ -715,6 +734,15 @@ uint64_t
 hscope__diff_excluded(const hscope_diff_t *d)
 {
     return d ? d->excluded : 0;
+}
+
+void
+hscope__diff_tracer(const hscope_diff_t *d, uint64_t *objects, uint64_t *memsize)
+{
+    if (objects)
+        *objects = d ? d->tracer : 0;
+    if (memsize)
+        *memsize = d ? d->tracer_mem : 0;
 }
 
 uint64_t

@@ -26,6 +26,8 @@ uint64_t hscope__diff_count(const hscope_diff_t *d);
 uint64_t hscope__diff_memsize(const hscope_diff_t *d);
 const hscope_id *hscope__diff_objects(const hscope_diff_t *d);
 uint64_t hscope__diff_excluded(const hscope_diff_t *d);
+/* Ruby's allocation tracer left out of the leaked objects. */
+void hscope__diff_tracer(const hscope_diff_t *d, uint64_t *objects, uint64_t *memsize);
 uint64_t hscope__diff_snapshot_objects(const hscope_diff_t *d, uint32_t i);
 uint64_t hscope__diff_reused_addresses(const hscope_diff_t *d);
 uint32_t hscope__diff_warnings(const hscope_diff_t *d);

@@ -14,11 +14,12 @@
  * never grows with the heap (a 10^6-long chain is fine).  Near-linear time.
  *
  * Memory: while it runs, 16 bytes per vertex plus 4 per reached edge that
- * is not a DFS tree edge, or 20 per vertex, whichever is more (preorder
- * numbering, a reverse CSR of the reached graph in preorder numbers, the
- * semi-dominator arrays, each freed as soon as the next phase does without
- * it); persistent 16 bytes per object (immediate dominator u32, retained
- * count u32, retained size u64).
+ * is not a DFS tree edge (preorder numbering, a reverse CSR of the reached
+ * graph in preorder numbers, the semi-dominator arrays, each freed as soon
+ * as the next phase does without it); persistent 12 bytes per object
+ * (immediate dominator u32, retained count u32, retained size u32, the
+ * rare size of 4 GiB or more in a table).  The paths from the roots
+ * (paths.c) walk the same graph (graph.h).
  *
  * compute() is long on purpose: the phases share their arrays, and their
  * reuse (ancestor -> idom, predecessor starts -> semi) and early frees are
@@ -29,51 +30,32 @@
 
 #include "../model/model.h"
 #include "dominators.h"
+#include "graph.h"
 
-#define NONE 0xFFFFFFFFu
+#define NONE HSCOPE__NO_VERTEX
 
 struct hscope_domtree {
     hscope_heap_t *heap;
     uint32_t n, ncat;
     uint32_t *idom;        /* per object: vertex id (object, category, root) or NONE */
     uint32_t *rcount;      /* retained count (objects) */
-    uint64_t *rsize;       /* retained size (memsize sum) */
+    uint32_t *rsize;       /* retained size (memsize sum); RS_BIG: in big[] */
+    uint32_t *big_id;      /* retained sizes of 4 GiB or more: an open-addressing */
+    uint64_t *big_val;     /* table by id + 1 (0: empty slot), big_cap a power of 2 */
+    uint32_t big_cap, big_n;
     uint64_t reachable, reach_memsize;
     uint64_t unreach, unreach_memsize;
     int class_edges;
-    /* children CSR over vertices, built on first use */
+    /* children, built on first use: the reachable objects sorted by
+     * idom vertex (then id), found by binary search on idom (no per-vertex
+     * start array: 4 bytes per vertex less for as long as the tree lives) */
     pthread_mutex_t lock;
     _Atomic int kids_ready;
-    uint32_t *kid_start, *kids;
+    uint32_t *kids;
     uint32_t *unreach_ids;
 };
 
-typedef struct graph {
-    const hscope_heap_t *h;
-    uint32_t n, ncat, root, nv;
-    int class_edges;
-} graph;
-
-/* The k-th successor of vertex v, or NONE past the last one. */
-static inline uint32_t
-succ_at(const graph *g, uint32_t v, uint32_t k)
-{
-    const hscope_heap_t *h = g->h;
-    if (v < g->n) {
-        uint32_t deg = h->edge_start[v + 1] - h->edge_start[v];
-        if (k < deg)
-            return h->edges[h->edge_start[v] + k];
-        if (k == deg && g->class_edges && h->cls[v] < HSCOPE__CLS_UNKNOWN)
-            return h->cls[v];
-        return NONE;
-    }
-    if (v < g->n + g->ncat) {
-        uint32_t c = v - g->n;
-        uint64_t i = h->cat_start[c] + k;
-        return i < h->cat_start[c + 1] ? h->root_targets[i] : NONE;
-    }
-    return k < g->ncat ? g->n + k : NONE;
-}
+typedef hscope__graph graph;
 
 /* Reverse CSR of the reached part of the augmented graph, in preorder
  * numbers: pstart[0..cnt], preds[] (an edge's source as a preorder number,
@@ -97,7 +79,7 @@ build_preds(const graph *g, hscope__mem *m, const uint32_t *num, const uint32_t 
     if (!pr)
         return hscope__nomem(err, (size_t)ne * 4);
     for (uint32_t p = 0; p < cnt; p++)
-        for (uint32_t k = 0, w; (w = succ_at(g, order[p], k)) != NONE; k++)
+        for (uint32_t k = 0, w; (w = hscope__succ_at(g, order[p], k)) != NONE; k++)
             if (parent[num[w]] != p)
                 pr[start[num[w]]++] = p;
     for (uint32_t p = cnt; p > 0; p--)
@@ -195,7 +177,7 @@ dfs(const graph *g, hscope__mem *m, uint32_t *num, uint64_t *seen, uint32_t *ord
     sp = 1;
     while (sp > 0) {
         uint32_t v = stack[2 * (sp - 1)];
-        uint32_t w = succ_at(g, v, stack[2 * (sp - 1) + 1]++);
+        uint32_t w = hscope__succ_at(g, v, stack[2 * (sp - 1) + 1]++);
         if (w == NONE) {
             sp--;
             continue;
@@ -287,6 +269,69 @@ idom_ids(hscope_domtree_t *t, const graph *g, const uint32_t *order, const uint3
     return HSCOPE_OK;
 }
 
+#define RS_BIG 0xFFFFFFFFu
+
+/* The slot of id in the table of big retained sizes (its own, or the empty
+ * one where it goes). */
+static uint32_t
+big_slot(const hscope_domtree_t *t, uint32_t id)
+{
+    uint32_t mask = t->big_cap - 1, k = (id * 2654435761u) & mask;
+    while (t->big_id[k] && t->big_id[k] != id + 1)
+        k = (k + 1) & mask;
+    return k;
+}
+
+static uint64_t
+rs_get(const hscope_domtree_t *t, uint32_t id)
+{
+    uint32_t x = t->rsize[id];
+    return x != RS_BIG ? x : t->big_val[big_slot(t, id)];
+}
+
+/* Retained sizes are 4 bytes per object: the rare one of 4 GiB or more (a
+ * heap's biggest holders at most) goes to the table. */
+static hscope_status
+rs_set(hscope_domtree_t *t, uint32_t id, uint64_t v, hscope_error *err)
+{
+    if (v < RS_BIG) {
+        t->rsize[id] = (uint32_t)v;
+        return HSCOPE_OK;
+    }
+    if (t->rsize[id] != RS_BIG && (t->big_n + 1) * 2 > t->big_cap) {
+        hscope__mem *m = &t->heap->mem;
+        uint32_t cap = t->big_cap ? t->big_cap * 2 : 64;
+        uint32_t *ids = hscope__calloc(m, cap, sizeof(uint32_t));
+        uint64_t *vals = hscope__malloc(m, (size_t)cap * sizeof(uint64_t));
+        if (!ids || !vals) {
+            hscope__free(m, ids);
+            hscope__free(m, vals);
+            return hscope__nomem(err, (size_t)cap * 12);
+        }
+        uint32_t *old_id = t->big_id, old_cap = t->big_cap;
+        uint64_t *old_val = t->big_val;
+        t->big_id = ids;
+        t->big_val = vals;
+        t->big_cap = cap;
+        for (uint32_t k = 0; k < old_cap; k++)
+            if (old_id[k]) {
+                uint32_t j = big_slot(t, old_id[k] - 1);
+                t->big_id[j] = old_id[k];
+                t->big_val[j] = old_val[k];
+            }
+        hscope__free(m, old_id);
+        hscope__free(m, old_val);
+    }
+    uint32_t k = big_slot(t, id);
+    if (!t->big_id[k]) {
+        t->big_id[k] = id + 1;
+        t->big_n++;
+    }
+    t->big_val[k] = v;
+    t->rsize[id] = RS_BIG;
+    return HSCOPE_OK;
+}
+
 /* Then the retained sizes: children before parents (reverse preorder;
  * idom[w] < w), straight into the output arrays. */
 static hscope_status
@@ -295,19 +340,23 @@ retained_sizes(hscope_domtree_t *t, const graph *g, const uint32_t *order, uint3
 {
     hscope__mem *m = &t->heap->mem;
     t->rcount = hscope__calloc(m, (size_t)g->n + 1, sizeof(uint32_t));
-    t->rsize = hscope__calloc(m, (size_t)g->n + 1, sizeof(uint64_t));
+    t->rsize = hscope__calloc(m, (size_t)g->n + 1, sizeof(uint32_t));
     if (!t->rcount || !t->rsize)
-        return hscope__nomem(err, (size_t)g->n * 12);
+        return hscope__nomem(err, (size_t)g->n * 8);
+    hscope_status st;
     for (uint32_t w = cnt - 1; w > 0; w--) {
         uint32_t v = order[w];
         if (v >= g->n)
             continue;
         uint32_t d = t->idom[v];
         uint64_t ms = hscope__memsize(g->h, v);
-        t->rsize[v] = hscope__sat_add(t->rsize[v], ms);
+        uint64_t r = hscope__sat_add(rs_get(t, v), ms);
+        if ((st = rs_set(t, v, r, err)) != HSCOPE_OK)
+            return st;
         t->rcount[v] += 1;
         if (d < g->n) {
-            t->rsize[d] = hscope__sat_add(t->rsize[d], t->rsize[v]);
+            if ((st = rs_set(t, d, hscope__sat_add(rs_get(t, d), r), err)) != HSCOPE_OK)
+                return st;
             t->rcount[d] += t->rcount[v];
         }
         t->reachable++;
@@ -320,8 +369,8 @@ retained_sizes(hscope_domtree_t *t, const graph *g, const uint32_t *order, uint3
  * Memory, per vertex (v) and per reached edge that is not a DFS tree edge
  * (e; tree edges are not stored): the phases free what they no longer
  * need before the next allocates, so the peak is 16 v + 4 e (building the
- * predecessors, then the semi-dominators), or 20 v when the results are
- * written, of which 16 bytes per object (idom, retained count and size)
+ * predecessors, then the semi-dominators), or 16 v when the results are
+ * written, of which 12 bytes per object (idom, retained count and size)
  * stay.  The price is a second DFS at the end.
  */
 static hscope_status
@@ -495,7 +544,8 @@ hscope__domtree_free(hscope_domtree_t *t)
     hscope__free(m, t->idom);
     hscope__free(m, t->rcount);
     hscope__free(m, t->rsize);
-    hscope__free(m, t->kid_start);
+    hscope__free(m, t->big_id);
+    hscope__free(m, t->big_val);
     hscope__free(m, t->kids);
     hscope__free(m, t->unreach_ids);
     pthread_mutex_destroy(&t->lock);
@@ -510,7 +560,7 @@ hscope__domtree_memory(const hscope_domtree_t *t)
         return 0;
     /* the children, built on first use, counted once they are there */
     int kids = atomic_load(&((hscope_domtree_t *)t)->kids_ready);
-    const void *b[] = { t->idom, t->rcount, t->rsize, kids ? t->kid_start : NULL,
+    const void *b[] = { t->idom, t->rcount, t->rsize, t->big_id, t->big_val,
                         kids ? t->kids : NULL, t->unreach_ids, t };
     return hscope__msize_sum(b, sizeof(b) / sizeof(b[0]));
 }
@@ -552,7 +602,7 @@ hscope__domtree_idom(const hscope_domtree_t *t, hscope_id id, hscope_id *idom,
 uint64_t
 hscope__domtree_retained(const hscope_domtree_t *t, hscope_id id)
 {
-    return t && id < t->n ? t->rsize[id] : 0;
+    return t && id < t->n ? rs_get(t, id) : 0;
 }
 
 uint64_t
@@ -610,10 +660,7 @@ build_kids(hscope_domtree_t *t, hscope_error *err)
             for (uint32_t i = 0; i < t->n; i++)
                 if (t->idom[i] != NONE)
                     kids[start[t->idom[i]]++] = i;
-            for (uint32_t v = nv; v > 0; v--)
-                start[v] = start[v - 1];
-            start[0] = 0;
-            t->kid_start = start;
+            hscope__free(m, start);
             t->kids = kids;
             t->unreach_ids = un;
             atomic_store_explicit(&t->kids_ready, 1, memory_order_release);
@@ -621,6 +668,21 @@ build_kids(hscope_domtree_t *t, hscope_error *err)
     }
     pthread_mutex_unlock(&t->lock);
     return st;
+}
+
+/* The first index of t->kids whose idom vertex is v or above. */
+static uint64_t
+kids_from(const hscope_domtree_t *t, uint32_t v)
+{
+    uint64_t lo = 0, hi = t->reachable;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (t->idom[t->kids[mid]] < v)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
 }
 
 hscope_status
@@ -649,8 +711,9 @@ hscope__domtree_children(hscope_domtree_t *t, hscope_id id, int32_t root_categor
         hscope__error_copy_out(uerr, &err);
         return st;
     }
-    *kids = t->kids + t->kid_start[v];
-    *count = t->kid_start[v + 1] - t->kid_start[v];
+    uint64_t lo = kids_from(t, v);
+    *kids = t->kids + lo;
+    *count = kids_from(t, v + 1) - lo;
     return HSCOPE_OK;
 }
 
@@ -672,46 +735,49 @@ hscope__domtree_unreachable(hscope_domtree_t *t, const hscope_id **ids,
     return HSCOPE_OK;
 }
 
-/* The chain from id up a parent array (the dominator tree's idom or the
- * shortest-path tree's parent) to the vertex above the n objects: a root
- * category (n..n+ncat-1) or the super-root.  Returns its length; fills
- * out[0..max) root end first; *root_category is the category or -1. */
-static uint64_t
-chain_up(const uint32_t *parent, uint32_t n, uint32_t ncat, hscope_id id,
-         hscope_id *out, uint64_t max, int32_t *root_category)
+uint64_t
+hscope__chain_up(hscope__up_fn up, const void *ctx, uint32_t n, uint32_t ncat, hscope_id id,
+                 hscope_id *out, uint64_t max, int32_t *root_category)
 {
-    if (id >= n || parent[id] == NONE)
+    if (id >= n || up(ctx, id) == NONE)
         return 0;
     uint64_t len = 0;
     uint32_t v = id;
     while (v < n) {
         len++;
-        v = parent[v];
+        v = up(ctx, v);
     }
     if (root_category)
         *root_category = v < n + ncat ? (int32_t)(v - n) : -1;
     if (out) {
         uint64_t k = len;
-        for (v = id; v < n; v = parent[v])
+        for (v = id; v < n; v = up(ctx, v))
             if (--k < max)
                 out[k] = v;
     }
     return len;
 }
 
+static uint32_t
+idom_up(const void *t, uint32_t v)
+{
+    return ((const hscope_domtree_t *)t)->idom[v];
+}
+
 uint64_t
 hscope__domtree_chain(const hscope_domtree_t *t, hscope_id id, hscope_id *out,
                       uint64_t max, int32_t *root_category)
 {
-    return t ? chain_up(t->idom, t->n, t->ncat, id, out, max, root_category) : 0;
+    return t ? hscope__chain_up(idom_up, t, t->n, t->ncat, id, out, max, root_category) : 0;
 }
 
 /* Top-N by retained size: a bounded min-heap over all reachable objects. */
 static int
 less_r(const hscope_domtree_t *t, uint32_t a, uint32_t b)
 {
-    if (t->rsize[a] != t->rsize[b])
-        return t->rsize[a] < t->rsize[b];
+    uint64_t ra = rs_get(t, a), rb = rs_get(t, b);
+    if (ra != rb)
+        return ra < rb;
     return t->heap->addr[a] > t->heap->addr[b];
 }
 
@@ -763,135 +829,6 @@ hscope__domtree_top(const hscope_domtree_t *t, hscope_id *out, uint64_t max)
         sift_down(t, out, e - 1, 0);
     }
     return n;
-}
-
-/* ------------------------------------------------------------------ */
-/* shortest paths from the roots (BFS over the same graph)            */
-/* ------------------------------------------------------------------ */
-
-struct hscope_paths {
-    hscope_heap_t *heap;
-    uint32_t n, ncat;
-    uint32_t *parent;   /* per object: predecessor vertex, NONE = unreached */
-    int class_edges;
-};
-
-hscope_heap_t *
-hscope__paths_heap(const hscope_paths_t *p)
-{
-    return p->heap;
-}
-
-int
-hscope__paths_class_edges(const hscope_paths_t *p)
-{
-    return p->class_edges;
-}
-
-hscope_status
-hscope__paths_compute(hscope_paths_t **out, hscope_heap_t *heap,
-                      const hscope_dom_options *uopts, hscope_error *uerr)
-{
-    hscope_error err;
-    hscope__error_init(&err);
-    hscope_status st = HSCOPE_OK;
-    hscope_paths_t *p = NULL;
-    uint32_t *queue = NULL, *par = NULL;
-    if (!out || !heap) {
-        st = hscope__fail(&err, HSCOPE_ERR_INVALID_ARG, "out and heap are required");
-        goto done;
-    }
-    *out = NULL;
-    uint32_t flags = 0;
-    if (uopts) {
-        if (uopts->size < 2 * sizeof(uint32_t)) {
-            st = hscope__fail(&err, HSCOPE_ERR_INVALID_ARG, "options size not set");
-            goto done;
-        }
-        if (!hscope__tail_is_zero(uopts, uopts->size, sizeof(hscope_dom_options))) {
-            st = hscope__fail(&err, HSCOPE_ERR_UNSUPPORTED,
-                              "hscope_dom_options has unknown non-zero fields");
-            goto done;
-        }
-        flags = uopts->flags;
-    }
-    graph g = { heap, heap->n, heap->ncat, heap->n + heap->ncat,
-                heap->n + heap->ncat + 1, !(flags & HSCOPE_DOM_NO_CLASS_EDGES) };
-    hscope__mem *m = &heap->mem;
-    p = hscope__calloc(m, 1, sizeof(*p));
-    par = hscope__malloc(m, (size_t)g.nv * 4);
-    queue = hscope__malloc(m, (size_t)g.nv * 4);
-    if (!p || !par || !queue) {
-        st = hscope__nomem(&err, (size_t)g.nv * 8);
-        goto done;
-    }
-    memset(par, 0xFF, (size_t)g.nv * 4);
-    size_t qh = 0, qt = 0;
-    par[g.root] = g.root;
-    /* Breadth first from the precise root categories, then from the
-     * conservative ones (machine_context) for what is left: a path runs
-     * through a stale stack slot only when nothing else holds the object. */
-    for (int conservative = 0; conservative < 2; conservative++) {
-        for (uint32_t c = 0; c < g.ncat; c++)
-            if (hscope__cat_conservative(heap, c) == conservative) {
-                par[g.n + c] = g.root;
-                queue[qt++] = g.n + c;
-            }
-        while (qh < qt) {
-            uint32_t v = queue[qh++];
-            for (uint32_t k = 0, w; (w = succ_at(&g, v, k)) != NONE; k++) {
-                if (par[w] == NONE) {
-                    par[w] = v;
-                    queue[qt++] = w;
-                }
-            }
-        }
-    }
-    p->heap = heap;
-    hscope__heap_retain(heap);
-    p->n = heap->n;
-    p->ncat = heap->ncat;
-    p->parent = par;
-    p->class_edges = g.class_edges;
-    par = NULL;
-done:
-    if (queue)
-        hscope__free(&heap->mem, queue);
-    if (st != HSCOPE_OK) {
-        if (heap) {
-            hscope__free(&heap->mem, par);
-            hscope__free(&heap->mem, p);
-        }
-        hscope__error_copy_out(uerr, &err);
-        return st;
-    }
-    *out = p;
-    return HSCOPE_OK;
-}
-
-void
-hscope__paths_free(hscope_paths_t *p)
-{
-    if (!p)
-        return;
-    hscope_heap_t *h = p->heap;
-    hscope__free(&h->mem, p->parent);
-    hscope__free(&h->mem, p);
-    hscope__heap_release(h);
-}
-
-uint64_t
-hscope__paths_memory(const hscope_paths_t *p)
-{
-    const void *b[] = { p ? p->parent : NULL, p };
-    return hscope__msize_sum(b, 2);
-}
-
-uint64_t
-hscope__paths_get(const hscope_paths_t *p, hscope_id target, hscope_id *out,
-                  uint64_t max, int32_t *root_category)
-{
-    return p ? chain_up(p->parent, p->n, p->ncat, target, out, max, root_category) : 0;
 }
 
 /* ------------------------------------------------------------------ */

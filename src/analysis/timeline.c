@@ -119,6 +119,7 @@ merge(fold_ctx *c, fold_job *j, const hscope_tally_t *t)
     for (int r = 0; r < HSCOPE_SKIP__COUNT; r++)
         d->skipped[r] = hscope__tally_skipped(t, r);
     d->excluded = hscope__tally_excluded(t);
+    hscope__tally_tracer(t, &d->tracer, &d->tracer_mem);
     hscope__tally_totals(t, &d->count, &d->memsize);
     uint64_t rows = hscope__tally_row_count(t);
     for (uint64_t r = 0; r < rows; r++) {
@@ -190,6 +191,8 @@ fold_setup(fold_ctx *c, const hscope_load_options *lo, uint32_t threads)
     c->to.flags = HSCOPE_TALLY_FINGERPRINT; /* for the series checks */
     if (!(c->tl->flags & HSCOPE_TIMELINE_KEEP_DUMPER))
         c->to.flags |= HSCOPE_TALLY_SKIP_DUMPER;
+    if (!(c->tl->flags & HSCOPE_TIMELINE_KEEP_TRACER))
+        c->to.flags |= HSCOPE_TALLY_SKIP_TRACER;
     for (uint64_t i = 0; i < c->tl->nd; i++) {
         struct stat st;
         c->jobs[i].c = c;

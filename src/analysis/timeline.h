@@ -16,6 +16,7 @@ typedef struct hscope__tl_dump {
     double time;
     uint64_t count, memsize;    /* totals over every group */
     uint64_t excluded;          /* the dumper's objects left out */
+    uint64_t tracer, tracer_mem; /* the allocation tracer left out */
     hscope_load_stats stats;
     uint64_t skipped[HSCOPE_SKIP__COUNT];
 } hscope__tl_dump;

@@ -348,6 +348,13 @@ hscope__wacc_note(hscope__wacc *a, uint64_t excluded, uint32_t warnings)
     a->warnings |= warnings;
 }
 
+void
+hscope__wacc_note_tracer(hscope__wacc *a, uint64_t objects, uint64_t memsize)
+{
+    a->tracer += objects;
+    a->tracer_mem = hscope__sat_add(a->tracer_mem, memsize);
+}
+
 hscope_status
 hscope__wsrc_new(hscope__wsrc **out, hscope__wacc *a, int own, hscope_error *err)
 {

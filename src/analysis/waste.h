@@ -12,6 +12,7 @@
 typedef struct hscope__wcfg {
     int by;                 /* HSCOPE_WASTE_BY_* */
     int keep_dumper;
+    int keep_tracer;
     uint64_t ratio;
     uint64_t min_slack;
 } hscope__wcfg;
@@ -49,6 +50,8 @@ void hscope__wacc_free(hscope__wacc *a);
 hscope_status hscope__wacc_reserve(hscope__wacc *a, uint64_t n, hscope_error *err);
 /* Objects left out (the dumper's) and warnings found by the caller. */
 void hscope__wacc_note(hscope__wacc *a, uint64_t excluded, uint32_t warnings);
+/* Ruby's allocation tracer left out by the caller: objects, memsize. */
+void hscope__wacc_note_tracer(hscope__wacc *a, uint64_t objects, uint64_t memsize);
 /* A source of objects, owned by the accumulator.  hscope__wsrc_add runs
  * on the source's own thread (a parser slot's worker) with the file ids
  * of its interner; the source hands its strings over in
@@ -128,6 +131,7 @@ struct hscope_waste {
                                      marks its literals */
     hscope__intern fixes;         /* the rows' fix sentences */
     hscope_waste_totals tot;
+    uint64_t tracer, tracer_mem;  /* Ruby's allocation tracer left out */
     hscope_load_stats stats;
     uint64_t skipped[HSCOPE_SKIP__COUNT];
 };

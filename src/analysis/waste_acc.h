@@ -118,6 +118,7 @@ struct hscope__wacc {
     hscope__wftab f;          /* final file ids */
     hscope__wtot tot;
     uint64_t excluded, collisions, changed;
+    uint64_t tracer, tracer_mem;  /* the allocation tracer left out */
     uint32_t warnings;
     hscope__wsrc **srcs;
     size_t nsrc, srccap;

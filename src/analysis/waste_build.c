@@ -710,6 +710,8 @@ totals(build *B)
     t->objects = a->tot.objects;
     t->memsize = a->tot.memsize;
     t->excluded = a->excluded;
+    w->tracer = a->tracer;
+    w->tracer_mem = a->tracer_mem;
     t->shared_count = a->tot.shared_n;
     t->shared_memsize = a->tot.shared_m;
     t->no_value_count = a->tot.noval_n;
@@ -867,12 +869,13 @@ hscope__wcfg_read(const hscope_waste_options *in, hscope__wcfg *out, hscope_erro
                                 "bad hscope_waste_options (size %u)", in->size);
         memcpy(&o, in, in->size < sizeof(o) ? in->size : sizeof(o));
     }
-    if (o.flags & ~(uint32_t)HSCOPE_WASTE_KEEP_DUMPER)
+    if (o.flags & ~(uint32_t)(HSCOPE_WASTE_KEEP_DUMPER | HSCOPE_WASTE_KEEP_TRACER))
         return hscope__fail(err, HSCOPE_ERR_UNSUPPORTED, "unknown waste flags 0x%x", o.flags);
     if (o.by != HSCOPE_WASTE_BY_SITE && o.by != HSCOPE_WASTE_BY_GEM)
         return hscope__fail(err, HSCOPE_ERR_UNSUPPORTED, "unknown waste grouping %u", o.by);
     out->by = (int)o.by;
     out->keep_dumper = (o.flags & HSCOPE_WASTE_KEEP_DUMPER) != 0;
+    out->keep_tracer = (o.flags & HSCOPE_WASTE_KEEP_TRACER) != 0;
     out->ratio = o.ratio ? o.ratio : 4;
     out->min_slack = o.min_slack ? o.min_slack : 256;
     return HSCOPE_OK;

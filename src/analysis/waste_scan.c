@@ -28,6 +28,8 @@ typedef struct wscan {
     uint8_t *dsite;           /* per builder site: 0 not judged, 1 no, 2 dumper */
     size_t dcap;
     uint64_t excluded;
+    uint32_t tracer_str;      /* the tracer's struct name in this builder, once seen */
+    uint64_t tracer, tracer_mem; /* Ruby's allocation tracer left out */
 } wscan;
 
 static void
@@ -49,10 +51,31 @@ wobj_of(const hscope__objrec *o, hscope__wobj *w)
     w->type = o->type;
 }
 
+/* Whether a streamed record is Ruby's allocation tracer: its DATA struct
+ * name compared until seen, then its string id (per builder). */
+static int
+is_tracer(wscan *S, const hscope__builder *b, const hscope__objrec *o)
+{
+    if (o->type != HSCOPE_TYPE_DATA || !o->detail)
+        return 0;
+    if (S->tracer_str)
+        return o->detail == S->tracer_str;
+    const char *s = hscope__intern_str(&b->strings, o->detail);
+    if (!s || strcmp(s, HSCOPE__TRACER_STRUCT) != 0)
+        return 0;
+    S->tracer_str = o->detail;
+    return 1;
+}
+
 static hscope_status
 sink(void *ud, hscope__builder *b, const hscope__objrec *o, hscope_error *err)
 {
     wscan *S = ud;
+    if (!S->cfg->keep_tracer && is_tracer(S, b, o)) {
+        S->tracer++;
+        S->tracer_mem = hscope__sat_add(S->tracer_mem, o->memsize);
+        return HSCOPE_OK;
+    }
     if (!S->cfg->keep_dumper) {
         int dumper;
         hscope_status st = hscope__dumper_site(S->mem, &S->dsite, &S->dcap, &b->strings,
@@ -110,6 +133,9 @@ slot_merge(void *ud, void *slot_ud, const uint32_t *smap, size_t nsmap, const in
     (void)tmap; /* only fixed type codes (STRING, ARRAY, HASH) matter */
     top->excluded += S->excluded;
     S->excluded = 0;
+    top->tracer += S->tracer;
+    top->tracer_mem = hscope__sat_add(top->tracer_mem, S->tracer_mem);
+    S->tracer = S->tracer_mem = 0;
     return hscope__wsrc_done(S->src, smap, nsmap, err);
 }
 
@@ -236,6 +262,7 @@ hscope__waste_file(hscope_waste_t **out, const char *path, const hscope_load_opt
     if ((st = hscope__wsrc_done(S.src, NULL, 0, err)) != HSCOPE_OK)
         goto done;
     hscope__wacc_note(S.acc, S.excluded, 0);
+    hscope__wacc_note_tracer(S.acc, S.tracer, S.tracer_mem);
     hscope_load_stats stats;
     pass_stats(&stats, &b, in_bytes, gz, hscope__now_ns() - t0);
     uint64_t skipped[HSCOPE_SKIP__COUNT];
@@ -318,7 +345,7 @@ hscope__waste_heap(hscope_waste_t **out, const hscope_heap_t *h, const hscope__w
     hscan H = { h, 0 };
     uint8_t *dsite = NULL;
     size_t dcap = 0;
-    uint64_t excluded = 0;
+    uint64_t excluded = 0, tracer = 0, tracer_mem = 0;
     hscope_status st;
     if ((st = hscope__wacc_new(&acc, mem, cfg, resolve, &H, err)) != HSCOPE_OK)
         return st;
@@ -334,6 +361,11 @@ hscope__waste_heap(hscope_waste_t **out, const hscope_heap_t *h, const hscope__w
             break;
         if (dumper) {
             excluded++;
+            continue;
+        }
+        if (!cfg->keep_tracer && hscope__is_tracer(h, id)) {
+            tracer++;
+            tracer_mem = hscope__sat_add(tracer_mem, hscope__memsize(h, id));
             continue;
         }
         hscope__wobj w;
@@ -352,6 +384,7 @@ hscope__waste_heap(hscope_waste_t **out, const hscope_heap_t *h, const hscope__w
     if (st != HSCOPE_OK)
         goto done;
     hscope__wacc_note(acc, excluded, 0);
+    hscope__wacc_note_tracer(acc, tracer, tracer_mem);
     hscope_load_stats stats;
     uint64_t skipped[HSCOPE_SKIP__COUNT];
     hscope__load_stats_init(&stats);

@@ -140,10 +140,12 @@ read_options(const hscope_check_options *in, uint32_t *flags, hscope_error *err)
     if (!hscope__tail_is_zero(in, in->size, sizeof(*in)))
         return hscope__fail(err, HSCOPE_ERR_UNSUPPORTED,
                             "check options: fields this library does not know are set");
-    if (in->flags & ~(uint32_t)(HSCOPE_CHECK_KEEP_DUMPER | HSCOPE_CHECK_STRICT_NAMES))
+    if (in->flags & ~(uint32_t)(HSCOPE_CHECK_KEEP_DUMPER | HSCOPE_CHECK_STRICT_NAMES |
+                                HSCOPE_CHECK_KEEP_TRACER))
         return hscope__fail(err, HSCOPE_ERR_UNSUPPORTED, "check options: unknown flags 0x%x",
                             in->flags & ~(uint32_t)(HSCOPE_CHECK_KEEP_DUMPER |
-                                                    HSCOPE_CHECK_STRICT_NAMES));
+                                                    HSCOPE_CHECK_STRICT_NAMES |
+                                                    HSCOPE_CHECK_KEEP_TRACER));
     *flags = in->flags;
     return HSCOPE_OK;
 }
@@ -229,6 +231,15 @@ hscope_check_totals(const hscope_check_t *check, uint64_t *count, uint64_t *mems
         *memsize = check ? check->memsize : 0;
     if (excluded)
         *excluded = check ? check->excluded : 0;
+}
+
+HSCOPE_API void
+hscope_check_excluded_tracer(const hscope_check_t *check, uint64_t *objects, uint64_t *memsize)
+{
+    if (objects)
+        *objects = check ? check->tracer : 0;
+    if (memsize)
+        *memsize = check ? check->tracer_mem : 0;
 }
 
 HSCOPE_API uint32_t

@@ -64,6 +64,12 @@ hscope_diff_excluded(const hscope_diff_t *d)
     return hscope__diff_excluded(d);
 }
 
+HSCOPE_API void
+hscope_diff_excluded_tracer(const hscope_diff_t *d, uint64_t *objects, uint64_t *memsize)
+{
+    hscope__diff_tracer(d, objects, memsize);
+}
+
 HSCOPE_API uint64_t
 hscope_diff_snapshot_objects(const hscope_diff_t *d, uint32_t i)
 {

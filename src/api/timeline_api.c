@@ -68,7 +68,8 @@ read_timeline_options(const hscope_timeline_options *in, hscope_timeline_options
     hscope_status st = read_sized(in, o, sizeof(*o), "hscope_timeline_options", err);
     if (st != HSCOPE_OK)
         return st;
-    if (o->flags & ~(uint32_t)(HSCOPE_TIMELINE_KEEP_DUMPER | HSCOPE_TIMELINE_GREW))
+    if (o->flags & ~(uint32_t)(HSCOPE_TIMELINE_KEEP_DUMPER | HSCOPE_TIMELINE_GREW |
+                               HSCOPE_TIMELINE_KEEP_TRACER))
         return hscope__fail(err, HSCOPE_ERR_UNSUPPORTED, "unknown timeline flags 0x%x", o->flags);
     if (o->by && hscope__tally_key(o->by) < 0)
         return hscope__fail(err, HSCOPE_ERR_UNSUPPORTED, "unknown tally key \"%s\"", o->by);
@@ -213,6 +214,17 @@ hscope_timeline_dump_excluded(const hscope_timeline_t *tl, uint64_t i)
 {
     const hscope__tl_dump *d = dump_at(tl, i);
     return d ? d->excluded : 0;
+}
+
+HSCOPE_API void
+hscope_timeline_dump_excluded_tracer(const hscope_timeline_t *tl, uint64_t i, uint64_t *objects,
+                                     uint64_t *memsize)
+{
+    const hscope__tl_dump *d = dump_at(tl, i);
+    if (objects)
+        *objects = d ? d->tracer : 0;
+    if (memsize)
+        *memsize = d ? d->tracer_mem : 0;
 }
 
 /* The load statistics of a dump (NULL: out of range) into a caller's. */

@@ -92,6 +92,15 @@ hscope_waste_totals_get(const hscope_waste_t *w, hscope_waste_totals *totals)
     return copy_out(totals, &w->tot, sizeof(w->tot));
 }
 
+HSCOPE_API void
+hscope_waste_excluded_tracer(const hscope_waste_t *w, uint64_t *objects, uint64_t *memsize)
+{
+    if (objects)
+        *objects = w ? w->tracer : 0;
+    if (memsize)
+        *memsize = w ? w->tracer_mem : 0;
+}
+
 HSCOPE_API uint64_t
 hscope_waste_row_count(const hscope_waste_t *w)
 {

@@ -17,8 +17,8 @@
 #define EXIT_NO_VERDICT 2
 
 static const char usage[] =
-    "usage: heapscope check --budget FILE [--json] [--keep-dumper] [--strict-names]\n"
-    "                       [load options] DUMP | A B C\n"
+    "usage: heapscope check --budget FILE [--json] [--keep-dumper] [--keep-tracer]\n"
+    "                       [--strict-names] [load options] DUMP | A B C\n"
     "\n"
     "Check dumps against a memory budget, for CI: limits on the live objects\n"
     "and memsize of the last dump (in all, per class, gem or file:line:class\n"
@@ -42,7 +42,9 @@ static const char usage[] =
     "\n"
     "Prints each rule over budget and by how much it exceeds its limit, then\n"
     "the rules within budget, and the verdict.  Only what the budget asks for\n"
-    "is computed.  The objects the dumper allocated are left out.\n"
+    "is computed.  The objects the dumper allocated and Ruby's allocation\n"
+    "tracer are left out (a class.\"<allocation tracer>\" rule still measures\n"
+    "the tracer).\n"
     "\n"
     "  --budget FILE   the budget (required)\n"
     "  --json          {\"kind\": \"check\", \"within_budget\", \"rules\": [{\"rule\",\n"
@@ -51,6 +53,9 @@ static const char usage[] =
     "                  \"total\", \"warnings\", ...}\n"
     "                  (docs/JSON.md)\n"
     "  --keep-dumper   keep the objects the dumper itself allocated\n"
+    "  --keep-tracer   keep Ruby's allocation tracer (the table of\n"
+    "                  trace_object_allocations, labelled <allocation tracer>;\n"
+    "                  default: left out and counted)\n"
     "  --strict-names  a rule naming a class, gem or site the dump does not have\n"
     "                  is no verdict (exit 2); by default it measures 0 and a\n"
     "                  warning names the dump's closest names\n"
@@ -76,6 +81,8 @@ option(void *ctx, int argc, char **argv, int *i)
     const char *arg = argv[*i];
     if (strcmp(arg, "--keep-dumper") == 0) {
         a->co.flags |= HSCOPE_CHECK_KEEP_DUMPER;
+    } else if (strcmp(arg, "--keep-tracer") == 0) {
+        a->co.flags |= HSCOPE_CHECK_KEEP_TRACER;
     } else if (strcmp(arg, "--strict-names") == 0) {
         a->co.flags |= HSCOPE_CHECK_STRICT_NAMES;
     } else if (strcmp(arg, "--budget") == 0) {

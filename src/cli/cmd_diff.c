@@ -13,7 +13,7 @@
 static const char usage[] =
     "usage: heapscope diff [--by KEY] [--top N] [--addresses] [--json] [--grew]\n"
     "                      [--metric memsize|count] [--address-only] [--keep-dumper]\n"
-    "                      [load options] A B [C]\n"
+    "                      [--keep-tracer] [load options] A B [C]\n"
     "\n"
     "The heapleak recipe: objects present in B, absent from A and still present\n"
     "in C (with two dumps: new in B).  Take A, B and C from one process, e.g.\n"
@@ -46,7 +46,10 @@ static const char usage[] =
     "                  or count\n"
     "  --address-only  classic heapleak: compare addresses only\n"
     "  --keep-dumper   keep the objects the dumper itself allocated\n"
-    "                  (ObjectSpace.dump_all's, the heapscope gem's snapshot code's)\n";
+    "                  (ObjectSpace.dump_all's, the heapscope gem's snapshot code's)\n"
+    "  --keep-tracer   keep Ruby's allocation tracer (the table of\n"
+    "                  trace_object_allocations, labelled <allocation tracer>;\n"
+    "                  default: left out and counted)\n";
 
 typedef struct args {
     hscope_cli_opts o;
@@ -76,6 +79,8 @@ option(void *ctx, int argc, char **argv, int *i)
         a->dopt.flags |= HSCOPE_DIFF_ADDRESS_ONLY;
     } else if (strcmp(arg, "--keep-dumper") == 0) {
         a->dopt.flags |= HSCOPE_DIFF_KEEP_DUMPER;
+    } else if (strcmp(arg, "--keep-tracer") == 0) {
+        a->dopt.flags |= HSCOPE_DIFF_KEEP_TRACER;
     } else if (strcmp(arg, "--by") == 0) {
         if (*i + 1 >= argc)
             return hscope_cli_usage_error(usage, "--by needs a KEY%s", "");
@@ -119,8 +124,10 @@ hscope_cli_diff(int argc, char **argv)
         return rc;
     uint64_t top = a.o.top == HSCOPE_TOP_ALL ? 0 : a.o.top;
     if (a.grew)
-        return hscope_cli_diff_grew(&a.o, a.paths, a.np, a.by, a.metric,
-                                    (a.dopt.flags & HSCOPE_DIFF_KEEP_DUMPER) != 0);
+        return hscope_cli_diff_grew(
+            &a.o, a.paths, a.np, a.by, a.metric,
+            (a.dopt.flags & HSCOPE_DIFF_KEEP_DUMPER ? HSCOPE_TIMELINE_KEEP_DUMPER : 0u) |
+                (a.dopt.flags & HSCOPE_DIFF_KEEP_TRACER ? HSCOPE_TIMELINE_KEEP_TRACER : 0u));
     hscope_error err = HSCOPE_ERROR_INIT;
     hscope_diff_t *d = NULL;
     hscope_tally_t *t = NULL;

@@ -12,10 +12,10 @@
 
 int
 hscope_cli_diff_grew(const hscope_cli_opts *o, char **paths, int np, const char *by,
-                     int32_t metric, int keep_dumper)
+                     int32_t metric, uint32_t keep)
 {
     hscope_timeline_options to = HSCOPE_TIMELINE_OPTIONS_INIT;
-    to.flags = HSCOPE_TIMELINE_GREW | (keep_dumper ? HSCOPE_TIMELINE_KEEP_DUMPER : 0);
+    to.flags = HSCOPE_TIMELINE_GREW | keep;
     to.by = by;
     to.metric = metric;
     hscope_timeline_t *tl = NULL;

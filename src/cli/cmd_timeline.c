@@ -15,7 +15,7 @@ static const char usage_timeline[] =
     "usage: heapscope timeline [--by KEY] [--metric memsize|count] [--top N]\n"
     "                          [--svg FILE] [--csv | --json] [--threads N]\n"
     "                          [--order auto|name|mtime|given] [--keep-dumper]\n"
-    "                          [load options] DUMP...\n"
+    "                          [--keep-tracer] [load options] DUMP...\n"
     "\n"
     "What grows over time.  Each dump is folded into totals per group without\n"
     "building the object graph (memory bounded by the number of groups; dumps\n"
@@ -38,6 +38,9 @@ static const char usage_timeline[] =
     "                  \"growing\"}], \"warnings\"} (docs/JSON.md)\n"
     "  --keep-dumper   keep the objects the dumper itself allocated (default: left\n"
     "                  out of every dump and counted)\n"
+    "  --keep-tracer   keep Ruby's allocation tracer (the table of\n"
+    "                  trace_object_allocations, labelled <allocation tracer>;\n"
+    "                  default: left out of every dump and counted)\n"
     "  --threads N     dumps folded at once, 1-64 (default: the number of cores;\n"
     "                  the cores are shared among their parsers)\n"
     "  --order HOW     auto (default), name, mtime or given\n"
@@ -79,6 +82,10 @@ option(void *ctx, int argc, char **argv, int *i)
     }
     if (strcmp(o, "--keep-dumper") == 0) {
         a->to.flags |= HSCOPE_TIMELINE_KEEP_DUMPER;
+        return 1;
+    }
+    if (strcmp(o, "--keep-tracer") == 0) {
+        a->to.flags |= HSCOPE_TIMELINE_KEEP_TRACER;
         return 1;
     }
     int r = hscope_cli_by_order_option(argc, argv, i, usage_timeline, &a->to.by, &a->to.order);

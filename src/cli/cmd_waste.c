@@ -11,7 +11,7 @@
 static const char usage[] =
     "usage: heapscope waste [--values] [--top N] [--json] [--by file:line|gem]\n"
     "                       [--ratio N] [--min-slack BYTES] [--keep-dumper]\n"
-    "                       [load options] DUMP\n"
+    "                       [--keep-tracer] [load options] DUMP\n"
     "\n"
     "What the heap could shrink by, as a list of places to change (allocation\n"
     "site file:line, or gem), biggest saving first, each with a suggested fix:\n"
@@ -41,6 +41,9 @@ static const char usage[] =
     "  --min-slack BYTES   oversized only when a buffer wastes this much\n"
     "                      (default 256; suffixes K M G)\n"
     "  --keep-dumper       keep the objects the dumper itself allocated\n"
+    "  --keep-tracer       keep Ruby's allocation tracer (the table of\n"
+    "                      trace_object_allocations; default: left out of the\n"
+    "                      heap's total and counted)\n"
     "\n"
     "--no-index and -v have no effect: waste always reads the dump (an index\n"
     "keeps no string values).\n";
@@ -93,6 +96,8 @@ option(void *ctx, int argc, char **argv, int *i)
         a->values = 1;
     } else if (strcmp(arg, "--keep-dumper") == 0) {
         a->wo.flags |= HSCOPE_WASTE_KEEP_DUMPER;
+    } else if (strcmp(arg, "--keep-tracer") == 0) {
+        a->wo.flags |= HSCOPE_WASTE_KEEP_TRACER;
     } else if (strcmp(arg, "--by") == 0) {
         if (*i + 1 >= argc)
             return hscope_cli_usage_error(usage, "--by needs file:line or gem%s", "");

@@ -159,8 +159,9 @@ int hscope_cli_check(int argc, char **argv);
 int hscope_cli_serve(int argc, char **argv);
 
 /* Memory over time (cmd_grew.c): diff --grew, a
- * timeline of the dumps in the order given, in its "grew" view. */
+ * timeline of the dumps in the order given, in its "grew" view; `keep`:
+ * HSCOPE_TIMELINE_KEEP_DUMPER and/or _KEEP_TRACER. */
 int hscope_cli_diff_grew(const hscope_cli_opts *o, char **paths, int np, const char *by,
-                         int32_t metric, int keep_dumper);
+                         int32_t metric, uint32_t keep);
 
 #endif

@@ -63,6 +63,8 @@ compute_timeline(hscope_html_report_t *r, const hscope_load_options *lo,
     to.order = cfg->order;
     /* the library's default metric, as timeline and diff --grew */
     to.flags = cfg->flags & HSCOPE_HTML_KEEP_DUMPER ? HSCOPE_TIMELINE_KEEP_DUMPER : 0;
+    if (cfg->flags & HSCOPE_HTML_KEEP_TRACER)
+        to.flags |= HSCOPE_TIMELINE_KEEP_TRACER;
     hscope_load_options tlo = *lo;
     tlo.flags &= ~(uint32_t)HSCOPE_LOAD_USE_INDEX; /* folds read the dumps */
     return hscope__timeline_compute(&r->tl, (const char *const *)r->paths, r->np, &tlo, &to,
@@ -77,6 +79,8 @@ compute_diff(hscope_html_report_t *r, const hscope_load_options *lo,
     hscope_diff_options dopt = HSCOPE_DIFF_OPTIONS_INIT;
     if (r->flags & HSCOPE_HTML_KEEP_DUMPER)
         dopt.flags |= HSCOPE_DIFF_KEEP_DUMPER;
+    if (r->flags & HSCOPE_HTML_KEEP_TRACER)
+        dopt.flags |= HSCOPE_DIFF_KEEP_TRACER;
     hscope_error e;
     hscope__error_init(&e);
     if (hscope__diff_files(&r->diff, r->paths[0], r->paths[1], r->np == 3 ? r->paths[2] : NULL,
@@ -112,6 +116,8 @@ compute_waste(hscope_html_report_t *r, const hscope_load_options *lo, hscope_err
     hscope_waste_options wo = HSCOPE_WASTE_OPTIONS_INIT;
     if (r->flags & HSCOPE_HTML_KEEP_DUMPER)
         wo.flags |= HSCOPE_WASTE_KEEP_DUMPER;
+    if (r->flags & HSCOPE_HTML_KEEP_TRACER)
+        wo.flags |= HSCOPE_WASTE_KEEP_TRACER;
     hscope_load_options wlo = *lo;
     wlo.flags &= ~(uint32_t)HSCOPE_LOAD_USE_INDEX;
     hscope_error werr;

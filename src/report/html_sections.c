@@ -305,6 +305,9 @@ hscope__html_diff(hscope__html *x)
     hscope__html_card_count(o, NULL, "dumper's own objects (left out)", hscope__diff_excluded(d));
     hscope__out_puts(o, "</div>\n");
     hscope__html_warn_block(o, hscope__diff_warning_text(d));
+    uint64_t tn, tm;
+    hscope__diff_tracer(d, &tn, &tm);
+    hscope__html_tracer_note(o, tn, tm);
     char top[32], all[32];
     hscope__fmt_count(hscope__tally_row_count(t), top, sizeof(top));
     hscope__fmt_count(hscope__tally_group_count(t), all, sizeof(all));
@@ -565,6 +568,8 @@ hscope__html_timeline(hscope__html *x)
     if (x->r->np > 3)
         hscope__html_warn_block(o, tl->warn_text ? tl->warn_text : "");
     hscope__html_dumper_note(o, excluded);
+    /* the tracer lives as long as the tracing: the last dump's size */
+    hscope__html_tracer_note(o, tl->d[nd - 1].tracer, tl->d[nd - 1].tracer_mem);
     hscope_status st = hscope__html_chart(x, NULL, tl);
     if (st != HSCOPE_OK)
         return st;

@@ -16,8 +16,9 @@
 #include "writers.h"
 
 static void
-waste_cards(hscope__out *o, const hscope_waste_totals *t)
+waste_cards(hscope__out *o, const hscope_waste_t *w)
 {
+    const hscope_waste_totals *t = &w->tot;
     hscope__out_puts(o, "<div class=\"cards\">\n");
     hscope__html_card_bytes(o, "waste-saving", "recoverable", t->saving);
     char b[32];
@@ -35,6 +36,7 @@ waste_cards(hscope__out *o, const hscope_waste_totals *t)
         hscope__out_puts(o, "<p class=\"warn\">The dump had skipped lines or was cut short: "
                             "the findings may be incomplete.</p>\n");
     hscope__html_dumper_note(o, t->excluded);
+    hscope__html_tracer_note(o, w->tracer, w->tracer_mem);
 }
 
 static void
@@ -118,7 +120,7 @@ hscope__html_waste(hscope__html *x)
         hscope__out_puts(o, "</p>\n</section>\n");
         return;
     }
-    waste_cards(o, &r->waste->tot);
+    waste_cards(o, r->waste);
     waste_places(o, r->waste, x->top);
     waste_values(o, r->waste, x->top);
     hscope__out_puts(o, "</section>\n");

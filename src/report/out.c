@@ -206,7 +206,8 @@ hscope__ropts_read(const hscope_report_options *in, uint32_t formats,
     if (d.flags & ~(uint32_t)(HSCOPE_REPORT_ADDRESSES | HSCOPE_REPORT_PRETTY |
                               HSCOPE_REPORT_VALUES | HSCOPE_REPORT_ASCII |
                               HSCOPE_REPORT_NO_WARNINGS | HSCOPE_REPORT_BARS |
-                              HSCOPE_REPORT_SKIP_TRACER | HSCOPE_REPORT_KEEP_DUMPER))
+                              HSCOPE_REPORT_SKIP_TRACER | HSCOPE_REPORT_KEEP_DUMPER |
+                      HSCOPE_REPORT_LISTS_TOP))
         return hscope__fail(err, HSCOPE_ERR_UNSUPPORTED, "unknown report flags 0x%x",
                             d.flags);
     if (d.dump_name_count && !d.dump_names)

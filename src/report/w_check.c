@@ -132,6 +132,7 @@ text(const hscope_check_t *c, const hscope__ropts *ro, hscope__out *o)
     hscope__out_puts(o, "\n");
     text_totals(c, o);
     hscope__text_excluded(o, c->excluded);
+    hscope__text_excluded_tracer(o, c->tracer, c->tracer_mem);
     hscope__out_puts(o, "\n");
     hscope__table tb;
     hscope__table_init_fn(&tb, o, ro, "rule", rule_key, c, c->n);
@@ -201,6 +202,7 @@ json(const hscope_check_t *c, const hscope__ropts *ro, hscope__out *o)
     hscope__json_ku64(&j, "over_count", c->over);
     hscope__json_kcm(&j, "total", c->count, c->memsize);
     hscope__json_ku64(&j, "excluded_dumper_objects", c->excluded);
+    hscope__json_kcm(&j, "excluded_tracer", c->tracer, c->tracer_mem);
     if (c->has_leaked)
         hscope__json_kcm(&j, "leaked", c->leaked_count, c->leaked_memsize);
     if (c->has_retained)

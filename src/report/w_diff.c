@@ -54,6 +54,9 @@ hscope__json_diff_head(hscope__json *w, const hscope_diff_t *d, const hscope__ro
     hscope__json_end_arr(w);
     hscope__json_kcm(w, "leaked", hscope__diff_count(d), hscope__diff_memsize(d));
     hscope__json_ku64(w, "excluded_dumper_objects", hscope__diff_excluded(d));
+    uint64_t tn, tm;
+    hscope__diff_tracer(d, &tn, &tm);
+    hscope__json_kcm(w, "excluded_tracer", tn, tm);
     hscope__json_ku64(w, "reused_addresses", hscope__diff_reused_addresses(d));
     /* identity by Ruby 4.0+'s object ids: how many, and the note */
     hscope__json_ku64(w, "object_id_matches", hscope__diff_object_id_matches(d));
@@ -89,6 +92,9 @@ hscope__text_diff_head(hscope__out *o, const hscope_diff_t *d, const hscope__rop
     else
         hscope__out_printf(o, "\nnew in B: %s, %s (absent from A)\n", a, b);
     hscope__text_excluded(o, hscope__diff_excluded(d));
+    uint64_t tn, tm;
+    hscope__diff_tracer(d, &tn, &tm);
+    hscope__text_excluded_tracer(o, tn, tm);
     if (*hscope__diff_note_text(d))
         hscope__out_printf(o, "note: %s\n", hscope__diff_note_text(d));
 }

@@ -94,13 +94,22 @@ gather(one *x, const hscope__ropts *ro, hscope_error *err)
 /* JSON                                                                */
 /* ------------------------------------------------------------------ */
 
+/* The list k of n objects: all of them, or with HSCOPE_REPORT_LISTS_TOP
+ * the first `top` and "K_count". */
 static void
 json_list(hscope__json *w, const char *k, const hscope_heap_t *h, const hscope_id *ids,
-          uint64_t n)
+          uint64_t n, const hscope__ropts *ro)
 {
+    uint64_t shown = n;
+    if (ro->flags & HSCOPE_REPORT_LISTS_TOP) {
+        char key[32];
+        snprintf(key, sizeof(key), "%s_count", k);
+        hscope__json_ku64(w, key, n);
+        shown = ro->top < n ? ro->top : n;
+    }
     hscope__json_key(w, k);
     hscope__json_arr(w);
-    for (uint64_t i = 0; i < n; i++) {
+    for (uint64_t i = 0; i < shown; i++) {
         hscope__json_obj(w);
         hscope__json_objref_fields(w, h, ids[i]);
         hscope__json_ku64(w, "memsize", hscope__heap_object_memsize(h, ids[i]));
@@ -185,8 +194,8 @@ json_one(hscope__json *w, const one *x, const hscope__ropts *ro)
             hscope__json_null(w);
     }
     json_record(w, x, ro);
-    json_list(w, "references", h, x->refs, x->nrefs);
-    json_list(w, "referrers", h, x->srcs, x->nsrcs);
+    json_list(w, "references", h, x->refs, x->nrefs, ro);
+    json_list(w, "referrers", h, x->srcs, x->nsrcs, ro);
     hscope__json_end_obj(w);
 }
 

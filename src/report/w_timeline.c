@@ -168,6 +168,24 @@ excluded_text(hscope__out *o, const hscope_timeline_t *tl, uint64_t total)
                           "(%s in all %s dumps)\n", a, b, c);
 }
 
+/* Ruby's allocation tracer left out, the last dump's (the tracer lives as
+ * long as the tracing: one object whose table grows with every traced
+ * allocation, so the last dump's size is the one to say). */
+static void
+excluded_tracer_text(hscope__out *o, const hscope_timeline_t *tl)
+{
+    const hscope__tl_dump *d = &tl->d[tl->nd - 1];
+    if (tl->nd == 1 || !d->tracer) {
+        hscope__text_excluded_tracer(o, d->tracer, d->tracer_mem);
+        return;
+    }
+    char c[64], b[32];
+    hscope__fmt_plural(d->tracer, "object", "objects", c, sizeof(c));
+    hscope__fmt_bytes((double)d->tracer_mem, b, sizeof(b));
+    hscope__out_printf(o, "left out: the allocation tracer (trace_object_allocations), %s, %s "
+                          "in the last dump\n", c, b);
+}
+
 static void
 text_head(const hscope_timeline_t *tl, const hscope__ropts *ro, hscope__out *o)
 {
@@ -197,6 +215,7 @@ text_head(const hscope_timeline_t *tl, const hscope__ropts *ro, hscope__out *o)
         hscope__out_printf(o, "%s%s\n", tb[0] ? "  " : "", tb);
     }
     excluded_text(o, tl, excluded);
+    excluded_tracer_text(o, tl);
     char g[64], gr[32];
     hscope__fmt_plural(tl->ng, "group", "groups", g, sizeof(g));
     hscope__fmt_count(tl->growing, gr, sizeof(gr));
@@ -363,7 +382,8 @@ json_num(hscope__json *w, const char *k, double v, int ok, int decimals)
         hscope__json_null(w);
 }
 
-/* "dumps": [{"path", "objects", "total", "excluded_dumper_objects", "time"}] */
+/* "dumps": [{"path", "objects", "total", "excluded_dumper_objects",
+ * "excluded_tracer", "time"}] */
 static void
 json_dumps(hscope__json *w, const hscope_timeline_t *tl, const hscope__ropts *ro)
 {
@@ -376,6 +396,7 @@ json_dumps(hscope__json *w, const hscope_timeline_t *tl, const hscope__ropts *ro
         hscope__json_ku64(w, "objects", d->stats.objects);
         hscope__json_kcm(w, "total", d->count, d->memsize);
         hscope__json_ku64(w, "excluded_dumper_objects", d->excluded);
+        hscope__json_kcm(w, "excluded_tracer", d->tracer, d->tracer_mem);
         json_num(w, "time", d->time, d->has_time, 3);
         hscope__json_end_obj(w);
     }
@@ -436,10 +457,14 @@ json_head(hscope__json *w, const hscope_timeline_t *tl, const hscope__ropts *ro,
     hscope__json_bool(w, tl->order.times_known);
     /* the top level's name means what it means in every document: the
      * objects left out of the result, all dumps together */
-    uint64_t excluded = 0;
-    for (uint64_t i = 0; i < tl->nd; i++)
+    uint64_t excluded = 0, tn = 0, tm = 0;
+    for (uint64_t i = 0; i < tl->nd; i++) {
         excluded += tl->d[i].excluded;
+        tn += tl->d[i].tracer;
+        tm = hscope__sat_add(tm, tl->d[i].tracer_mem);
+    }
     hscope__json_ku64(w, "excluded_dumper_objects", excluded);
+    hscope__json_kcm(w, "excluded_tracer", tn, tm);
 }
 
 static void

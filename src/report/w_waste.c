@@ -128,6 +128,10 @@ text_totals(const hscope_waste_t *w, const hscope__ropts *ro, hscope__out *o)
         hscope__fmt_plural(t->excluded, "object", "objects", d, sizeof(d));
         hscope__out_printf(o, "  left out: %s allocated by the dumper itself\n", d);
     }
+    if (w->tracer) {
+        hscope__out_puts(o, "  ");
+        hscope__text_excluded_tracer(o, w->tracer, w->tracer_mem);
+    }
 }
 
 static const char *
@@ -481,6 +485,7 @@ waste_json(const hscope_waste_t *w, const hscope__ropts *ro, const hscope__warni
     hscope__json_ku64(&j, "collisions", t->collision_count);
     hscope__json_end_obj(&j);
     hscope__json_ku64(&j, "excluded_dumper_objects", t->excluded);
+    hscope__json_kcm(&j, "excluded_tracer", w->tracer, w->tracer_mem);
     hscope__json_ku64(&j, "group_count", w->nrows);
     hscope__json_key(&j, "groups");
     hscope__json_arr(&j);

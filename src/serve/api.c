@@ -2,8 +2,9 @@
  * api.c - the JSON endpoints of `heapscope serve` (see serve.h and
  * docs/SERVE.md).  Each answer is a document of the library's writers
  * (docs/JSON.md), but for /api/info (what is served), /api/members (the
- * objects of one row of a tally) and /api/search (rows of the tallies
- * whose key has the text), which only list what the library computed.
+ * objects of one row of a tally), a page of an object's references or
+ * referrers and /api/search (rows of the tallies whose key has the text),
+ * which only list what the library computed.
  *
  * Parameters are checked: a malformed one is 400, an address that is not
  * an object of the dump 404; `limit` is capped (a huge one is clamped,
@@ -115,19 +116,23 @@ written(hscope_srv_buf *b, hscope_status st, const hscope_error *err)
     return fail(b, 500, err->message[0] ? err->message : hscope_status_name(st));
 }
 
-/* The result of a job, or NULL after writing 202 (pending) or 500. */
+/* The result of a job, or NULL after writing 202 (pending) or 500.  With
+ * no room to keep one more key, computed here: *own gets it too, for the
+ * caller to release. */
 static void *
-job(hscope_srv_req *r, hscope_srv_buf *b, int kind, const char *key, const char *what, int *code)
+job(hscope_srv_req *r, hscope_srv_buf *b, int kind, const char *key, const char *what, int *code,
+    void **own)
 {
     int state = 0;
     double sec = 0;
     hscope_error err = HSCOPE_ERROR_INIT;
     void *res = hscope_srv_job_get(r->srv, kind, key, 0, &state, &sec, &err);
+    *own = NULL;
     if (res)
         return res;
-    if (state == 4) {
-        *code = 0; /* no room to keep it: the caller computes it */
-    } else if (state == 1) {
+    if (state == 4 && (*own = hscope_srv_compute(r->srv, kind, key, &err)) != NULL)
+        return *own;
+    if (state == 1) {
         hscope_srv_buf_puts(b, "{\"kind\":\"pending\",\"what\":");
         hscope_srv_buf_json_string(b, what, strlen(what));
         hscope_srv_buf_printf(b, ",\"seconds\":%.1f}\n", sec);
@@ -136,6 +141,72 @@ job(hscope_srv_req *r, hscope_srv_buf *b, int kind, const char *key, const char 
         *code = fail(b, 500, err.message);
     }
     return NULL;
+}
+
+/* The object an answer is about, and how far it goes (paths, levels). */
+typedef struct focus {
+    hscope_id id;
+    uint32_t n;
+} focus;
+
+/* What an endpoint writes from a job's result (arg: its parameters). */
+enum { W_SUMMARY, W_TALLY, W_PATHS, W_DOMTREE, W_RETAINED, W_SUSPECTS, W_DIFF, W_TIMELINE,
+       W_WASTE };
+static hscope_status write_diff(hscope_srv_leaks *l, const char *key,
+                                hscope_report_options *ro, hscope_srv_buf *b, hscope_error *err);
+static hscope_status write_timeline(hscope_timeline_t *tl, hscope_srv_req *r,
+                                    hscope_report_options *ro, hscope_srv_buf *b,
+                                    hscope_error *err);
+
+/* The shape of most endpoints: the job's result (else 202 or 500), the
+ * report options (`top` rows; the names of every dump or of the last),
+ * then the library's writer `w`: 200, or 500 with its error. */
+static int
+answer(hscope_srv_req *r, hscope_srv_buf *b, int kind, const char *key, const char *what,
+       uint64_t top, int all_dumps, int w, const void *arg)
+{
+    int code = 0;
+    void *own, *res = job(r, b, kind, key, what, &code, &own);
+    if (!res)
+        return code;
+    hscope_report_options ro;
+    report_options(r, &ro, top, all_dumps);
+    hscope_error err = HSCOPE_ERROR_INIT;
+    hscope_write_fn out = hscope_srv_buf_write;
+    const focus *f = arg;
+    hscope_status st = HSCOPE_ERR_INTERNAL;
+    if (w == W_SUMMARY) { /* written once, when computed */
+        st = hscope_srv_buf_write(b, ((hscope_srv_buf *)res)->data, ((hscope_srv_buf *)res)->len)
+                 ? HSCOPE_ERR_NOMEM : HSCOPE_OK;
+    } else if (w == W_TALLY) {
+        st = hscope_tally_write(res, &ro, out, b, &err);
+    } else if (w == W_PATHS) {
+        ro.max_paths = f->n;
+        st = hscope_paths_write(res, &f->id, 1, &ro, out, b, &err);
+    } else if (w == W_DOMTREE) {
+        ro.depth = f->n;
+        st = hscope_domtree_write(res, f->id, &ro, out, b, &err);
+    } else if (w == W_RETAINED) {
+        st = hscope_domtree_write_retained(res, &ro, out, b, &err);
+    } else if (w == W_SUSPECTS) {
+        st = hscope_suspects_write(((hscope_srv_leaks *)res)->suspects, &ro, out, b, &err);
+    } else if (w == W_DIFF) {
+        st = write_diff(res, arg, &ro, b, &err);
+    } else if (w == W_TIMELINE) {
+        st = write_timeline(res, r, &ro, b, &err);
+    } else if (w == W_WASTE) {
+        st = hscope_waste_write(res, &ro, out, b, &err);
+    }
+    hscope_srv_release(kind, own);
+    return written(b, st, &err);
+}
+
+/* ?limit= (default `def`, at most LIMIT_CAP): 0, or 400 written. */
+static int
+arg_limit(hscope_srv_req *r, hscope_srv_buf *b, uint64_t def, uint64_t *top)
+{
+    return arg_u64(r, "limit", def, LIMIT_CAP, top) < 0 ? fail(b, 400, "limit is not a number")
+                                                        : 0;
 }
 
 static int
@@ -169,23 +240,11 @@ static int
 ep_summary(hscope_srv_req *r, hscope_srv_buf *b)
 {
     uint64_t top;
-    int code = 0;
-    if (arg_u64(r, "limit", 20, LIMIT_CAP, &top) < 0)
-        return fail(b, 400, "limit is not a number");
+    int code = arg_limit(r, b, 20, &top);
     char key[24];
     snprintf(key, sizeof(key), "%llu", (unsigned long long)(top ? top : 20));
-    hscope_srv_buf *doc = job(r, b, HSCOPE_SRV_SUMMARY, key, "the summary", &code);
-    if (doc) {
-        hscope_srv_buf_write(b, doc->data, doc->len);
-        return 200;
-    }
-    if (code)
-        return code;
-    hscope_report_options ro; /* no room to keep it: written here */
-    report_options(r, &ro, top, 0);
-    hscope_error err = HSCOPE_ERROR_INIT;
-    return written(b, hscope_heap_write_summary(r->srv->heap, &ro, hscope_srv_buf_write, b, &err),
-                   &err);
+    return code ? code
+                : answer(r, b, HSCOPE_SRV_SUMMARY, key, "the summary", top, 0, W_SUMMARY, NULL);
 }
 
 static int
@@ -194,10 +253,8 @@ ep_tally(hscope_srv_req *r, hscope_srv_buf *b)
     int code = 0;
     const char *key = arg_key(r, b, "class", &code);
     uint64_t top;
-    if (!key)
+    if (!key || (code = arg_limit(r, b, 100, &top)) != 0)
         return code;
-    if (arg_u64(r, "limit", 100, LIMIT_CAP, &top) < 0)
-        return fail(b, 400, "limit is not a number");
     const char *sort = r->arg(r->conn, "sort");
     if (sort && strcmp(sort, "count") != 0 && strcmp(sort, "memsize") != 0)
         return fail(b, 400, "sort: count or memsize");
@@ -207,27 +264,7 @@ ep_tally(hscope_srv_req *r, hscope_srv_buf *b)
     snprintf(jk, sizeof(jk), "%s|%u|%llu", key,
              sort && strcmp(sort, "count") == 0 ? HSCOPE_SORT_COUNT : HSCOPE_SORT_MEMSIZE,
              (unsigned long long)(top ? top : 100));
-    hscope_error err = HSCOPE_ERROR_INIT;
-    hscope_tally_t *t = job(r, b, HSCOPE_SRV_TALLY, jk, "the tally", &code), *own = NULL;
-    if (!t && code)
-        return code;
-    hscope_status st = HSCOPE_OK;
-    if (!t) {
-        hscope_tally_options to;
-        hscope_tally_options_init(&to);
-        to.sort = sort && strcmp(sort, "count") == 0 ? HSCOPE_SORT_COUNT : HSCOPE_SORT_MEMSIZE;
-        to.top = top ? top : 100;
-        to.flags = HSCOPE_TALLY_SKIP_DUMPER | HSCOPE_TALLY_SKIP_TRACER;
-        st = hscope_tally_compute(&own, r->srv->heap, key, &to, &err);
-        t = own;
-    }
-    if (st == HSCOPE_OK) {
-        hscope_report_options ro;
-        report_options(r, &ro, top, 0);
-        st = hscope_tally_write(t, &ro, hscope_srv_buf_write, b, &err);
-    }
-    hscope_tally_free(own);
-    return written(b, st, &err);
+    return answer(r, b, HSCOPE_SRV_TALLY, jk, "the tally", top, 0, W_TALLY, NULL);
 }
 
 static void
@@ -238,9 +275,34 @@ object_brief(hscope_srv_buf *b, hscope_heap_t *h, hscope_id id)
     hscope_srv_buf_printf(b, "{\"address\":\"0x%" PRIx64 "\",\"type\":",
                           hscope_heap_object_address(h, id));
     hscope_srv_buf_json_string(b, type, strlen(type));
+    const char *cls = hscope_heap_object_class_label(h, id); /* as the library's lists */
+    hscope_srv_buf_puts(b, ",\"class\":");
+    if (cls)
+        hscope_srv_buf_json_string(b, cls, strlen(cls));
+    else
+        hscope_srv_buf_puts(b, "null");
     hscope_srv_buf_puts(b, ",\"label\":");
     hscope_srv_buf_json_string(b, label ? label : "", label ? strlen(label) : 0);
     hscope_srv_buf_printf(b, ",\"memsize\":%" PRIu64 "}", hscope_heap_object_memsize(h, id));
+}
+
+/* The end of a list's answer: how many, and ids[off..off+lim) (a page past
+ * the end is the empty last page). */
+static int
+page(hscope_srv_buf *b, hscope_heap_t *h, const hscope_id *ids, uint64_t n, uint64_t off,
+     uint64_t lim)
+{
+    off = off < n ? off : n;
+    uint64_t end = off + lim < n ? off + lim : n;
+    hscope_srv_buf_printf(b, ",\"count\":%" PRIu64 ",\"offset\":%" PRIu64 ",\"objects\":[", n,
+                          off);
+    for (uint64_t i = off; i < end; i++) {
+        if (i > off)
+            hscope_srv_buf_puts(b, ",");
+        object_brief(b, h, ids[i]);
+    }
+    hscope_srv_buf_puts(b, "]}\n");
+    return 200;
 }
 
 /* /api/members?by=KEY&key=ROW&offset=&limit=: the objects of a row. */
@@ -258,45 +320,78 @@ ep_members(hscope_srv_req *r, hscope_srv_buf *b)
     if (arg_u64(r, "offset", 0, UINT64_MAX / 2, &off) < 0 ||
         arg_u64(r, "limit", 100, MEMBERS_CAP, &lim) < 0)
         return fail(b, 400, "offset and limit are numbers");
-    hscope_tally_t *t = job(r, b, HSCOPE_SRV_DRILL, by, "grouping every object", &code);
-    if (!t)
+    /* the job of "BY\nROW" (one too long for a slot is computed here) */
+    size_t len = strlen(by) + strlen(key) + 2;
+    char *jk = malloc(len);
+    if (!jk)
+        return fail(b, 500, "out of memory");
+    snprintf(jk, len, "%s\n%s", by, key);
+    void *own;
+    hscope_srv_members *m = job(r, b, HSCOPE_SRV_DRILL, jk, "grouping every object", &code, &own);
+    free(jk);
+    if (!m)
         return code;
-    uint64_t rows = hscope_tally_row_count(t), row = rows;
-    for (uint64_t i = 0; i < rows && row == rows; i++)
-        if (strcmp(hscope_tally_row_key(t, i), key) == 0)
-            row = i;
-    const hscope_id *ids = NULL;
-    uint64_t n = 0;
-    if (row == rows || hscope_tally_row_objects(t, row, &ids, &n) != HSCOPE_OK)
-        return fail(b, 404, "no such row");
-    if (off > n)
-        off = n; /* a page past the end is the empty last page */
-    uint64_t end = off + lim < n ? off + lim : n;
-    hscope_srv_buf_puts(b, "{\"kind\":\"members\",\"by\":");
-    hscope_srv_buf_json_string(b, by, strlen(by));
-    hscope_srv_buf_puts(b, ",\"key\":");
-    hscope_srv_buf_json_string(b, key, strlen(key));
-    hscope_srv_buf_printf(b, ",\"count\":%" PRIu64 ",\"memsize\":%" PRIu64 ",\"offset\":%" PRIu64
-                          ",\"objects\":[", n, hscope_tally_row_memsize(t, row), off);
-    for (uint64_t i = off; i < end; i++) {
-        if (i > off)
-            hscope_srv_buf_puts(b, ",");
-        object_brief(b, r->srv->heap, ids[i]);
+    if (!m->n) {
+        code = fail(b, 404, "no such row");
+    } else {
+        hscope_srv_buf_puts(b, "{\"kind\":\"members\",\"by\":");
+        hscope_srv_buf_json_string(b, by, strlen(by));
+        hscope_srv_buf_puts(b, ",\"key\":");
+        hscope_srv_buf_json_string(b, key, strlen(key));
+        hscope_srv_buf_printf(b, ",\"memsize\":%" PRIu64, m->memsize);
+        code = page(b, r->srv->heap, m->ids, m->n, off, lim);
     }
-    hscope_srv_buf_puts(b, "]}\n");
-    return 200;
+    hscope_srv_release(HSCOPE_SRV_DRILL, own);
+    return code;
 }
 
+/* A page of an object's references or referrers (?list=): the objects
+ * from ?offset=, at most ?limit=, and how many there are. */
+static int
+object_list(hscope_srv_req *r, hscope_srv_buf *b, hscope_id id, const char *list, uint64_t off,
+            uint64_t lim)
+{
+    hscope_heap_t *h = r->srv->heap;
+    const hscope_id *ids = NULL;
+    uint64_t n = 0;
+    hscope_error err = HSCOPE_ERROR_INIT;
+    hscope_status st = strcmp(list, "references") == 0
+                           ? hscope_heap_object_references(h, id, &ids, &n)
+                           : hscope_heap_object_referrers(h, id, &ids, &n, &err);
+    if (st != HSCOPE_OK)
+        return written(b, st, &err);
+    hscope_srv_buf_printf(b, "{\"kind\":\"object_list\",\"address\":\"0x%" PRIx64
+                          "\",\"list\":\"%s\"", hscope_heap_object_address(h, id), list);
+    return page(b, h, ids, n, off, lim);
+}
+
+/* /api/object?addr=&limit=: the object (the library's document) with the
+ * first `limit` references and referrers and their counts; with
+ * ?list=references|referrers&offset=, a page of one of the lists.  An
+ * object referenced by millions gives an answer of bounded size. */
 static int
 ep_object(hscope_srv_req *r, hscope_srv_buf *b)
 {
     hscope_id id;
+    uint64_t off, lim;
     int code = arg_object(r, b, &id);
     if (code)
         return code;
+    if (arg_u64(r, "offset", 0, UINT64_MAX / 2, &off) < 0 ||
+        arg_u64(r, "limit", 100, MEMBERS_CAP, &lim) < 0)
+        return fail(b, 400, "offset and limit are numbers");
+    const char *list = r->arg(r->conn, "list");
+    if (list && strcmp(list, "references") != 0 && strcmp(list, "referrers") != 0)
+        return fail(b, 400, "list: references or referrers");
+    if (list)
+        return object_list(r, b, id, list, off, lim);
+    if (off)
+        return fail(b, 400, "offset needs list (references or referrers)");
     uint64_t addr = hscope_heap_object_address(r->srv->heap, id);
     hscope_report_options ro;
-    report_options(r, &ro, 20, 0);
+    report_options(r, &ro, 0, 0);
+    ro.top = lim; /* 0: none, only the counts */
+    ro.flags |= HSCOPE_REPORT_LISTS_TOP;
     hscope_error err = HSCOPE_ERROR_INIT;
     return written(b, hscope_heap_write_objects(r->srv->heap, &addr, 1, NULL, &ro,
                                                 hscope_srv_buf_write, b, &err), &err);
@@ -305,77 +400,68 @@ ep_object(hscope_srv_req *r, hscope_srv_buf *b)
 static int
 ep_paths(hscope_srv_req *r, hscope_srv_buf *b)
 {
-    hscope_id id;
+    focus f;
     uint64_t max;
-    int code = arg_object(r, b, &id);
+    int code = arg_object(r, b, &f.id);
     if (code)
         return code;
     if (arg_u64(r, "max", 1, 20, &max) < 0)
         return fail(b, 400, "max is not a number");
-    hscope_paths_t *p = job(r, b, HSCOPE_SRV_PATHS, NULL, "paths from the roots", &code);
-    if (!p)
-        return code;
-    hscope_report_options ro;
-    report_options(r, &ro, 20, 0);
-    ro.max_paths = (uint32_t)(max ? max : 1);
-    hscope_error err = HSCOPE_ERROR_INIT;
-    return written(b, hscope_paths_write(p, &id, 1, &ro, hscope_srv_buf_write, b, &err), &err);
+    f.n = (uint32_t)(max ? max : 1);
+    return answer(r, b, HSCOPE_SRV_PATHS, NULL, "paths from the roots", 20, 0, W_PATHS, &f);
 }
 
 static int
 ep_domtree(hscope_srv_req *r, hscope_srv_buf *b)
 {
-    hscope_id id = HSCOPE_ID_NONE;
+    focus f = { HSCOPE_ID_NONE, 1 };
     uint64_t top, depth;
     int code = 0;
     const char *a = r->arg(r->conn, "addr");
-    if (a && *a && (code = arg_object(r, b, &id)) != 0)
+    if (a && *a && (code = arg_object(r, b, &f.id)) != 0)
         return code;
     if (arg_u64(r, "limit", 50, LIMIT_CAP, &top) < 0 || arg_u64(r, "depth", 1, 4, &depth) < 0)
         return fail(b, 400, "limit and depth are numbers");
-    hscope_domtree_t *t = job(r, b, HSCOPE_SRV_DOMTREE, NULL, "the dominator tree", &code);
-    if (!t)
-        return code;
-    hscope_report_options ro;
-    report_options(r, &ro, top, 0);
-    ro.depth = (uint32_t)(depth ? depth : 1);
-    hscope_error err = HSCOPE_ERROR_INIT;
-    return written(b, hscope_domtree_write(t, id, &ro, hscope_srv_buf_write, b, &err), &err);
+    f.n = (uint32_t)(depth ? depth : 1);
+    return answer(r, b, HSCOPE_SRV_DOMTREE, NULL, "the dominator tree", top, 0, W_DOMTREE, &f);
 }
 
 static int
 ep_retained(hscope_srv_req *r, hscope_srv_buf *b)
 {
     uint64_t top;
-    int code = 0;
-    if (arg_u64(r, "limit", 20, LIMIT_CAP, &top) < 0)
-        return fail(b, 400, "limit is not a number");
-    hscope_domtree_t *t = job(r, b, HSCOPE_SRV_DOMTREE, NULL, "the dominator tree", &code);
-    if (!t)
-        return code;
-    hscope_report_options ro;
-    report_options(r, &ro, top, 0);
-    hscope_error err = HSCOPE_ERROR_INIT;
-    return written(b, hscope_domtree_write_retained(t, &ro, hscope_srv_buf_write, b, &err), &err);
+    int code = arg_limit(r, b, 20, &top);
+    return code ? code
+                : answer(r, b, HSCOPE_SRV_DOMTREE, NULL, "the dominator tree", top, 0,
+                         W_RETAINED, NULL);
 }
 
 static int
 ep_suspects(hscope_srv_req *r, hscope_srv_buf *b)
 {
     uint64_t top;
-    int code = 0;
     if (r->srv->cfg.n != 3)
         return fail(b, 404, "the leak views need three dumps A B C");
-    if (arg_u64(r, "limit", 20, LIMIT_CAP, &top) < 0)
-        return fail(b, 400, "limit is not a number");
-    hscope_srv_leaks *l = job(r, b, HSCOPE_SRV_SUSPECTS, NULL, "the leak suspects", &code);
-    if (!l)
-        return code;
-    hscope_report_options ro;
-    report_options(r, &ro, top, 1);
-    hscope_error err = HSCOPE_ERROR_INIT;
-    return written(b, hscope_suspects_write(l->suspects, &ro, hscope_srv_buf_write, b, &err),
-                   &err);
+    int code = arg_limit(r, b, 20, &top);
+    return code ? code
+                : answer(r, b, HSCOPE_SRV_SUSPECTS, NULL, "the leak suspects", top, 1,
+                         W_SUSPECTS, NULL);
+}
+
+/* The diff's leaked objects by a key (by count, as diff --by). */
+static hscope_status
+write_diff(hscope_srv_leaks *l, const char *key, hscope_report_options *ro, hscope_srv_buf *b,
+           hscope_error *err)
+{
+    hscope_tally_options to;
+    hscope_tally_options_init(&to);
+    to.top = ro->top;
+    hscope_tally_t *t = NULL;
+    hscope_status st = hscope_diff_tally(&t, l->diff, key, &to, err);
+    if (st == HSCOPE_OK)
+        st = hscope_diff_write(l->diff, t, ro, hscope_srv_buf_write, b, err);
+    hscope_tally_free(t);
+    return st;
 }
 
 static int
@@ -386,26 +472,23 @@ ep_diff(hscope_srv_req *r, hscope_srv_buf *b)
     if (r->srv->cfg.n != 3)
         return fail(b, 404, "the leak views need three dumps A B C");
     const char *key = arg_key(r, b, "file:line:class", &code);
-    if (!key)
+    if (!key || (code = arg_limit(r, b, 20, &top)) != 0)
         return code;
-    if (arg_u64(r, "limit", 20, LIMIT_CAP, &top) < 0)
-        return fail(b, 400, "limit is not a number");
-    hscope_srv_leaks *l = job(r, b, HSCOPE_SRV_SUSPECTS, NULL, "the leak suspects", &code);
-    if (!l)
-        return code;
-    hscope_tally_options to;
-    hscope_tally_options_init(&to);
-    to.top = top ? top : 20; /* by count, as diff --by */
-    hscope_tally_t *t = NULL;
-    hscope_error err = HSCOPE_ERROR_INIT;
-    hscope_status st = hscope_diff_tally(&t, l->diff, key, &to, &err);
-    if (st == HSCOPE_OK) {
-        hscope_report_options ro;
-        report_options(r, &ro, top, 1);
-        st = hscope_diff_write(l->diff, t, &ro, hscope_srv_buf_write, b, &err);
+    return answer(r, b, HSCOPE_SRV_SUSPECTS, NULL, "the leak suspects", top, 1, W_DIFF, key);
+}
+
+static hscope_status
+write_timeline(hscope_timeline_t *tl, hscope_srv_req *r, hscope_report_options *ro,
+               hscope_srv_buf *b, hscope_error *err)
+{
+    const char *fmt = r->arg(r->conn, "format");
+    ro->dump_names = NULL; /* the timeline's own order: its paths */
+    ro->dump_name_count = 0;
+    if (fmt && strcmp(fmt, "svg") == 0) {
+        ro->format = HSCOPE_FORMAT_SVG;
+        r->mime = "image/svg+xml"; /* an error is JSON: ep_timeline resets it */
     }
-    hscope_tally_free(t);
-    return written(b, st, &err);
+    return hscope_timeline_write(tl, ro, hscope_srv_buf_write, b, err);
 }
 
 static int
@@ -416,24 +499,12 @@ ep_timeline(hscope_srv_req *r, hscope_srv_buf *b)
     if (r->srv->cfg.n < 2)
         return fail(b, 404, "the timeline needs two dumps or more");
     const char *key = arg_key(r, b, "class", &code);
-    if (!key)
+    if (!key || (code = arg_limit(r, b, 20, &top)) != 0)
         return code;
-    if (arg_u64(r, "limit", 20, LIMIT_CAP, &top) < 0)
-        return fail(b, 400, "limit is not a number");
-    const char *fmt = r->arg(r->conn, "format");
-    hscope_timeline_t *tl = job(r, b, HSCOPE_SRV_TIMELINE, key, "the timeline", &code);
-    if (!tl)
-        return code;
-    hscope_report_options ro;
-    report_options(r, &ro, top, 1);
-    ro.dump_names = NULL; /* the timeline's own order: its paths */
-    ro.dump_name_count = 0;
-    if (fmt && strcmp(fmt, "svg") == 0)
-        ro.format = HSCOPE_FORMAT_SVG;
-    hscope_error err = HSCOPE_ERROR_INIT;
-    code = written(b, hscope_timeline_write(tl, &ro, hscope_srv_buf_write, b, &err), &err);
-    if (code == 200 && ro.format == HSCOPE_FORMAT_SVG)
-        r->mime = "image/svg+xml";
+    const char *json = r->mime;
+    code = answer(r, b, HSCOPE_SRV_TIMELINE, key, "the timeline", top, 1, W_TIMELINE, NULL);
+    if (code != 200)
+        r->mime = json;
     return code;
 }
 
@@ -441,16 +512,8 @@ static int
 ep_waste(hscope_srv_req *r, hscope_srv_buf *b)
 {
     uint64_t top;
-    int code = 0;
-    if (arg_u64(r, "limit", 20, LIMIT_CAP, &top) < 0)
-        return fail(b, 400, "limit is not a number");
-    hscope_waste_t *w = job(r, b, HSCOPE_SRV_WASTE, NULL, "the waste", &code);
-    if (!w)
-        return code;
-    hscope_report_options ro;
-    report_options(r, &ro, top, 0);
-    hscope_error err = HSCOPE_ERROR_INIT;
-    return written(b, hscope_waste_write(w, &ro, hscope_srv_buf_write, b, &err), &err);
+    int code = arg_limit(r, b, 20, &top);
+    return code ? code : answer(r, b, HSCOPE_SRV_WASTE, NULL, "the waste", top, 0, W_WASTE, NULL);
 }
 
 /* Rows of tally t (by `by`) whose key has q (any case), at most 100. */
@@ -477,16 +540,14 @@ search_rows(hscope_srv_buf *b, hscope_tally_t *t, const char *by, const char *q,
 static int
 ep_search(hscope_srv_req *r, hscope_srv_buf *b)
 {
-    static const char *keys[] = { "class", "file:line:class", "gem" };
-    hscope_tally_t *t[3];
     int code = 0;
     const char *q = r->arg(r->conn, "q");
     if (!q || !*q || strlen(q) > 200)
         return fail(b, 400, "q: the text to look for (1 to 200 bytes)");
-    static const char *jobs[] = { "class|1|0", "file:line:class|1|0", "gem|1|0" };
-    for (int k = 0; k < 3; k++) /* every row by memsize, kept */
-        if (!(t[k] = job(r, b, HSCOPE_SRV_SEARCH, jobs[k], "grouping every object", &code)))
-            return code;
+    void *own; /* unkeyed: always kept */
+    hscope_srv_search *t = job(r, b, HSCOPE_SRV_SEARCH, NULL, "grouping every object", &code, &own);
+    if (!t)
+        return code;
     hscope_srv_buf_puts(b, "{\"kind\":\"search\",\"q\":");
     hscope_srv_buf_json_string(b, q, strlen(q));
     hscope_srv_buf_puts(b, ",\"object\":");
@@ -499,8 +560,8 @@ ep_search(hscope_srv_req *r, hscope_srv_buf *b)
     else
         hscope_srv_buf_puts(b, "null");
     hscope_srv_buf_puts(b, ",\"rows\":{");
-    for (int k = 0; k < 3; k++)
-        search_rows(b, t[k], keys[k], q, k == 0);
+    for (int k = 0; k < HSCOPE_SRV_SEARCH_KEYS; k++)
+        search_rows(b, t->t[k], t->keys[k], q, k == 0);
     hscope_srv_buf_puts(b, "}}\n");
     return 200;
 }

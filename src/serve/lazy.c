@@ -2,9 +2,10 @@
  * lazy.c - what `heapscope serve` computes once, on first use, on a
  * thread of its own (see serve.h): no request waits for it; until it is
  * done the endpoints that need it answer 202 and the page shows it being
- * computed.  The dominator tree of three dumps is the suspects' own (one
- * tree, not two).
+ * computed.  The dominator tree and the paths from the roots of three
+ * dumps are the suspects' own (one of each, not two).
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,11 +70,29 @@ release_domtree(void *p)
     (void)p; /* freed below, unless it is the suspects' (see state_free) */
 }
 
+/* With three dumps the suspects hold the paths of the last one: shared
+ * (one array per object, not two), as the dominator tree is.  NULL when
+ * they are not of the served heap. */
+static void *
+shared_paths(hscope_srv *s, hscope_error *err)
+{
+    int st = 0;
+    double sec = 0;
+    hscope_srv_leaks *l = hscope_srv_job_get(s, HSCOPE_SRV_SUSPECTS, NULL, 1, &st, &sec, err);
+    if (!l)
+        return NULL;
+    const hscope_paths_t *p = hscope_suspects_paths(l->suspects);
+    hscope_domtree_t *t = hscope_suspects_domtree(l->suspects);
+    return p && hscope_domtree_heap(t) == s->heap ? (void *)p : NULL;
+}
+
 static void *
 compute_paths(hscope_srv *s, const char *key, hscope_error *err)
 {
     (void)key;
     hscope_paths_t *p = NULL;
+    if (s->cfg.n == 3 && (p = shared_paths(s, err)) != NULL)
+        return p;
     if (hscope_paths_compute(&p, s->heap, NULL, err) != HSCOPE_OK)
         return NULL;
     return p;
@@ -82,7 +101,7 @@ compute_paths(hscope_srv *s, const char *key, hscope_error *err)
 static void
 release_paths(void *p)
 {
-    hscope_paths_free(p);
+    (void)p; /* freed in state_free, unless it is the suspects' */
 }
 
 static void *
@@ -105,26 +124,86 @@ release_timeline(void *p)
     hscope_timeline_free(p);
 }
 
-/* Every object of the heap by `key`, the rows listing their objects (a
- * class's objects, a site's). */
+/* The objects of one row of a tally (key "BY\nROW": a class's objects, a
+ * site's), the heap taken a slice at a time: only the row's list is kept,
+ * and the grouping of a slice is all that is held meanwhile, not the
+ * whole heap's rows with every member. */
+#define DRILL_SLICE 65536
+
+static int
+drill_slice(hscope_srv *s, const char *by, const char *row, hscope_id *ids, uint64_t cnt,
+            hscope_srv_members *m, uint64_t *cap, hscope_error *err)
+{
+    hscope_tally_options to;
+    hscope_tally_options_init(&to);
+    hscope_tally_t *t = NULL;
+    if (hscope_tally_subset(&t, s->heap, by, ids, cnt, &to, err) != HSCOPE_OK)
+        return -1;
+    uint64_t rows = hscope_tally_row_count(t), i = 0;
+    while (i < rows && strcmp(hscope_tally_row_key(t, i), row) != 0)
+        i++;
+    const hscope_id *in = NULL;
+    uint64_t n = 0;
+    int rc = 0;
+    if (i < rows && hscope_tally_row_objects(t, i, &in, &n) == HSCOPE_OK && n) {
+        if (m->n + n > *cap) {
+            uint64_t c = (m->n + n) * 2;
+            hscope_id *p = realloc(m->ids, c * sizeof(*p));
+            if (!p)
+                rc = -1;
+            else
+                m->ids = p, *cap = c;
+        }
+        if (rc == 0) {
+            memcpy(m->ids + m->n, in, n * sizeof(*in));
+            m->n += n;
+            m->memsize += hscope_tally_row_memsize(t, i);
+        }
+    }
+    hscope_tally_free(t);
+    return rc;
+}
+
 static void *
 compute_drill(hscope_srv *s, const char *key, hscope_error *err)
 {
-    uint64_t n = hscope_heap_object_count(s->heap);
-    hscope_id *ids = malloc((n ? n : 1) * sizeof(*ids));
-    if (!ids) {
-        snprintf(err->message, sizeof(err->message), "out of memory");
+    const char *nl = strchr(key, '\n');
+    char by[32];
+    if (!nl || nl - key >= (ptrdiff_t)sizeof(by)) {
+        snprintf(err->message, sizeof(err->message), "bad drill job key");
         return NULL;
     }
-    for (uint64_t i = 0; i < n; i++)
-        ids[i] = (hscope_id)i;
-    hscope_tally_options to;
-    hscope_tally_options_init(&to);
-    to.sort = HSCOPE_SORT_MEMSIZE;
-    hscope_tally_t *t = NULL;
-    hscope_status st = hscope_tally_subset(&t, s->heap, key, ids, n, &to, err);
+    memcpy(by, key, (size_t)(nl - key));
+    by[nl - key] = 0;
+    uint64_t total = hscope_heap_object_count(s->heap), cap = 0;
+    hscope_srv_members *m = calloc(1, sizeof(*m));
+    hscope_id *ids = malloc(DRILL_SLICE * sizeof(*ids));
+    int rc = m && ids ? 0 : -1;
+    for (uint64_t at = 0; at < total && rc == 0; at += DRILL_SLICE) {
+        uint64_t cnt = total - at < DRILL_SLICE ? total - at : DRILL_SLICE;
+        for (uint64_t i = 0; i < cnt; i++)
+            ids[i] = (hscope_id)(at + i);
+        rc = drill_slice(s, by, nl + 1, ids, cnt, m, &cap, err);
+    }
     free(ids);
-    return st == HSCOPE_OK ? t : NULL;
+    if (rc != 0) {
+        if (m)
+            free(m->ids);
+        free(m);
+        return NULL;
+    }
+    hscope_id *fit = m->n ? realloc(m->ids, m->n * sizeof(*fit)) : NULL;
+    if (fit) /* kept as long as the server runs: no room to spare */
+        m->ids = fit;
+    return m;
+}
+
+static void
+release_members(void *p)
+{
+    hscope_srv_members *m = p;
+    free(m->ids);
+    free(m);
 }
 
 static void
@@ -208,6 +287,41 @@ compute_summary(hscope_srv *s, const char *key, hscope_error *err)
     return b;
 }
 
+/* The three tallies search reads (every row, by memsize), one after the
+ * other on one thread: the transient memory of one tally at a time. */
+static void *
+compute_search(hscope_srv *s, const char *key, hscope_error *err)
+{
+    (void)key;
+    static const char *keys[HSCOPE_SRV_SEARCH_KEYS] = { "class", "file:line:class", "gem" };
+    hscope_srv_search *r = calloc(1, sizeof(*r));
+    if (!r)
+        return NULL;
+    hscope_tally_options to;
+    hscope_tally_options_init(&to);
+    to.sort = HSCOPE_SORT_MEMSIZE;
+    to.flags = HSCOPE_TALLY_SKIP_DUMPER | HSCOPE_TALLY_SKIP_TRACER;
+    for (int k = 0; k < HSCOPE_SRV_SEARCH_KEYS; k++) {
+        r->keys[k] = keys[k];
+        if (hscope_tally_compute(&r->t[k], s->heap, keys[k], &to, err) != HSCOPE_OK) {
+            for (int j = 0; j < k; j++)
+                hscope_tally_free(r->t[j]);
+            free(r);
+            return NULL;
+        }
+    }
+    return r;
+}
+
+static void
+release_search(void *p)
+{
+    hscope_srv_search *r = p;
+    for (int k = 0; k < HSCOPE_SRV_SEARCH_KEYS; k++)
+        hscope_tally_free(r->t[k]);
+    free(r);
+}
+
 static void
 release_buf(void *p)
 {
@@ -224,12 +338,28 @@ release_nothing(void *p)
 
 static void *(*const computes[HSCOPE_SRV_KINDS])(hscope_srv *, const char *, hscope_error *) = {
     compute_domtree, compute_paths, compute_suspects, compute_timeline, compute_drill,
-    compute_waste, compute_tally, compute_warm, compute_summary, compute_tally,
+    compute_waste, compute_tally, compute_warm, compute_summary, compute_search,
 };
 static void (*const releases[HSCOPE_SRV_KINDS])(void *) = {
-    release_domtree, release_paths, release_leaks, release_timeline, release_tally,
-    release_waste, release_tally, release_nothing, release_buf, release_tally,
+    release_domtree, release_paths, release_leaks, release_timeline, release_members,
+    release_waste, release_tally, release_nothing, release_buf, release_search,
 };
+
+void *
+hscope_srv_compute(hscope_srv *s, int kind, const char *key, hscope_error *err)
+{
+    void *r = computes[kind](s, key, err);
+    if (!r && !err->message[0])
+        snprintf(err->message, sizeof(err->message), "out of memory");
+    return r;
+}
+
+void
+hscope_srv_release(int kind, void *result)
+{
+    if (result)
+        releases[kind](result);
+}
 
 void
 hscope_srv_state_init(hscope_srv *s)
@@ -264,6 +394,11 @@ hscope_srv_state_free(hscope_srv *s)
                  hscope_suspects_domtree(((hscope_srv_leaks *)sj->result)->suspects) == dt->result;
     if (dt->state == 2 && !shared)
         hscope_domtree_free(dt->result);
+    hscope_srv_job *pj = &s->jobs[HSCOPE_SRV_PATHS][0];
+    if (pj->state == 2 &&
+        !(sj->state == 2 &&
+          hscope_suspects_paths(((hscope_srv_leaks *)sj->result)->suspects) == pj->result))
+        hscope_paths_free(pj->result);
     for (int k = 0; k < HSCOPE_SRV_KINDS; k++)
         for (int i = 0; i < HSCOPE_SRV_KEYS; i++) {
             hscope_srv_job *j = &s->jobs[k][i];

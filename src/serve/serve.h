@@ -11,7 +11,7 @@
  *   api.c     the JSON endpoints (/api/...), one function each
  *   lazy.c    what is computed once, on first use, on its own thread
  *             (dominator tree, root paths, diff and suspects, timeline,
- *             the tallies that list their objects), so that no request
+ *             the objects of a tally's row), so that no request
  *             waits for it: until it is ready an endpoint answers 202
  *   ui/       the page (HTML, CSS, JS), embedded at build time (embed.py)
  *
@@ -71,7 +71,7 @@ typedef struct hscope_srv_job {
     void *(*compute)(struct hscope_srv *s, const char *key, hscope_error *err);
     void (*release)(void *result);
     struct hscope_srv *srv;
-    char key[32];              /* a tally key for keyed jobs, else "" */
+    char key[320];             /* the key of a keyed job, else "" */
 } hscope_srv_job;
 
 /* Kinds of jobs. */
@@ -79,15 +79,16 @@ typedef struct hscope_srv_job {
 #define HSCOPE_SRV_PATHS    1  /* shortest paths from the roots */
 #define HSCOPE_SRV_SUSPECTS 2  /* the diff of three dumps and its suspects */
 #define HSCOPE_SRV_TIMELINE 3  /* keyed: the timeline of every dump by KEY */
-#define HSCOPE_SRV_DRILL    4  /* keyed: every object by KEY, rows listing them */
+#define HSCOPE_SRV_DRILL    4  /* keyed "BY\nROW": the objects of one row of a tally */
 #define HSCOPE_SRV_WASTE    5  /* the waste of the heap */
 #define HSCOPE_SRV_TALLY    6  /* keyed "BY|SORT|TOP": a tally as /api/tally asks it */
 #define HSCOPE_SRV_WARM     7  /* the heap's reverse references, built at start */
 #define HSCOPE_SRV_SUMMARY  8  /* keyed "TOP": the summary document, written once */
-#define HSCOPE_SRV_SEARCH   9  /* keyed as TALLY: the three tallies search reads */
+#define HSCOPE_SRV_SEARCH   9  /* the three tallies search reads */
 #define HSCOPE_SRV_KINDS    10
-#define HSCOPE_SRV_KEYS     16 /* keyed jobs per kind (a full table: computed
-                                  per request instead) */
+#define HSCOPE_SRV_KEYS     64 /* keyed jobs per kind, e.g. the rows drilled
+                                  into (a full table: computed per request
+                                  instead) */
 
 /* The served state. */
 typedef struct hscope_srv {
@@ -109,11 +110,31 @@ void hscope_srv_state_free(hscope_srv *s);
 void *hscope_srv_job_get(hscope_srv *s, int kind, const char *key, int wait, int *state,
                          double *seconds, hscope_error *err);
 
+/* What a keyed job of `kind` computes, computed here, on the caller's
+ * thread (for a key that has no slot left); free it with
+ * hscope_srv_release().  NULL after writing *err. */
+void *hscope_srv_compute(hscope_srv *s, int kind, const char *key, hscope_error *err);
+void hscope_srv_release(int kind, void *result);
+
+/* Results of the drill job: the objects of one row, ascending. */
+typedef struct hscope_srv_members {
+    hscope_id *ids;
+    uint64_t n, memsize;
+} hscope_srv_members;
+
 /* Results of the suspects job. */
 typedef struct hscope_srv_leaks {
     hscope_diff_t *diff;
     hscope_suspects_t *suspects;
 } hscope_srv_leaks;
+
+/* Results of the search job: every row of the heap by class, by site and
+ * by gem. */
+#define HSCOPE_SRV_SEARCH_KEYS 3
+typedef struct hscope_srv_search {
+    const char *keys[HSCOPE_SRV_SEARCH_KEYS];
+    hscope_tally_t *t[HSCOPE_SRV_SEARCH_KEYS];
+} hscope_srv_search;
 
 /* A request as api.c sees it. */
 typedef struct hscope_srv_req {

@@ -974,8 +974,8 @@ static const char *const VAL[] = {
     "{'address':'0x10', 'type':'STRING', 'bytesize':3, 'value':'abc'}",
     "{'address':'0x18', 'type':'STRING', 'bytesize':5, 'encoding':'UTF-8'}",
     "{'address':'0x20', 'type':'SYMBOL', 'bytesize':8, 'value':'dyn_5sym'}",
-    "{'address':'0x28', 'type':'STRING', 'bytesize':10, "
-    "'value':'t\\u0000\\t\\'\\\\\\u00e9\\u001b\\/x'}",
+    ("{'address':'0x28', 'type':'STRING', 'bytesize':10, "
+     "'value':'t\\u0000\\t\\'\\\\\\u00e9\\u001b\\/x'}"),
     "{'address':'0x30', 'type':'STRING', 'bytesize':0, 'value':''}",
 };
 

@@ -588,6 +588,7 @@ test_writers(void **state)
                                   "\"no_verdict\":null,\"rule_count\":3,\"over_count\":1,"
                                   "\"total\":{\"count\":7,\"memsize\":510},"
                                   "\"excluded_dumper_objects\":1,"
+                                  "\"excluded_tracer\":{\"count\":0,\"memsize\":0},"
                                   "\"leaked\":{\"count\":1,\"memsize\":70},\"rules\":["));
     assert_non_null(strstr(s.buf, "{\"rule\":\"leaked.objects\",\"section\":\"leaked\","
                                   "\"key\":null,\"metric\":\"objects\",\"line\":2,\"limit\":0,"

@@ -34,7 +34,8 @@ put(text *t, const char *fmt, ...)
     va_list ap;
     for (;;) {
         va_start(ap, fmt);
-        int n = vsnprintf(t->s + t->len, t->cap - t->len, fmt, ap);
+        /* no pointer arithmetic on the NULL of an empty text (UB) */
+        int n = vsnprintf(t->s ? t->s + t->len : NULL, t->cap - t->len, fmt, ap);
         va_end(ap);
         if ((size_t)n < t->cap - t->len) {
             t->len += (size_t)n;
@@ -242,6 +243,28 @@ check(const graph *g)
     uint64_t r;
     hscope_domtree_totals(t, &r, NULL, NULL, NULL);
     assert_int_equal(r, reach);
+    /* children: the nodes whose reference idom is v, ascending (the root
+     * category stands for the super-root) */
+    int *next = calloc((size_t)g->n + 1, sizeof(int)); /* per parent: next child to see */
+    for (int w = 0; w < g->n; w++) {
+        if (idom[w] == -1)
+            continue;
+        int v = idom[w];
+        const hscope_id *k = NULL;
+        uint64_t nk = 0;
+        assert_int_equal(hscope_domtree_children(t, v == g->n ? HSCOPE_ID_NONE : (hscope_id)v,
+                                                 v == g->n ? 0 : -1, &k, &nk, &err), HSCOPE_OK);
+        assert_true((uint64_t)next[v] < nk);
+        assert_int_equal(k[next[v]++], (hscope_id)w);
+    }
+    for (int v = -1; v < g->n; v++) {
+        const hscope_id *k = NULL;
+        uint64_t nk = 0;
+        assert_int_equal(hscope_domtree_children(t, v < 0 ? HSCOPE_ID_NONE : (hscope_id)v,
+                                                 v < 0 ? 0 : -1, &k, &nk, &err), HSCOPE_OK);
+        assert_int_equal(nk, (uint64_t)next[v < 0 ? g->n : v]);
+    }
+    free(next);
     free(ret);
     free(idom);
     hscope_domtree_free(t);
@@ -387,6 +410,8 @@ test_deep_chain(void **state)
     hscope_error err = HSCOPE_ERROR_INIT;
     assert_int_equal(hscope_domtree_compute(&t, h, NULL, &err), HSCOPE_OK);
     assert_int_equal(hscope_domtree_chain(t, (hscope_id)(n - 1), NULL, 0, NULL), (uint64_t)n);
+    /* idom, retained count and size: 12 bytes per object (and the handle) */
+    assert_true(hscope_domtree_memory(t) < 13 * (uint64_t)n);
     assert_int_equal(hscope_paths_compute(&p, h, NULL, &err), HSCOPE_OK);
     int32_t cat = -2;
     assert_int_equal(hscope_paths_get(p, (hscope_id)(n - 1), NULL, 0, &cat), (uint64_t)n);
@@ -395,6 +420,165 @@ test_deep_chain(void **state)
     hscope_domtree_free(t);
     hscope_heap_free(h);
     graph_free(g);
+}
+
+/* Retained sizes of 4 GiB and more (kept apart from the 4-byte ones): a
+ * chain of 3 GB objects retains their sums exactly, and orders the top. */
+static void
+test_big_retained(void **state)
+{
+    (void)state;
+    /* 300 chains root -> A_k (3e9) -> B_k (3e9 + k) -> C_k (3e9), and a
+     * 100-byte D_k under each A_k: more big sizes than the table's first
+     * size holds */
+    text t = { 0 };
+    int n = 300;
+    put(&t, "{\"type\":\"ROOT\", \"root\":\"vm\", \"references\":[");
+    for (int k = 0; k < n; k++)
+        put(&t, "%s\"0x%x\"", k ? ", " : "", 0x100000 + 0x100 * k);
+    put(&t, "]}\n");
+    for (int k = 0; k < n; k++) {
+        int a = 0x100000 + 0x100 * k;
+        put(&t, "{\"address\":\"0x%x\", \"type\":\"OBJECT\", \"references\":[\"0x%x\", \"0x%x\"], "
+                "\"memsize\":3000000000}\n", a, a + 0x10, a + 0x30);
+        put(&t, "{\"address\":\"0x%x\", \"type\":\"OBJECT\", \"references\":[\"0x%x\"], "
+                "\"memsize\":%llu}\n", a + 0x10, a + 0x20, 3000000000ull + (unsigned long long)k);
+        put(&t, "{\"address\":\"0x%x\", \"type\":\"OBJECT\", \"memsize\":3000000000}\n", a + 0x20);
+        put(&t, "{\"address\":\"0x%x\", \"type\":\"OBJECT\", \"memsize\":100}\n", a + 0x30);
+    }
+    hscope_heap_t *h = NULL;
+    hscope_error err = HSCOPE_ERROR_INIT;
+    assert_int_equal(hscope_heap_open_memory(&h, t.s, t.len, NULL, &err), HSCOPE_OK);
+    free(t.s);
+    hscope_domtree_t *tr = NULL;
+    assert_int_equal(hscope_domtree_compute(&tr, h, NULL, &err), HSCOPE_OK);
+    for (int k = 0; k < n; k++) {
+        uint64_t a = 0x100000 + 0x100 * (uint64_t)k, ka = 3000000000ull + (uint64_t)k;
+        hscope_id ia, ib, ic, id;
+        assert_int_equal(hscope_heap_find(h, a, &ia), HSCOPE_OK);
+        assert_int_equal(hscope_heap_find(h, a + 0x10, &ib), HSCOPE_OK);
+        assert_int_equal(hscope_heap_find(h, a + 0x20, &ic), HSCOPE_OK);
+        assert_int_equal(hscope_heap_find(h, a + 0x30, &id), HSCOPE_OK);
+        assert_int_equal(hscope_domtree_retained(tr, ic), 3000000000ull);
+        assert_int_equal(hscope_domtree_retained(tr, ib), ka + 3000000000ull);
+        assert_int_equal(hscope_domtree_retained(tr, ia), ka + 6000000100ull);
+        assert_int_equal(hscope_domtree_retained(tr, id), 100);
+    }
+    hscope_id top[2];
+    assert_int_equal(hscope_domtree_top(tr, top, 2), 2);
+    assert_int_equal(hscope_heap_object_address(h, top[0]), 0x100000 + 0x100 * (n - 1));
+    assert_int_equal(hscope_heap_object_address(h, top[1]), 0x100000 + 0x100 * (n - 2));
+    hscope_domtree_free(tr);
+    hscope_heap_free(h);
+}
+
+/* Reference BFS distances from the roots (objects on the path, the root
+ * target counting 1; 0 unreached). */
+static int *
+bfs_dist(const graph *g)
+{
+    int *d = calloc((size_t)g->n, sizeof(int)), *q = malloc((size_t)g->n * sizeof(int));
+    int qh = 0, qt = 0;
+    for (int r = 0; r < g->nroots; r++)
+        if (!d[g->roots[r]]) {
+            d[g->roots[r]] = 1;
+            q[qt++] = g->roots[r];
+        }
+    while (qh < qt) {
+        int v = q[qh++];
+        for (int k = 0; k < g->deg[v]; k++)
+            if (!d[g->adj[v][k]]) {
+                d[g->adj[v][k]] = d[v] + 1;
+                q[qt++] = g->adj[v][k];
+            }
+    }
+    free(q);
+    return d;
+}
+
+static int
+has_edge(const graph *g, int a, int b)
+{
+    for (int k = 0; k < g->deg[a]; k++)
+        if (g->adj[a][k] == b)
+            return 1;
+    return 0;
+}
+
+/* Paths from the roots of a heap whose reverse references are built
+ * (kept compact, by the predecessor's place among the referrers) are the
+ * paths of a heap without them, shortest and made of edges, in less
+ * memory. */
+static void
+check_paths_compact(const graph *g)
+{
+    hscope_heap_t *h1 = graph_heap(g), *h2 = graph_heap(g);
+    hscope_error err = HSCOPE_ERROR_INIT;
+    const hscope_id *src;
+    uint64_t nsrc;
+    assert_int_equal(hscope_heap_object_referrers(h2, 0, &src, &nsrc, &err), HSCOPE_OK);
+    hscope_paths_t *p1 = NULL, *p2 = NULL;
+    assert_int_equal(hscope_paths_compute(&p1, h1, NULL, &err), HSCOPE_OK);
+    assert_int_equal(hscope_paths_compute(&p2, h2, NULL, &err), HSCOPE_OK);
+    assert_true(hscope_paths_memory(p2) < hscope_paths_memory(p1));
+    int *d = bfs_dist(g);
+    hscope_id *a = malloc((size_t)g->n * sizeof(hscope_id)), *b = malloc((size_t)g->n * sizeof(hscope_id));
+    for (int v = 0; v < g->n; v++) {
+        int32_t c1 = -2, c2 = -2;
+        uint64_t l1 = hscope_paths_get(p1, (hscope_id)v, a, (uint64_t)g->n, &c1);
+        uint64_t l2 = hscope_paths_get(p2, (hscope_id)v, b, (uint64_t)g->n, &c2);
+        assert_int_equal(l1, (uint64_t)d[v]);
+        assert_int_equal(l2, (uint64_t)d[v]);
+        if (!l2)
+            continue;
+        assert_int_equal(c2, c1);
+        assert_memory_equal(a, b, (size_t)l2 * sizeof(hscope_id));
+        assert_int_equal(b[l2 - 1], (hscope_id)v);
+        assert_int_equal(d[b[0]], 1);
+        for (uint64_t k = 1; k < l2; k++)
+            assert_true(has_edge(g, (int)b[k - 1], (int)b[k]));
+    }
+    free(a);
+    free(b);
+    free(d);
+    hscope_paths_free(p1);
+    hscope_paths_free(p2);
+    hscope_heap_free(h1);
+    hscope_heap_free(h2);
+}
+
+static void
+test_paths_compact(void **state)
+{
+    (void)state;
+    /* a hub referenced by 700 objects, reached first through its last
+     * referrer (a place past what one byte holds), a root target reached
+     * from a root only, and random graphs */
+    int n = 2000, hub = 1999;
+    graph *g = graph_new(n);
+    g->roots[g->nroots++] = 0;
+    g->roots[g->nroots++] = 700;
+    for (int i = 0; i + 1 < 700; i++)
+        edge(g, i, i + 1);
+    for (int i = 1; i <= 700; i++)
+        edge(g, i, hub);
+    for (int i = 701; i < hub; i++)
+        edge(g, i - 1 == 700 ? hub : i - 1, i);
+    check_paths_compact(g);
+    graph_free(g);
+    for (int round = 0; round < 10; round++) {
+        n = 300 + rnd(2000);
+        g = graph_new(n);
+        for (int r = 0; r < 1 + rnd(3); r++)
+            g->roots[g->nroots++] = rnd(n);
+        for (int e = 0, m = 2 * n + rnd(3 * n); e < m; e++) {
+            int x = rnd(n), y = rnd(10) < 7 ? x + 1 + rnd(5) : rnd(n);
+            if (y < n)
+                edge(g, x, y);
+        }
+        check_paths_compact(g);
+        graph_free(g);
+    }
 }
 
 /* holders: members grouped by the first non-member dominator */
@@ -484,6 +668,8 @@ main(void)
         cmocka_unit_test(test_holders),
         cmocka_unit_test(test_holders_outlive_tree),
         cmocka_unit_test(test_deep_chain),
+        cmocka_unit_test(test_paths_compact),
+        cmocka_unit_test(test_big_retained),
         cmocka_unit_test(test_repeated_edges),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

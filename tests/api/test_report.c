@@ -392,6 +392,19 @@ test_objects(void **state)
     assert_int_equal(hscope_heap_write_objects(h, addrs + 2, 1, bad, &o, collect, &s, NULL),
                      HSCOPE_OK);
     assert_has(&s, "\"record\":\"{\\\"address\\\":\\\"0x5000\\\",\\\"type\\\":\\\"STR\"");
+    /* JSON with HSCOPE_REPORT_LISTS_TOP: the first `top` of each list and
+     * the counts (2 references, 1 referrer in the fixture) */
+    free(s.p);
+    memset(&s, 0, sizeof(s));
+    o = ropts(HSCOPE_FORMAT_JSON, HSCOPE_REPORT_LISTS_TOP);
+    o.top = 1;
+    assert_int_equal(hscope_heap_write_objects(h, addrs, 1, NULL, &o, collect, &s, NULL),
+                     HSCOPE_OK);
+    assert_has(&s, "\"record\":null,\"references_count\":2,\"references\":["
+                   "{\"address\":\"0x5000\",\"type\":\"STRING\",\"class\":\"String\","
+                   "\"label\":\"String\",\"memsize\":40}],\"referrers_count\":1,\"referrers\":["
+                   "{\"address\":\"0x1000\",\"type\":\"CLASS\",\"class\":\"Class\","
+                   "\"label\":\"PostsController\",\"memsize\":500}]}");
     /* text: the first `top` references, then how many more */
     free(s.p);
     memset(&s, 0, sizeof(s));
@@ -825,7 +838,8 @@ test_diff_and_suspects(void **state)
     assert_has(&s, "{\"kind\":\"diff\",");
     assert_has(&s, "\"dumps\":[{\"path\":\"a\",\"objects\":2},{\"path\":\"b\",\"objects\":5},"
                    "{\"path\":\"c\",\"objects\":5}],\"leaked\":{\"count\":2,\"memsize\":80},"
-                   "\"excluded_dumper_objects\":0,\"reused_addresses\":0,\"object_id_matches\":0,"
+                   "\"excluded_dumper_objects\":0,\"excluded_tracer\":{\"count\":0,\"memsize\":0},"
+                   "\"reused_addresses\":0,\"object_id_matches\":0,"
                    "\"moved_objects\":0,\"notes\":[],\"by\":\"file:line:class\","
                    "\"group_count\":1,\"groups\":[{\"key\":\"a.rb:7:String\",\"count\":2,"
                    "\"memsize\":80,\"addresses\":[\"0x2000\",\"0x2028\"]}],\"warnings\":[]}\n");
@@ -877,7 +891,7 @@ test_diff_and_suspects(void **state)
     o = ropts(HSCOPE_FORMAT_JSON, 0);
     assert_int_equal(hscope_suspects_write(sus, &o, collect, &s, NULL), HSCOPE_OK);
     assert_has(&s, "\"leaked\":{\"count\":2,\"memsize\":80},\"excluded_dumper_objects\":0,"
-                   "\"reused_addresses\":0,\"object_id_matches\":0,\"moved_objects\":0,\"notes\":[],"
+                   "\"excluded_tracer\":{\"count\":0,\"memsize\":0},\"reused_addresses\":0,\"object_id_matches\":0,\"moved_objects\":0,\"notes\":[],"
                    "\"class_edges\":false,\"holder_count\":1,\"suspects\":["
                    "{\"rank\":1,\"address\":\"0x1000\",\"type\":\"OBJECT\",\"class\":\"<hidden>\","
                    "\"label\":\"<hidden>\",\"file\":\"a.rb\",\"line\":1,"
@@ -965,7 +979,7 @@ test_options_and_sink(void **state)
     assert_int_equal(hscope_domtree_write_retained(t, &o, collect, &s, &err),
                      HSCOPE_ERR_UNSUPPORTED);
     /* unknown flags; a size not set; a newer struct with a non-zero tail */
-    o = ropts(0, 0x100);
+    o = ropts(0, 0x80000000u);
     assert_int_equal(hscope_heap_write_generations(h, &o, collect, &s, &err),
                      HSCOPE_ERR_UNSUPPORTED);
     o = ropts(0, 0);

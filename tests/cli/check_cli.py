@@ -23,7 +23,14 @@ computed here from the dump itself (Python's json module):
      --keep-tracer as a row labelled <allocation tracer>, never "Object";
   8. generations leaves the dumper's objects out, counts and says them
      (excluded_dumper_objects, "left out: ..."), as tally does; kept by
-     --keep-dumper.
+     --keep-dumper;
+  9. the allocation tracer in diff, timeline, check --budget and waste, on
+     a hand-made series whose tracing starts between A and B (so that the
+     tracer is new in B): left out of the leaked objects, of every dump's
+     totals and groups, of the budget's totals and of the heap waste
+     measures, and counted (excluded_tracer, "left out: the allocation
+     tracer"); --keep-tracer keeps it; a class."<allocation tracer>" rule
+     measures it either way.
 
 Usage: HEAPSCOPE=/path/to/heapscope check_cli.py WORKDIR
 Needs ruby (to write a real dump of a small process).
@@ -353,6 +360,99 @@ gk = json.loads(run("generations", "--json", "--no-index", "--keep-dumper", gd).
 check(gk["excluded_dumper_objects"] == 0 and
       [(g["generation"], g["count"], g["memsize"]) for g in gk["generations"]] ==
       [(3, 2, 120), (4, 1, 160)], "generations --keep-dumper: %r" % gk["generations"])
+
+# 9. the allocation tracer in diff, timeline, check and waste: a series of
+# 40 Strings, the tracer (5000 then 6000 bytes) and a String y (40 bytes)
+# new in B, a String z new in C.  Expected by hand: the leak is y alone
+# (1, 40 B) and the tracer (1, 6000 B) is left out; with --keep-tracer the
+# leak is 2 objects, 6040 B.
+def tracer_series():
+    base = [{"address": "0x%x" % (0x1000 + i * 0x28), "type": "STRING", "class": "0x8",
+             "file": "app.rb", "line": 1, "generation": 1, "memsize": 40, "bytesize": 3}
+            for i in range(40)]
+    head = [{"type": "ROOT", "root": "vm",
+             "references": [b["address"] for b in base] + ["0x20", "0x30", "0x50"]},
+            {"address": "0x8", "type": "CLASS", "name": "String", "memsize": 500},
+            {"address": "0x18", "type": "CLASS", "name": "Object", "memsize": 300}]
+    def tracer(m):
+        return {"address": "0x20", "type": "DATA", "class": "0x18",
+                "struct": "ObjectTracing/allocation_info_tracer", "memsize": m}
+    y = {"address": "0x30", "type": "STRING", "class": "0x8", "file": "app.rb", "line": 2,
+         "generation": 5, "memsize": 40, "bytesize": 3}
+    z = {"address": "0x50", "type": "STRING", "class": "0x8", "file": "app.rb", "line": 3,
+         "generation": 7, "memsize": 40, "bytesize": 3}
+    paths = []
+    for n, objs in (("a_1", base), ("b_2", base + [tracer(5000), y]),
+                    ("c_3", base + [tracer(6000), y, z])):
+        p = os.path.join(WORK, "tracer_%s.json" % n)
+        with open(p, "w") as fh:
+            fh.writelines(json.dumps(o) + "\n" for o in head + objs)
+        paths.append(p)
+    return paths
+
+
+tA, tB, tC = tracer_series()
+dj = json.loads(run("diff", "--json", "--no-index", tA, tB, tC).stdout)
+dk = json.loads(run("diff", "--json", "--no-index", "--keep-tracer", tA, tB, tC).stdout)
+check(dj["leaked"] == {"count": 1, "memsize": 40}
+      and dj["excluded_tracer"] == {"count": 1, "memsize": 6000}
+      and [g["key"] for g in dj["groups"]] == ["app.rb:2:String"],
+      "diff: the tracer new in B is left out of the leak and counted: %r %r"
+      % (dj["leaked"], dj["excluded_tracer"]))
+check(dk["leaked"] == {"count": 2, "memsize": 6040}
+      and dk["excluded_tracer"] == {"count": 0, "memsize": 0},
+      "diff --keep-tracer: the tracer among the leaked objects: %r" % dk["leaked"])
+dt = run("diff", "--no-index", tA, tB, tC).stdout.decode()
+check("left out: the allocation tracer (trace_object_allocations), 1 object, 5.9 KB" in dt,
+      "diff text: says the tracer was left out (%r)" % dt)
+tj = json.loads(run("timeline", "--json", "--by", "class", "--top", "0", tA, tB, tC).stdout)
+tk = json.loads(run("timeline", "--json", "--by", "class", "--top", "0", "--keep-tracer",
+                    tA, tB, tC).stdout)
+check([d["excluded_tracer"] for d in tj["dumps"]] ==
+      [{"count": 0, "memsize": 0}, {"count": 1, "memsize": 5000}, {"count": 1, "memsize": 6000}]
+      and [d["total"] for d in tj["dumps"]] ==
+      [{"count": 42, "memsize": 2400}, {"count": 43, "memsize": 2440},
+       {"count": 44, "memsize": 2480}]
+      and "<allocation tracer>" not in [g["key"] for g in tj["groups"]]
+      and tj["excluded_tracer"] == {"count": 2, "memsize": 11000},
+      "timeline: the tracer out of every dump's totals and groups, counted per dump")
+check([d["total"]["memsize"] for d in tk["dumps"]] == [2400, 7440, 8480]
+      and [g["memsize"] for g in tk["groups"] if g["key"] == "<allocation tracer>"]
+      == [[0, 5000, 6000]],
+      "timeline --keep-tracer: the tracer's group and totals back")
+bud = os.path.join(WORK, "tracer_budget.toml")
+with open(bud, "w") as fh:
+    fh.write('[total]\nmemsize = 2480\n[class."<allocation tracer>"]\nmemsize = 6000\n'
+             '[leaked]\nobjects = 1\n')
+cj = json.loads(run("check", "--json", "--no-index", "--budget", bud, tA, tB, tC).stdout)
+check(cj["verdict"] == "within" and cj["excluded_tracer"] == {"count": 1, "memsize": 6000}
+      and [r["actual"] for r in cj["rules"]] == [2480, 6000, 1],
+      "check: totals and leak without the tracer, its own rule measures it: %r"
+      % [(r["rule"], r["actual"]) for r in cj["rules"]])
+ck = run("check", "--json", "--no-index", "--keep-tracer", "--budget", bud, tA, tB, tC, ok=False)
+ckj = json.loads(ck.stdout)
+check(ck.returncode == 1 and [r["actual"] for r in ckj["rules"]] == [8480, 6000, 2],
+      "check --keep-tracer: the tracer in the totals and the leak: %r"
+      % [(r["rule"], r["actual"]) for r in ckj["rules"]])
+wj = json.loads(run("waste", "--json", "--no-index", tC).stdout)
+wk = json.loads(run("waste", "--json", "--no-index", "--keep-tracer", tC).stdout)
+check(wj["total"] == {"count": 44, "memsize": 2480}
+      and wj["excluded_tracer"] == {"count": 1, "memsize": 6000}
+      and wk["total"] == {"count": 45, "memsize": 8480},
+      "waste: the heap's total without the tracer (%r), with --keep-tracer (%r)"
+      % (wj["total"], wk["total"]))
+# the HTML report says it in its diff, timeline and waste sections too
+pages = []
+for extra in ([], ["--keep-tracer"]):
+    out = os.path.join(WORK, "tracer_report%d.html" % len(extra))
+    run("report", "--no-index", *extra, "-o", out, tA, tB, tC)
+    page = open(out, encoding="utf-8").read()
+    pages.append({sec: re.search(r'<section id="%s">(.*?)</section>' % sec, page, re.S).group(1)
+                  for sec in ("diff", "timeline", "waste")})
+check(all("Left out: the allocation tracer" in pages[0][sec] for sec in pages[0])
+      and not any("Left out: the allocation tracer" in pages[1][sec] for sec in pages[1]),
+      "report: the diff, timeline and waste sections say the tracer was left out, and "
+      "--keep-tracer keeps it")
 
 shutil.rmtree(WORK, ignore_errors=True)
 if failures:

@@ -17,6 +17,8 @@ workload's three dumps (tests/workloads/workloads.py: dumps and truth):
              children == dominators --json ADDR --depth 1
   leaks      the truth's holders are among the suspects
   search     an address finds its object
+  more       an object with 300 references: the first 100 and the count,
+             "more" brings the rest (== show --json)
   keyboard   Tab reaches the links, Enter follows one
   escaping   a dump of HTML and </script> shown as text: no script of the
              dump runs, no element of it is made
@@ -207,6 +209,29 @@ def object_view(b, h, addr, leak):
     shot(b, "object")
 
 
+def object_more(b, h, holder):
+    """The truth's holder with 300 entries: the page shows its first 100
+    references and the count; "more" twice brings the rest, in the order
+    of show --json."""
+    addr, n = holder["address"], holder["entries"]
+    b.navigate(b.base + "#/object/" + addr)
+    rows = "[...document.querySelectorAll('table.refs tbody a.addr')].map(a => a.textContent)"
+    first = b.wait("document.querySelector('table.refs') && " + rows)
+    heads = texts(b, "section h3")
+    check(("References (%d)" % n) in heads and len(first or []) == 100,
+          "object %s: References (%d) of the truth, the first 100 shown (%s, %d)"
+          % (addr, n, heads, len(first or [])))
+    clicks = 0
+    while clicks < 10 and b.eval("!!document.querySelector('#refs-more')"):
+        have = len(b.eval(rows))
+        click(b, "#refs-more")
+        b.wait("%s.length > %d" % (rows, have))
+        clicks += 1
+    ref = cli("show", "--json", h[2], addr)["objects"][0]["references"]
+    check(clicks == 2 and b.eval(rows) == [o["address"] for o in ref],
+          "object: 'more' twice shows all %d references == show --json" % n)
+
+
 def domtree(b, h):
     b.navigate(b.base + "#/domtree")
     b.wait("document.querySelector('#domtree')", timeout=120)
@@ -332,6 +357,7 @@ def main():
         check(addr is not None, "class: a leaked object of the truth is listed")
         if addr:
             object_view(b, h, addr, leak)
+        object_more(b, h, truth["leaks"]["audit"]["holder"])
         domtree(b, h)
         leaks(b, truth)
         if addr:

@@ -15,6 +15,7 @@
     pages clamped, unknown paths 404; the server keeps serving;
   - concurrent clients (threads, and idle connections held open);
   - the answers equal the CLI's --json and the dump read here in Python;
+  - an object referenced by many: its lists paged, with their counts;
   - SIGTERM stops it (exit 0); bad --port / --host are refused.
 
 Exit 77 (skipped) when heapscope was built without libmicrohttpd.
@@ -165,7 +166,7 @@ def check_bad_requests(s, n_objects):
         ("/api/object?addr=0x12345678901234567890", 400), ("/api/paths?addr=-1", 400),
         ("/api/tally?by=nope", 400), ("/api/tally?limit=abc", 400), ("/api/tally?sort=x", 400),
         ("/api/tally?limit=-5", 400), ("/api/domtree?depth=x", 400),
-        ("/api/members?by=class", 400), ("/api/members?by=class&key=NoSuchClass", 404),
+        ("/api/members?by=class", 400),
         ("/api/search", 400), ("/api/search?q=" + "x" * 300, 400),
         ("/api/nope", 404), ("/nope", 404), ("/../../etc/passwd", 404), ("/api/", 404),
         ("/api/suspects", 404), ("/api/timeline", 404),
@@ -178,6 +179,8 @@ def check_bad_requests(s, n_objects):
         except ValueError:
             ok = False
         check(ok, "%s: %d with a JSON error (got %d)" % (path, want, st))
+    st, m = s.get_json("members?by=class&key=NoSuchClass")  # a row is looked for once: 202 first
+    check(st == 404 and m["status"] == 404, "members of a class not in the dump: 404 (got %d)" % st)
     st, t = s.get_json("tally?by=class&limit=99999999999999999999999")
     check(st == 200 and len(t["groups"]) == t["group_count"], "a huge limit is clamped, not an error")
     st, m = s.get_json("members?by=type&key=OBJECT&offset=99999999999999999999&limit=99999999")
@@ -224,10 +227,10 @@ def check_against_cli(s, dump, addrs):
     check(t["groups"] == ref["groups"], "tally == tally --json")
     full = cli("tally", "--json", "--by", "type", "--sort", "memsize", "--top", "0", dump)["groups"]
     ok = True
-    for lim in range(1, 21):  # more questions than the server keeps answers of
+    for lim in range(1, 71):  # more questions than the server keeps answers of (64)
         st, t = s.get_json("tally?by=type&sort=memsize&limit=%d" % lim)
         ok = ok and st == 200 and t["groups"] == full[:lim]
-    check(ok, "20 tallies of different limits: each == tally --json's first rows")
+    check(ok, "70 tallies of different limits: each == tally --json's first rows")
     a = addrs[0]
     st, p = s.get_json("paths?addr=" + a)
     ref = cli("root", "--json", dump, a)
@@ -268,6 +271,76 @@ def check_timeline(work):
               or b"<svg" in body[:200], "the timeline's chart is an SVG")
         st, _ = s.get_json("suspects")
         check(st == 404, "5 dumps: no suspects (404)")
+    finally:
+        s.stop()
+
+
+def check_object_pages(work):
+    """An object referenced by many: /api/object gives the first `limit`
+    references and referrers and their counts; list=&offset=&limit= pages
+    through them; the pages put together are show --json's lists, the
+    counts those of the hand-built dump."""
+    d = tempfile.mkdtemp(prefix="serve-hub-", dir=work)
+    hub, n_in, n_out = 0x90000, 250, 130
+    outs = ["0x%x" % (0xA0000 + 0x28 * i) for i in range(n_out)]
+    ins = ["0x%x" % (0xB0000 + 0x28 * i) for i in range(n_in)]
+    recs = [{"type": "ROOT", "root": "vm", "references": ins}]
+    recs.append({"address": "0x%x" % hub, "type": "ARRAY", "references": outs, "memsize": 1000})
+    recs += [{"address": a, "type": "STRING", "memsize": 40} for a in outs]
+    recs += [{"address": a, "type": "OBJECT", "references": ["0x%x" % hub], "memsize": 56}
+             for a in ins]
+    # more strings than the server groups at a time (65536 objects a slice)
+    more = ["0x%x" % (0x1000000 + 0x28 * i) for i in range(70000)]
+    recs += [{"address": a, "type": "STRING", "memsize": 40 + i % 3} for i, a in enumerate(more)]
+    dump = os.path.join(d, "hub.json")
+    with open(dump, "w") as f:
+        for r in recs:
+            f.write(json.dumps(r) + "\n")
+    ref = json.loads(subprocess.run([HEAPSCOPE, "show", "--json", "--no-index", dump, "0x%x" % hub],
+                                    capture_output=True, text=True, check=True).stdout)["objects"][0]
+    s = Server(dump)
+    try:
+        a = "0x%x" % hub
+        st, o = s.get_json("object?addr=" + a)
+        ob = o["objects"][0]
+        check(st == 200 and ob["references_count"] == n_out and ob["referrers_count"] == n_in,
+              "object: counts %s/%s == %d/%d of the dump" % (ob.get("references_count"),
+                                                           ob.get("referrers_count"), n_out, n_in))
+        check(ob["references"] == ref["references"][:100] and
+              ob["referrers"] == ref["referrers"][:100], "object: the first 100 of show --json's lists")
+        st, o = s.get_json("object?addr=%s&limit=3" % a)
+        check(st == 200 and len(o["objects"][0]["referrers"]) == 3 and
+              o["objects"][0]["referrers_count"] == n_in, "object?limit=3: 3 referrers, the count")
+        for lst, want, n in (("referrers", ins, n_in), ("references", outs, n_out)):
+            got, off, ok = [], 0, True
+            while True:
+                st, pg = s.get_json("object?addr=%s&list=%s&offset=%d&limit=70" % (a, lst, off))
+                ok = ok and st == 200 and pg["count"] == n and pg["offset"] == off
+                if not pg["objects"] or not ok:
+                    break
+                got += pg["objects"]
+                off += len(pg["objects"])
+            check(ok and got == ref[lst] and sorted(o["address"] for o in got) == sorted(want),
+                  "%s in pages of 70 == show --json's %d (got %d)" % (lst, n, len(got)))
+        st, pg = s.get_json("object?addr=%s&list=referrers&offset=99999999999&limit=5" % a)
+        check(st == 200 and pg["objects"] == [] and pg["offset"] == n_in,
+              "a page past the end of the referrers: empty, offset = count")
+        strings = {r["address"]: r["memsize"] for r in recs if r["type"] == "STRING"}
+        got, off = [], 0
+        while True:
+            st, m = s.get_json("members?by=type&key=STRING&offset=%d&limit=1000" % off, wait=300)
+            if st != 200 or not m["objects"]:
+                break
+            got += [o["address"] for o in m["objects"]]
+            off += len(m["objects"])
+        check(st == 200 and m["count"] == len(strings) == len(got) and set(got) == set(strings) and
+              m["memsize"] == sum(strings.values()),
+              "members of type STRING across slices: %d objects, %s bytes == the dump's %d, %d"
+              % (len(got), m.get("memsize"), len(strings), sum(strings.values())))
+        for q in ("list=bogus", "list=referrers&offset=x", "limit=-1", "offset=5",
+                  "list=references&limit=1e3"):
+            st, hd, body = s.request("/api/object?addr=%s&%s" % (a, q))
+            check(st == 400 and json.loads(body)["status"] == 400, "object?%s: 400 (got %d)" % (q, st))
     finally:
         s.stop()
 
@@ -367,6 +440,7 @@ def main():
         rc, _ = s.stop()
     check(rc == 0, "stopped after the concurrent clients")
 
+    check_object_pages(work)
     check_timeline(work)
     check_leaks()
     print("%d failure(s)" % len(failures))

@@ -40,9 +40,10 @@ def psql(exe, db, sql, variables=None):
 
 
 def timeline(exe, dumps, by, metric):
-    # --keep-dumper: the exported tables hold every object, the dumper's too
-    r = subprocess.run([exe, 'timeline', '--json', '--top', '0', '--keep-dumper', '--by', by,
-                        '--metric', metric] + dumps, capture_output=True, text=True, check=True)
+    # --keep-dumper --keep-tracer: the exported tables hold every object,
+    # the dumper's and Ruby's allocation tracer too
+    r = subprocess.run([exe, 'timeline', '--json', '--top', '0', '--keep-dumper', '--keep-tracer',
+                        '--by', by, '--metric', metric] + dumps, capture_output=True, text=True, check=True)
     return json.loads(r.stdout)
 
 

@@ -69,8 +69,9 @@ def run(args, rc=0, text=True):
 
 
 def tl_json(args):
-    # --keep-dumper: truth.json and reference.py count every object
-    r = run(['timeline', '--json', '--top', '0', '--keep-dumper'] + args)
+    # --keep-dumper --keep-tracer: truth.json and reference.py count every
+    # object, the dumper's and Ruby's allocation tracer too
+    r = run(['timeline', '--json', '--top', '0', '--keep-dumper', '--keep-tracer'] + args)
     if r.returncode != 0:
         return None
     return json.loads(r.stdout)
@@ -220,6 +221,62 @@ def reference_timeline(data, tb):
     check(not bad, 'reference.py: per-type count slopes are equal')
 
 
+TRACER = '<allocation tracer>'
+
+
+def tracer_checks(dumps, three):
+    """Ruby's allocation tracer (the workloads trace allocations: one DATA
+    object whose table grows with every traced allocation) is left out of
+    every dump of timeline and diff --grew by default, and counted; the
+    dump's own records (workloads.tracer_objects) are the expectation;
+    --keep-tracer brings it back as the group <allocation tracer>."""
+    tracer = [workloads.tracer_objects(d) for d in dumps]
+    check(all(t[0] == 1 and t[1] > 0 for t in tracer),
+          'tracer: every dump of the series holds the allocation tracer (%s bytes in the last)'
+          % tracer[-1][1])
+    for metric in ('memsize', 'count'):
+        dflt = json.loads(run(['timeline', '--json', '--top', '0', '--keep-dumper', '--by', 'class',
+                               '--metric', metric] + dumps).stdout)
+        kept = tl_json(['--by', 'class', '--metric', metric] + dumps)
+        check(all(d['excluded_tracer'] == {'count': t[0], 'memsize': t[1]}
+                  and k['excluded_tracer'] == {'count': 0, 'memsize': 0}
+                  and d['total'] == {'count': k['total']['count'] - t[0],
+                                     'memsize': k['total']['memsize'] - t[1]}
+                  for d, k, t in zip(dflt['dumps'], kept['dumps'], tracer)),
+              "timeline --metric %s: each dump's total leaves out exactly the tracer's object "
+              "and bytes, and says them (excluded_tracer); --keep-tracer keeps them" % metric)
+        check(dflt['excluded_tracer'] == {'count': sum(t[0] for t in tracer),
+                                          'memsize': sum(t[1] for t in tracer)}
+              and kept['excluded_tracer'] == {'count': 0, 'memsize': 0},
+              'timeline --metric %s: top-level excluded_tracer, all dumps together' % metric)
+        kg = {g['key']: g for g in kept['groups']}
+        dg = {g['key']: g for g in dflt['groups']}
+        check(TRACER not in dg and kg.get(TRACER, {}).get('count') == [t[0] for t in tracer]
+              and kg.get(TRACER, {}).get('memsize') == [t[1] for t in tracer]
+              and {k: (g['count'], g['memsize']) for k, g in kg.items() if k != TRACER}
+              == {k: (g['count'], g['memsize']) for k, g in dg.items()},
+              'timeline --metric %s: no %s group by default; with --keep-tracer its series is the '
+              "dump's (growing: %s), every other group the same" % (metric, TRACER, kg.get(TRACER, {}).get('growing')))
+        check(schema_ok(dflt, 'timeline') and schema_ok(kept, 'timeline'),
+              'schema: timeline --json with and without --keep-tracer')
+    txt = run(['timeline', '--by', 'class'] + dumps).stdout
+    check('left out: the allocation tracer (trace_object_allocations), 1 object' in txt
+          and TRACER not in txt, 'timeline text: says the tracer was left out, shows no row of it')
+    txt = run(['timeline', '--by', 'class', '--keep-tracer'] + dumps).stdout
+    check('left out: the allocation tracer' not in txt and TRACER in txt,
+          'timeline --keep-tracer text: a row of it, nothing said left out')
+    t3 = [tracer[dumps.index(p)] for p in three]
+    g = json.loads(run(['diff', '--grew', '--json', '--top', '0', '--by', 'class'] + three).stdout)
+    gk = json.loads(run(['diff', '--grew', '--json', '--top', '0', '--by', 'class', '--keep-tracer']
+                        + three).stdout)
+    check(schema_ok(g, 'grew') and TRACER not in [x['key'] for x in g['groups']]
+          and [x for x in gk['groups'] if x['key'] == TRACER][0]['memsize'] == [t[1] for t in t3]
+          and g['excluded_tracer'] == {'count': 3, 'memsize': sum(t[1] for t in t3)}
+          and all(d['total']['memsize'] + t[1] == k['total']['memsize']
+                  for d, k, t in zip(g['dumps'], gk['dumps'], t3)),
+          'diff --grew: the tracer left out of every dump and counted; --keep-tracer keeps it')
+
+
 def main():
     source = 'ours'
     if sys.argv[1:2] == ['--source'] and len(sys.argv) == 3 and sys.argv[2] in ('ours', 'corpus'):
@@ -305,8 +362,8 @@ def main():
     j1 = run(['timeline', '--json', '--top', '0', '--threads', '1', '--by', 'class'] + dumps).stdout
     j3 = run(['timeline', '--json', '--top', '0', '--threads', '3', '--by', 'class'] + dumps).stdout
     check(j1 == j3, '--threads 1 and --threads 3 give identical JSON')
-    csvout = run(['timeline', '--csv', '--top', '0', '--keep-dumper', '--by', 'type', '--metric',
-                  'count'] + dumps).stdout
+    csvout = run(['timeline', '--csv', '--top', '0', '--keep-dumper', '--keep-tracer', '--by',
+                  'type', '--metric', 'count'] + dumps).stdout
     rows = list(csv.DictReader(io.StringIO(csvout)))
     check(list(rows[0].keys()) == ['rank', 'key', 'step', 'dump', 'time', 'count', 'memsize', 'growing'],
           'CSV header')
@@ -325,8 +382,8 @@ def main():
           'text: the first row is %s, marked growing' % E['type'])
     check('order name-time' in txt.stdout, 'text: says which order was used')
     top3 = tl_json(['--by', 'class'] + dumps)  # --top 0 given by tl_json; now explicit top
-    t3 = json.loads(run(['timeline', '--json', '--top', '3', '--keep-dumper', '--by', 'class']
-                        + dumps).stdout)
+    t3 = json.loads(run(['timeline', '--json', '--top', '3', '--keep-dumper', '--keep-tracer',
+                         '--by', 'class'] + dumps).stdout)
     check(len(t3['groups']) == 3 and t3['group_count'] == top3['group_count']
           and t3['groups'] == top3['groups'][:3], '--top 3: the first three groups, group_count total')
 
@@ -592,7 +649,8 @@ def main():
 
     # ------------------------------------------------------------ diff --grew
     three = [dumps[0], dumps[4], dumps[9]]
-    r = run(['diff', '--grew', '--metric', 'count', '--keep-dumper', '--json', '--top', '0', '--by', 'file:line'] + three)
+    r = run(['diff', '--grew', '--metric', 'count', '--keep-dumper', '--keep-tracer', '--json', '--top', '0',
+             '--by', 'file:line'] + three)
     gj = json.loads(r.stdout) if r.returncode == 0 else {}
     check(r.returncode == 0 and schema_ok(gj, 'grew'), 'schema: diff --grew --json is valid (kind grew)')
     ref = tl_json(['--by', 'file:line', '--order', 'given', '--metric', 'count'] + three)
@@ -605,12 +663,14 @@ def main():
     ch = [g['change'] for g in gj['groups']]
     check(ch == sorted(ch, reverse=True) and gj['groups'][0]['key'] == E['site'],
           'diff --grew: largest growth first (%s, +%d)' % (gj['groups'][0]['key'], ch[0]))
-    rj = json.loads(run(['diff', '--grew', '--metric', 'count', '--keep-dumper', '--json', '--top', '0', '--by', 'file:line']
-                        + three[::-1]).stdout)
+    rj = json.loads(run(['diff', '--grew', '--metric', 'count', '--keep-dumper', '--keep-tracer', '--json', '--top',
+                         '0', '--by', 'file:line'] + three[::-1]).stdout)
     back = {g['key']: g for g in rj['groups']}[E['site']]
     check(paths_of(rj) == three[::-1] and back['count'] == ref[E['site']]['count'][::-1]
           and back['change'] < 0 and rj['groups'][0]['key'] != E['site'],
           'diff --grew keeps the order given (reversed: the site shrinks by %d)' % -back['change'])
+
+    tracer_checks(dumps, three)
 
     # -------------------------------------- shared options: --no-index -v --threads
     base = run(['timeline', '--json', '--by', 'class'] + dumps[:3]).stdout

@@ -192,7 +192,9 @@ def check_timeline(v, d, t):
     per = [workloads.expected_types(d, t, s) for s in t['snapshots']]
 
     def tl(*args):
-        return hs('timeline', '--json', '--top', '0', '--keep-dumper', *args, *dumps)
+        # the truth counts every object: the dumper's and Ruby's allocation
+        # tracer (the workload traces allocations) too
+        return hs('timeline', '--json', '--top', '0', '--keep-dumper', '--keep-tracer', *args, *dumps)
     jt = tl('--by', 'type', '--metric', 'count')
     first = jt['groups'][0]
     check(first['key'] == G['type'] and first['growing'] and sum(g['growing'] for g in jt['groups']) == 1,
@@ -200,6 +202,14 @@ def check_timeline(v, d, t):
     series = {g['key']: g['count'] for g in jt['groups']}
     want = {k: [p.get(k, [0, 0])[0] for p in per] for k in set().union(*per)}
     check(series == want, '%s timeline: per-type count series = the truth\'s (ObjectSpace + dumper)' % v)
+    # by default the tracer is left out of every dump: exactly its record
+    tracer = [workloads.tracer_objects(p) for p in dumps]
+    jd = hs('timeline', '--json', '--top', '0', '--keep-dumper', '--by', 'type', '--metric', 'count', *dumps)
+    check([x['excluded_tracer'] for x in jd['dumps']] == [{'count': n, 'memsize': m} for n, m in tracer]
+          and [x['total']['count'] for x in jd['dumps']]
+          == [x['total']['count'] - n for x, (n, m) in zip(jt['dumps'], tracer)],
+          '%s timeline: the allocation tracer (%s) left out of every dump and counted'
+          % (v, [n for n, m in tracer]))
     jf = tl('--by', 'file:line', '--metric', 'count')
     first = jf['groups'][0]
     ys = first['count']
@@ -306,6 +316,27 @@ def check_object_ids(v, d, t, dumps, files):
 
 # ------------------------------------------------------------------ main
 
+def check_top_suspect(v, t, files):
+    """Ruby 4.0 and later: the first suspect is an application holder of
+    the truth (not one of the VM's own tables, e.g. the VM/concurrent_set
+    of Ruby 4.0's fstring table, whose growth between dumps is Ruby's), and
+    its allocation sites (suspects --json "sites": the lines that put the
+    leaked objects in it) name the planted leak's file:line."""
+    sus = hs('suspects', '--json', '--top', '3', *files)
+    top = sus['suspects'][0] if sus['suspects'] else {}
+    leak = [L for L in t['leaks'].values() if L['holder']['address'] == top.get('address')]
+    check(top and not top.get('vm_table') and leak,
+          '%s: the top suspect %s %s (%s) is a planted holder of the truth (%s), no VM table'
+          % (v, top.get('type'), top.get('class'), top.get('address'),
+             ', '.join('%s %s' % (L['holder']['address'], L['holder']['expr'])
+                       for L in t['leaks'].values())))
+    planted = {k.rsplit(':', 1)[0] for L in leak for k in L['planted_by_site']}
+    named = ['%s:%s' % (x['file'], x['line']) for x in top.get('sites', []) if x['entries']]
+    check(set(named) & planted,
+          '%s: its sites name the planted file:line (%s among %s)'
+          % (v, sorted(planted), named))
+
+
 def main():
     if len(sys.argv) != 2 or sys.argv[1] not in rubies.VERSIONS:
         raise SystemExit('usage: check_version.py {%s}' % ','.join(rubies.VERSIONS))
@@ -336,6 +367,8 @@ def main():
     if any(fields_objects(x) for x in dumps) or v in ('4.0', 'head'):
         check_fields(v, d, t, dumps, files)
         check_object_ids(v, d, t, dumps, files)
+    if v in ('4.0', 'head'):
+        check_top_suspect(v, t, files)
     # the figures for the report
     sus = hs('suspects', '--json', '--top', '0', *files)
     ranked = [x['address'] for x in sus['suspects']]

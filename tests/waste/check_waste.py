@@ -97,9 +97,15 @@ def oversized(buf, used):
     return buf > used and buf - used >= MIN_SLACK and buf >= used * RATIO
 
 
-def expected(path):
-    """The waste document, computed from the dump's records."""
+TRACER_STRUCT = "ObjectTracing/allocation_info_tracer"
+
+
+def expected(path, keep_tracer=False):
+    """The waste document, computed from the dump's records.  Ruby's
+    allocation tracer (the workload traces allocations) is left out of the
+    heap's total and counted unless keep_tracer, as the dumper's objects."""
     heap_n = heap_m = excluded = 0
+    tracer = [0, 0]
     nc = {"shared": [0, 0], "no_value": [0, 0], "truncated": [0, 0]}
     rows = {}          # (key, kind, type) -> row
     copies = collections.defaultdict(list)  # value bytes -> [(key, memsize, frozen, fstring)]
@@ -112,6 +118,10 @@ def expected(path):
     for r in records(path):
         if is_dumper(r):
             excluded += 1
+            continue
+        if not keep_tracer and r["type"] == "DATA" and r.get("struct") == TRACER_STRUCT:
+            tracer[0] += 1
+            tracer[1] += r.get("memsize", 0)
             continue
         t, mem = r["type"], r.get("memsize", 0)
         heap_n += 1
@@ -212,6 +222,7 @@ def expected(path):
     return {
         "total": {"count": heap_n, "memsize": heap_m},
         "excluded": excluded, "not_compared": nc, "findings": find,
+        "excluded_tracer": {"count": tracer[0], "memsize": tracer[1]},
         "groups": groups, "values": values,
         "recoverable": [sum(x[0] for x in find.values()), sum(x[1] for x in find.values())],
     }
@@ -223,6 +234,8 @@ def compare(doc, exp, what):
     check(doc["total"] == exp["total"], "%s: total %r, expected %r" % (what, doc["total"],
                                                                         exp["total"]))
     check(doc["excluded_dumper_objects"] == exp["excluded"], what + ": excluded")
+    check(doc["excluded_tracer"] == exp["excluded_tracer"], "%s: excluded_tracer %r, expected %r"
+          % (what, doc["excluded_tracer"], exp["excluded_tracer"]))
     rec = doc["recoverable"]
     check([rec["count"], rec["memsize"]] == exp["recoverable"],
           "%s: recoverable %r, expected %r" % (what, rec, exp["recoverable"]))
@@ -438,6 +451,18 @@ def main():
     doc = jrun("waste", "--top", "0", "--values", dump)
     compare(doc, exp, "waste --json")
     planted(doc, truth)
+    # the allocation tracer: left out by default (the total is the heap
+    # without it, and the shares too), kept with --keep-tracer
+    check(exp["excluded_tracer"]["count"] == 1,
+          "the workload's dump holds the allocation tracer (%r)" % exp["excluded_tracer"])
+    kdoc = jrun("waste", "--top", "0", "--values", "--keep-tracer", dump)
+    kexp = expected(dump, keep_tracer=True)
+    compare(kdoc, kexp, "waste --json --keep-tracer")
+    check(kdoc["total"]["memsize"] == doc["total"]["memsize"] + exp["excluded_tracer"]["memsize"]
+          and kdoc["total"]["count"] == doc["total"]["count"] + 1,
+          "waste --keep-tracer: the total grows by exactly the tracer")
+    check("left out: the allocation tracer (trace_object_allocations), 1 object" in
+          run("waste", dump).out, "waste text: says the tracer was left out")
 
     # 3. threads, gzip, a loaded heap
     base = run("waste", "--json", "--top", "0", "--values", dump).out

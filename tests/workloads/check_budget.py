@@ -68,11 +68,21 @@ def gem_of(f):
     return '(app)'
 
 
+TRACER_STRUCT = 'ObjectTracing/allocation_info_tracer'
+
+
+def is_tracer(r):
+    """Ruby's allocation tracer (the workloads trace allocations)."""
+    return r.get('type') == 'DATA' and r.get('struct') == TRACER_STRUCT
+
+
 def expected(files):
-    """What every rule of the budgets below must measure, from the dumps."""
+    """What every rule of the budgets below must measure, from the dumps:
+    the dumper's objects and Ruby's allocation tracer left out (a rule
+    naming the tracer, class."<allocation tracer>", still measures it)."""
     last = workloads.Dump(files[-1])
     want = {}
-    live = [r for r in last.objects.values() if not is_dumper(r)]
+    live = [r for r in last.objects.values() if not is_dumper(r) and not is_tracer(r)]
     want['total.objects'] = len(live)
     want['total.memsize'] = sum(r.get('memsize', 0) for r in live)
     by_class = collections.defaultdict(lambda: [0, 0])
@@ -95,8 +105,14 @@ def expected(files):
     top = max(app, key=lambda k: (by_site[k][0], k))
     rel = top.split('/examples/workloads/', 1)[1]
     want['site."%s".objects' % rel], want['site."%s".memsize' % rel] = by_site[top]
-    # reachable from the roots, over references and class edges
-    seen, stack = set(), []
+    tracer = [r for r in last.objects.values() if is_tracer(r) and not is_dumper(r)]
+    want['class."<allocation tracer>".objects'] = len(tracer)
+    want['class."<allocation tracer>".memsize'] = sum(r.get('memsize', 0) for r in tracer)
+    # reachable from the roots, over references and class edges, without
+    # passing through the tracer: what stays is the heap without the tracer
+    # and what it alone retains (the objects it dominates)
+    skip = {r['address'] for r in tracer}
+    seen, stack = set(skip), []
     for refs in last.roots.values():
         for a in refs:
             if a in last.objects and a not in seen:
@@ -108,11 +124,11 @@ def expected(files):
             if b in last.objects and b not in seen:
                 seen.add(b)
                 stack.append(b)
-    want['total.retained'] = sum(last.objects[a].get('memsize', 0) for a in seen)
+    want['total.retained'] = sum(last.objects[a].get('memsize', 0) for a in seen - skip)
     if len(files) == 3:
         d1, d2 = workloads.Dump(files[0]), workloads.Dump(files[1])
         leak = [last.objects[a] for a in workloads.identity_diff(d1, d2, last)
-                if not is_dumper(last.objects[a])]
+                if not is_dumper(last.objects[a]) and not is_tracer(last.objects[a])]
         want['leaked.objects'] = len(leak)
         want['leaked.memsize'] = sum(r.get('memsize', 0) for r in leak)
         # per group: the leaked application site with the most objects (a
@@ -185,7 +201,36 @@ def check_set(name, files, tmp):
           and out.count(' by 1 B') == len(want) - n_obj
           and 'OVER BUDGET: %d of %d rules exceeded' % (len(want), len(want)) in out,
           '%s: the text says each rule is over by 1 object or 1 B, and the verdict' % name)
+    tracer_checks(name, files, tmp, want)
     return want
+
+
+def tracer_checks(name, files, tmp, want):
+    """Ruby's allocation tracer: left out of the totals by default and said
+    (JSON excluded_tracer, text); --keep-tracer puts exactly it back; a rule
+    naming it measures it either way."""
+    tn = want['class."<allocation tracer>".objects']
+    tm = want['class."<allocation tracer>".memsize']
+    keys = ('total.objects', 'total.memsize', 'class."<allocation tracer>".objects',
+            'class."<allocation tracer>".memsize')
+    b = write(os.path.join(tmp, name + '-tracer.toml'), budget_text({k: want[k] for k in keys}, 0))
+    rc, out, err = run('--json', '--budget', b, files[-1])
+    doc = json.loads(out) if out else {}
+    check(rc == 0 and doc.get('excluded_tracer') == {'count': tn, 'memsize': tm}
+          and doc.get('total') == {'count': want['total.objects'], 'memsize': want['total.memsize']},
+          '%s: the totals leave out the tracer (%d object, %d B), said as excluded_tracer'
+          % (name, tn, tm))
+    rc, out, err = run('--json', '--keep-tracer', '--budget', b, files[-1])
+    doc = json.loads(out) if out else {}
+    got = {r['rule']: r['actual'] for r in doc.get('rules', [])}
+    check(rc == 1 and doc.get('excluded_tracer') == {'count': 0, 'memsize': 0}
+          and got == {keys[0]: want[keys[0]] + tn, keys[1]: want[keys[1]] + tm,
+                      keys[2]: tn, keys[3]: tm},
+          '%s: --keep-tracer: the totals grow by exactly the tracer, the tracer\'s rule is the '
+          'same (%s)' % (name, got))
+    rc, out, err = run('--budget', b, files[-1])
+    check(rc == 0 and 'left out: the allocation tracer (trace_object_allocations), 1 object' in out,
+          '%s: the text says the tracer was left out' % name)
 
 
 def lev(a, b):

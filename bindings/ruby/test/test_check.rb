@@ -48,6 +48,25 @@ class TestCheck < Minitest::Test
     end
   end
 
+  # Ruby's allocation tracer (the leak script traces allocations) is left
+  # out of the totals and counted; keep_tracer: puts exactly it back; a
+  # class."<allocation tracer>" rule measures it either way.
+  def test_allocation_tracer_left_out
+    *, c = Fixtures.leak
+    mem = File.foreach(c).map { |l| JSON.parse(l) }
+              .select { |r| r["struct"] == "ObjectTracing/allocation_info_tracer" }.map { |r| r["memsize"] }
+    assert_equal 1, mem.size
+    budget = "[total]\nmemsize = \"1 TB\"\n[class.\"<allocation tracer>\"]\nobjects = 1\nmemsize = #{mem[0]}\n"
+    left = Heapscope.check(budget, c)
+    kept = Heapscope.check(budget, c, keep_tracer: true)
+    assert_equal [1, mem[0]], left.excluded_tracer.to_a
+    assert_equal [0, 0], kept.excluded_tracer.to_a
+    assert_equal [left.count + 1, left.memsize + mem[0]], [kept.count, kept.memsize]
+    assert_equal [left.memsize, 1, mem[0]], left.rules.map(&:actual)
+    assert_equal [kept.memsize, 1, mem[0]], kept.rules.map(&:actual)
+    assert_equal :pass, left.verdict
+  end
+
   def test_bad_budget_and_wrong_dump_count
     *, c = Fixtures.leak
     e = assert_raises(Heapscope::ParseError) { Heapscope.check("[nonsense]\nobjects = 1\n", c) }

@@ -74,6 +74,36 @@ class TestDiff < Minitest::Test
     assert_equal N, diff.groups(by: "class").find { |g| g.key == "LeakedWidget" }.count
   end
 
+  # Tracing that starts between dump 1 and dump 2: Ruby's allocation
+  # tracer is new in dump 2 and alive in dump 3, so it would be a leaked
+  # object; it is left out and counted (Diff#excluded_tracer, the dump's
+  # own record), and keep_tracer: puts exactly it back.
+  def test_allocation_tracer_left_out
+    dir = Fixtures.path("late_tracing")
+    FileUtils.mkdir_p(dir)
+    script = Fixtures::LEAK_SCRIPT.sub("ObjectSpace.trace_object_allocations_start\n", "")
+                                  .sub("dump(\"\#{out}/leak_1.json\")\n",
+                                       "dump(\"\#{out}/leak_1.json\")\nObjectSpace.trace_object_allocations_start\n")
+    refute_equal Fixtures::LEAK_SCRIPT, script
+    File.write(File.join(dir, "make.rb"), script)
+    assert system(RbConfig.ruby, "--disable-gems", File.join(dir, "make.rb"), dir, N.to_s)
+    a, b, c = (1..3).map { |i| File.join(dir, "leak_#{i}.json") }
+    tracer = ->(p) { File.foreach(p).map { |l| JSON.parse(l) }.select { |r| r["struct"] == "ObjectTracing/allocation_info_tracer" } }
+    assert_empty tracer.(a)
+    mem = tracer.(c).map { |r| r["memsize"] }
+    assert_equal 1, mem.size
+    left = Heapscope.diff(a, b, c)
+    kept = Heapscope.diff(a, b, c, keep_tracer: true)
+    assert_equal [1, mem[0]], left.excluded_tracer.to_a
+    assert_equal [0, 0], kept.excluded_tracer.to_a
+    assert_equal [left.count + 1, left.memsize + mem[0]], [kept.count, kept.memsize]
+    refute_includes left.groups(by: "class").map(&:key), "<allocation tracer>"
+    assert_equal({ "excluded_tracer" => { "count" => 1, "memsize" => mem[0] } },
+                 JSON.parse(left.report(format: :json)).slice("excluded_tracer"))
+    heaps = Heapscope.diff(Heapscope::Heap.load(a), Heapscope::Heap.load(b), Heapscope::Heap.load(c))
+    assert_equal left.excluded_tracer.to_a, heaps.excluded_tracer.to_a
+  end
+
   def test_mixed_and_options
     a, b, c = Fixtures.leak
     diff = Heapscope.diff(Heapscope::Heap.load(a), b, c, address_only: true)

@@ -64,6 +64,20 @@ class TestHtmlReport < Minitest::Test
     assert_equal out.force_encoding(Encoding::UTF_8).sub(GENERATED, ""), one.sub(GENERATED, "")
   end
 
+  # keep_tracer: as `heapscope report --keep-tracer` (the leak script
+  # traces allocations: the tracer is left out of every section and said)
+  def test_keep_tracer
+    kept = Heapscope.report(Fixtures.leak, keep_tracer: true)
+    refute_includes kept, "Left out: the allocation tracer"
+    assert_includes page, "Left out: the allocation tracer"
+    cli = ENV["HEAPSCOPE_CLI"]
+    skip "HEAPSCOPE_CLI not set: nothing to compare with" unless cli && File.executable?(cli)
+    out, err, st = Open3.capture3(cli, "report", "--no-progress", "--no-index", "--keep-tracer",
+                                  "--out", "-", *Fixtures.leak)
+    assert st.success?, err
+    assert_equal out.force_encoding(Encoding::UTF_8).sub(GENERATED, ""), kept.sub(GENERATED, "")
+  end
+
   def test_io_and_options
     io = StringIO.new(+"")
     assert_same io, Heapscope.report(Fixtures.leak, io: io)

@@ -110,8 +110,10 @@ class TestTimeline < Minitest::Test
       assert_equal j["rise"], g.rise.round(3)
     end
     timeline.dumps.zip(doc["dumps"]).each do |d, j|
-      assert_equal [j["path"], j["objects"], j["total"], j["excluded_dumper_objects"], j["time"]],
-                   [d.path, d.objects, d.total.to_h.transform_keys(&:to_s), d.excluded_dumper_objects, d.time]
+      assert_equal [j["path"], j["objects"], j["total"], j["excluded_dumper_objects"], j["excluded_tracer"],
+                    j["time"]],
+                   [d.path, d.objects, d.total.to_h.transform_keys(&:to_s), d.excluded_dumper_objects,
+                    d.excluded_tracer.to_h.transform_keys(&:to_s), d.time]
     end
   end
 
@@ -191,9 +193,23 @@ class TestTimeline < Minitest::Test
     h = Heapscope.histogram(last)
     assert_kind_of Heapscope::Tally, h
     assert_equal "type", h.by
-    # the timeline's totals keep Ruby's allocation tracer, which the
-    # histogram leaves out unless keep_tracer:, as `heapscope histogram`
-    assert_equal timeline.dumps[2].total.to_a, Heapscope.histogram(last, keep_tracer: true).total.to_a
+    # the timeline leaves out Ruby's allocation tracer as the histogram
+    # does, unless keep_tracer:, as `heapscope timeline` and `heapscope
+    # histogram`; what it leaves out is the dump's tracer record
+    tracer = File.foreach(last).map { |l| JSON.parse(l) }
+                 .select { |r| r["type"] == "DATA" && r["struct"] == "ObjectTracing/allocation_info_tracer" }
+    assert_equal 1, tracer.size
+    assert_equal timeline.dumps[2].total.to_a, h.total.to_a
+    assert_equal [1, tracer[0]["memsize"]], timeline.dumps[2].excluded_tracer.to_a
+    kept = Heapscope.timeline(steps, keep_tracer: true)
+    assert_equal kept.dumps[2].total.to_a, Heapscope.histogram(last, keep_tracer: true).total.to_a
+    assert_equal [0, 0], kept.dumps[2].excluded_tracer.to_a
+    assert_equal cli_out("timeline", "--keep-tracer", "--json", *steps), kept.report(format: :json)
+    assert_equal [h.total.count + 1, h.total.memsize + tracer[0]["memsize"]], kept.dumps[2].total.to_a
+    grew = Heapscope.grew(steps, by: "class", keep_tracer: true)
+    assert_equal cli_out("diff", "--grew", "--by", "class", "--keep-tracer", *steps), grew.to_s
+    assert_includes grew.map(&:key), "<allocation tracer>"
+    refute_includes Heapscope.grew(steps, by: "class").map(&:key), "<allocation tracer>"
     # with the dumper's objects and the tracer: what ObjectSpace.count_objects
     # said before the dump
     all = Heapscope.histogram(last, top: nil, keep_dumper: true, keep_tracer: true)

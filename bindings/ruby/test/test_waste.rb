@@ -86,6 +86,20 @@ class TestWaste < Minitest::Test
     assert_equal waste.duplicates.size + waste.empty.size + waste.oversized.size, waste.rows.size
   end
 
+  # Ruby's allocation tracer (the workload traces allocations) is left out
+  # of the heap's total and counted; keep_tracer: puts exactly it back.
+  def test_allocation_tracer_left_out
+    mem = File.foreach(dump).map { |l| JSON.parse(l) }
+              .select { |r| r["struct"] == "ObjectTracing/allocation_info_tracer" }.map { |r| r["memsize"] }
+    assert_equal 1, mem.size
+    t = waste.totals
+    assert_equal [1, mem[0]], [t[:excluded_tracer], t[:excluded_tracer_memsize]]
+    k = Heapscope.waste(dump, keep_tracer: true).totals
+    assert_equal [0, 0], [k[:excluded_tracer], k[:excluded_tracer_memsize]]
+    assert_equal [t[:objects] + 1, t[:memsize] + mem[0]], [k[:objects], k[:memsize]]
+    assert_equal k, Heapscope::Heap.load(dump, values: true).waste(keep_tracer: true).totals
+  end
+
   def test_loaded_heap_agrees
     heap = Heapscope::Heap.load(dump, values: true)
     w = heap.waste

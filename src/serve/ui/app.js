@@ -195,7 +195,32 @@ function refsTable(list, id) {
     { title: 'address', get: o => addrLink(o.address) },
     { title: 'type', get: o => o.type },
     { title: 'class', get: o => o.class !== undefined && o.class !== null ? classLink(o.class) : '' },
-    { title: 'memsize', num: 1, get: o => bytes(o.memsize), sort: o => o.memsize }], list.slice(0, 500), { cls: id });
+    { title: 'memsize', num: 1, get: o => bytes(o.memsize), sort: o => o.memsize }], list, { cls: id });
+}
+
+// An object's references or referrers: the first page came with the object;
+// "more" asks for the next 100 (an object may be referenced by millions).
+function refsList(addr, list, title, first, total, id) {
+  const rows = first.slice();
+  const box = el('div', {});
+  const draw = () => {
+    box.textContent = '';
+    box.appendChild(el('h3', {}, title + ' (' + count(total) + ')'));
+    box.appendChild(refsTable(rows, id));
+    if (rows.length < total) {
+      const more = el('button', { type: 'button', id: id + '-more', class: 'more' },
+        'more (' + count(rows.length) + ' of ' + count(total) + ' shown)');
+      more.addEventListener('click', () => {
+        more.disabled = true;
+        api('object?addr=' + enc(addr) + '&list=' + list + '&offset=' + rows.length + '&limit=100')
+          .then(d => { rows.push(...d.objects); draw(); })
+          .catch(e => { more.replaceWith(el('p', { class: 'bad' }, e.message)); });
+      });
+      box.appendChild(el('p', { class: 'pager' }, more));
+    }
+  };
+  draw();
+  return box;
 }
 
 function pathList(root, path) {
@@ -213,10 +238,8 @@ function viewObject(v, addr) {
       ['method', o.method], ['generation', o.generation], ['flags', (o.flags || []).join(', ')]];
     if (o.value !== undefined) rows.push(['value', o.value]);
     b.appendChild(el('table', { id: 'record' }, el('tbody', {}, rows.map(r => el('tr', {}, el('th', { scope: 'row' }, r[0]), el('td', { class: 'key' }, r[1] === null || r[1] === undefined ? '' : r[1]))))));
-    b.appendChild(el('h3', {}, 'References (' + o.references.length + ')'));
-    b.appendChild(refsTable(o.references, 'refs'));
-    b.appendChild(el('h3', {}, 'Referrers (' + o.referrers.length + ')'));
-    b.appendChild(refsTable(o.referrers, 'referrers'));
+    b.appendChild(refsList(addr, 'references', 'References', o.references, o.references_count, 'refs'));
+    b.appendChild(refsList(addr, 'referrers', 'Referrers', o.referrers, o.referrers_count, 'referrers'));
   }));
   v.appendChild(section('Paths from the roots', 'paths?addr=' + enc(addr) + '&max=3', (b, d) => {
     for (const p of d.paths) {

@@ -5,8 +5,9 @@
  * C, the library's part without the GVL, and hands Ruby plain values: no
  * handle outlives the call.
  *
- *   Heapscope::Native._check(budget_text, budget_name, paths, keep_dumper)
- *     -> [over_count, rules, [count, memsize, excluded], warning_text,
+ *   Heapscope::Native._check(budget_text, budget_name, paths, keep_dumper, keep_tracer)
+ *     -> [over_count, rules, [count, memsize, excluded, tracer objects, tracer
+ *         memsize], warning_text,
  *         text_report, json_report]
  *     rules: [scope, metric, key, line, limit, actual, over, found] each
  *   Heapscope::Native._export_pprof(dump_path, out_path, time_ns)
@@ -108,7 +109,10 @@ check_result(const hscope_check_t *c, VALUE paths)
     VALUE out = rb_ary_new_capa(6);
     rb_ary_push(out, ULL2NUM(hscope_check_over_count(c)));
     rb_ary_push(out, rules);
-    rb_ary_push(out, rb_ary_new_from_args(3, ULL2NUM(count), ULL2NUM(memsize), ULL2NUM(excluded)));
+    uint64_t tn = 0, tm = 0;
+    hscope_check_excluded_tracer(c, &tn, &tm);
+    rb_ary_push(out, rb_ary_new_from_args(5, ULL2NUM(count), ULL2NUM(memsize), ULL2NUM(excluded),
+                                          ULL2NUM(tn), ULL2NUM(tm)));
     rb_ary_push(out, rb_utf8_str_new_cstr(w ? w : ""));
     rb_ary_push(out, check_report(c, HSCOPE_FORMAT_TEXT, paths));
     rb_ary_push(out, check_report(c, HSCOPE_FORMAT_JSON, paths));
@@ -142,7 +146,8 @@ check_ensure(VALUE p)
 }
 
 static VALUE
-native_check(VALUE self, VALUE text, VALUE name, VALUE paths, VALUE keep_dumper)
+native_check(VALUE self, VALUE text, VALUE name, VALUE paths, VALUE keep_dumper,
+             VALUE keep_tracer)
 {
     (void)self;
     StringValue(text);
@@ -158,7 +163,8 @@ native_check(VALUE self, VALUE text, VALUE name, VALUE paths, VALUE keep_dumper)
     for (long i = 0; i < n; i++)
         j.paths[i] = StringValueCStr(RARRAY_AREF(paths, i));
     j.n = (uint64_t)n;
-    j.flags = RTEST(keep_dumper) ? HSCOPE_CHECK_KEEP_DUMPER : 0;
+    j.flags = (RTEST(keep_dumper) ? HSCOPE_CHECK_KEEP_DUMPER : 0) |
+              (RTEST(keep_tracer) ? HSCOPE_CHECK_KEEP_TRACER : 0);
     check_call c = { &j, paths };
     /* text, name and paths stay reachable from the arguments (on the
      * stack) for the whole call */
@@ -245,7 +251,7 @@ void
 hscope_rb_init_check(VALUE mHeapscope)
 {
     VALUE mNative = rb_define_module_under(mHeapscope, "Native");
-    rb_define_singleton_method(mNative, "_check", native_check, 4);
+    rb_define_singleton_method(mNative, "_check", native_check, 5);
     rb_define_singleton_method(mNative, "_export_pprof", native_export_pprof, 3);
     rb_define_const(mHeapscope, "FORMAT_PPROF", INT2NUM(HSCOPE_FORMAT_PPROF));
 }

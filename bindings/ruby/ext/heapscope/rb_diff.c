@@ -18,15 +18,17 @@ static void free_diff(void *p) { hscope_diff_free(p); }
 /* ---- Diff ---- */
 
 static uint32_t
-diff_flags(VALUE address_only, VALUE keep_dumper)
+diff_flags(VALUE address_only, VALUE keep_dumper, VALUE keep_tracer)
 {
     return (RTEST(address_only) ? HSCOPE_DIFF_ADDRESS_ONLY : 0) |
-           (RTEST(keep_dumper) ? HSCOPE_DIFF_KEEP_DUMPER : 0);
+           (RTEST(keep_dumper) ? HSCOPE_DIFF_KEEP_DUMPER : 0) |
+           (RTEST(keep_tracer) ? HSCOPE_DIFF_KEEP_TRACER : 0);
 }
 
-/* Diff._compute(a, b, c_or_nil, address_only, keep_dumper) */
+/* Diff._compute(a, b, c_or_nil, address_only, keep_dumper, keep_tracer) */
 static VALUE
-diff_s_compute(VALUE klass, VALUE a, VALUE b, VALUE c, VALUE address_only, VALUE keep_dumper)
+diff_s_compute(VALUE klass, VALUE a, VALUE b, VALUE c, VALUE address_only, VALUE keep_dumper,
+               VALUE keep_tracer)
 {
     analysis_args x;
     memset(&x, 0, sizeof(x));
@@ -34,7 +36,7 @@ diff_s_compute(VALUE klass, VALUE a, VALUE b, VALUE c, VALUE address_only, VALUE
     x.b = hscope_rb_heap_get(b);
     x.c = NIL_P(c) ? NULL : hscope_rb_heap_get(c);
     hscope_diff_options_init(&x.fopts);
-    x.fopts.flags = diff_flags(address_only, keep_dumper);
+    x.fopts.flags = diff_flags(address_only, keep_dumper, keep_tracer);
     VALUE target = NIL_P(c) ? b : c;
     VALUE obj =
         hscope_rb_handle_new(klass, &diff_type, free_diff, target, hscope_rb_heap_get(target));
@@ -49,12 +51,12 @@ diff_s_compute(VALUE klass, VALUE a, VALUE b, VALUE c, VALUE address_only, VALUE
 }
 
 /* Diff._files(path_a, path_b, path_c_or_nil, load_opts, address_only,
- * keep_dumper): only the last dump is loaded; the others are streamed.
+ * keep_dumper, keep_tracer): only the last dump is loaded; the others are streamed.
  * The loaded heap is borrowed from the diff: its Heap object and the Diff
  * keep each other alive. */
 static VALUE
 diff_s_files(VALUE klass, VALUE pa, VALUE pb, VALUE pc, VALUE opts, VALUE address_only,
-             VALUE keep_dumper)
+             VALUE keep_dumper, VALUE keep_tracer)
 {
     analysis_args x;
     load_args l;
@@ -75,7 +77,7 @@ diff_s_files(VALUE klass, VALUE pa, VALUE pb, VALUE pc, VALUE opts, VALUE addres
     l.progress = NIL_P(opts) ? Qnil : rb_hash_lookup(opts, ID2SYM(rb_intern("progress")));
     x.load = &l;
     hscope_diff_options_init(&x.fopts);
-    x.fopts.flags = diff_flags(address_only, keep_dumper);
+    x.fopts.flags = diff_flags(address_only, keep_dumper, keep_tracer);
     VALUE obj = hscope_rb_handle_new(klass, &diff_type, free_diff, Qfalse, NULL);
     x.out = DATA_PTR(obj);
     x.what = AN_DIFF_FILES;
@@ -128,6 +130,15 @@ static VALUE
 diff_excluded(VALUE self)
 {
     return ULL2NUM(hscope_diff_excluded(diff_get(self)));
+}
+
+/* Diff#_excluded_tracer -> [objects, memsize] of the allocation tracer left out */
+static VALUE
+diff_excluded_tracer(VALUE self)
+{
+    uint64_t n = 0, m = 0;
+    hscope_diff_excluded_tracer(diff_get(self), &n, &m);
+    return rb_ary_new_from_args(2, ULL2NUM(n), ULL2NUM(m));
 }
 
 static VALUE
@@ -260,11 +271,12 @@ hscope_rb_init_diff(VALUE mod)
 {
     cDiff = rb_define_class_under(mod, "Diff", rb_cObject);
     rb_undef_alloc_func(cDiff);
-    rb_define_singleton_method(cDiff, "_compute", diff_s_compute, 5);
-    rb_define_singleton_method(cDiff, "_files", diff_s_files, 6);
+    rb_define_singleton_method(cDiff, "_compute", diff_s_compute, 6);
+    rb_define_singleton_method(cDiff, "_files", diff_s_files, 7);
     rb_define_method(cDiff, "count", diff_count, 0);
     rb_define_method(cDiff, "memsize", diff_memsize, 0);
     rb_define_method(cDiff, "excluded", diff_excluded, 0);
+    rb_define_method(cDiff, "_excluded_tracer", diff_excluded_tracer, 0);
     rb_define_method(cDiff, "reused_addresses", diff_reused, 0);
     rb_define_method(cDiff, "warning_bits", diff_warning_bits, 0);
     rb_define_method(cDiff, "warning_text", diff_warning_text, 0);

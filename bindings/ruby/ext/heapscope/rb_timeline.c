@@ -133,7 +133,8 @@ fixed_or_nil(int64_t v)
 }
 
 /* Timeline#_dump(i) -> [path, index among the paths given, time in ms or
- * nil, count, memsize, dumper objects left out, objects of the dump] */
+ * nil, count, memsize, dumper objects left out, objects of the dump,
+ * allocation tracer objects left out, their memsize] */
 static VALUE
 timeline_dump(VALUE self, VALUE vi)
 {
@@ -144,11 +145,14 @@ timeline_dump(VALUE self, VALUE vi)
         rb_raise(rb_eIndexError, "no dump %llu", (unsigned long long)i);
     hscope_load_stats st = HSCOPE_LOAD_STATS_INIT;
     hscope_timeline_dump_stats(tl, i, &st);
+    uint64_t tn = 0, tm = 0;
+    hscope_timeline_dump_excluded_tracer(tl, i, &tn, &tm);
     VALUE r = rb_ary_new_from_args(
-        7, hscope_rb_cstr_or_nil(hscope_timeline_dump_path(tl, i)),
+        9, hscope_rb_cstr_or_nil(hscope_timeline_dump_path(tl, i)),
         ULL2NUM(hscope_timeline_dump_given(tl, i)),
         fixed_or_nil(hscope_timeline_dump_time_ms(tl, i)), ULL2NUM(count), ULL2NUM(memsize),
-        ULL2NUM(hscope_timeline_dump_excluded(tl, i)), ULL2NUM(st.objects));
+        ULL2NUM(hscope_timeline_dump_excluded(tl, i)), ULL2NUM(st.objects), ULL2NUM(tn),
+        ULL2NUM(tm));
     RB_GC_GUARD(self);
     return r;
 }

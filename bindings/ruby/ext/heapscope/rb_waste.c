@@ -19,9 +19,10 @@ static void free_waste(void *p) { hscope_waste_free(p); }
 /* ---- Waste ---- */
 
 /* waste options from Ruby: by (:site / "file:line" / :gem), keep_dumper,
- * ratio, min_slack */
+ * keep_tracer, ratio, min_slack */
 static void
-waste_opts(hscope_waste_options *o, VALUE by, VALUE keep_dumper, VALUE ratio, VALUE min_slack)
+waste_opts(hscope_waste_options *o, VALUE by, VALUE keep_dumper, VALUE keep_tracer, VALUE ratio,
+           VALUE min_slack)
 {
     hscope_waste_options_init(o);
     if (!NIL_P(by)) {
@@ -34,6 +35,8 @@ waste_opts(hscope_waste_options *o, VALUE by, VALUE keep_dumper, VALUE ratio, VA
     }
     if (RTEST(keep_dumper))
         o->flags |= HSCOPE_WASTE_KEEP_DUMPER;
+    if (RTEST(keep_tracer))
+        o->flags |= HSCOPE_WASTE_KEEP_TRACER;
     if (!NIL_P(ratio)) {
         long r = NUM2LONG(ratio);
         if (r < 2 || r > 1000000)
@@ -48,11 +51,11 @@ waste_opts(hscope_waste_options *o, VALUE by, VALUE keep_dumper, VALUE ratio, VA
     }
 }
 
-/* Waste._file(path, load_opts, by, keep_dumper, ratio, min_slack): the
+/* Waste._file(path, load_opts, by, keep_dumper, keep_tracer, ratio, min_slack): the
  * dump streamed (no heap is loaded); cancellable like a load. */
 static VALUE
-waste_s_file(VALUE klass, VALUE path, VALUE opts, VALUE by, VALUE keep_dumper, VALUE ratio,
-             VALUE min_slack)
+waste_s_file(VALUE klass, VALUE path, VALUE opts, VALUE by, VALUE keep_dumper,
+             VALUE keep_tracer, VALUE ratio, VALUE min_slack)
 {
     analysis_args x;
     load_args l;
@@ -64,7 +67,7 @@ waste_s_file(VALUE klass, VALUE path, VALUE opts, VALUE by, VALUE keep_dumper, V
     hscope_rb_load_options(opts, &l.opts);
     l.progress = NIL_P(opts) ? Qnil : rb_hash_lookup(opts, ID2SYM(rb_intern("progress")));
     x.load = &l;
-    waste_opts(&x.wopts, by, keep_dumper, ratio, min_slack);
+    waste_opts(&x.wopts, by, keep_dumper, keep_tracer, ratio, min_slack);
     VALUE obj = hscope_rb_handle_new(klass, &waste_type, free_waste, Qfalse, NULL);
     x.out = DATA_PTR(obj);
     x.what = AN_WASTE_FILE;
@@ -75,15 +78,16 @@ waste_s_file(VALUE klass, VALUE path, VALUE opts, VALUE by, VALUE keep_dumper, V
     return obj;
 }
 
-/* Heap#_waste(by, keep_dumper, ratio, min_slack): from the loaded heap
+/* Heap#_waste(by, keep_dumper, keep_tracer, ratio, min_slack): from the loaded heap
  * (the result keeps no reference to it). */
 static VALUE
-heap_waste(VALUE self, VALUE by, VALUE keep_dumper, VALUE ratio, VALUE min_slack)
+heap_waste(VALUE self, VALUE by, VALUE keep_dumper, VALUE keep_tracer, VALUE ratio,
+           VALUE min_slack)
 {
     analysis_args x;
     memset(&x, 0, sizeof(x));
     x.cheap = hscope_rb_heap_get(self);
-    waste_opts(&x.wopts, by, keep_dumper, ratio, min_slack);
+    waste_opts(&x.wopts, by, keep_dumper, keep_tracer, ratio, min_slack);
     VALUE obj = hscope_rb_handle_new(cWaste, &waste_type, free_waste, Qfalse, NULL);
     x.out = DATA_PTR(obj);
     x.what = AN_WASTE_HEAP;
@@ -132,6 +136,10 @@ waste_totals(VALUE self)
     hset(h, "truncated_memsize", t.truncated_memsize);
     hset(h, "collision_count", t.collision_count);
     hset(h, "excluded", t.excluded);
+    uint64_t tn = 0, tm = 0;
+    hscope_waste_excluded_tracer(waste_get(self), &tn, &tm);
+    hset(h, "excluded_tracer", tn);
+    hset(h, "excluded_tracer_memsize", tm);
     hset(h, "untraced", t.untraced);
     hset(h, "group_count", t.group_count);
     hset(h, "dump_objects", t.dump_objects);
@@ -255,10 +263,10 @@ hscope_rb_init_waste(VALUE mod)
 {
     cWaste = rb_define_class_under(mod, "Waste", rb_cObject);
     rb_undef_alloc_func(cWaste);
-    rb_define_singleton_method(cWaste, "_file", waste_s_file, 6);
+    rb_define_singleton_method(cWaste, "_file", waste_s_file, 7);
     rb_define_method(cWaste, "_totals", waste_totals, 0);
     rb_define_method(cWaste, "_rows", waste_rows, 0);
     rb_define_method(cWaste, "_values", waste_values, 0);
     rb_define_method(cWaste, "_report", waste_report, 5);
-    rb_define_method(hscope_rb_cHeap, "_waste", heap_waste, 4);
+    rb_define_method(hscope_rb_cHeap, "_waste", heap_waste, 5);
 }

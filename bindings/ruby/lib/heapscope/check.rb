@@ -21,13 +21,18 @@ module Heapscope
 
     attr_reader :rules, :count, :memsize, :excluded, :warnings, :paths
 
+    # Ruby's allocation tracer left out of the totals (unless keep_tracer:):
+    # a Total (count, memsize), the JSON's "excluded_tracer".
+    attr_reader :excluded_tracer
+
     def initialize(native, paths) # :nodoc:
       over, rules, totals, warnings, @text, @json = native
       @over = over
       @rules = rules.map do |s, m, k, line, limit, actual, o, f|
         Rule.new(SCOPES.fetch(s, s), METRICS.fetch(m, m), k, line, limit, actual, o, f).freeze
       end.freeze
-      @count, @memsize, @excluded = totals
+      @count, @memsize, @excluded, tn, tm = totals
+      @excluded_tracer = Total.new(tn, tm)
       @warnings = warnings.lines.map(&:chomp).freeze
       @paths = paths.freeze
     end
@@ -75,9 +80,11 @@ module Heapscope
     # path of a budget file (String or Pathname), or the budget's text
     # itself (a String with a newline); +dumps+ one dump, or three (A B C in
     # time order) when the budget has [leaked] rules.  keep_dumper: count
-    # the dumper's own objects too.  Returns a Heapscope::Check (verdict,
+    # the dumper's own objects too; keep_tracer: Ruby's allocation tracer
+    # too (left out by default, as `heapscope check`; a
+    # class."<allocation tracer>" rule measures it either way).  Returns a Heapscope::Check (verdict,
     # rules); raises Heapscope::ParseError for a bad budget.
-    def check(budget, *dumps, keep_dumper: false)
+    def check(budget, *dumps, keep_dumper: false, keep_tracer: false)
       raise ArgumentError, "no dump given" if dumps.empty?
       paths = dumps.flatten.map { |d| path_of(d) }
       if budget.is_a?(String) && budget.include?("\n")
@@ -87,7 +94,7 @@ module Heapscope
         name = path_of(budget)
         text = File.binread(name)
       end
-      Check.new(Native._check(text, name, paths, keep_dumper), paths)
+      Check.new(Native._check(text, name, paths, keep_dumper, keep_tracer), paths)
     end
 
     private

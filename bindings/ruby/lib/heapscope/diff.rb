@@ -33,6 +33,12 @@ module Heapscope
       excluded
     end
 
+    # Ruby's allocation tracer left out of the leaked objects (unless
+    # keep_tracer:): a Total (count, memsize), the JSON's "excluded_tracer".
+    def excluded_tracer
+      Total.new(*_excluded_tracer)
+    end
+
     # Addresses of the leaked objects (all, or the first +limit+).
     def addresses(limit = nil)
       _addresses(limit)
@@ -187,23 +193,27 @@ module Heapscope
     # are streamed past it, so three large dumps cost about one.
     #
     # address_only: compares addresses only (classic heapleak);
-    # keep_dumper: keeps objects ObjectSpace.dump_all itself allocated.
-    # Load options (strict:, max_memory:, progress: ...) apply to paths.
-    def diff(a, b, c = nil, address_only: false, keep_dumper: false, **load)
+    # keep_dumper: keeps objects ObjectSpace.dump_all itself allocated;
+    # keep_tracer: keeps Ruby's allocation tracer (left out and counted by
+    # default, as `heapscope diff`: Diff#excluded_tracer).  Load options
+    # (strict:, max_memory:, progress: ...) apply to paths.
+    def diff(a, b, c = nil, address_only: false, keep_dumper: false, keep_tracer: false, **load)
       snaps = [a, b, c].compact
       if snaps.all? { |s| s.is_a?(Heap) }
         raise ArgumentError, "load options apply to paths only" unless load.empty?
-        return Diff._compute(a, b, c, address_only, keep_dumper).tap { |d| d._names = snaps.map(&:path) }
+        return Diff._compute(a, b, c, address_only, keep_dumper, keep_tracer)
+                   .tap { |d| d._names = snaps.map(&:path) }
       end
       if snaps.none? { |s| s.is_a?(Heap) }
         paths = [a, b, c].map { |s| s.nil? ? nil : path_of(s) }
-        diff = Diff._files(*paths, Heap.check_opts(load), address_only, keep_dumper)
+        diff = Diff._files(*paths, Heap.check_opts(load), address_only, keep_dumper, keep_tracer)
         diff.heap._path = paths.compact.last
         diff._names = paths.compact
         return diff
       end
       heaps = [a, b, c].map { |s| s.nil? || s.is_a?(Heap) ? s : Heap.load(s, **load) }
-      Diff._compute(*heaps, address_only, keep_dumper).tap { |d| d._names = heaps.compact.map(&:path) }
+      Diff._compute(*heaps, address_only, keep_dumper, keep_tracer)
+        .tap { |d| d._names = heaps.compact.map(&:path) }
     end
 
     # What holds the objects that leaked between the snapshots (see

@@ -7,6 +7,7 @@ module Heapscope
     NO_CLASS_EDGES = 0x1
     KEEP_DUMPER = 0x2
     NO_WASTE = 0x4
+    KEEP_TRACER = 0x8
   end
 
   class << self
@@ -26,7 +27,9 @@ module Heapscope
     #   file.
     #
     # top: rows per table (nil or 0: all); keep_dumper: keep the objects
-    # the dumper allocated; class_edges: false for the dominator tree
+    # the dumper allocated; keep_tracer: keep Ruby's allocation tracer (left
+    # out of every section by default and said, as `heapscope report`);
+    # class_edges: false for the dominator tree
     # without object -> class edges; title: the page's <title>; io: write
     # the page to this IO (anything with #write) in chunks and return it,
     # instead of returning a String.  The load options as Heap.load (no
@@ -36,9 +39,10 @@ module Heapscope
     #   File.write("leak.html", Heapscope.report(%w[h1.json h2.json h3.json]))
     #   File.open("tl.html", "w") { |f| Heapscope.report(Dir["step_*.json"], io: f) }
     def report(paths, io: nil, top: 30, by: "class", order: :auto, keep_dumper: false,
-               class_edges: true, waste: true, title: nil, **load)
+               keep_tracer: false, class_edges: true, waste: true, title: nil, **load)
       flags = (class_edges ? 0 : HtmlReport::NO_CLASS_EDGES) |
-              (keep_dumper ? HtmlReport::KEEP_DUMPER : 0) | (waste ? 0 : HtmlReport::NO_WASTE)
+              (keep_dumper ? HtmlReport::KEEP_DUMPER : 0) | (waste ? 0 : HtmlReport::NO_WASTE) |
+              (keep_tracer ? HtmlReport::KEEP_TRACER : 0)
       native = Native::HtmlReport._compute(paths_of(paths), Heap.check_opts(load), by.to_s,
                                            order_code(order), flags, title&.to_s)
       native._write({ format: :html, top: top, io: io })

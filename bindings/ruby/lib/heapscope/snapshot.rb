@@ -79,7 +79,7 @@ module Heapscope
       # What the snapshot code allocated in between (inline caches of
       # snapshot.rb and fork.rb) is the dumper's: the library leaves it
       # out, as it does objspace.rb's (Diff#excluded).
-      Diff._compute(shells[0], shells[1], shells[2], false, false)
+      Diff._compute(shells[0], shells[1], shells[2], false, false, false)
     end
 
     # dump_all into the file +tmp+, gzip or plain (also in a fork's child).

@@ -22,15 +22,17 @@ module Heapscope
     ORDERS = { auto: 0, name: 1, mtime: 2, given: 3 }.freeze
     KEEP_DUMPER = 0x1
     GREW = 0x2
+    KEEP_TRACER = 0x4
 
     # A dump, in time order: +path+ as given, +objects+ (every object of
     # the dump), +total+ (a Total: the objects in the groups, the dumper's
     # left out unless keep_dumper:, and their memsize),
-    # +excluded_dumper_objects+, +time+ (a Time in UTC when the order knows
-    # times, else nil) and +given+ (its index among the paths given).  As
-    # the JSON's "dumps".
-    Dump = Struct.new(:path, :objects, :total, :excluded_dumper_objects, :time, :given,
-                      keyword_init: true)
+    # +excluded_dumper_objects+, +excluded_tracer+ (a Total: Ruby's
+    # allocation tracer left out unless keep_tracer:), +time+ (a Time in UTC
+    # when the order knows times, else nil) and +given+ (its index among the
+    # paths given).  As the JSON's "dumps".
+    Dump = Struct.new(:path, :objects, :total, :excluded_dumper_objects, :excluded_tracer, :time,
+                      :given, keyword_init: true)
 
     # A group: +key+, +count+ and +memsize+ (one value per dump, in time
     # order; 0 where the group is absent), and the fit of the timeline's
@@ -101,9 +103,10 @@ module Heapscope
     # The dumps (Dump), in time order.
     def dumps
       @dumps ||= Array.new(dump_count) do |i|
-        path, given, ms, count, memsize, excluded, objects = _dump(i)
+        path, given, ms, count, memsize, excluded, objects, tn, tm = _dump(i)
         Dump.new(path: path, objects: objects, total: Total.new(count, memsize),
-                 excluded_dumper_objects: excluded, time: ms && Time.at(ms / 1000r).utc,
+                 excluded_dumper_objects: excluded, excluded_tracer: Total.new(tn, tm),
+                 time: ms && Time.at(ms / 1000r).utc,
                  given: given).freeze
       end.freeze
     end
@@ -255,14 +258,16 @@ module Heapscope
     # ranked; order: :auto (a date-time, epoch or sequence number in every
     # file name, else the files' mtimes, else as given), :name, :mtime or
     # :given; keep_dumper: true keeps the objects the dumper allocated (left
-    # out and counted by default, as the CLI); threads: dumps folded at once
+    # out and counted by default, as the CLI); keep_tracer: true keeps Ruby's
+    # allocation tracer (left out and counted by default, as the CLI: its
+    # table grows with every traced allocation); threads: dumps folded at once
     # (default: one per core); min_dumps: dumps a growing group needs
     # (default 3).  Load options (strict:, max_memory:, progress: ...)
     # apply to each dump; with progress: the dumps are folded one at a time.
     # Runs without the GVL; Ctrl-C and Thread#raise stop it.
     def timeline(paths, by: "file:line:class", metric: :memsize, order: :auto, keep_dumper: false,
-                 threads: nil, min_dumps: nil, **load)
-      flags = keep_dumper ? Timeline::KEEP_DUMPER : 0
+                 keep_tracer: false, threads: nil, min_dumps: nil, **load)
+      flags = (keep_dumper ? Timeline::KEEP_DUMPER : 0) | (keep_tracer ? Timeline::KEEP_TRACER : 0)
       timeline_of(paths, by, metric, order, flags, threads, min_dumps, load)
     end
 
@@ -272,9 +277,10 @@ module Heapscope
     # the metric (:memsize by default, as Heapscope.timeline and the report;
     # :count for objects) from the first dump to the last; its report is
     # kind "grew" (Group#change and #deltas are the JSON's).
-    def grew(paths, by: "file:line:class", metric: :memsize, keep_dumper: false, threads: nil,
-             **load)
-      flags = Timeline::GREW | (keep_dumper ? Timeline::KEEP_DUMPER : 0)
+    def grew(paths, by: "file:line:class", metric: :memsize, keep_dumper: false, keep_tracer: false,
+             threads: nil, **load)
+      flags = Timeline::GREW | (keep_dumper ? Timeline::KEEP_DUMPER : 0) |
+              (keep_tracer ? Timeline::KEEP_TRACER : 0)
       timeline_of(paths, by, metric, :given, flags, threads, nil, load)._grew!
     end
 

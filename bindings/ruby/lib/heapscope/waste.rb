@@ -68,7 +68,8 @@ module Heapscope
     # findings), duplicate_/empty_/oversized_count and _saving,
     # duplicate_values, duplicate_copies, shared_/no_value_/truncated_count
     # and _memsize (not compared), collision_count, excluded, untraced,
-    # group_count, dump_objects.
+    # group_count, dump_objects, excluded_tracer and
+    # excluded_tracer_memsize (Ruby's allocation tracer left out).
     def totals
       @totals ||= _totals.reject { |k, _| k == :warnings }.freeze
     end
@@ -143,10 +144,12 @@ module Heapscope
     # What this heap could shrink by (see Waste).  Duplicates need the
     # values: load with values: true (otherwise Waste#warnings has
     # :no_values and there are none).  by: "file:line" or :gem;
-    # keep_dumper: keep the dumper's own objects; ratio:, min_slack: the
-    # oversized thresholds (4, 256 bytes).
-    def waste(by: "file:line", keep_dumper: false, ratio: nil, min_slack: nil)
-      _waste(by.to_s, keep_dumper, ratio, min_slack)
+    # keep_dumper: keep the dumper's own objects; keep_tracer: keep Ruby's
+    # allocation tracer (left out of the heap's total by default, as
+    # `heapscope waste`); ratio:, min_slack: the oversized thresholds (4,
+    # 256 bytes).
+    def waste(by: "file:line", keep_dumper: false, keep_tracer: false, ratio: nil, min_slack: nil)
+      _waste(by.to_s, keep_dumper, keep_tracer, ratio, min_slack)
     end
   end
 
@@ -154,9 +157,10 @@ module Heapscope
     # What the dump at +path+ could shrink by, streamed (never loaded whole;
     # the file is read twice at most, so it must be a file, not a pipe).
     # Load options (strict:, max_memory:, progress: ...) apply.
-    def waste(path, by: "file:line", keep_dumper: false, ratio: nil, min_slack: nil, **load)
+    def waste(path, by: "file:line", keep_dumper: false, keep_tracer: false, ratio: nil,
+              min_slack: nil, **load)
       path = path.to_path if path.respond_to?(:to_path)
-      Waste._file(path, Heap.check_opts(load), by.to_s, keep_dumper, ratio, min_slack)
+      Waste._file(path, Heap.check_opts(load), by.to_s, keep_dumper, keep_tracer, ratio, min_slack)
     end
   end
 end
