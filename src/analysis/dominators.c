@@ -60,35 +60,24 @@ typedef hscope__graph graph;
 /* Reverse CSR of the reached part of the augmented graph, in preorder
  * numbers: pstart[0..cnt], preds[] (an edge's source as a preorder number,
  * grouped by its target's).  DFS tree edges are left out: the semi-
- * dominator search starts from the parent instead. */
+ * dominator search starts from the parent instead.  The DFS counted each
+ * target's predecessors in start[q + 1] (it examines every edge of the
+ * reached part once), so one pass over the edges fills the lists. */
 static hscope_status
 build_preds(const graph *g, hscope__mem *m, const uint32_t *num, const uint32_t *order,
-            const uint32_t *parent, uint32_t cnt, uint32_t **pstart, uint32_t **preds,
+            const uint32_t *parent, uint32_t cnt, uint32_t *start, uint32_t **preds,
             hscope_error *err)
 {
     uint64_t ne = 0;
-    uint32_t *start = hscope__calloc(m, (size_t)cnt + 1, sizeof(uint32_t));
-    if (!start)
-        return hscope__nomem(err, (size_t)cnt * 4);
     for (uint32_t p = 0; p < cnt; p++)
-        for (uint32_t k = 0, w; (w = hscope__succ_at(g, order[p], k)) != NONE; k++) {
-            uint32_t q = num[w]; /* reached from a reached vertex: numbered */
-            if (parent[q] != p) {
-                start[q + 1]++;
-                ne++;
-            }
-        }
-    if (ne >= UINT32_MAX) {
-        hscope__free(m, start);
+        ne += start[p + 1];
+    if (ne >= UINT32_MAX)
         return hscope__fail(err, HSCOPE_ERR_LIMIT, "graph too large for dominators");
-    }
     for (uint32_t p = 0; p < cnt; p++)
         start[p + 1] += start[p];
     uint32_t *pr = hscope__malloc(m, (size_t)(ne + 1) * sizeof(uint32_t));
-    if (!pr) {
-        hscope__free(m, start);
+    if (!pr)
         return hscope__nomem(err, (size_t)ne * 4);
-    }
     for (uint32_t p = 0; p < cnt; p++)
         for (uint32_t k = 0, w; (w = hscope__succ_at(g, order[p], k)) != NONE; k++)
             if (parent[num[w]] != p)
@@ -96,7 +85,6 @@ build_preds(const graph *g, hscope__mem *m, const uint32_t *num, const uint32_t 
     for (uint32_t p = cnt; p > 0; p--)
         start[p] = start[p - 1];
     start[0] = 0;
-    *pstart = start;
     *preds = pr;
     return HSCOPE_OK;
 }
@@ -160,12 +148,16 @@ hscope__dom_options_init(hscope_dom_options *o)
  * Iterative DFS from the super-root, successors in order: order[] gets the
  * vertices in preorder, *cnt their number.  Visited marks are num[] (which
  * also gets each vertex's preorder number, and then parent[] the parent's)
- * or, with num NULL, the bitset `seen`.  The stack holds (vertex, next
- * successor index) pairs and grows only as deep as the DFS goes.
+ * or, with num NULL, the bitset `seen`.  With num, every edge out of a
+ * reached vertex is examined once: one to a vertex already numbered that
+ * is not the DFS tree edge to it (nor a repeat of that edge) counts in
+ * pcount[number + 1] (pcount: nv + 1 zeros), build_preds()'s sizes.  The
+ * stack holds (vertex, next successor index) pairs and grows only as deep
+ * as the DFS goes.
  */
 static hscope_status
 dfs(const graph *g, hscope__mem *m, uint32_t *num, uint64_t *seen, uint32_t *order,
-    uint32_t *parent, uint32_t *pcnt, hscope_error *err)
+    uint32_t *parent, uint32_t *pcount, uint32_t *pcnt, hscope_error *err)
 {
     uint32_t *stack = NULL;
     size_t scap = 0, sp = 0;
@@ -191,8 +183,12 @@ dfs(const graph *g, hscope__mem *m, uint32_t *num, uint64_t *seen, uint32_t *ord
             continue;
         }
         if (num) {
-            if (num[w] != NONE)
+            uint32_t q = num[w];
+            if (q != NONE) {
+                if (parent[q] != num[v])
+                    pcount[q + 1]++;
                 continue;
+            }
             num[w] = cnt;
             parent[cnt] = num[v];
         } else {
@@ -388,22 +384,23 @@ compute(hscope_domtree_t *t, const graph *g, hscope_error *err)
     uint64_t *seen = NULL;
 
     /* Phase 1: preorder numbers (num: vertex -> number, order: number ->
-     * vertex) and DFS tree parents. */
+     * vertex), DFS tree parents, and the predecessor counts (pstart). */
     num = hscope__malloc(m, (size_t)nv * 4);
     order = hscope__malloc(m, (size_t)nv * 4);
     parent = hscope__malloc(m, (size_t)nv * 4);
-    if (!num || !order || !parent) {
-        st = hscope__nomem(err, (size_t)nv * 4);
+    pstart = hscope__calloc(m, (size_t)nv + 1, sizeof(uint32_t));
+    if (!num || !order || !parent || !pstart) {
+        st = hscope__nomem(err, (size_t)nv * 16);
         goto out;
     }
     memset(num, 0xFF, (size_t)nv * 4);
     uint32_t cnt = 0;
-    if ((st = dfs(g, m, num, NULL, order, parent, &cnt, err)) != HSCOPE_OK)
+    if ((st = dfs(g, m, num, NULL, order, parent, pstart, &cnt, err)) != HSCOPE_OK)
         goto out;
 
     /* Phase 2: predecessors in preorder numbers; then vertex numbers are
      * no longer needed (order[] maps back at the end). */
-    if ((st = build_preds(g, m, num, order, parent, cnt, &pstart, &preds, err)) != HSCOPE_OK)
+    if ((st = build_preds(g, m, num, order, parent, cnt, pstart, &preds, err)) != HSCOPE_OK)
         goto out;
     /* order[] is dropped too until the end (phase 5 numbers the vertices
      * again), so the semi-dominator phase holds 4 bytes per vertex less */
@@ -447,7 +444,7 @@ compute(hscope_domtree_t *t, const graph *g, hscope_error *err)
         goto out;
     }
     uint32_t cnt2 = 0;
-    if ((st = dfs(g, m, NULL, seen, order, NULL, &cnt2, err)) != HSCOPE_OK)
+    if ((st = dfs(g, m, NULL, seen, order, NULL, NULL, &cnt2, err)) != HSCOPE_OK)
         goto out;
     hscope__free(m, seen);
     seen = NULL;

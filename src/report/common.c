@@ -10,6 +10,7 @@
 #include "../analysis/diff.h"
 #include "../analysis/tally.h"
 #include "common.h"
+#include "rowcur.h"
 #include "jsonw.h"
 #include "out.h"
 #include "table.h"
@@ -45,6 +46,48 @@ hscope__csv_field(hscope__out *o, const char *s)
         i += (size_t)l;
     }
     hscope__out_putc(o, '"');
+}
+
+const char hscope__digits2[201] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+/* A byte a CSV field carries as it is (hscope__csv_field() quotes a
+ * field with any other, or empty, or starting with a space). */
+static inline int
+csv_plain(unsigned char c)
+{
+    return c >= 0x20 && c < 0x80 && c != ',' && c != '"' && c != '\\';
+}
+
+void
+hscope__cur_csv_str(hscope__cur *k, const char *s)
+{
+    if (!s)
+        return;
+    const unsigned char *u = (const unsigned char *)s;
+    size_t n = 0;
+    if (u[0] != ' ')
+        while (csv_plain(u[n]))
+            n++;
+    if (n == 0 || u[n] != 0) { /* quoted: the general writer */
+        hscope__cur_close(k);
+        hscope__csv_field(k->o, s);
+        hscope__cur_open(k, HSCOPE__ROW_ROOM);
+        return;
+    }
+    if ((size_t)(k->end - k->p) < n + HSCOPE__ROW_ROOM) {
+        hscope__cur_close(k);
+        hscope__cur_open(k, n + HSCOPE__ROW_ROOM);
+        if (!k->p) { /* longer than the buffer */
+            hscope__out_write(k->o, s, n);
+            hscope__cur_open(k, HSCOPE__ROW_ROOM);
+            return;
+        }
+    }
+    memcpy(k->p, s, n);
+    k->p += n;
 }
 
 void

@@ -25,8 +25,10 @@
 #include "export.h"
 #include "jsonw.h"
 #include "out.h"
+#include "rowcur.h"
 
 #define NTABLES 4
+#define TABLE_BUF ((size_t)1 << 20)
 
 /* Column sets (the order of the CSV columns and JSON keys). */
 static const char *const dumps_cols[] = { "dump_id", "seq", "path", "name", "taken_at",
@@ -212,10 +214,16 @@ open_table(table *t, const hscope_export_t *ex, hscope__mem *m, hscope_error *er
     t->f = fopen(path, "w");
     if (!t->f)
         return hscope__fail_errno(err, errno, "cannot write %s", path);
-    t->buf = hscope__malloc(m, 1 << 20);
-    if (t->buf)
-        setvbuf(t->f, t->buf, _IOFBF, 1 << 20);
+    /* rows are formatted into the table's 1 MiB buffer and go straight
+     * to the file from there (no second copy into stdio's buffer) */
+    t->buf = hscope__malloc(m, TABLE_BUF);
     hscope__out_init(&t->out, file_write, t->f, err);
+    if (t->buf) {
+        setvbuf(t->f, NULL, _IONBF, 0);
+        hscope__out_use_buffer(&t->out, t->buf, TABLE_BUF);
+    } else {
+        setvbuf(t->f, NULL, _IOFBF, 1 << 16);
+    }
     hscope__json_init(&t->js, &t->out, 0);
     t->js.script_safe = 1; /* invalid UTF-8 as \ufffd */
     if (!is_jsonl(ex)) {
@@ -368,6 +376,78 @@ get_cols(const hscope_heap_t *h, cols *c, hscope_error *err)
     return HSCOPE_OK;
 }
 
+
+/* The same bytes as the col_* functions above, written straight into the
+ * output buffer through a row cursor (rowcur.h). */
+static void
+csv_object_row(table *t, const hscope_heap_t *h, const cols *c, uint64_t id, uint32_t i)
+{
+    int ty = c->type[i];
+    uint32_t fid = 0, line = 0, mid = 0;
+    hscope__heap_site(h, c->site[i], &fid, &line, &mid);
+    const char *file = hscope__heap_string(h, fid);
+    hscope__cur k = { &t->out, NULL, NULL, NULL };
+    hscope__cur_open(&k, HSCOPE__ROW_ROOM);
+    k.p = hscope__put_u64(k.p, id);
+    *k.p++ = ',';
+    k.p = hscope__put_addr(k.p, c->addr[i]);
+    *k.p++ = ',';
+    hscope__cur_csv_str(&k, hscope__heap_type_name(h, ty));
+    *k.p++ = ',';
+    hscope__cur_csv_str(&k, hscope__heap_object_class_label(h, i));
+    *k.p++ = ',';
+    uint64_t ca = hscope__heap_object_class_address(h, i);
+    if (ca)
+        k.p = hscope__put_addr(k.p, ca);
+    *k.p++ = ',';
+    k.p = hscope__put_u64(k.p, c->mem[i] != 0xFFFFFFFFu ? c->mem[i] : hscope__heap_object_memsize(h, i));
+    *k.p++ = ',';
+    if (ty == HSCOPE_TYPE_STRING || ty == HSCOPE_TYPE_SYMBOL || ty == HSCOPE_TYPE_ARRAY ||
+        ty == HSCOPE_TYPE_HASH)
+        k.p = hscope__put_u64(k.p, c->size[i] != 0xFFFFFFFFu ? c->size[i]
+                                                     : hscope__heap_object_size(h, i));
+    *k.p++ = ',';
+    hscope__cur_csv_str(&k, file);
+    *k.p++ = ',';
+    if (file || line)
+        k.p = hscope__put_u64(k.p, line);
+    *k.p++ = ',';
+    hscope__cur_csv_str(&k, hscope__heap_string(h, mid));
+    *k.p++ = ',';
+    if (c->gen[i] != 0xFFFFFFFFu)
+        k.p = hscope__put_u64(k.p, c->gen[i]);
+    *k.p++ = ',';
+    k.p = hscope__put_u64(k.p, c->flags[i]);
+    *k.p++ = ',';
+    hscope__cur_csv_str(&k, hscope__heap_object_detail(h, i));
+    *k.p++ = '\n';
+    hscope__cur_close(&k);
+}
+
+/* The references rows of object i: dump id, from, to. */
+static void
+csv_ref_rows(table *t, const cols *c, uint64_t id, uint32_t i)
+{
+    hscope__cur k = { &t->out, NULL, NULL, NULL };
+    char head[48];
+    char *hp = hscope__put_u64(head, id);
+    *hp++ = ',';
+    hp = hscope__put_addr(hp, c->addr[i]);
+    *hp++ = ',';
+    size_t hn = (size_t)(hp - head);
+    hscope__cur_open(&k, HSCOPE__ROW_ROOM);
+    for (uint32_t e = c->rstart[i]; e < c->rstart[i + 1]; e++) {
+        if ((size_t)(k.end - k.p) < HSCOPE__ROW_ROOM) {
+            hscope__cur_close(&k);
+            hscope__cur_open(&k, HSCOPE__ROW_ROOM);
+        }
+        memcpy(k.p, head, hn);
+        k.p = hscope__put_addr(k.p + hn, c->addr[c->refs[e]]);
+        *k.p++ = '\n';
+    }
+    hscope__cur_close(&k);
+}
+
 static void
 object_row(table *t, int jl, const hscope_heap_t *h, const cols *c, uint64_t id, uint32_t i)
 {
@@ -434,6 +514,14 @@ heap_rows(table *tabs, int jl, const hscope_heap_t *h, uint64_t id, hscope_error
     if (st != HSCOPE_OK)
         return st;
     uint64_t n = hscope__heap_object_count(h);
+    if (!jl) {
+        for (uint64_t i = 0; i < n; i++) {
+            csv_object_row(&tabs[1], h, &c, id, (uint32_t)i);
+            csv_ref_rows(&tabs[2], &c, id, (uint32_t)i);
+        }
+        root_rows(&tabs[3], jl, h, &c, id);
+        return HSCOPE_OK;
+    }
     for (uint64_t i = 0; i < n; i++) {
         object_row(&tabs[1], jl, h, &c, id, (uint32_t)i);
         for (uint32_t e = c.rstart[i]; e < c.rstart[i + 1]; e++) {

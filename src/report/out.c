@@ -18,13 +18,36 @@ hscope__out_init(hscope__out *o, hscope_write_fn write, void *user_data,
     o->status = HSCOPE_OK;
     o->len = 0;
     o->total = 0;
+    o->ext = NULL;
+    o->ext_cap = 0;
+}
+
+void
+hscope__out_use_buffer(hscope__out *o, char *buf, size_t cap)
+{
+    if (buf && cap > sizeof(o->buf) && o->len == 0) {
+        o->ext = buf;
+        o->ext_cap = cap;
+    }
+}
+
+static inline char *
+base(hscope__out *o)
+{
+    return o->ext ? o->ext : o->buf;
+}
+
+static inline size_t
+cap(const hscope__out *o)
+{
+    return o->ext ? o->ext_cap : sizeof(o->buf);
 }
 
 static void
 flush(hscope__out *o)
 {
     if (o->status == HSCOPE_OK && o->len) {
-        if (o->write(o->user_data, o->buf, o->len) != 0)
+        if (o->write(o->user_data, base(o), o->len) != 0)
             o->status = hscope__fail(o->err, HSCOPE_ERR_IO,
                                      "output: the write function failed after %llu bytes",
                                      (unsigned long long)o->total);
@@ -39,9 +62,9 @@ hscope__out_write(hscope__out *o, const void *p, size_t n)
 {
     if (o->status != HSCOPE_OK)
         return;
-    if (o->len + n > sizeof(o->buf)) {
+    if (o->len + n > cap(o)) {
         flush(o);
-        if (n > sizeof(o->buf)) {
+        if (n > cap(o)) {
             /* large pieces (a record from the dump) go out directly */
             if (o->status == HSCOPE_OK && o->write(o->user_data, p, n) != 0)
                 o->status = hscope__fail(o->err, HSCOPE_ERR_IO,
@@ -52,8 +75,20 @@ hscope__out_write(hscope__out *o, const void *p, size_t n)
             return;
         }
     }
-    memcpy(o->buf + o->len, p, n);
+    memcpy(base(o) + o->len, p, n);
     o->len += n;
+}
+
+char *
+hscope__out_room(hscope__out *o, size_t n, size_t *avail)
+{
+    if (o->len + n > cap(o)) {
+        flush(o);
+        if (n > cap(o))
+            return NULL;
+    }
+    *avail = cap(o) - o->len;
+    return base(o) + o->len;
 }
 
 void
@@ -65,9 +100,9 @@ hscope__out_puts(hscope__out *o, const char *s)
 void
 hscope__out_putc(hscope__out *o, int c)
 {
-    if (o->len == sizeof(o->buf))
+    if (o->len >= cap(o))
         flush(o);
-    o->buf[o->len++] = (char)c;
+    base(o)[o->len++] = (char)c;
 }
 
 void
@@ -93,8 +128,8 @@ hscope__out_vprintf(hscope__out *o, const char *fmt, va_list ap)
     } else {
         /* rare: a long formatted piece; format it in the output buffer */
         flush(o);
-        if ((size_t)n < sizeof(o->buf)) {
-            vsnprintf(o->buf, sizeof(o->buf), fmt, ap2);
+        if ((size_t)n < cap(o)) {
+            vsnprintf(base(o), cap(o), fmt, ap2);
             o->len = (size_t)n;
         } else {
             hscope__out_write(o, small, sizeof(small) - 1); /* cut, never overflow */

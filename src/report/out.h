@@ -15,7 +15,8 @@
 #include "../core/core.h"
 
 /*
- * Output to a hscope_write_fn through a fixed buffer.  Errors are sticky:
+ * Output to a hscope_write_fn through a fixed buffer (its own 8 KiB, or a
+ * larger one of the caller's: hscope__out_use_buffer).  Errors are sticky:
  * after the first failed write nothing more is written and
  * hscope__out_finish() returns HSCOPE_ERR_IO (first error wins), so writers
  * need not check every call.
@@ -27,11 +28,28 @@ typedef struct hscope__out {
     hscope_status status;
     size_t len;
     uint64_t total;          /* bytes passed to write so far */
+    char *ext;               /* the caller's buffer, or NULL: buf */
+    size_t ext_cap;
     char buf[8192];
 } hscope__out;
 
 void hscope__out_init(hscope__out *o, hscope_write_fn write, void *user_data,
                       hscope_error *err);
+/* Buffer through `buf` (cap bytes, the caller's, outliving o) instead of
+ * the 8 KiB of o itself: fewer, larger writes for outputs of hundreds of
+ * MB.  Right after hscope__out_init(), before anything is written. */
+void hscope__out_use_buffer(hscope__out *o, char *buf, size_t cap);
+/* Room for n more bytes in the buffer (flushed first if it has less):
+ * where to write them (*avail bytes there, n or more), then
+ * hscope__out_advance() by what was written.  NULL if n is more than the
+ * buffer holds (write it with hscope__out_write()).  For writers that
+ * format rows in place. */
+char *hscope__out_room(hscope__out *o, size_t n, size_t *avail);
+static inline void
+hscope__out_advance(hscope__out *o, size_t n)
+{
+    o->len += n;
+}
 void hscope__out_write(hscope__out *o, const void *p, size_t n);
 void hscope__out_puts(hscope__out *o, const char *s);
 void hscope__out_putc(hscope__out *o, int c);

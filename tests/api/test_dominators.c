@@ -347,6 +347,48 @@ test_random_graphs(void **state)
     }
 }
 
+/* Repeated references (the DFS tree edge listed again, before and after
+ * the first), self references and references back to a root: the
+ * predecessor lists are sized while the DFS runs, so each kind of edge
+ * must be counted exactly as the lists are filled. */
+static void
+test_repeated_edges(void **state)
+{
+    (void)state;
+    graph *g = graph_new(6);
+    g->roots[g->nroots++] = 0;
+    g->roots[g->nroots++] = 0;
+    edge(g, 0, 1);
+    edge(g, 0, 1);
+    edge(g, 0, 0);
+    edge(g, 1, 1);
+    edge(g, 1, 2);
+    edge(g, 1, 3);
+    edge(g, 1, 2);
+    edge(g, 2, 0);
+    edge(g, 2, 4);
+    edge(g, 3, 4);
+    edge(g, 3, 4);
+    edge(g, 4, 5);
+    edge(g, 4, 1);
+    edge(g, 5, 5);
+    edge(g, 5, 4);
+    check(g);
+    graph_free(g);
+    for (int round = 0; round < 20; round++) {
+        int n = 10 + rnd(200);
+        g = graph_new(n);
+        g->roots[g->nroots++] = rnd(n);
+        for (int e = 0; e < 3 * n; e++) {
+            int a = rnd(n), b = rnd(4) ? (a + 1 + rnd(3)) % n : rnd(n);
+            for (int k = 1 + rnd(3); k > 0; k--) /* one to three copies */
+                edge(g, a, rnd(5) ? b : a);
+        }
+        check(g);
+        graph_free(g);
+    }
+}
+
 static void
 test_deep_chain(void **state)
 {
@@ -628,6 +670,7 @@ main(void)
         cmocka_unit_test(test_deep_chain),
         cmocka_unit_test(test_paths_compact),
         cmocka_unit_test(test_big_retained),
+        cmocka_unit_test(test_repeated_edges),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

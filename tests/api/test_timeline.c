@@ -714,6 +714,139 @@ test_export(void **state)
     rmdir(tmpdir);
 }
 
+/* The whole text of a file (NUL-terminated), its length in *n. */
+static char *
+slurp(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    assert_int_equal(fseek(f, 0, SEEK_END), 0);
+    long len = ftell(f);
+    assert_true(len >= 0);
+    rewind(f);
+    char *b = malloc((size_t)len + 1);
+    assert_non_null(b);
+    assert_int_equal(fread(b, 1, (size_t)len, f), (size_t)len);
+    b[len] = '\0';
+    fclose(f);
+    *n = (size_t)len;
+    return b;
+}
+
+static char *
+export_one(const char *dump, const char *table)
+{
+    char *dir = NULL, *p = NULL;
+    assert_true(asprintf(&dir, "%s/csv", tmpdir) > 0);
+    const char *paths[1] = { dump };
+    hscope_error err = HSCOPE_ERROR_INIT;
+    assert_int_equal(hscope_export_files(NULL, paths, 1, dir, NULL, NULL, &err), HSCOPE_OK);
+    assert_true(asprintf(&p, "%s/%s.csv", dir, table) > 0);
+    size_t n;
+    char *text = slurp(p, &n);
+    assert_int_equal(strlen(text), n);
+    char cmd[1200];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+    free(p);
+    free(dir);
+    return text;
+}
+
+/* CSV cells by the rules of docs/TIMELINE.md ("heapscope export"): a text
+ * with a comma, a quote, a backslash, a byte over 0x7f or a leading space
+ * quoted (quotes doubled), NULL empty, addresses 0x and lowercase hex,
+ * numbers over 32 bits whole; rows across the write buffer and a text
+ * longer than it come out whole. */
+static void
+test_export_csv_cells(void **state)
+{
+    (void)state;
+    make_tmpdir();
+    char *path = NULL;
+    assert_true(asprintf(&path, "%s/cells.json", tmpdir) > 0);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("{\"type\":\"ROOT\",\"root\":\"vm\",\"references\":[\"0x3000\"]}\n"
+          "{\"address\":\"0x2000\",\"type\":\"CLASS\",\"name\":\"Odd,\\\"Name\",\"memsize\":100}\n"
+          "{\"address\":\"0x2100\",\"type\":\"CLASS\",\"name\":\" Lead\",\"memsize\":100}\n"
+          "{\"address\":\"0x3000\",\"type\":\"OBJECT\",\"class\":\"0x2000\",\"references\":"
+          "[\"0x3100\",\"0x3100\",\"0x3200\"],\"file\":\"a.rb\",\"line\":5,\"method\":\"m\","
+          "\"generation\":7,\"memsize\":40,\"flags\":{\"wb_protected\":true}}\n"
+          "{\"address\":\"0x3100\",\"type\":\"STRING\",\"class\":\"0x2100\",\"bytesize\":12,"
+          "\"file\":\"dir\\\\x.rb\",\"line\":0,\"memsize\":5000000000}\n"
+          "{\"address\":\"0x3200\",\"type\":\"DATA\",\"struct\":\"my_struct\","
+          "\"file\":\"caf\\u00e9.rb\",\"line\":9,\"memsize\":0}\n",
+          f);
+    assert_int_equal(fclose(f), 0);
+    char *objects = export_one(path, "objects");
+    assert_string_equal(objects,
+        "dump_id,address,type,class,class_address,memsize,size,file,line,method,generation,"
+        "flags,detail\n"
+        "1,0x2000,CLASS,<hidden>,,100,,,,,,0,\"Odd,\"\"Name\"\n"
+        "1,0x2100,CLASS,<hidden>,,100,,,,,,0,\" Lead\"\n"
+        "1,0x3000,OBJECT,\"Odd,\"\"Name\",0x2000,40,,a.rb,5,m,7,128,\n"
+        "1,0x3100,STRING,\" Lead\",0x2100,5000000000,12,\"dir\\x.rb\",0,,,0,\n"
+        "1,0x3200,DATA,<hidden>,,0,,\"caf\xc3\xa9.rb\",9,,,0,my_struct\n");
+    free(objects);
+    char *refs = export_one(path, "refs");
+    assert_string_equal(refs, "dump_id,from_address,to_address\n"
+                              "1,0x3000,0x3100\n1,0x3000,0x3100\n1,0x3000,0x3200\n");
+    free(refs);
+    unlink(path);
+
+    /* a class name of 1.2 MiB (more than the write buffer) and 100000
+     * references of one object (rows across several buffers) */
+    enum { NAME = 1200 * 1024, NREF = 100000, NOBJ = 50 };
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("{\"type\":\"ROOT\",\"root\":\"vm\",\"references\":[\"0x3000\"]}\n"
+          "{\"address\":\"0x2000\",\"type\":\"CLASS\",\"name\":\"", f);
+    for (int k = 0; k < NAME; k++)
+        fputc('N', f);
+    fputs("\",\"memsize\":100}\n"
+          "{\"address\":\"0x3000\",\"type\":\"OBJECT\",\"class\":\"0x2000\",\"references\":[", f);
+    for (int k = 0; k < NREF; k++)
+        fprintf(f, "%s\"0x%x\"", k ? "," : "", 0x10000 + 0x28 * (k % NOBJ));
+    fputs("],\"memsize\":40}\n", f);
+    for (int k = 0; k < NOBJ; k++)
+        fprintf(f, "{\"address\":\"0x%x\",\"type\":\"OBJECT\",\"class\":\"0x2000\","
+                   "\"memsize\":40}\n", 0x10000 + 0x28 * k);
+    assert_int_equal(fclose(f), 0);
+    refs = export_one(path, "refs");
+    const char *r = strchr(refs, '\n') + 1;
+    for (int k = 0; k < NREF; k++) {
+        char want[64];
+        int n = snprintf(want, sizeof(want), "1,0x3000,0x%x\n", 0x10000 + 0x28 * (k % NOBJ));
+        assert_memory_equal(r, want, (size_t)n);
+        r += n;
+    }
+    assert_int_equal(*r, '\0');
+    free(refs);
+    objects = export_one(path, "objects");
+    const char *o = strchr(objects, '\n') + 1;
+    const char *row3 = "1,0x3000,OBJECT,";
+    assert_memory_equal(o, "1,0x2000,CLASS,<hidden>,,100,,,,,,0,", 36);
+    o += 36;
+    for (int k = 0; k < NAME; k++)
+        assert_int_equal(o[k], 'N');
+    o += NAME;
+    assert_memory_equal(o, "\n", 1);
+    assert_memory_equal(o + 1, row3, strlen(row3));
+    o += 1 + strlen(row3);
+    for (int k = 0; k < NAME; k++)
+        assert_int_equal(o[k], 'N');
+    assert_memory_equal(o + NAME, ",0x2000,40,,,,,,0,\n", 19);
+    size_t rows = 0;
+    for (const char *q = objects; *q; q++)
+        rows += *q == '\n';
+    assert_int_equal(rows, 1 + 2 + NOBJ);
+    free(objects);
+    unlink(path);
+    free(path);
+    rmdir(tmpdir);
+}
+
 /* ------------------------------------------------------------------ */
 /* progress and cancellation                                            */
 /* ------------------------------------------------------------------ */
@@ -778,6 +911,7 @@ main(void)
         cmocka_unit_test(test_warnings_and_errors),
         cmocka_unit_test(test_allocation_failures),
         cmocka_unit_test(test_export),
+        cmocka_unit_test(test_export_csv_cells),
         cmocka_unit_test(test_progress_and_cancel),
     };
     return cmocka_run_group_tests_name("timeline", tests, NULL, NULL);

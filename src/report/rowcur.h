@@ -1,0 +1,88 @@
+/*
+ * rowcur.h - rows of large tables formatted in place: a cursor over the
+ * room hscope__out_room() gives, kept at least HSCOPE__ROW_ROOM bytes
+ * ahead at every fixed-width field (numbers and addresses with their
+ * separators), and the formatters that write into it.  For writers of
+ * outputs as large as the dumps (export's CSV tables), where a call per
+ * field through hscope__out costs more than the formatting.
+ */
+#ifndef HSCOPE_REPORT_ROWCUR_H
+#define HSCOPE_REPORT_ROWCUR_H
+
+#include <string.h>
+
+#include "out.h"
+
+#define HSCOPE__ROW_ROOM 256
+
+typedef struct hscope__cur {
+    hscope__out *o;
+    char *start, *p, *end;
+} hscope__cur;
+
+/* Room for n bytes (k->o set): k->p where to write, k->end its end; k->p
+ * NULL if n is more than the buffer holds. */
+static inline void
+hscope__cur_open(hscope__cur *k, size_t n)
+{
+    size_t avail = 0;
+    k->start = k->p = hscope__out_room(k->o, n, &avail);
+    k->end = k->p ? k->p + avail : NULL;
+}
+
+/* What was written since hscope__cur_open() goes into the output. */
+static inline void
+hscope__cur_close(hscope__cur *k)
+{
+    if (k->p)
+        hscope__out_advance(k->o, (size_t)(k->p - k->start));
+}
+
+extern const char hscope__digits2[201];
+
+/* The decimal digits of v at p (at most 20 bytes); returns their end. */
+static inline char *
+hscope__put_u64(char *p, uint64_t v)
+{
+    char b[20];
+    size_t i = sizeof(b);
+    while (v >= 100) {
+        uint64_t r = v % 100;
+        v /= 100;
+        i -= 2;
+        memcpy(b + i, hscope__digits2 + 2 * r, 2);
+    }
+    if (v >= 10) {
+        i -= 2;
+        memcpy(b + i, hscope__digits2 + 2 * v, 2);
+    } else {
+        b[--i] = (char)('0' + v);
+    }
+    memcpy(p, b + i, sizeof(b) - i);
+    return p + (sizeof(b) - i);
+}
+
+/* "0x" and the lowercase hex digits of a (at most 18 bytes); returns
+ * their end. */
+static inline char *
+hscope__put_addr(char *p, uint64_t a)
+{
+    static const char hex[] = "0123456789abcdef";
+    int nd = 1;
+    for (uint64_t x = a >> 4; x; x >>= 4)
+        nd++;
+    p[0] = '0';
+    p[1] = 'x';
+    p += 2;
+    for (int i = nd - 1; i >= 0; i--) {
+        p[i] = hex[a & 15];
+        a >>= 4;
+    }
+    return p + nd;
+}
+
+/* A CSV text field as hscope__csv_field() writes it (NULL: nothing, an
+ * empty field), then HSCOPE__ROW_ROOM bytes ahead again. */
+void hscope__cur_csv_str(hscope__cur *k, const char *s);
+
+#endif
