@@ -16,13 +16,16 @@
 #      minitest suite, examples) and from its vendored sources (the tests
 #      that go through the library: bindings/ruby/test.sh); the sanitizer
 #      and fuzzing builds compile meanwhile on the other core
-#   4. valgrind memcheck over the unit and API suites (zero leaks, no errors)
-#   5. ASan+UBSan build (zlib only, no ISA-L): every suite that runs our C
-#      code (not the layering and man page checks, not the corpus's Python
-#      reference, not memlab's and DevTools' own parsing: suite consumers)
-#   6. ThreadSanitizer build: the concurrency test
+#   4. valgrind memcheck over the unit and API suites (zero leaks, no errors;
+#      but api-alloc, whose every allocation failure runs under ASan in 5)
+#   5. one clang build with ASan+UBSan (build-fuzz/, zlib only, no ISA-L),
+#      also the fuzzers' build: every suite that runs our C code (not the
+#      layering and man page checks, not the corpus's Python reference or
+#      timeline-corpus, not memlab's and DevTools' own parsing: suite
+#      consumers; unit-handoff at a quarter of its loads, as under TSan)
+#   6. ThreadSanitizer build (gcc): the concurrency test
 #   7. bounded fuzzing: each libFuzzer target for $HEAPSCOPE_FUZZ_SECONDS
-#      (default 60), two targets at a time, under ASan+UBSan
+#      (default 30), two targets at a time, under ASan+UBSan
 #      (scripts/fuzz.sh; long campaigns are its own command)
 # Each step prints how long it took, and the run ends with the list.
 set -euo pipefail
@@ -79,16 +82,21 @@ step "Ruby binding: gem build + install against build/, minitest, examples"
 # The sanitizer and fuzzing builds compile meanwhile on the other core
 # (the gem's tests run on one); their steps wait for them.
 sanitizer_builds() {
-  if [ ! -d build-asan ]; then
-    meson setup build-asan -Db_sanitize=address,undefined -Db_lundef=false \
-      -Dbuildtype=debug -Disal=disabled
+  # One clang ASan+UBSan build serves the suites and the fuzzers: the
+  # library is compiled under ASan once, not once per compiler (the main
+  # build and the fresh clone are gcc's, so both compilers' warnings and
+  # sanitizers still see the code).  -Disal=disabled: the main build
+  # inflates with ISA-L where it can, so this is the build that runs the
+  # whole suite on the zlib-only reader.
+  if [ -f build-fuzz/build.ninja ]; then
+    meson configure build-fuzz -Disal=disabled >/dev/null
   fi
-  ninja -C build-asan -j1
+  FUZZ_BUILD_ONLY=1 scripts/fuzz.sh
+  ninja -C build-fuzz -j1
   if [ ! -d build-tsan ]; then
     meson setup build-tsan -Db_sanitize=thread -Db_lundef=false -Dbuildtype=debugoptimized
   fi
   ninja -C build-tsan -j1 tests/api/api_threads tests/unit/unit_blocks tests/unit/unit_handoff
-  FUZZ_BUILD_ONLY=1 scripts/fuzz.sh
 }
 nice -n 5 bash -c "$(declare -f sanitizer_builds); set -euo pipefail; sanitizer_builds" \
   > build/sanitizer-builds.log 2>&1 &
@@ -106,19 +114,37 @@ wait_builds() {
   fi
 }
 
+# The names of B's tests in the given suites (meson's own selection
+# options), less the names given after --except.
+tests_of() { # BUILD [meson test options] [--except NAME...]
+  local b=$1 sel=() skip=() x=0
+  shift
+  for a in "$@"; do
+    if [ "$a" = --except ]; then x=1; elif [ $x = 1 ]; then skip+=("$a"); else sel+=("$a"); fi
+  done
+  meson test -C "$b" --list "${sel[@]}" 2>/dev/null | sed -n 's/^[^ ]* \/ //p' |
+    grep -vxF -f <(printf '%s\n' "${skip[@]}" '')
+}
+
 step "valgrind memcheck: unit and api suites"
+# api-alloc fails every allocation of a load in turn: it runs under ASan
+# (leaks included) below, where it is four times as fast as here.
+mapfile -t vg < <(tests_of build --suite unit --suite api --no-suite threads --except api-alloc)
 meson test -C build --print-errorlogs --num-processes 2 --timeout-multiplier 4 \
   --wrap='valgrind --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite,indirect --quiet' \
-  --suite unit --suite api --no-suite threads
+  "${vg[@]}"
 
-step "tests under ASan+UBSan (build-asan/, gzip by zlib only)"
-# -Disal=disabled: the main build inflates with ISA-L where it can, so this
-# build is the one that runs the whole suite on the zlib-only reader.
+step "tests under ASan+UBSan (build-fuzz/: clang, gzip by zlib only)"
 wait_builds
-ninja -C build-asan >/dev/null
+ninja -C build-fuzz >/dev/null
+# timeline-corpus: the timeline of the corpus's dumps, whose code the
+# timeline suite runs on ours.  unit-handoff: a quarter of its loads, as
+# under TSan (HEAPSCOPE_STRESS is read by that test only).
+mapfile -t asan < <(tests_of build-fuzz --no-suite layering --no-suite docs --no-suite corpus \
+  --no-suite consumers --except timeline-corpus)
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-  meson test -C build-asan --print-errorlogs --num-processes 2 --timeout-multiplier 3 \
-  --no-suite layering --no-suite docs --no-suite corpus --no-suite consumers
+  HEAPSCOPE_STRESS=0.25 \
+  meson test -C build-fuzz --print-errorlogs --num-processes 2 --timeout-multiplier 3 "${asan[@]}"
 
 step "concurrency under ThreadSanitizer (build-tsan/)"
 ninja -C build-tsan tests/api/api_threads tests/unit/unit_blocks tests/unit/unit_handoff >/dev/null
@@ -132,6 +158,6 @@ TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 HEAPSCOPE_STRESS=0.25 \
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
   meson test -C build-tsan --print-errorlogs --no-rebuild unit-blocks
 
-step "bounded fuzzing (${HEAPSCOPE_FUZZ_SECONDS:-60} s per target, two at a time, clang, ASan+UBSan)"
-FUZZ_JOBS=2 scripts/fuzz.sh "${HEAPSCOPE_FUZZ_SECONDS:-60}"
+step "bounded fuzzing (${HEAPSCOPE_FUZZ_SECONDS:-30} s per target, two at a time, clang, ASan+UBSan)"
+FUZZ_JOBS=2 scripts/fuzz.sh "${HEAPSCOPE_FUZZ_SECONDS:-30}"
 finish
