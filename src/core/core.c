@@ -18,6 +18,18 @@
 #define HS_BIGMAP 1
 #endif
 
+/* ThreadSanitizer does not see mremap: a range a moving mremap gives back
+ * keeps its old accesses in TSan's shadow, and a later mapping of another
+ * thread at that address reads as a race with them.  Under TSan a mapped
+ * block moves by copy and munmap (which TSan sees); nothing else differs. */
+#if defined(__SANITIZE_THREAD__)
+#define HS_NO_MREMAP_MOVE 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define HS_NO_MREMAP_MOVE 1
+#endif
+#endif
+
 /* Every block starts with a 16-byte header (keeps the user pointer 16-byte
  * aligned): the size asked for, then 0 for a block of the allocator
  * functions, or the length of the mapping | 1 for a block mapped here. */
@@ -147,7 +159,11 @@ big_resize(void *p, size_t tot, size_t n)
         unsigned char *nb = len >= HUGE_SZ ? map_range(len) : NULL;
         if (nb) {
             /* move the pages into the aligned range (its rest stays fresh) */
+#ifdef HS_NO_MREMAP_MOVE
+            q = MAP_FAILED;
+#else
             q = mremap(b, old, old, MREMAP_MAYMOVE | MREMAP_FIXED, nb);
+#endif
             if (q == MAP_FAILED) {
                 /* a kernel that cannot move it: copy */
                 memcpy(nb, b, HDR + hscope__msize(p));
@@ -157,8 +173,17 @@ big_resize(void *p, size_t tot, size_t n)
 #ifdef MADV_HUGEPAGE
             (void)madvise(nb, len, MADV_HUGEPAGE);
 #endif
-        } else if ((q = mremap(b, old, len, MREMAP_MAYMOVE)) == MAP_FAILED) {
-            return NULL;
+        } else {
+#ifdef HS_NO_MREMAP_MOVE
+            q = map_range(len);
+            if (!q)
+                return NULL;
+            memcpy(q, b, HDR + hscope__msize(p));
+            munmap(b, old);
+#else
+            if ((q = mremap(b, old, len, MREMAP_MAYMOVE)) == MAP_FAILED)
+                return NULL;
+#endif
         }
     }
     return set_header(q, n, len | 1);
