@@ -104,14 +104,19 @@ class TestSnapshot < Minitest::Test
     stop = false
     # Other threads allocate while dump_all runs and the native thread
     # parses.  (Busy threads slow any dump_all to an IO - file or pipe -
-    # because every write hands the GVL over; one is enough here.)
+    # because every write hands the GVL over; one is enough here.)  The
+    # worker hands the GVL back every 64 strings: counted by a counter, as
+    # the array's size stops changing once it is full, and a worker that
+    # never passes makes each of the dump's writes wait for Ruby's 100 ms
+    # time slice (the suite took 99 s in one run, 452 s in the next).
     workers = 1.times.map do
       Thread.new do
         a = []
+        n = 0
         until stop
           a << "x" * 50
           a.shift if a.size > 1000
-          Thread.pass if a.size % 64 == 0
+          Thread.pass if (n += 1) % 64 == 0
         end
       end
     end
