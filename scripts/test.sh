@@ -20,8 +20,8 @@
 #      but api-alloc, whose every allocation failure runs under ASan in 5)
 #   5. one clang build with ASan+UBSan (build-fuzz/, zlib only, no ISA-L),
 #      also the fuzzers' build: every suite that runs our C code (not the
-#      layering and man page checks, not the corpus's Python reference or
-#      timeline-corpus, not memlab's and DevTools' own parsing: suite
+#      layering and man page checks, not the corpus-reference and
+#      timeline-corpus tests, not memlab's and DevTools' own parsing: suite
 #      consumers; unit-handoff at a quarter of its loads, as under TSan)
 #   6. ThreadSanitizer build (gcc): the concurrency test
 #   7. bounded fuzzing: each libFuzzer target for $HEAPSCOPE_FUZZ_SECONDS

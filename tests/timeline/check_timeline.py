@@ -69,8 +69,9 @@ def run(args, rc=0, text=True):
 
 
 def tl_json(args):
-    # --keep-dumper --keep-tracer: truth.json and reference.py count every
-    # object, the dumper's and Ruby's allocation tracer too
+    # --keep-dumper --keep-tracer: the optional reference corpus's truth and
+    # checker (README, "Tests") count every object, the dumper's and Ruby's
+    # allocation tracer too
     r = run(['timeline', '--json', '--top', '0', '--keep-dumper', '--keep-tracer'] + args)
     if r.returncode != 0:
         return None
