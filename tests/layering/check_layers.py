@@ -206,15 +206,27 @@ def matching(code, i, op, cl):
     return -1
 
 
+# The blanked code and the functions of a file's text, kept by text: the
+# self-test checks 30 copies of the tree that differ in one file each.
+_analysed = {}
+
+
+def analysed(text):
+    got = _analysed.get(text)
+    if got is None:
+        code = blank_code(text)
+        got = _analysed[text] = (code, functions(code))
+    return got
+
+
 class Source:
     def __init__(self, root, rel):
         self.rel = rel
         with open(os.path.join(root, rel), encoding="utf-8", errors="replace") as f:
             self.text = f.read()
-        self.code = blank_code(self.text)
+        self.code, self.fns = analysed(self.text)
         parts = rel.split("/")
         self.layer = parts[1] if len(parts) > 2 and parts[1] in RANK else None
-        self.fns = functions(self.code)
         self.lines = self.text.count("\n") + (0 if self.text.endswith("\n") else 1)
 
 
