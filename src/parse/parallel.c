@@ -1166,6 +1166,9 @@ hscope__parse_parallel(hscope__reader *r, hscope__builder *out,
         P.fsize = r->total;
         cap = (size_t)bsize + 1 + SLACK;
     }
+    /* a small plain input needs no more (the buffers grow for long lines) */
+    if (r->total && !r->gzip && r->total < cap)
+        cap = r->total < 64 ? 64 : (size_t)r->total;
     for (unsigned i = 0; i < P.nslots && st == HSCOPE_OK; i++) {
         slot *s = &P.slots[i];
         hscope__error_init(&s->err);

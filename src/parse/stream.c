@@ -216,6 +216,9 @@ hscope__parse_stream(hscope__reader *r, hscope__builder *b,
     L.err = err;
     uint64_t max = o->max_line ? o->max_line : HSCOPE_DEFAULT_MAX_LINE_BYTES;
     L.cap = max < CHUNK ? (size_t)(max < 64 ? 64 : max) : CHUNK;
+    /* a plain input of known size needs no more (it grows for long lines) */
+    if (r->total && !r->gzip && r->total < L.cap)
+        L.cap = r->total < 64 ? 64 : (size_t)r->total;
     L.buf = hscope__calloc(b->mem, 1, L.cap + PAD);
     if (!L.buf)
         return hscope__nomem(err, L.cap + PAD);
