@@ -30,17 +30,24 @@ module HeapscopeSources
     File.file?(File.join(VENDOR, "SOURCES"))
   end
 
+  # The meson.build lists that together make the shipped library:
+  # `lib_sources`, and `parallel_source`, the one file meson compiles a
+  # second time, with test hooks, for the white-box tests.
+  MESON_LISTS = %w[lib_sources parallel_source].freeze
+
   # Library sources ("src/core/core.c", ...) as listed in meson.build's
-  # `lib_sources = files(...)`.
+  # `lib_sources = files(...)` and `parallel_source = files(...)`.
   def meson_sources(root = REPO)
     # meson comments (# to the end of the line) out first: a ")" in one
     # would end the list early and silently drop the files after it
     text = File.read(File.join(root, "meson.build")).gsub(/#[^\n]*/, "")
-    block = text[/^lib_sources\s*=\s*files\((.*?)\)/m, 1] or
-      raise "heapscope: no `lib_sources = files(...)` in #{root}/meson.build"
-    list = block.scan(/'([^']+\.c)'/).flatten
-    raise "heapscope: empty lib_sources in meson.build" if list.empty?
-    list
+    MESON_LISTS.flat_map do |name|
+      block = text[/^#{name}\s*=\s*files\((.*?)\)/m, 1] or
+        raise "heapscope: no `#{name} = files(...)` in #{root}/meson.build"
+      list = block.scan(/'([^']+\.c)'/).flatten
+      raise "heapscope: empty #{name} in meson.build" if list.empty?
+      list
+    end
   end
 
   def meson_version(root = REPO)
