@@ -91,6 +91,9 @@ ok = sum(1 for n, r in got.items() if r == 'OK')
 skipped = sorted(n for n, r in got.items() if r == 'SKIP')
 print('fresh-clone-check: %d tests: %d passed, skipped %s (corpus-only: %s)'
       % (len(got), ok, ', '.join(skipped) or 'none', ', '.join(sorted(corpus_only))))
+longest = sorted(results, key=lambda r: -r.get('duration', 0))[:8]
+print('fresh-clone-check: longest tests: %s' % ', '.join(
+    '%s %.0f s' % (r['name'].split(' / ')[-1], r.get('duration', 0)) for r in longest))
 for p in problems:
     print('fresh-clone-check: FAIL: ' + p)
 for r in results:

@@ -22,7 +22,9 @@
 #      also the fuzzers' build: every suite that runs our C code (not the
 #      layering and man page checks, not the corpus-reference and
 #      timeline-corpus tests, not memlab's and DevTools' own parsing: suite
-#      consumers; unit-handoff at a quarter of its loads, as under TSan)
+#      consumers, not Ruby 4.0's dumps, whose writer is head's, not the
+#      browser half of serve; unit-handoff at a quarter of its loads, as
+#      under TSan)
 #   6. ThreadSanitizer build (gcc): the concurrency test
 #   7. bounded fuzzing: each libFuzzer target for $HEAPSCOPE_FUZZ_SECONDS
 #      (default 30), two targets at a time, under ASan+UBSan
@@ -138,10 +140,13 @@ step "tests under ASan+UBSan (build-fuzz/: clang, gzip by zlib only)"
 wait_builds
 ninja -C build-fuzz >/dev/null
 # timeline-corpus: the timeline of the corpus's dumps, whose code the
-# timeline suite runs on ours.  unit-handoff: a quarter of its loads, as
-# under TSan (HEAPSCOPE_STRESS is read by that test only).
+# timeline suite runs on ours.  versions-4.0: Ruby 4.0's dump writer is
+# head's, whose test runs here.
+# serve-browser: its time is Chromium's; serve-http drives the same server
+# code.  unit-handoff: a quarter of its loads, as under TSan
+# (HEAPSCOPE_STRESS is read by that test only).
 mapfile -t asan < <(tests_of build-fuzz --no-suite layering --no-suite docs --no-suite corpus \
-  --no-suite consumers --except timeline-corpus)
+  --no-suite consumers --except timeline-corpus versions-4.0 serve-browser)
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   HEAPSCOPE_STRESS=0.25 \
   meson test -C build-fuzz --print-errorlogs --num-processes 2 --timeout-multiplier 3 "${asan[@]}"

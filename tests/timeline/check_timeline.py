@@ -49,6 +49,8 @@ import workloads  # noqa: E402
 
 HEAPSCOPE = os.environ['HEAPSCOPE']
 CORPUS = os.environ.get('HEAPSCOPE_CORPUS', '')
+# Each source has its own work directory (set in main), so the two tests
+# can run at the same time.
 WORK = os.path.join(os.environ.get('HEAPSCOPE_WORK', '/tmp'), 'timeline')
 SCHEMAS = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'docs', 'schema')
 SCHEMA_BASE = 'https://heapscope.invalid/schema/'
@@ -289,6 +291,9 @@ def main():
               'histogram and export on gen_timeline.rb\'s series against its truth.json and against '
               'reference.py timeline (the same checks run on our own workload: test timeline)' % CORPUS)
         sys.exit(77)
+    global WORK
+    if source == 'corpus':
+        WORK += '-corpus'
     os.makedirs(WORK, exist_ok=True)
     data, E = series_corpus() if source == 'corpus' else series_ours()
     print('series: %s (%s)' % (data, source))
