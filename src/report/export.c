@@ -47,6 +47,8 @@ typedef struct table {
     FILE *f;
     char *buf;
     hscope__out out;
+    hscope_error out_err;     /* the output's own: tables may be written on */
+    int sys_errno;            /* two threads; errno of the failed write */
     hscope__json js;          /* JSON lines: the string escaper */
     int col;                  /* next column of the row */
 } table;
@@ -102,6 +104,24 @@ static int32_t
 file_write(void *ud, const char *data, uint64_t len)
 {
     return fwrite(data, 1, (size_t)len, ud) == len ? 0 : -1;
+}
+
+static int32_t
+table_write(void *ud, const char *data, uint64_t len)
+{
+    struct table *t = ud;
+    if (fwrite(data, 1, (size_t)len, t->f) == len)
+        return 0;
+    t->sys_errno = errno ? errno : EIO;
+    return -1;
+}
+
+/* A table that could not be written, said with its file and the cause. */
+static hscope_status
+table_failed(const struct table *t, const hscope_export_t *ex, int jsonl, hscope_error *err)
+{
+    return hscope__fail_errno(err, t->sys_errno ? t->sys_errno : EIO, "cannot write %s/%s.%s",
+                              ex->dir, t->name, jsonl ? "jsonl" : "csv");
 }
 
 static int
@@ -217,7 +237,9 @@ open_table(table *t, const hscope_export_t *ex, hscope__mem *m, hscope_error *er
     /* rows are formatted into the table's 1 MiB buffer and go straight
      * to the file from there (no second copy into stdio's buffer) */
     t->buf = hscope__malloc(m, TABLE_BUF);
-    hscope__out_init(&t->out, file_write, t->f, err);
+    hscope__error_init(&t->out_err);
+    t->sys_errno = 0;
+    hscope__out_init(&t->out, table_write, t, &t->out_err);
     if (t->buf) {
         setvbuf(t->f, NULL, _IONBF, 0);
         hscope__out_use_buffer(&t->out, t->buf, TABLE_BUF);
@@ -244,12 +266,14 @@ close_table(table *t, const hscope_export_t *ex, hscope__mem *m, hscope_error *e
 {
     hscope_status st = HSCOPE_OK;
     if (t->f) {
-        st = hscope__out_finish(&t->out);
-        int bad = ferror(t->f);
-        bad |= fclose(t->f) != 0;
-        if (bad && st == HSCOPE_OK)
-            st = hscope__fail(err, HSCOPE_ERR_IO, "write error on %s/%s.%s", ex->dir, t->name,
-                              is_jsonl(ex) ? "jsonl" : "csv");
+        int bad = hscope__out_finish(&t->out) != HSCOPE_OK || ferror(t->f);
+        if (fclose(t->f) != 0) {
+            if (!t->sys_errno)
+                t->sys_errno = errno;
+            bad = 1;
+        }
+        if (bad)
+            st = table_failed(t, ex, is_jsonl(ex), err);
     }
     t->f = NULL;
     hscope__free(m, t->buf);
@@ -506,32 +530,61 @@ root_rows(table *t, int jl, const hscope_heap_t *h, const cols *c, uint64_t id)
     }
 }
 
+/* One of the two big tables of a dump: its objects rows (tabs[1]) or its
+ * references rows (tabs[2]), for hscope__run_pair. */
+typedef struct rows_job {
+    table *t;
+    int jl, refs;
+    const hscope_heap_t *h;
+    const cols *c;
+    uint64_t id;
+} rows_job;
+
+static void *
+rows_run(void *arg)
+{
+    const rows_job *j = arg;
+    uint64_t n = hscope__heap_object_count(j->h);
+    table *t = j->t;
+    int jl = j->jl;
+    const cols *c = j->c;
+    for (uint64_t i = 0; i < n; i++) {
+        if (!j->refs) {
+            if (jl)
+                object_row(t, jl, j->h, c, j->id, (uint32_t)i);
+            else
+                csv_object_row(t, j->h, c, j->id, (uint32_t)i);
+        } else if (!jl) {
+            csv_ref_rows(t, c, j->id, (uint32_t)i);
+        } else {
+            for (uint32_t e = c->rstart[i]; e < c->rstart[i + 1]; e++) {
+                row_begin(t, jl);
+                col_u64(t, jl, j->id);
+                col_addr(t, jl, c->addr[i]);
+                col_addr(t, jl, c->addr[c->refs[e]]);
+                row_end(t, jl);
+            }
+        }
+    }
+    return NULL;
+}
+
+/* The rows of a loaded dump.  The objects and the references tables
+ * (each about as large as the dump) are formatted on two threads where
+ * the load may use more than one: they share nothing but the immutable
+ * heap; each has its file, buffer and output error. */
 static hscope_status
-heap_rows(table *tabs, int jl, const hscope_heap_t *h, uint64_t id, hscope_error *err)
+heap_rows(table *tabs, int jl, const hscope_heap_t *h, uint64_t id, int two,
+          hscope_error *err)
 {
     cols c;
     hscope_status st = get_cols(h, &c, err);
     if (st != HSCOPE_OK)
         return st;
-    uint64_t n = hscope__heap_object_count(h);
-    if (!jl) {
-        for (uint64_t i = 0; i < n; i++) {
-            csv_object_row(&tabs[1], h, &c, id, (uint32_t)i);
-            csv_ref_rows(&tabs[2], &c, id, (uint32_t)i);
-        }
-        root_rows(&tabs[3], jl, h, &c, id);
-        return HSCOPE_OK;
-    }
-    for (uint64_t i = 0; i < n; i++) {
-        object_row(&tabs[1], jl, h, &c, id, (uint32_t)i);
-        for (uint32_t e = c.rstart[i]; e < c.rstart[i + 1]; e++) {
-            row_begin(&tabs[2], jl);
-            col_u64(&tabs[2], jl, id);
-            col_addr(&tabs[2], jl, c.addr[i]);
-            col_addr(&tabs[2], jl, c.addr[c.refs[e]]);
-            row_end(&tabs[2], jl);
-        }
-    }
+    rows_job jobs[2] = { { &tabs[1], jl, 0, h, &c, id }, { &tabs[2], jl, 1, h, &c, id } };
+    hscope__run_pair(rows_run, &jobs[0], &jobs[1], two);
+    if (!two)
+        rows_run(&jobs[1]);
     root_rows(&tabs[3], jl, h, &c, id);
     return HSCOPE_OK;
 }
@@ -592,13 +645,17 @@ export_dump(hscope_export_t *ex, table *tabs, uint64_t k, const hscope_load_opti
         d->skipped[r] = hscope__heap_skipped(h, r);
     int jl = is_jsonl(ex);
     dump_row(&tabs[0], jl, ex, d, k);
-    hscope_status st = heap_rows(tabs, jl, h, d->id, err);
+    /* two threads for the two big tables, unless the load was asked
+     * for one (threads 1) or the dump is small */
+    int two = lo->threads != 1 && hscope__cores() > 1 &&
+              hscope__heap_object_count(h) >= ((uint64_t)1 << 12);
+    hscope_status st = heap_rows(tabs, jl, h, d->id, two, err);
     ex->objects += d->stats.objects;
     ex->references += d->stats.references;
     hscope__heap_release(h);
     for (int t = 0; t < NTABLES && st == HSCOPE_OK; t++)
         if (tabs[t].out.status != HSCOPE_OK || ferror(tabs[t].f))
-            st = hscope__fail(err, HSCOPE_ERR_IO, "write error on %s/%s", ex->dir, tabs[t].name);
+            st = table_failed(&tabs[t], ex, jl, err);
     return st;
 }
 

@@ -3,7 +3,8 @@
  * run different analyses on one heap at once (tallies, streamed tallies,
  * reverse references built lazily, dominator trees with their lazy
  * children, paths, holders, diffs against the same heap) and every thread
- * must get exactly the answer a single thread gets.  Run under
+ * must get exactly the answer a single thread gets; an export writes its
+ * two big tables on two threads, the same bytes as on one.  Run under
  * ThreadSanitizer by scripts/test.sh (suite 'threads').
  *
  * Usage: api_threads DUMP [--skip-missing]
@@ -175,6 +176,94 @@ test_concurrent_analyses(void **state)
     assert_true(want.reachable > 0 && want.path_len_sum > 0);
 }
 
+/* The whole contents of a file (NUL-terminated), or NULL. */
+static char *
+slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 1 << 16, n = 0, k;
+    char *b = malloc(cap);
+    while (b && (k = fread(b + n, 1, cap - n - 1, f)) > 0) {
+        n += k;
+        if (n + 1 == cap) {
+            char *nb = realloc(b, cap *= 2);
+            if (!nb)
+                free(b);
+            b = nb;
+        }
+    }
+    fclose(f);
+    if (b)
+        b[n] = 0;
+    *len = n;
+    return b;
+}
+
+/* hscope_export_files writes a dump's objects and references tables on
+ * two threads (unless the load options say one): the same bytes as on
+ * one thread, CSV and JSON lines. */
+static void
+test_export_two_tables(void **state)
+{
+    (void)state;
+    static const char *const tables[] = { "dumps", "objects", "refs", "roots" };
+    char base[] = "/tmp/hscope-export-XXXXXX";
+    assert_non_null(mkdtemp(base));
+    for (int32_t fmt = HSCOPE_FORMAT_CSV; fmt <= HSCOPE_FORMAT_JSONL; fmt += HSCOPE_FORMAT_JSONL) {
+        const char *ext = fmt == HSCOPE_FORMAT_CSV ? "csv" : "jsonl";
+        char dir[2][64];
+        for (int k = 0; k < 2; k++) {
+            snprintf(dir[k], sizeof(dir[k]), "%s/%s%d", base, ext, k);
+            hscope_load_options lo = HSCOPE_LOAD_OPTIONS_INIT;
+            lo.threads = k ? 1 : 2;
+            hscope_export_options eo = HSCOPE_EXPORT_OPTIONS_INIT;
+            eo.format = fmt;
+            hscope_error err = HSCOPE_ERROR_INIT;
+            hscope_export_t *ex = NULL;
+            assert_int_equal(hscope_export_files(&ex, &dump_path, 1, dir[k], &lo, &eo, &err),
+                             HSCOPE_OK);
+            hscope_export_free(ex);
+        }
+        for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++) {
+            char p[2][192];
+            size_t len[2];
+            char *text[2];
+            for (int k = 0; k < 2; k++) {
+                snprintf(p[k], sizeof(p[k]), "%s/%s.%s", dir[k], tables[t], ext);
+                text[k] = slurp(p[k], &len[k]);
+                assert_non_null(text[k]);
+            }
+            assert_true(len[0] > 0);
+            assert_int_equal(len[0], len[1]);
+            assert_memory_equal(text[0], text[1], len[0]);
+            /* one line per object and per reference, as the heap says */
+            uint64_t lines = 0;
+            for (size_t i = 0; i < len[0]; i++)
+                lines += text[0][i] == '\n';
+            uint64_t head = fmt == HSCOPE_FORMAT_CSV;
+            if (t == 1)
+                assert_int_equal(lines, hscope_heap_object_count(heap) + head);
+            if (t == 2)
+                assert_int_equal(lines, hscope_heap_reference_count(heap) + head);
+            for (int k = 0; k < 2; k++) {
+                free(text[k]);
+                unlink(p[k]);
+            }
+        }
+        for (int k = 0; k < 2; k++) {
+            char p[192];
+            snprintf(p, sizeof(p), "%s/schema.sql", dir[k]);
+            unlink(p);
+            snprintf(p, sizeof(p), "%s/schema.duckdb.sql", dir[k]);
+            unlink(p);
+            rmdir(dir[k]);
+        }
+    }
+    rmdir(base);
+}
+
 static int
 setup(void **state)
 {
@@ -210,6 +299,7 @@ main(int argc, char **argv)
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_concurrent_analyses),
+        cmocka_unit_test(test_export_two_tables),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -30,13 +30,16 @@ usage: check_timeline.py [--source ours|corpus]
 Env (meson): HEAPSCOPE, HEAPSCOPE_CORPUS, HEAPSCOPE_WORK.
 """
 import csv
+import errno
 import glob
 import io
 import json
 import os
 import random
 import re
+import resource
 import shutil
+import signal
 import subprocess
 import sys
 import warnings
@@ -685,13 +688,37 @@ def main():
     base = run(['histogram', '--json', dumps[0]]).stdout
     r = run(['histogram', '--json', '--no-index', '--verbose', '--threads', '1', dumps[0]])
     check(r.returncode == 0 and r.stdout == base, 'histogram accepts --no-index, -v and --threads (same JSON)')
+    # the objects and references tables are written on two threads by
+    # default and on one with --threads 1: the same bytes
     outs = [os.path.join(WORK, 'export_opts%d' % k) for k in range(2)]
-    for k, extra in enumerate(([], ['--no-index', '-v', '--threads', '1'])):
-        shutil.rmtree(outs[k], ignore_errors=True)
-        r = run(['export', '--format', 'csv'] + extra + ['--out', outs[k], dumps[0]])
-    same = all(open(os.path.join(outs[0], t), 'rb').read() == open(os.path.join(outs[1], t), 'rb').read()
-               for t in ('objects.csv', 'refs.csv', 'roots.csv'))
-    check(r.returncode == 0 and same, 'export accepts --no-index, -v and --threads (the same tables)')
+    nobj = run(['summary', '--json', dumps[0]]).stdout
+    check(json.loads(nobj)['total']['count'] >= 1 << 12,
+          'the dump has the 4096 objects that make export use two threads')
+    for fmt in ('csv', 'jsonl'):
+        rcs = []
+        for k, extra in enumerate(([], ['--no-index', '-v', '--threads', '1'])):
+            shutil.rmtree(outs[k], ignore_errors=True)
+            rcs.append(run(['export', '--format', fmt] + extra + ['--out', outs[k], dumps[0]],
+                           rc=None).returncode)
+        same = all(open(os.path.join(outs[0], t + '.' + fmt), 'rb').read() ==
+                   open(os.path.join(outs[1], t + '.' + fmt), 'rb').read()
+                   for t in ('dumps', 'objects', 'refs', 'roots'))
+        check(rcs == [0, 0] and same,
+              'export --format %s accepts --no-index, -v and --threads (the same tables)' % fmt)
+    # a table that cannot be written (the file size limit, 64 KiB, hit by
+    # both big tables at once when written on two threads): exit 1, the
+    # file and the cause named
+    def fsize_limit():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 16, 1 << 16))
+    for fmt, extra in (('csv', []), ('csv', ['--threads', '1']), ('jsonl', [])):
+        shutil.rmtree(outs[1], ignore_errors=True)
+        r = subprocess.run([HEAPSCOPE, 'export', '--format', fmt] + extra + ['--out', outs[1], dumps[0]],
+                           capture_output=True, text=True, preexec_fn=fsize_limit)
+        want = 'heapscope: cannot write %s/objects.%s: %s' % (outs[1], fmt, os.strerror(errno.EFBIG))
+        check(r.returncode == 1 and r.stderr.strip() == want,
+              'export %s %s past the file size limit: exit 1, %r (%d, %r)'
+              % (fmt, ' '.join(extra), want, r.returncode, r.stderr.strip()))
     for cmd in (['histogram', '--threads', '65', dumps[0]],
                 ['export', '--threads', '0', '--format', 'csv', '--out', outs[1], dumps[0]]):
         r = run(cmd, rc=None)
