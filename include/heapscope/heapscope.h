@@ -2077,8 +2077,10 @@ HSCOPE_API void hscope_export_options_init(hscope_export_options *opts);
 /**
  * Export paths[0..n) into the directory `dir` (created if missing; files
  * replaced).  `out` (may be NULL) gets what was written.  `load` applies to
- * each dump (HSCOPE_LOAD_VALUES is ignored: values are never exported).
- * On failure the error names the dump or file.
+ * each dump (HSCOPE_LOAD_VALUES is ignored: values are never exported);
+ * unless its `threads` is 1, a dump's objects and references tables are
+ * written on two threads (the same bytes).  On failure the error names
+ * the dump or file.
  */
 HSCOPE_API hscope_status hscope_export_files(hscope_export_t **out,
                                              const char *const *paths, uint64_t n,
