@@ -73,13 +73,37 @@ put_u(hscope__out *o, uint32_t cp)
     hscope__out_printf(o, "\\u%04x", (unsigned)cp);
 }
 
+/* A byte put_escaped() writes as it is, with nothing to decide: printable
+ * ASCII but the quote and the backslash (and, script-safe, < > & '), and
+ * without script-safety any byte from 0x80 on. */
+static inline int
+plain_byte(unsigned char c, int safe)
+{
+    if (c >= 0x80)
+        return !safe;
+    if (c < 0x20 || c == 0x7f || c == '"' || c == '\\')
+        return 0;
+    return !safe || (c != '<' && c != '>' && c != '&' && c != '\'');
+}
+
 static void
 put_escaped(hscope__json *w, const char *s, size_t n)
 {
     hscope__out *o = w->o;
     const unsigned char *p = (const unsigned char *)s;
+    int safe = w->script_safe;
     hscope__out_putc(o, '"');
     for (size_t i = 0; i < n;) {
+        /* a run of plain bytes in one write (most strings are one run) */
+        size_t j = i;
+        while (j < n && plain_byte(p[j], safe))
+            j++;
+        if (j > i) {
+            hscope__out_write(o, p + i, j - i);
+            i = j;
+            if (i == n)
+                break;
+        }
         unsigned char c = p[i];
         const char *e = NULL;
         switch (c) {
@@ -98,10 +122,7 @@ put_escaped(hscope__json *w, const char *s, size_t n)
         } else if (c < 0x20 || c == 0x7f) {
             put_u(o, c);
             i++;
-        } else if (!w->script_safe) {
-            hscope__out_putc(o, c);
-            i++;
-        } else {
+        } else { /* script-safe: a byte from 0x80 on, or < > & ' */
             uint32_t cp;
             int l = hscope__utf8_seq(p + i, n - i, &cp);
             if (!l) {
