@@ -448,16 +448,23 @@ csv_object_row(table *t, const hscope_heap_t *h, const cols *c, uint64_t id, uin
     hscope__cur_close(&k);
 }
 
-/* The references rows of object i: dump id, from, to. */
+/* The bytes of a string literal at p; returns their end. */
+#define PUTLIT(p, lit) ((char *)memcpy(p, lit, sizeof(lit) - 1) + sizeof(lit) - 1)
+
+/* The references rows of object i: dump id, from, to; CSV or JSON lines
+ * (the bytes of row_begin, col_u64, col_addr and row_end). */
 static void
-csv_ref_rows(table *t, const cols *c, uint64_t id, uint32_t i)
+ref_rows(table *t, int jl, const cols *c, uint64_t id, uint32_t i)
 {
     hscope__cur k = { &t->out, NULL, NULL, NULL };
-    char head[48];
-    char *hp = hscope__put_u64(head, id);
-    *hp++ = ',';
+    char head[96];
+    char *hp = head;
+    if (jl)
+        hp = PUTLIT(hp, "{\"dump_id\":");
+    hp = hscope__put_u64(hp, id);
+    hp = jl ? PUTLIT(hp, ",\"from_address\":\"") : PUTLIT(hp, ",");
     hp = hscope__put_addr(hp, c->addr[i]);
-    *hp++ = ',';
+    hp = jl ? PUTLIT(hp, "\",\"to_address\":\"") : PUTLIT(hp, ",");
     size_t hn = (size_t)(hp - head);
     hscope__cur_open(&k, HSCOPE__ROW_ROOM);
     for (uint32_t e = c->rstart[i]; e < c->rstart[i + 1]; e++) {
@@ -467,47 +474,95 @@ csv_ref_rows(table *t, const cols *c, uint64_t id, uint32_t i)
         }
         memcpy(k.p, head, hn);
         k.p = hscope__put_addr(k.p + hn, c->addr[c->refs[e]]);
+        if (jl)
+            k.p = PUTLIT(k.p, "\"}");
         *k.p++ = '\n';
     }
     hscope__cur_close(&k);
 }
 
+/* A JSON-lines field: its key (with the comma before it) as a literal. */
+#define JKEY(k, lit) ((k)->p = PUTLIT((k)->p, lit))
+
+/* A text value of a JSON line (NULL: null), through the table's escaper;
+ * then HSCOPE__ROW_ROOM bytes ahead again. */
 static void
-object_row(table *t, int jl, const hscope_heap_t *h, const cols *c, uint64_t id, uint32_t i)
+cur_json_str(hscope__cur *k, table *t, const char *s)
+{
+    if (!s) {
+        JKEY(k, "null");
+        return;
+    }
+    hscope__cur_close(k);
+    hscope__json_str(&t->js, s);
+    hscope__cur_open(k, HSCOPE__ROW_ROOM);
+}
+
+/* An address value of a JSON line, quoted. */
+static char *
+put_jaddr(char *p, uint64_t a)
+{
+    *p++ = '"';
+    p = hscope__put_addr(p, a);
+    *p++ = '"';
+    return p;
+}
+
+/* An objects row as a JSON line: the keys of objects_cols in order, null
+ * for what the object does not have (the bytes the col_* functions above
+ * would write), straight into the output buffer through a row cursor. */
+static void
+jsonl_object_row(table *t, const hscope_heap_t *h, const cols *c, uint64_t id, uint32_t i)
 {
     int ty = c->type[i];
     uint32_t fid = 0, line = 0, mid = 0;
     hscope__heap_site(h, c->site[i], &fid, &line, &mid);
     const char *file = hscope__heap_string(h, fid);
-    row_begin(t, jl);
-    col_u64(t, jl, id);
-    col_addr(t, jl, c->addr[i]);
-    col_str(t, jl, hscope__heap_type_name(h, ty));
-    col_str(t, jl, hscope__heap_object_class_label(h, i));
+    hscope__cur k = { &t->out, NULL, NULL, NULL };
+    hscope__cur_open(&k, HSCOPE__ROW_ROOM);
+    JKEY(&k, "{\"dump_id\":");
+    k.p = hscope__put_u64(k.p, id);
+    JKEY(&k, ",\"address\":");
+    k.p = put_jaddr(k.p, c->addr[i]);
+    JKEY(&k, ",\"type\":");
+    cur_json_str(&k, t, hscope__heap_type_name(h, ty));
+    JKEY(&k, ",\"class\":");
+    cur_json_str(&k, t, hscope__heap_object_class_label(h, i));
+    JKEY(&k, ",\"class_address\":");
     uint64_t ca = hscope__heap_object_class_address(h, i);
     if (ca)
-        col_addr(t, jl, ca);
+        k.p = put_jaddr(k.p, ca);
     else
-        col_null(t, jl);
-    col_u64(t, jl, c->mem[i] != 0xFFFFFFFFu ? c->mem[i] : hscope__heap_object_memsize(h, i));
+        JKEY(&k, "null");
+    JKEY(&k, ",\"memsize\":");
+    k.p = hscope__put_u64(k.p, c->mem[i] != 0xFFFFFFFFu ? c->mem[i] : hscope__heap_object_memsize(h, i));
+    JKEY(&k, ",\"size\":");
     if (ty == HSCOPE_TYPE_STRING || ty == HSCOPE_TYPE_SYMBOL || ty == HSCOPE_TYPE_ARRAY ||
         ty == HSCOPE_TYPE_HASH)
-        col_u64(t, jl, c->size[i] != 0xFFFFFFFFu ? c->size[i] : hscope__heap_object_size(h, i));
+        k.p = hscope__put_u64(k.p, c->size[i] != 0xFFFFFFFFu ? c->size[i]
+                                                     : hscope__heap_object_size(h, i));
     else
-        col_null(t, jl);
-    col_str(t, jl, file);
+        JKEY(&k, "null");
+    JKEY(&k, ",\"file\":");
+    cur_json_str(&k, t, file);
+    JKEY(&k, ",\"line\":");
     if (file || line)
-        col_u64(t, jl, line);
+        k.p = hscope__put_u64(k.p, line);
     else
-        col_null(t, jl);
-    col_str(t, jl, hscope__heap_string(h, mid));
+        JKEY(&k, "null");
+    JKEY(&k, ",\"method\":");
+    cur_json_str(&k, t, hscope__heap_string(h, mid));
+    JKEY(&k, ",\"generation\":");
     if (c->gen[i] != 0xFFFFFFFFu)
-        col_u64(t, jl, c->gen[i]);
+        k.p = hscope__put_u64(k.p, c->gen[i]);
     else
-        col_null(t, jl);
-    col_u64(t, jl, c->flags[i]);
-    col_str(t, jl, hscope__heap_object_detail(h, i));
-    row_end(t, jl);
+        JKEY(&k, "null");
+    JKEY(&k, ",\"flags\":");
+    k.p = hscope__put_u64(k.p, c->flags[i]);
+    JKEY(&k, ",\"detail\":");
+    cur_json_str(&k, t, hscope__heap_object_detail(h, i));
+    JKEY(&k, "}\n");
+    hscope__cur_close(&k);
 }
 
 static void
@@ -549,22 +604,12 @@ rows_run(void *arg)
     int jl = j->jl;
     const cols *c = j->c;
     for (uint64_t i = 0; i < n; i++) {
-        if (!j->refs) {
-            if (jl)
-                object_row(t, jl, j->h, c, j->id, (uint32_t)i);
-            else
-                csv_object_row(t, j->h, c, j->id, (uint32_t)i);
-        } else if (!jl) {
-            csv_ref_rows(t, c, j->id, (uint32_t)i);
-        } else {
-            for (uint32_t e = c->rstart[i]; e < c->rstart[i + 1]; e++) {
-                row_begin(t, jl);
-                col_u64(t, jl, j->id);
-                col_addr(t, jl, c->addr[i]);
-                col_addr(t, jl, c->addr[c->refs[e]]);
-                row_end(t, jl);
-            }
-        }
+        if (j->refs)
+            ref_rows(t, jl, c, j->id, (uint32_t)i);
+        else if (jl)
+            jsonl_object_row(t, j->h, c, j->id, (uint32_t)i);
+        else
+            csv_object_row(t, j->h, c, j->id, (uint32_t)i);
     }
     return NULL;
 }
