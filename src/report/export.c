@@ -7,8 +7,9 @@
  * secrets and are never loaded, so never exported.  Every text field is
  * valid UTF-8 (what is not becomes U+FFFD), because PostgreSQL refuses
  * invalid UTF-8 in COPY.  Rows go out through hscope__out into a FILE with
- * a large buffer; numbers are formatted by hand (the tables are as large
- * as the dumps).
+ * a large buffer; rows are formatted in place through a row cursor, numbers
+ * by hand (the tables are as large as the dumps), and a dump's objects and
+ * references tables on two threads unless the load asks for one.
  */
 #include <errno.h>
 #include <limits.h>
