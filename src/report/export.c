@@ -29,6 +29,7 @@
 #include "rowcur.h"
 
 #define NTABLES 4
+#define MAX_COLS 16
 #define TABLE_BUF ((size_t)1 << 20)
 
 /* Column sets (the order of the CSV columns and JSON keys). */
@@ -52,6 +53,11 @@ typedef struct table {
     int sys_errno;            /* two threads; errno of the failed write */
     hscope__json js;          /* JSON lines: the string escaper */
     int col;                  /* next column of the row */
+    int jl;                   /* JSON lines, not CSV */
+    /* what goes before column c's value in a row: CSV "" then ",";
+     * JSON lines "{\"name\":" then ",\"name\":" (from cols) */
+    char lead[MAX_COLS][24];
+    uint8_t lead_len[MAX_COLS];
 } table;
 
 static const table table_defs[NTABLES] = {
@@ -249,7 +255,15 @@ open_table(table *t, const hscope_export_t *ex, hscope__mem *m, hscope_error *er
     }
     hscope__json_init(&t->js, &t->out, 0);
     t->js.script_safe = 1; /* invalid UTF-8 as \ufffd */
-    if (!is_jsonl(ex)) {
+    t->jl = is_jsonl(ex);
+    memset(t->lead, 0, sizeof(t->lead));
+    for (int i = 0; t->cols[i] && i < MAX_COLS; i++) {
+        int n = t->jl ? snprintf(t->lead[i], sizeof(t->lead[i]), "%s\"%s\":", i ? "," : "{",
+                                 t->cols[i])
+                      : snprintf(t->lead[i], sizeof(t->lead[i]), "%s", i ? "," : "");
+        t->lead_len[i] = (uint8_t)n;
+    }
+    if (!t->jl) {
         for (int i = 0; t->cols[i]; i++) {
             if (i)
                 hscope__out_putc(&t->out, ',');
@@ -402,10 +416,73 @@ get_cols(const hscope_heap_t *h, cols *c, hscope_error *err)
 }
 
 
-/* The same bytes as the col_* functions above, written straight into the
- * output buffer through a row cursor (rowcur.h). */
+/* Rows of the big tables formatted in place through a row cursor
+ * (rowcur.h): the same bytes as the col_* functions above.  Each value is
+ * preceded by its column's lead (t->lead); a missing value is CSV's empty
+ * field, JSON's null. */
+
+/* The bytes of a string literal at p; returns their end. */
+#define PUTLIT(p, lit) ((char *)memcpy(p, lit, sizeof(lit) - 1) + sizeof(lit) - 1)
+
+/* The whole lead buffer is copied, a constant size the compiler turns
+ * into a few stores (the room ahead of the cursor holds it), and the
+ * cursor moves by the lead's length. */
+static inline void
+cur_lead(hscope__cur *k, const table *t, int col)
+{
+    memcpy(k->p, t->lead[col], sizeof(t->lead[col]));
+    k->p += t->lead_len[col];
+}
+
+static inline void
+cur_null(hscope__cur *k, const table *t)
+{
+    if (t->jl)
+        k->p = PUTLIT(k->p, "null");
+}
+
+static inline void
+cur_u64(hscope__cur *k, uint64_t v)
+{
+    k->p = hscope__put_u64(k->p, v);
+}
+
+static inline void
+cur_addr(hscope__cur *k, const table *t, uint64_t a)
+{
+    if (t->jl)
+        *k->p++ = '"';
+    k->p = hscope__put_addr(k->p, a);
+    if (t->jl)
+        *k->p++ = '"';
+}
+
+/* A text value (NULL: missing); then HSCOPE__ROW_ROOM bytes ahead again. */
 static void
-csv_object_row(table *t, const hscope_heap_t *h, const cols *c, uint64_t id, uint32_t i)
+cur_str(hscope__cur *k, table *t, const char *s)
+{
+    if (!t->jl) {
+        hscope__cur_csv_str(k, s);
+    } else if (!s) {
+        cur_null(k, t);
+    } else {
+        hscope__cur_close(k);
+        hscope__json_str(&t->js, s);
+        hscope__cur_open(k, HSCOPE__ROW_ROOM);
+    }
+}
+
+static inline void
+cur_row_end(hscope__cur *k, const table *t)
+{
+    if (t->jl)
+        *k->p++ = '}';
+    *k->p++ = '\n';
+}
+
+/* Object i's row (the columns of objects_cols). */
+static void
+object_row(table *t, const hscope_heap_t *h, const cols *c, uint64_t id, uint32_t i)
 {
     int ty = c->type[i];
     uint32_t fid = 0, line = 0, mid = 0;
@@ -413,60 +490,63 @@ csv_object_row(table *t, const hscope_heap_t *h, const cols *c, uint64_t id, uin
     const char *file = hscope__heap_string(h, fid);
     hscope__cur k = { &t->out, NULL, NULL, NULL };
     hscope__cur_open(&k, HSCOPE__ROW_ROOM);
-    k.p = hscope__put_u64(k.p, id);
-    *k.p++ = ',';
-    k.p = hscope__put_addr(k.p, c->addr[i]);
-    *k.p++ = ',';
-    hscope__cur_csv_str(&k, hscope__heap_type_name(h, ty));
-    *k.p++ = ',';
-    hscope__cur_csv_str(&k, hscope__heap_object_class_label(h, i));
-    *k.p++ = ',';
+    cur_lead(&k, t, 0);
+    cur_u64(&k, id);
+    cur_lead(&k, t, 1);
+    cur_addr(&k, t, c->addr[i]);
+    cur_lead(&k, t, 2);
+    cur_str(&k, t, hscope__heap_type_name(h, ty));
+    cur_lead(&k, t, 3);
+    cur_str(&k, t, hscope__heap_object_class_label(h, i));
+    cur_lead(&k, t, 4);
     uint64_t ca = hscope__heap_object_class_address(h, i);
     if (ca)
-        k.p = hscope__put_addr(k.p, ca);
-    *k.p++ = ',';
-    k.p = hscope__put_u64(k.p, c->mem[i] != 0xFFFFFFFFu ? c->mem[i] : hscope__heap_object_memsize(h, i));
-    *k.p++ = ',';
+        cur_addr(&k, t, ca);
+    else
+        cur_null(&k, t);
+    cur_lead(&k, t, 5);
+    cur_u64(&k, c->mem[i] != 0xFFFFFFFFu ? c->mem[i] : hscope__heap_object_memsize(h, i));
+    cur_lead(&k, t, 6);
     if (ty == HSCOPE_TYPE_STRING || ty == HSCOPE_TYPE_SYMBOL || ty == HSCOPE_TYPE_ARRAY ||
         ty == HSCOPE_TYPE_HASH)
-        k.p = hscope__put_u64(k.p, c->size[i] != 0xFFFFFFFFu ? c->size[i]
-                                                     : hscope__heap_object_size(h, i));
-    *k.p++ = ',';
-    hscope__cur_csv_str(&k, file);
-    *k.p++ = ',';
+        cur_u64(&k, c->size[i] != 0xFFFFFFFFu ? c->size[i] : hscope__heap_object_size(h, i));
+    else
+        cur_null(&k, t);
+    cur_lead(&k, t, 7);
+    cur_str(&k, t, file);
+    cur_lead(&k, t, 8);
     if (file || line)
-        k.p = hscope__put_u64(k.p, line);
-    *k.p++ = ',';
-    hscope__cur_csv_str(&k, hscope__heap_string(h, mid));
-    *k.p++ = ',';
+        cur_u64(&k, line);
+    else
+        cur_null(&k, t);
+    cur_lead(&k, t, 9);
+    cur_str(&k, t, hscope__heap_string(h, mid));
+    cur_lead(&k, t, 10);
     if (c->gen[i] != 0xFFFFFFFFu)
-        k.p = hscope__put_u64(k.p, c->gen[i]);
-    *k.p++ = ',';
-    k.p = hscope__put_u64(k.p, c->flags[i]);
-    *k.p++ = ',';
-    hscope__cur_csv_str(&k, hscope__heap_object_detail(h, i));
-    *k.p++ = '\n';
+        cur_u64(&k, c->gen[i]);
+    else
+        cur_null(&k, t);
+    cur_lead(&k, t, 11);
+    cur_u64(&k, c->flags[i]);
+    cur_lead(&k, t, 12);
+    cur_str(&k, t, hscope__heap_object_detail(h, i));
+    cur_row_end(&k, t);
     hscope__cur_close(&k);
 }
 
-/* The bytes of a string literal at p; returns their end. */
-#define PUTLIT(p, lit) ((char *)memcpy(p, lit, sizeof(lit) - 1) + sizeof(lit) - 1)
-
-/* The references rows of object i: dump id, from, to; CSV or JSON lines
- * (the bytes of row_begin, col_u64, col_addr and row_end). */
+/* The references rows of object i (the columns of refs_cols): the part
+ * before the target's address is the same for each. */
 static void
-ref_rows(table *t, int jl, const cols *c, uint64_t id, uint32_t i)
+ref_rows(table *t, const cols *c, uint64_t id, uint32_t i)
 {
-    hscope__cur k = { &t->out, NULL, NULL, NULL };
-    char head[96];
-    char *hp = head;
-    if (jl)
-        hp = PUTLIT(hp, "{\"dump_id\":");
-    hp = hscope__put_u64(hp, id);
-    hp = jl ? PUTLIT(hp, ",\"from_address\":\"") : PUTLIT(hp, ",");
-    hp = hscope__put_addr(hp, c->addr[i]);
-    hp = jl ? PUTLIT(hp, "\",\"to_address\":\"") : PUTLIT(hp, ",");
-    size_t hn = (size_t)(hp - head);
+    char head[128]; /* three leads and two values, with a whole lead's room */
+    hscope__cur k = { &t->out, head, head, head + sizeof(head) };
+    cur_lead(&k, t, 0);
+    cur_u64(&k, id);
+    cur_lead(&k, t, 1);
+    cur_addr(&k, t, c->addr[i]);
+    cur_lead(&k, t, 2);
+    size_t hn = (size_t)(k.p - head);
     hscope__cur_open(&k, HSCOPE__ROW_ROOM);
     for (uint32_t e = c->rstart[i]; e < c->rstart[i + 1]; e++) {
         if ((size_t)(k.end - k.p) < HSCOPE__ROW_ROOM) {
@@ -474,95 +554,10 @@ ref_rows(table *t, int jl, const cols *c, uint64_t id, uint32_t i)
             hscope__cur_open(&k, HSCOPE__ROW_ROOM);
         }
         memcpy(k.p, head, hn);
-        k.p = hscope__put_addr(k.p + hn, c->addr[c->refs[e]]);
-        if (jl)
-            k.p = PUTLIT(k.p, "\"}");
-        *k.p++ = '\n';
+        k.p += hn;
+        cur_addr(&k, t, c->addr[c->refs[e]]);
+        cur_row_end(&k, t);
     }
-    hscope__cur_close(&k);
-}
-
-/* A JSON-lines field: its key (with the comma before it) as a literal. */
-#define JKEY(k, lit) ((k)->p = PUTLIT((k)->p, lit))
-
-/* A text value of a JSON line (NULL: null), through the table's escaper;
- * then HSCOPE__ROW_ROOM bytes ahead again. */
-static void
-cur_json_str(hscope__cur *k, table *t, const char *s)
-{
-    if (!s) {
-        JKEY(k, "null");
-        return;
-    }
-    hscope__cur_close(k);
-    hscope__json_str(&t->js, s);
-    hscope__cur_open(k, HSCOPE__ROW_ROOM);
-}
-
-/* An address value of a JSON line, quoted. */
-static char *
-put_jaddr(char *p, uint64_t a)
-{
-    *p++ = '"';
-    p = hscope__put_addr(p, a);
-    *p++ = '"';
-    return p;
-}
-
-/* An objects row as a JSON line: the keys of objects_cols in order, null
- * for what the object does not have (the bytes the col_* functions above
- * would write), straight into the output buffer through a row cursor. */
-static void
-jsonl_object_row(table *t, const hscope_heap_t *h, const cols *c, uint64_t id, uint32_t i)
-{
-    int ty = c->type[i];
-    uint32_t fid = 0, line = 0, mid = 0;
-    hscope__heap_site(h, c->site[i], &fid, &line, &mid);
-    const char *file = hscope__heap_string(h, fid);
-    hscope__cur k = { &t->out, NULL, NULL, NULL };
-    hscope__cur_open(&k, HSCOPE__ROW_ROOM);
-    JKEY(&k, "{\"dump_id\":");
-    k.p = hscope__put_u64(k.p, id);
-    JKEY(&k, ",\"address\":");
-    k.p = put_jaddr(k.p, c->addr[i]);
-    JKEY(&k, ",\"type\":");
-    cur_json_str(&k, t, hscope__heap_type_name(h, ty));
-    JKEY(&k, ",\"class\":");
-    cur_json_str(&k, t, hscope__heap_object_class_label(h, i));
-    JKEY(&k, ",\"class_address\":");
-    uint64_t ca = hscope__heap_object_class_address(h, i);
-    if (ca)
-        k.p = put_jaddr(k.p, ca);
-    else
-        JKEY(&k, "null");
-    JKEY(&k, ",\"memsize\":");
-    k.p = hscope__put_u64(k.p, c->mem[i] != 0xFFFFFFFFu ? c->mem[i] : hscope__heap_object_memsize(h, i));
-    JKEY(&k, ",\"size\":");
-    if (ty == HSCOPE_TYPE_STRING || ty == HSCOPE_TYPE_SYMBOL || ty == HSCOPE_TYPE_ARRAY ||
-        ty == HSCOPE_TYPE_HASH)
-        k.p = hscope__put_u64(k.p, c->size[i] != 0xFFFFFFFFu ? c->size[i]
-                                                     : hscope__heap_object_size(h, i));
-    else
-        JKEY(&k, "null");
-    JKEY(&k, ",\"file\":");
-    cur_json_str(&k, t, file);
-    JKEY(&k, ",\"line\":");
-    if (file || line)
-        k.p = hscope__put_u64(k.p, line);
-    else
-        JKEY(&k, "null");
-    JKEY(&k, ",\"method\":");
-    cur_json_str(&k, t, hscope__heap_string(h, mid));
-    JKEY(&k, ",\"generation\":");
-    if (c->gen[i] != 0xFFFFFFFFu)
-        k.p = hscope__put_u64(k.p, c->gen[i]);
-    else
-        JKEY(&k, "null");
-    JKEY(&k, ",\"flags\":");
-    k.p = hscope__put_u64(k.p, c->flags[i]);
-    JKEY(&k, ",\"detail\":");
-    cur_json_str(&k, t, hscope__heap_object_detail(h, i));
-    JKEY(&k, "}\n");
     hscope__cur_close(&k);
 }
 
@@ -590,7 +585,7 @@ root_rows(table *t, int jl, const hscope_heap_t *h, const cols *c, uint64_t id)
  * references rows (tabs[2]), for hscope__run_pair. */
 typedef struct rows_job {
     table *t;
-    int jl, refs;
+    int refs;
     const hscope_heap_t *h;
     const cols *c;
     uint64_t id;
@@ -602,15 +597,12 @@ rows_run(void *arg)
     const rows_job *j = arg;
     uint64_t n = hscope__heap_object_count(j->h);
     table *t = j->t;
-    int jl = j->jl;
     const cols *c = j->c;
     for (uint64_t i = 0; i < n; i++) {
         if (j->refs)
-            ref_rows(t, jl, c, j->id, (uint32_t)i);
-        else if (jl)
-            jsonl_object_row(t, j->h, c, j->id, (uint32_t)i);
+            ref_rows(t, c, j->id, (uint32_t)i);
         else
-            csv_object_row(t, j->h, c, j->id, (uint32_t)i);
+            object_row(t, j->h, c, j->id, (uint32_t)i);
     }
     return NULL;
 }
@@ -627,10 +619,13 @@ heap_rows(table *tabs, int jl, const hscope_heap_t *h, uint64_t id, int two,
     hscope_status st = get_cols(h, &c, err);
     if (st != HSCOPE_OK)
         return st;
-    rows_job jobs[2] = { { &tabs[1], jl, 0, h, &c, id }, { &tabs[2], jl, 1, h, &c, id } };
-    hscope__run_pair(rows_run, &jobs[0], &jobs[1], two);
-    if (!two)
+    rows_job jobs[2] = { { &tabs[1], 0, h, &c, id }, { &tabs[2], 1, h, &c, id } };
+    if (two) {
+        hscope__run_pair(rows_run, &jobs[0], &jobs[1], 1);
+    } else {
+        rows_run(&jobs[0]);
         rows_run(&jobs[1]);
+    }
     root_rows(&tabs[3], jl, h, &c, id);
     return HSCOPE_OK;
 }

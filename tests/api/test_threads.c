@@ -209,6 +209,8 @@ test_export_two_tables(void **state)
 {
     (void)state;
     static const char *const tables[] = { "dumps", "objects", "refs", "roots" };
+    if (hscope_heap_object_count(heap) < 4096) /* export's bar for a second thread */
+        print_message("%s: under 4096 objects, exported on one thread either way\n", dump_path);
     char base[] = "/tmp/hscope-export-XXXXXX";
     assert_non_null(mkdtemp(base));
     for (int32_t fmt = HSCOPE_FORMAT_CSV; fmt <= HSCOPE_FORMAT_JSONL; fmt += HSCOPE_FORMAT_JSONL) {
