@@ -462,6 +462,26 @@ snap_heap(snapinfo *si, const hscope_heap_t *h)
     memcpy(si->skip, h->skipped, sizeof(si->skip));
 }
 
+/* A streamed base with a rider: the diff's sink, then the rider's. */
+typedef struct tee {
+    pass *p;
+    const base *b;
+} tee;
+
+static hscope_status
+tee_sink(void *ud, hscope__builder *b, const hscope__objrec *o, hscope_error *err)
+{
+    tee *t = ud;
+    hscope_status st = sink(t->p, b, o, err);
+    return st == HSCOPE_OK ? t->b->rider(t->b->rider_ud, b, o, err) : st;
+}
+
+static hscope_status
+tee_oid(void *ud, hscope__builder *b, uint64_t oid, hscope_error *err)
+{
+    return sink_oid(((tee *)ud)->p, b, oid, err);
+}
+
 static hscope_status
 run_pass(pass *p, const base *b, snapinfo *si, hscope_error *err)
 {
@@ -474,10 +494,17 @@ run_pass(pass *p, const base *b, snapinfo *si, hscope_error *err)
         hscope__builder bl;
         const hscope_load_options *lo = b->load;
         hscope__mem_init(&mem, lo ? lo->allocator : NULL, lo ? lo->max_memory : 0);
+        tee t = { p, b };
         hscope__stream_sinks ss = { sink, sink_oid, NULL, p, 0 };
-        st = hscope__heap_stream(&bl, &mem, b->path, lo, &ss, NULL, NULL, err);
+        if (b->rider)
+            ss = (hscope__stream_sinks){ tee_sink, tee_oid, NULL, &t, 0 };
+        uint64_t in_bytes = 0, t0 = hscope__now_ns();
+        int gz = 0;
+        st = hscope__heap_stream(&bl, &mem, b->path, lo, &ss, &in_bytes, &gz, err);
         if (st == HSCOPE_OK)
             st = flush(p, err); /* while the builder's strings still exist */
+        if (st == HSCOPE_OK && b->rider_done)
+            st = b->rider_done(b->rider_ud, &bl, in_bytes, gz, hscope__now_ns() - t0, err);
         uint64_t sk = 0;
         for (int r = 0; r < HSCOPE_SKIP__COUNT; r++)
             sk += bl.skipped[r];
@@ -659,7 +686,7 @@ hscope__diff_compute(hscope_diff_t **out, hscope_heap_t *a, hscope_heap_t *b,
         st = hscope__fail(&err, HSCOPE_ERR_INVALID_ARG, "out, a and b are required");
     } else {
         *out = NULL;
-        base ba = { a, NULL, NULL }, bb = { b, NULL, NULL };
+        base ba = { a, NULL, NULL, NULL, NULL, NULL }, bb = { b, NULL, NULL, NULL, NULL, NULL };
         static const char *const n3[3] = { "snapshot A", "snapshot B", "snapshot C" };
         st = c ? hscope__diff_run(out, c, NULL, &ba, &bb, n3, opts, &err)
                : hscope__diff_run(out, b, NULL, &ba, NULL, n3, opts, &err);
@@ -807,6 +834,25 @@ hscope__diff_files(hscope_diff_t **out, const char *path_a, const char *path_b,
                    const char *path_c, const hscope_load_options *load,
                    const hscope_diff_options *opts, hscope_error *uerr)
 {
+    return hscope__diff_files_riding(out, path_a, path_b, path_c, load, opts, NULL, NULL, uerr);
+}
+
+static void
+set_rider(base *b, const base *r)
+{
+    if (!r)
+        return;
+    b->rider = r->rider;
+    b->rider_done = r->rider_done;
+    b->rider_ud = r->rider_ud;
+}
+
+hscope_status
+hscope__diff_files_riding(hscope_diff_t **out, const char *path_a, const char *path_b,
+                          const char *path_c, const hscope_load_options *load,
+                          const hscope_diff_options *opts, const base *ra, const base *rb,
+                          hscope_error *uerr)
+{
     hscope_error err;
     hscope__error_init(&err);
     hscope_status st;
@@ -823,7 +869,11 @@ hscope__diff_files(hscope_diff_t **out, const char *path_a, const char *path_b,
     const char *tpath = path_c ? path_c : path_b;
     if ((st = hscope__heap_open_file(&target, tpath, load, &err)) != HSCOPE_OK)
         goto done;
-    hscope__diff_base ba = { NULL, path_a, load }, bb = { NULL, path_b, load };
+    hscope__diff_base ba = { NULL, path_a, load, NULL, NULL, NULL };
+    hscope__diff_base bb = { NULL, path_b, load, NULL, NULL, NULL };
+    set_rider(&ba, ra);
+    if (path_c)
+        set_rider(&bb, rb);
     const char *names[3] = { path_a, path_b, path_c ? path_c : "" };
     if (!path_c)
         names[1] = path_b;

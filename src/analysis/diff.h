@@ -40,12 +40,35 @@ hscope_status hscope__diff_tally(hscope_tally_t **out, const hscope_diff_t *d,
                                  const hscope_tally_options *opts,
                                  hscope_error *err);
 
-/* A diff base: a loaded heap, or a dump path streamed with `load`. */
+/* After a streamed base's pass, while its builder b still holds the
+ * strings: input bytes, gzip or not, the pass's time. */
+typedef hscope_status (*hscope__rider_done_fn)(void *ud, const hscope__builder *b,
+                                               uint64_t in_bytes, int gz, uint64_t ns,
+                                               hscope_error *err);
+
+/* A diff base: a loaded heap, or a dump path streamed with `load`.  A
+ * streamed base can carry a rider, another consumer of the same pass:
+ * rider(rider_ud, ...) takes each record after the diff (dump order, the
+ * pass builder's ids), rider_done once the pass is over.  The report's
+ * timeline rides the diff's passes instead of reading the dumps again. */
 typedef struct hscope__diff_base {
     hscope_heap_t *heap;
     const char *path;
     const hscope_load_options *load;
+    hscope__sink_fn rider;
+    hscope__rider_done_fn rider_done;
+    void *rider_ud;
 } hscope__diff_base;
+
+/* hscope__diff_files() with riders on the streamed dumps: ra on A's pass,
+ * rb on B's (three dumps only); each NULL or a base whose rider fields
+ * are used. */
+hscope_status hscope__diff_files_riding(hscope_diff_t **out, const char *path_a,
+                                        const char *path_b, const char *path_c,
+                                        const hscope_load_options *load,
+                                        const hscope_diff_options *opts,
+                                        const hscope__diff_base *ra,
+                                        const hscope__diff_base *rb, hscope_error *uerr);
 
 /* Warning lines a diff records a code for (more lines get code 0). */
 #define HSCOPE__DIFF_MAX_WARNINGS 32

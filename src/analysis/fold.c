@@ -499,6 +499,33 @@ source_stats(hscope_tally_t *t, const hscope__builder *b, fold *f, uint64_t in_b
     f->fp = NULL;
 }
 
+/* The fold f of the dump at `path`, read by b, as a tally: rows rendered,
+ * sorted by o, with the pass's statistics and the fingerprint (taken
+ * over). */
+static hscope_status
+fold_tally(fold *f, const hscope__builder *b, const char *key, const hscope_allocator *a,
+           const hscope_tally_options *o, const char *path, uint64_t in_bytes, int gz,
+           uint64_t ns, hscope_tally_t **out, hscope_error *err)
+{
+    hscope_tally_t *t = NULL;
+    hscope_status st = hscope__tally_new(&t, a, err);
+    if (st != HSCOPE_OK)
+        return st;
+    hscope__tally_set_by(t, key);
+    if ((st = render_all(f, b, t, err)) != HSCOPE_OK) {
+        hscope__tally_free(t);
+        return st;
+    }
+    hscope__tally_finish(t, o->sort, o->top);
+    if (f->fp) {
+        hscope__fp_finish(f->fp, path);
+        f->fp->partial = b->streamed && b->root_records == 0;
+    }
+    source_stats(t, b, f, in_bytes, gz, ns);
+    *out = t;
+    return HSCOPE_OK;
+}
+
 hscope_status
 hscope__tally_file(hscope_tally_t **out, const char *path, const char *key,
                    const hscope_load_options *lo, const hscope_tally_options *uopts,
@@ -563,17 +590,8 @@ hscope__tally_file(hscope_tally_t **out, const char *path, const char *key,
     hscope__stream_sinks ss = { sink, NULL, &fold_slots, &f, 0 };
     if ((st = hscope__heap_stream(&b, &mem, path, lo, &ss, &in_bytes, &gz, &err)) != HSCOPE_OK)
         goto done;
-    if ((st = hscope__tally_new(&t, lo ? lo->allocator : NULL, &err)) != HSCOPE_OK)
-        goto done;
-    hscope__tally_set_by(t, key);
-    if ((st = render_all(&f, &b, t, &err)) != HSCOPE_OK)
-        goto done;
-    hscope__tally_finish(t, o.sort, o.top);
-    if (f.fp) {
-        hscope__fp_finish(f.fp, path);
-        f.fp->partial = b.streamed && b.root_records == 0;
-    }
-    source_stats(t, &b, &f, in_bytes, gz, hscope__now_ns() - t0);
+    st = fold_tally(&f, &b, key, lo ? lo->allocator : NULL, &o, path, in_bytes, gz,
+                    hscope__now_ns() - t0, &t, &err);
 done:
     if (have_b)
         hscope__heap_stream_end(&b);
@@ -585,4 +603,68 @@ done:
     }
     *out = t;
     return HSCOPE_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* a fold riding another pass over a dump (tally.h)                    */
+/* ------------------------------------------------------------------ */
+
+struct hscope__fold {
+    hscope__mem mem;
+    const hscope_allocator *alloc;
+    hscope_tally_options o;
+    const char *key;
+    fold f;
+};
+
+hscope_status
+hscope__fold_new(hscope__fold **out, const hscope_allocator *a, const char *key,
+                 const hscope_tally_options *o, hscope_error *err)
+{
+    int tk = hscope__tally_key(key);
+    if (tk < 0)
+        return hscope__fail(err, HSCOPE_ERR_UNSUPPORTED, "unknown tally key \"%s\"", key);
+    if (o->flags & ~(uint32_t)(HSCOPE_TALLY_SKIP_DUMPER | HSCOPE_TALLY_FINGERPRINT |
+                               HSCOPE_TALLY_SKIP_TRACER))
+        return hscope__fail(err, HSCOPE_ERR_UNSUPPORTED, "unknown tally flags 0x%x", o->flags);
+    hscope__mem m;
+    hscope__mem_init(&m, a, 0);
+    hscope__fold *r = hscope__calloc(&m, 1, sizeof(*r));
+    if (!r)
+        return hscope__nomem(err, sizeof(*r));
+    r->mem = m;
+    r->alloc = a;
+    r->o = *o;
+    r->key = hscope__tally_key_name(key);
+    if (fold_init(&r->f, &r->mem, tk, o->flags) != HSCOPE_OK) {
+        hscope__fold_free(r);
+        return hscope__nomem(err, 4096);
+    }
+    *out = r;
+    return HSCOPE_OK;
+}
+
+hscope_status
+hscope__fold_sink(void *ud, hscope__builder *b, const hscope__objrec *o, hscope_error *err)
+{
+    hscope__fold *r = ud;
+    return sink(&r->f, b, o, err);
+}
+
+hscope_status
+hscope__fold_finish(hscope__fold *r, const hscope__builder *b, const char *path,
+                    uint64_t in_bytes, int gz, uint64_t ns, hscope_tally_t **out,
+                    hscope_error *err)
+{
+    return fold_tally(&r->f, b, r->key, r->alloc, &r->o, path, in_bytes, gz, ns, out, err);
+}
+
+void
+hscope__fold_free(hscope__fold *r)
+{
+    if (!r)
+        return;
+    fold_free(&r->f);
+    hscope__mem m = r->mem;
+    hscope__free(&m, r);
 }

@@ -775,6 +775,13 @@ hscope__tally_set_source(hscope_tally_t *t, const hscope_load_stats *stats,
     t->excluded = excluded;
 }
 
+void
+hscope__tally_set_fingerprint(hscope_tally_t *t, hscope_fingerprint_t *fp)
+{
+    hscope__fingerprint_free(t->fp);
+    t->fp = fp;
+}
+
 uint64_t
 hscope__tally_row_count(const hscope_tally_t *t)
 {

@@ -44,6 +44,24 @@ hscope_status hscope__tally_file(hscope_tally_t **out, const char *path,
                                  const char *key, const hscope_load_options *lo,
                                  const hscope_tally_options *uopts,
                                  hscope_error *uerr);
+/* The same fold riding another pass over a dump (the diff's streamed
+ * dumps feed the report's timeline): hscope__fold_sink(fold, b, record)
+ * takes the pass's records in dump order with the ids of its builder b;
+ * hscope__fold_finish() makes the tally while b still holds the strings
+ * (path names the dump in the fingerprint; in_bytes, gz and ns are the
+ * pass's input, compression and time for the tally's statistics).  o:
+ * sort, top and the flags hscope__tally_file() takes. */
+typedef struct hscope__fold hscope__fold;
+hscope_status hscope__fold_new(hscope__fold **out, const hscope_allocator *a, const char *key,
+                               const hscope_tally_options *o, hscope_error *err);
+hscope_status hscope__fold_sink(void *fold, hscope__builder *b, const hscope__objrec *o,
+                                hscope_error *err);
+hscope_status hscope__fold_finish(hscope__fold *f, const hscope__builder *b, const char *path,
+                                  uint64_t in_bytes, int gz, uint64_t ns,
+                                  hscope_tally_t **out, hscope_error *err);
+void hscope__fold_free(hscope__fold *f);
+/* Give tally t (of a loaded heap) the fingerprint fp, which it then owns. */
+void hscope__tally_set_fingerprint(hscope_tally_t *t, hscope_fingerprint_t *fp);
 
 /* The group-by over the whole heap (subset NULL) or over subset[0..nsub)
  * (ascending ids; nsub may be 0, an empty tally, with subset non-NULL).

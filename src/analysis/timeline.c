@@ -39,6 +39,7 @@ typedef struct fold_ctx {
     hscope_tally_options to;
     pthread_mutex_t mu;
     fold_job *jobs;
+    hscope_tally_t *const *pre;      /* tallies made already, by given index */
     size_t *idx;                     /* group positions + 1, open addressing */
     size_t icap;
 } fold_ctx;
@@ -163,7 +164,11 @@ fold_one(void *ctx, uint64_t i)
         lo.progress_user_data = j;
     hscope_tally_t *t = NULL;
     hscope__error_init(&j->err);
-    j->st = hscope__tally_file(&t, c->tl->d[i].path, c->tl->by, &lo, &c->to, &j->err);
+    hscope_tally_t *pre = c->pre ? c->pre[c->tl->d[i].given] : NULL;
+    if (pre)
+        t = pre;
+    else
+        j->st = hscope__tally_file(&t, c->tl->d[i].path, c->tl->by, &lo, &c->to, &j->err);
     if (j->st == HSCOPE_OK)
         j->st = hscope__fingerprint_copy(&j->fp, hscope__tally_fingerprint(t), &j->err);
     pthread_mutex_lock(&c->mu);
@@ -171,8 +176,20 @@ fold_one(void *ctx, uint64_t i)
         j->st = merge(c, j, t);
     j->done = j->total;
     pthread_mutex_unlock(&c->mu);
-    hscope__tally_free(t);
+    if (!pre)
+        hscope__tally_free(t);
     return j->st != HSCOPE_OK;
+}
+
+void
+hscope__timeline_tally_options(uint32_t flags, hscope_tally_options *to)
+{
+    hscope__tally_options_init(to);
+    to->flags = HSCOPE_TALLY_FINGERPRINT; /* for the series checks */
+    if (!(flags & HSCOPE_TIMELINE_KEEP_DUMPER))
+        to->flags |= HSCOPE_TALLY_SKIP_DUMPER;
+    if (!(flags & HSCOPE_TIMELINE_KEEP_TRACER))
+        to->flags |= HSCOPE_TALLY_SKIP_TRACER;
 }
 
 static void
@@ -187,12 +204,7 @@ fold_setup(fold_ctx *c, const hscope_load_options *lo, uint32_t threads)
         c->lo.threads = threads < cores ? cores / threads : 1;
     if (lo->progress)
         c->lo.progress = fold_progress;
-    hscope__tally_options_init(&c->to);
-    c->to.flags = HSCOPE_TALLY_FINGERPRINT; /* for the series checks */
-    if (!(c->tl->flags & HSCOPE_TIMELINE_KEEP_DUMPER))
-        c->to.flags |= HSCOPE_TALLY_SKIP_DUMPER;
-    if (!(c->tl->flags & HSCOPE_TIMELINE_KEEP_TRACER))
-        c->to.flags |= HSCOPE_TALLY_SKIP_TRACER;
+    hscope__timeline_tally_options(c->tl->flags, &c->to);
     for (uint64_t i = 0; i < c->tl->nd; i++) {
         struct stat st;
         c->jobs[i].c = c;
@@ -492,11 +504,12 @@ fold_error(const hscope_timeline_t *tl, const fold_ctx *c, hscope_error *err)
 
 static hscope_status
 fold_all(hscope_timeline_t *tl, const hscope_load_options *lo, uint32_t threads,
-         hscope_error *err)
+         hscope_tally_t *const *pre, hscope_error *err)
 {
     fold_ctx c;
     memset(&c, 0, sizeof(c));
     c.tl = tl;
+    c.pre = pre;
     pthread_mutex_init(&c.mu, NULL);
     c.jobs = hscope__calloc(&tl->mem, (size_t)tl->nd, sizeof(*c.jobs));
     hscope_status st = HSCOPE_OK;
@@ -523,10 +536,24 @@ done:
     return st;
 }
 
+const char *
+hscope__timeline_key(const hscope_timeline_options *o)
+{
+    return hscope__tally_key_name(o->by ? o->by : "file:line:class");
+}
+
 hscope_status
 hscope__timeline_compute(hscope_timeline_t **out, const char *const *paths, uint64_t n,
                          const hscope_load_options *lo, const hscope_timeline_options *o,
                          hscope_error *err)
+{
+    return hscope__timeline_compute_pre(out, paths, n, lo, o, NULL, err);
+}
+
+hscope_status
+hscope__timeline_compute_pre(hscope_timeline_t **out, const char *const *paths, uint64_t n,
+                             const hscope_load_options *lo, const hscope_timeline_options *o,
+                             hscope_tally_t *const *pre, hscope_error *err)
 {
     hscope__mem m;
     hscope__mem_init(&m, lo->allocator, 0);
@@ -538,12 +565,12 @@ hscope__timeline_compute(hscope_timeline_t **out, const char *const *paths, uint
     tl->flags = o->flags;
     tl->metric = o->metric ? o->metric : HSCOPE_METRIC_MEMSIZE;
     tl->min_dumps = o->min_dumps ? o->min_dumps : HSCOPE__GROW_MIN_DUMPS;
-    tl->by = hscope__tally_key_name(o->by ? o->by : "file:line:class");
+    tl->by = hscope__timeline_key(o);
     tl->nd = n;
     int32_t order = (o->flags & HSCOPE_TIMELINE_GREW) ? HSCOPE_ORDER_GIVEN : o->order;
     hscope_status st = set_dumps(tl, paths, order, err);
     if (st == HSCOPE_OK)
-        st = fold_all(tl, lo, o->threads, err);
+        st = fold_all(tl, lo, o->threads, pre, err);
     if (st != HSCOPE_OK) {
         hscope__timeline_free(tl);
         return st;

@@ -64,6 +64,18 @@ struct hscope_timeline {
 hscope_status hscope__timeline_compute(hscope_timeline_t **out, const char *const *paths,
                                        uint64_t n, const hscope_load_options *lo,
                                        const hscope_timeline_options *o, hscope_error *err);
+/* The same with some dumps' tallies made already (the report's, from the
+ * diff's passes and its loaded heap): pre[i] (NULL: fold the dump) is
+ * paths[i]'s, by the timeline's key and dumper and tracer flags, with a
+ * fingerprint; it stays the caller's. */
+hscope_status hscope__timeline_compute_pre(hscope_timeline_t **out, const char *const *paths,
+                                           uint64_t n, const hscope_load_options *lo,
+                                           const hscope_timeline_options *o,
+                                           hscope_tally_t *const *pre, hscope_error *err);
+/* The tally a timeline makes of each dump: its key (o->by or the
+ * default) and, for its flags (HSCOPE_TIMELINE_*), the tally's options. */
+const char *hscope__timeline_key(const hscope_timeline_options *o);
+void hscope__timeline_tally_options(uint32_t flags, hscope_tally_options *to);
 void hscope__timeline_free(hscope_timeline_t *tl);
 /* The memory the handle holds (hscope_timeline_memory()). */
 uint64_t hscope__timeline_memory(const hscope_timeline_t *tl);

@@ -3,8 +3,11 @@
  * number of dumps (see html.h), and the page in section order.
  *
  *   1 dump     the heap, its dominator tree
- *   2-3 dumps  the timeline (given order), the diff and its suspects (whose
- *              dominator tree the one-dump sections use)
+ *   2-3 dumps  the diff and its suspects (whose dominator tree the one-dump
+ *              sections use), and the timeline from the same reads: its
+ *              folds of the earlier dumps ride the diff's passes over them,
+ *              the last dump's tally is the diff's loaded heap's, so each
+ *              dump is read once
  *   4+ dumps   the timeline (time order); the last dump in time loaded
  *   always     the waste of the last dump (one streamed pass over its
  *              file, hscope_waste_file(), before the loads so that their
@@ -18,7 +21,9 @@
 #include "../analysis/diff.h"
 #include "../analysis/dominators.h"
 #include "../analysis/order.h"
+#include "../analysis/series.h"
 #include "../analysis/suspects.h"
+#include "../analysis/tally.h"
 #include "../analysis/timeline.h"
 #include "../analysis/waste.h"
 #include "out.h"
@@ -54,42 +59,135 @@ copy_paths(hscope_html_report_t *r, const char *const *paths, uint64_t n, hscope
     return HSCOPE_OK;
 }
 
+static void
+timeline_options(const hscope__html_cfg *cfg, hscope_timeline_options *to)
+{
+    *to = (hscope_timeline_options)HSCOPE_TIMELINE_OPTIONS_INIT;
+    to->by = cfg->by;
+    to->order = cfg->order;
+    /* the library's default metric, as timeline and diff --grew */
+    to->flags = cfg->flags & HSCOPE_HTML_KEEP_DUMPER ? HSCOPE_TIMELINE_KEEP_DUMPER : 0;
+    if (cfg->flags & HSCOPE_HTML_KEEP_TRACER)
+        to->flags |= HSCOPE_TIMELINE_KEEP_TRACER;
+}
+
+/* 4+ dumps: the timeline folds each dump. */
 static hscope_status
 compute_timeline(hscope_html_report_t *r, const hscope_load_options *lo,
                  const hscope__html_cfg *cfg, hscope_error *err)
 {
-    hscope_timeline_options to = HSCOPE_TIMELINE_OPTIONS_INIT;
-    to.by = cfg->by;
-    to.order = cfg->order;
-    /* the library's default metric, as timeline and diff --grew */
-    to.flags = cfg->flags & HSCOPE_HTML_KEEP_DUMPER ? HSCOPE_TIMELINE_KEEP_DUMPER : 0;
-    if (cfg->flags & HSCOPE_HTML_KEEP_TRACER)
-        to.flags |= HSCOPE_TIMELINE_KEEP_TRACER;
+    hscope_timeline_options to;
+    timeline_options(cfg, &to);
     hscope_load_options tlo = *lo;
     tlo.flags &= ~(uint32_t)HSCOPE_LOAD_USE_INDEX; /* folds read the dumps */
     return hscope__timeline_compute(&r->tl, (const char *const *)r->paths, r->np, &tlo, &to,
                                     err);
 }
 
-/* 2-3 dumps: the diff and its suspects. */
+/* The timeline's fold of one of the diff's streamed dumps. */
+typedef struct ride {
+    hscope__fold *fold;
+    hscope_tally_t *tally;
+    const char *path;
+} ride;
+
 static hscope_status
-compute_diff(hscope_html_report_t *r, const hscope_load_options *lo,
-             const hscope_dom_options *dop, hscope_error *err)
+ride_sink(void *ud, hscope__builder *b, const hscope__objrec *o, hscope_error *err)
+{
+    return hscope__fold_sink(((ride *)ud)->fold, b, o, err);
+}
+
+static hscope_status
+ride_done(void *ud, const hscope__builder *b, uint64_t in_bytes, int gz, uint64_t ns,
+          hscope_error *err)
+{
+    ride *rd = ud;
+    return hscope__fold_finish(rd->fold, b, rd->path, in_bytes, gz, ns, &rd->tally, err);
+}
+
+/* An error of the diff's passes: the dump's own errors (cannot open it,
+ * not a dump) as a load's, naming it; the rest as the diff's. */
+static hscope_status
+diff_failed(const hscope_html_report_t *r, hscope_error *err, const hscope_error *e)
+{
+    for (uint64_t i = 0; i < r->np; i++)
+        if (strstr(e->message, r->paths[i]))
+            return hscope__fail_for_file(err, e, r->paths[i]);
+    return step_failed(err, e, "diff");
+}
+
+/* The diff, with the timeline's folds of the dumps before the last riding
+ * its passes over them; nb: those dumps (1 or 2). */
+static hscope_status
+diff_riding(hscope_html_report_t *r, const hscope_load_options *lo, ride *rd, uint64_t nb,
+            hscope_error *e)
 {
     hscope_diff_options dopt = HSCOPE_DIFF_OPTIONS_INIT;
     if (r->flags & HSCOPE_HTML_KEEP_DUMPER)
         dopt.flags |= HSCOPE_DIFF_KEEP_DUMPER;
     if (r->flags & HSCOPE_HTML_KEEP_TRACER)
         dopt.flags |= HSCOPE_DIFF_KEEP_TRACER;
+    hscope__diff_base rb[2];
+    memset(rb, 0, sizeof(rb));
+    for (uint64_t i = 0; i < nb; i++) {
+        rb[i].rider = ride_sink;
+        rb[i].rider_done = ride_done;
+        rb[i].rider_ud = &rd[i];
+    }
+    return hscope__diff_files_riding(&r->diff, r->paths[0], r->paths[1],
+                                     r->np == 3 ? r->paths[2] : NULL, lo, &dopt, &rb[0],
+                                     nb > 1 ? &rb[1] : NULL, e);
+}
+
+/* 2-3 dumps: the diff and the timeline from the same reads, then the
+ * suspects. */
+static hscope_status
+compute_diff(hscope_html_report_t *r, const hscope_load_options *lo,
+             const hscope__html_cfg *cfg, const hscope_dom_options *dop, hscope_error *err)
+{
+    hscope_timeline_options to;
+    timeline_options(cfg, &to);
+    hscope_tally_options tao;
+    hscope__timeline_tally_options(to.flags, &tao);
+    const char *key = hscope__timeline_key(&to);
+    uint64_t nb = r->np - 1;
+    ride rd[2];
+    hscope_tally_t *pre[3] = { NULL, NULL, NULL };
+    memset(rd, 0, sizeof(rd));
     hscope_error e;
     hscope__error_init(&e);
-    if (hscope__diff_files(&r->diff, r->paths[0], r->paths[1], r->np == 3 ? r->paths[2] : NULL,
-                          lo, &dopt, &e) != HSCOPE_OK)
-        return step_failed(err, &e, "diff");
-    r->heap = hscope__heap_ref(hscope__diff_heap(r->diff));
-    if (hscope__suspects_compute(&r->sus, r->diff, dop, &e) != HSCOPE_OK)
-        return step_failed(err, &e, "suspects");
-    return HSCOPE_OK;
+    hscope_status st = HSCOPE_OK;
+    for (uint64_t i = 0; i < nb && st == HSCOPE_OK; i++) {
+        rd[i].path = r->paths[i];
+        st = hscope__fold_new(&rd[i].fold, lo->allocator, key, &tao, &e);
+    }
+    if (st == HSCOPE_OK && (st = diff_riding(r, lo, rd, nb, &e)) != HSCOPE_OK)
+        st = diff_failed(r, err, &e);
+    else if (st != HSCOPE_OK)
+        st = step_failed(err, &e, "timeline");
+    for (uint64_t i = 0; i < nb; i++) {
+        hscope__fold_free(rd[i].fold);
+        pre[i] = rd[i].tally;
+    }
+    if (st == HSCOPE_OK) {
+        /* the last dump's tally and fingerprint from the diff's heap */
+        hscope_heap_t *h = hscope__diff_heap(r->diff);
+        hscope_fingerprint_t *fp = NULL;
+        r->heap = hscope__heap_ref(h);
+        if ((st = hscope__tally_compute(&pre[nb], h, key, &tao, &e)) == HSCOPE_OK &&
+            (st = hscope__heap_fingerprint(&fp, h, r->paths[nb], &e)) == HSCOPE_OK)
+            hscope__tally_set_fingerprint(pre[nb], fp);
+        if (st == HSCOPE_OK)
+            st = hscope__timeline_compute_pre(&r->tl, (const char *const *)r->paths, r->np, lo,
+                                              &to, pre, &e);
+        if (st != HSCOPE_OK)
+            st = step_failed(err, &e, "timeline");
+    }
+    for (uint64_t i = 0; i <= nb; i++)
+        hscope__tally_free(pre[i]);
+    if (st == HSCOPE_OK && hscope__suspects_compute(&r->sus, r->diff, dop, &e) != HSCOPE_OK)
+        st = step_failed(err, &e, "suspects");
+    return st;
 }
 
 /* 1 or 4+ dumps: the last one loaded, its dominator tree. */
@@ -145,9 +243,9 @@ compute_all(hscope_html_report_t *r, const hscope_load_options *lo,
         dop.flags |= HSCOPE_DOM_NO_CLASS_EDGES;
     r->main_path = r->paths[r->np - 1];
     hscope_status st = HSCOPE_OK;
-    if (r->np >= 2) {
+    if (r->np > 3) {
         st = compute_timeline(r, lo, cfg, err);
-        if (st == HSCOPE_OK && r->np > 3)
+        if (st == HSCOPE_OK)
             r->main_path = r->tl->d[r->np - 1].path;
     }
     /* the waste pass before the loads: its working memory (the value
@@ -156,7 +254,7 @@ compute_all(hscope_html_report_t *r, const hscope_load_options *lo,
     if (st == HSCOPE_OK)
         st = compute_waste(r, lo, err);
     if (st == HSCOPE_OK)
-        st = r->np == 2 || r->np == 3 ? compute_diff(r, lo, &dop, err)
+        st = r->np == 2 || r->np == 3 ? compute_diff(r, lo, cfg, &dop, err)
                                       : compute_heap(r, lo, &dop, err);
     return st;
 }

@@ -164,6 +164,135 @@ test_leak_hunt(void **state)
     free(s.p);
 }
 
+/*
+ * A series whose timeline rows depend on every rule a fold applies: class
+ * records after the objects that use them, an object of a class not in
+ * the dump, IMEMOs (labelled by imemo_type), the dumper's own objects
+ * (objspace.rb, left out unless kept) and Ruby's allocation tracer (left
+ * out unless kept).  Each dump grows the leak at app/s.rb:2 by 4 objects.
+ */
+static void
+write_series_dump(const char *path, int k)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("{\"type\":\"ROOT\",\"root\":\"vm\",\"references\":[\"0x1000\"]}\n", f);
+    for (int i = 0; i < 4 * k; i++)
+        fprintf(f, "{\"address\":\"0x%x\",\"type\":\"STRING\",\"class\":\"0x6000\","
+                   "\"memsize\":%d,\"file\":\"app/s.rb\",\"line\":2,\"generation\":%d}\n",
+                0x10000 + 0x40 * i, 40 + i, 5 + i);
+    fprintf(f, "{\"address\":\"0x2000\",\"type\":\"OBJECT\",\"class\":\"0x6abc\",\"memsize\":%d}\n",
+            24 * k);
+    fprintf(f, "{\"address\":\"0x2100\",\"type\":\"IMEMO\",\"imemo_type\":\"ment\","
+               "\"memsize\":%d}\n", 56 + k);
+    fprintf(f, "{\"address\":\"0x2200\",\"type\":\"STRING\",\"class\":\"0x6000\",\"memsize\":%d,"
+               "\"file\":\"/usr/lib/ruby/3.1.0/objspace.rb\",\"line\":94,\"method\":\"dump_all\"}\n",
+            4000 * k);
+    fprintf(f, "{\"address\":\"0x2300\",\"type\":\"DATA\",\"class\":\"0x6100\","
+               "\"struct\":\"ObjectTracing/allocation_info_tracer\",\"memsize\":%d}\n", 90000 * k);
+    fputs("{\"address\":\"0x1000\",\"type\":\"ARRAY\",\"class\":\"0x6100\",\"memsize\":40,"
+          "\"file\":\"app/cache.rb\",\"line\":4}\n"
+          "{\"address\":\"0x6100\",\"type\":\"CLASS\",\"name\":\"Array\",\"memsize\":100}\n"
+          "{\"address\":\"0x6000\",\"type\":\"CLASS\",\"name\":\"String\",\"memsize\":100}\n", f);
+    assert_int_equal(fclose(f), 0);
+}
+
+/* Timeline handles a and b hold the same dumps, totals, groups, series,
+ * verdicts and warnings. */
+static void
+assert_same_timeline(const hscope_timeline_t *a, const hscope_timeline_t *b)
+{
+    uint64_t nd = hscope_timeline_dump_count(a);
+    assert_int_equal(nd, hscope_timeline_dump_count(b));
+    assert_string_equal(hscope_timeline_by(a), hscope_timeline_by(b));
+    for (uint64_t i = 0; i < nd; i++) {
+        assert_string_equal(hscope_timeline_dump_path(a, i), hscope_timeline_dump_path(b, i));
+        uint64_t ca, ma, cb, mb, oa, oma, ob, omb;
+        assert_int_equal(hscope_timeline_dump_totals(a, i, &ca, &ma), HSCOPE_OK);
+        assert_int_equal(hscope_timeline_dump_totals(b, i, &cb, &mb), HSCOPE_OK);
+        assert_int_equal(ca, cb);
+        assert_int_equal(ma, mb);
+        assert_int_equal(hscope_timeline_dump_excluded(a, i), hscope_timeline_dump_excluded(b, i));
+        hscope_timeline_dump_excluded_tracer(a, i, &oa, &oma);
+        hscope_timeline_dump_excluded_tracer(b, i, &ob, &omb);
+        assert_int_equal(oa, ob);
+        assert_int_equal(oma, omb);
+        hscope_load_stats sa, sb;
+        sa.size = sb.size = sizeof(sa);
+        assert_int_equal(hscope_timeline_dump_stats(a, i, &sa), HSCOPE_OK);
+        assert_int_equal(hscope_timeline_dump_stats(b, i, &sb), HSCOPE_OK);
+        assert_int_equal(sa.objects, sb.objects);
+        assert_int_equal(sa.root_records, sb.root_records);
+        assert_int_equal(sa.skipped_lines, sb.skipped_lines);
+    }
+    uint64_t ng = hscope_timeline_group_count(a);
+    assert_int_equal(ng, hscope_timeline_group_count(b));
+    assert_int_equal(hscope_timeline_growing_count(a), hscope_timeline_growing_count(b));
+    for (uint64_t g = 0; g < ng; g++) {
+        assert_string_equal(hscope_timeline_group_key(a, g), hscope_timeline_group_key(b, g));
+        assert_memory_equal(hscope_timeline_group_series(a, g, HSCOPE_METRIC_COUNT),
+                            hscope_timeline_group_series(b, g, HSCOPE_METRIC_COUNT), nd * 8);
+        assert_memory_equal(hscope_timeline_group_series(a, g, HSCOPE_METRIC_MEMSIZE),
+                            hscope_timeline_group_series(b, g, HSCOPE_METRIC_MEMSIZE), nd * 8);
+        assert_int_equal(hscope_timeline_group_growing(a, g), hscope_timeline_group_growing(b, g));
+    }
+    assert_int_equal(hscope_timeline_warnings(a), hscope_timeline_warnings(b));
+    assert_string_equal(hscope_timeline_warning_text(a), hscope_timeline_warning_text(b));
+}
+
+/* The report of 2-3 dumps makes its timeline from the diff's reads (folds
+ * riding the passes over the earlier dumps, the last dump's loaded heap):
+ * the same timeline as folding every dump, by each key and flag. */
+static void
+test_timeline_from_diff(void **state)
+{
+    (void)state;
+    char sp[3][128];
+    for (int i = 0; i < 3; i++) {
+        snprintf(sp[i], sizeof(sp[i]), "%s/series_%d.json", dir, i + 1);
+        write_series_dump(sp[i], i + 1);
+    }
+    const char *p[3] = { sp[0], sp[1], sp[2] };
+    static const char *const keys[] = { NULL, "file:line:class", "type", "gem", "generation" };
+    static const uint32_t flags[] = { 0, HSCOPE_HTML_KEEP_DUMPER, HSCOPE_HTML_KEEP_TRACER,
+                                      HSCOPE_HTML_KEEP_DUMPER | HSCOPE_HTML_KEEP_TRACER };
+    int checked_tracer = 0;
+    for (uint64_t n = 2; n <= 3; n++)
+        for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+            for (size_t fl = 0; fl < 4; fl++) {
+                hscope_html_options ho;
+                hscope_html_options_init(&ho);
+                ho.by = keys[k];
+                ho.flags = flags[fl] | HSCOPE_HTML_NO_WASTE;
+                hscope_html_report_t *r = NULL;
+                hscope_error err = HSCOPE_ERROR_INIT;
+                assert_int_equal(hscope_html_report_compute(&r, p, n, NULL, &ho, &err), HSCOPE_OK);
+                hscope_timeline_options to;
+                hscope_timeline_options_init(&to);
+                to.by = keys[k] ? keys[k] : "class";
+                to.flags = (flags[fl] & HSCOPE_HTML_KEEP_DUMPER ? HSCOPE_TIMELINE_KEEP_DUMPER : 0) |
+                           (flags[fl] & HSCOPE_HTML_KEEP_TRACER ? HSCOPE_TIMELINE_KEEP_TRACER : 0);
+                hscope_timeline_t *tl = NULL;
+                assert_int_equal(hscope_timeline_compute(&tl, p, n, NULL, &to, &err), HSCOPE_OK);
+                const hscope_timeline_t *got = hscope_html_report_timeline(r);
+                assert_non_null(got);
+                assert_same_timeline(got, tl);
+                /* the rules were in play: the dumper's object left out
+                 * unless kept, the tracer likewise */
+                uint64_t o, om;
+                hscope_timeline_dump_excluded_tracer(got, n - 1, &o, &om);
+                assert_int_equal(o, flags[fl] & HSCOPE_HTML_KEEP_TRACER ? 0 : 1);
+                assert_int_equal(hscope_timeline_dump_excluded(got, n - 1),
+                                 flags[fl] & HSCOPE_HTML_KEEP_DUMPER ? 0 : 1);
+                checked_tracer += o == 1;
+                hscope_timeline_free(tl);
+                hscope_html_report_free(r);
+            }
+    assert_int_equal(checked_tracer, 2 * 5 * 2);
+    for (int i = 0; i < 3; i++)
+        unlink(sp[i]);
+}
+
 static void
 test_one_dump_handle(void **state)
 {
@@ -282,6 +411,7 @@ main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_leak_hunt),
         cmocka_unit_test(test_one_dump_handle),
+        cmocka_unit_test(test_timeline_from_diff),
         cmocka_unit_test(test_failing_sink),
         cmocka_unit_test(test_arguments),
     };

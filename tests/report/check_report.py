@@ -19,6 +19,7 @@ Env: HEAPSCOPE (the CLI), HEAPSCOPE_WORK,
 HEAPSCOPE_CHROMIUM (browser binary; default: chromium on PATH).
 Exit 77 (skipped) when Chromium or Ruby is not installed.
 """
+import html
 import json
 import os
 import re
@@ -94,6 +95,20 @@ def render(name, html):
     check(os.path.exists(png) and os.path.getsize(png) > 20000,
           "%s: screenshot %s" % (name, png))
     return dom
+
+
+def growth_rows(dom):
+    """(key, first, last, objects first, objects last, growing) of each row
+    of the report's growth table."""
+    m = re.search(r'id="growth-table".*?<tbody>(.*?)</tbody>', dom, re.S)
+    rows = []
+    for tr in re.findall(r"<tr[^>]*>(.*?)</tr>", m.group(1) if m else "", re.S):
+        key = re.search(r'<td class="key mono">([^<]*)</td>', tr)
+        v = re.findall(r'data-v="([^"]*)"', tr)
+        if key and len(v) >= 9:
+            rows.append((html.unescape(key.group(1)), int(v[2]), int(v[3]), int(v[7]),
+                         int(v[8]), v[1] == "1"))
+    return rows
 
 
 def attr_of(dom, elem_id, attr):
@@ -225,6 +240,18 @@ def main():
               % sorted(holders - shown))
         for sec in ("diff", "suspects", "timeline"):
             check('id="%s"' % sec in dom, "three: section %s" % sec)
+        # the timeline comes from the diff's reads of the dumps (riding its
+        # passes, the last dump's loaded heap): every row as the timeline's
+        # own folds of the same dumps
+        tlj = hs_json("timeline", "--by", "class", "--top", "0", *h)
+        want = {g["key"]: g for g in tlj["groups"]}
+        rows = growth_rows(open(three, encoding="utf-8").read())
+        check(len(rows) >= 10, "three: growth table has rows (%d)" % len(rows))
+        bad = [r for r in rows if r[0] not in want or
+               r[1:] != (want[r[0]]["memsize"][0], want[r[0]]["memsize"][-1],
+                         want[r[0]]["count"][0], want[r[0]]["count"][-1], want[r[0]]["growing"])]
+        check(not bad, "three: growth rows == timeline --by class --json (first mismatch %s)"
+              % (bad[:1],))
 
     # timeline series
     steps = sorted(os.path.join(tl, f) for f in os.listdir(tl) if f.startswith("step_"))[:5]
