@@ -2079,7 +2079,8 @@ HSCOPE_API void hscope_export_options_init(hscope_export_options *opts);
  * replaced).  `out` (may be NULL) gets what was written.  `load` applies to
  * each dump (HSCOPE_LOAD_VALUES is ignored: values are never exported);
  * unless its `threads` is 1, a dump's objects and references tables are
- * written on two threads (the same bytes).  On failure the error names
+ * formatted on two threads, in chunks written in order (the same bytes).
+ * On failure the error names
  * the dump or file.
  */
 HSCOPE_API hscope_status hscope_export_files(hscope_export_t **out,

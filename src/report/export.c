@@ -9,11 +9,14 @@
  * invalid UTF-8 in COPY.  Rows go out through hscope__out into a FILE with
  * a large buffer; rows are formatted in place through a row cursor, numbers
  * by hand (the tables are as large as the dumps), and a dump's objects and
- * references tables on two threads unless the load asks for one.
+ * references tables shared by two threads in chunks (rows_two) unless the
+ * load asks for one.
  */
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -581,50 +584,192 @@ root_rows(table *t, int jl, const hscope_heap_t *h, const cols *c, uint64_t id)
     }
 }
 
-/* One of the two big tables of a dump: its objects rows (tabs[1]) or its
- * references rows (tabs[2]), for hscope__run_pair. */
-typedef struct rows_job {
-    table *t;
-    int refs;
+/*
+ * Two threads share a dump's objects and references rows in chunks of
+ * CHUNK objects: the jobs (objects of chunk 0, its references, objects of
+ * chunk 1, ...) are taken in that order from a shared counter, so the
+ * tables are shared by bytes, not by table (the objects table is about
+ * three times the references').  A job is formatted into a buffer of the
+ * pool (with the thread's own copy of the table's leads and escaper; what
+ * does not fit goes on in the buffer's overflow), then parked; whoever
+ * parks a job writes every parked job that is its table's next chunk, in
+ * order, so each file gets the rows one thread would write.  A thread
+ * never waits for a turn, only for a free buffer: the pool has two per
+ * thread, and while the other thread formats the chunk a table waits for,
+ * the parked jobs of the other table are written.
+ */
+#define CHUNK 8192u
+#define CHUNK_BUF ((size_t)2 << 20)
+#define NBUF 4
+
+typedef struct chunk_buf {
+    char *data;               /* CHUNK_BUF bytes */
+    hscope__membuf over;      /* the job's bytes before data's (rare) */
+    hscope__out out;          /* into data, overflowing to over */
+    hscope_error err;
+    int k;                    /* the job's table: 0 objects, 1 references */
+    uint64_t chunk;
+    int state;                /* 0 free, 1 formatting, 2 parked, 3 writing */
+} chunk_buf;
+
+typedef struct chunks {
+    table *tabs;              /* tabs[1] objects, tabs[2] references */
     const hscope_heap_t *h;
     const cols *c;
-    uint64_t id;
-} rows_job;
+    uint64_t id, n, njobs, next;
+    pthread_mutex_t mu;
+    pthread_cond_t freed;
+    uint64_t turn[2];         /* per table: the chunk to write next */
+    chunk_buf b[NBUF];
+} chunks;
+
+/* Write buffer cb (the lock not held), then give its table's turn on. */
+static void
+write_job(chunks *C, chunk_buf *cb)
+{
+    table *t = &C->tabs[1 + cb->k];
+    if (cb->out.status != HSCOPE_OK || cb->over.failed) {
+        /* the overflow could not grow: the table is incomplete */
+        if (t->out.status == HSCOPE_OK) {
+            t->sys_errno = ENOMEM;
+            t->out.status = HSCOPE_ERR_IO;
+        }
+    } else if (t->out.status == HSCOPE_OK) {
+        if (cb->over.len)
+            (void)table_write(t, cb->over.data, cb->over.len);
+        if (cb->out.len)
+            (void)table_write(t, cb->data, cb->out.len);
+    }
+    cb->over.len = 0;
+}
+
+/* Lock held: write every parked job that is its table's next. */
+static void
+drain(chunks *C)
+{
+    for (int again = 1; again;) {
+        again = 0;
+        for (int i = 0; i < NBUF; i++) {
+            chunk_buf *cb = &C->b[i];
+            if (cb->state != 2 || C->turn[cb->k] != cb->chunk)
+                continue;
+            cb->state = 3;
+            pthread_mutex_unlock(&C->mu);
+            write_job(C, cb);
+            pthread_mutex_lock(&C->mu);
+            C->turn[cb->k]++;
+            cb->state = 0;
+            pthread_cond_broadcast(&C->freed);
+            again = 1;
+        }
+    }
+}
+
+static void
+format_job(chunks *C, chunk_buf *cb, table *lt)
+{
+    *lt = C->tabs[1 + cb->k];
+    hscope__error_init(&cb->err);
+    hscope__out_init(&cb->out, hscope__membuf_write, &cb->over, &cb->err);
+    hscope__out_use_buffer(&cb->out, cb->data, CHUNK_BUF);
+    lt->out = cb->out;
+    hscope__json_init(&lt->js, &lt->out, 0);
+    lt->js.script_safe = 1;
+    uint64_t i0 = cb->chunk * CHUNK, i1 = i0 + CHUNK < C->n ? i0 + CHUNK : C->n;
+    for (uint64_t i = i0; i < i1; i++) {
+        if (cb->k)
+            ref_rows(lt, C->c, C->id, (uint32_t)i);
+        else
+            object_row(lt, C->h, C->c, C->id, (uint32_t)i);
+    }
+    cb->out = lt->out; /* the bytes still in data: out.len */
+}
 
 static void *
-rows_run(void *arg)
+chunks_run(void *arg)
 {
-    const rows_job *j = arg;
-    uint64_t n = hscope__heap_object_count(j->h);
-    table *t = j->t;
-    const cols *c = j->c;
-    for (uint64_t i = 0; i < n; i++) {
-        if (j->refs)
-            ref_rows(t, c, j->id, (uint32_t)i);
-        else
-            object_row(t, j->h, c, j->id, (uint32_t)i);
+    chunks *C = arg;
+    table lt;
+    pthread_mutex_lock(&C->mu);
+    while (C->next < C->njobs) {
+        chunk_buf *cb = NULL;
+        for (int i = 0; i < NBUF && !cb; i++)
+            if (C->b[i].state == 0)
+                cb = &C->b[i];
+        if (!cb) {
+            pthread_cond_wait(&C->freed, &C->mu);
+            continue;
+        }
+        uint64_t j = C->next++;
+        cb->k = (int)(j & 1);
+        cb->chunk = j >> 1;
+        cb->state = 1;
+        pthread_mutex_unlock(&C->mu);
+        format_job(C, cb, &lt);
+        pthread_mutex_lock(&C->mu);
+        cb->state = 2;
+        drain(C);
     }
+    drain(C);
+    pthread_mutex_unlock(&C->mu);
     return NULL;
 }
 
-/* The rows of a loaded dump.  The objects and the references tables
- * (each about as large as the dump) are formatted on two threads where
- * the load may use more than one: they share nothing but the immutable
- * heap; each has its file, buffer and output error. */
+/* The big tables' rows on two threads; HSCOPE_ERR_NOMEM (nothing
+ * written) when the buffers cannot be had. */
 static hscope_status
-heap_rows(table *tabs, int jl, const hscope_heap_t *h, uint64_t id, int two,
+rows_two(table *tabs, const hscope_heap_t *h, const cols *c, uint64_t id, hscope__mem *m,
+         hscope_error *err)
+{
+    chunks *C = hscope__calloc(m, 1, sizeof(*C));
+    hscope_status st = C ? HSCOPE_OK : hscope__nomem(err, sizeof(*C));
+    for (int i = 0; i < NBUF && st == HSCOPE_OK; i++) {
+        C->b[i].over.mem = m;
+        if (!(C->b[i].data = hscope__malloc(m, CHUNK_BUF)))
+            st = hscope__nomem(err, CHUNK_BUF);
+    }
+    if (st == HSCOPE_OK) {
+        C->tabs = tabs;
+        C->h = h;
+        C->c = c;
+        C->id = id;
+        C->n = hscope__heap_object_count(h);
+        C->njobs = 2 * ((C->n + CHUNK - 1) / CHUNK);
+        pthread_mutex_init(&C->mu, NULL);
+        pthread_cond_init(&C->freed, NULL);
+        /* what the tables' own buffers hold (their headers) goes first */
+        (void)hscope__out_finish(&tabs[1].out);
+        (void)hscope__out_finish(&tabs[2].out);
+        hscope__run_pair(chunks_run, C, C, 1);
+        pthread_mutex_destroy(&C->mu);
+        pthread_cond_destroy(&C->freed);
+    }
+    for (int i = 0; C && i < NBUF; i++) {
+        hscope__free(m, C->b[i].data);
+        hscope__membuf_free(&C->b[i].over);
+    }
+    hscope__free(m, C);
+    return st;
+}
+
+/* The rows of a loaded dump: the objects and references tables on two
+ * threads (rows_two) where the load may use more than one, else in turn. */
+static hscope_status
+heap_rows(table *tabs, int jl, const hscope_heap_t *h, uint64_t id, int two, hscope__mem *m,
           hscope_error *err)
 {
     cols c;
     hscope_status st = get_cols(h, &c, err);
     if (st != HSCOPE_OK)
         return st;
-    rows_job jobs[2] = { { &tabs[1], 0, h, &c, id }, { &tabs[2], 1, h, &c, id } };
-    if (two) {
-        hscope__run_pair(rows_run, &jobs[0], &jobs[1], 1);
-    } else {
-        rows_run(&jobs[0]);
-        rows_run(&jobs[1]);
+    hscope_error e;
+    hscope__error_init(&e);
+    if (!two || rows_two(tabs, h, &c, id, m, &e) != HSCOPE_OK) {
+        uint64_t n = hscope__heap_object_count(h);
+        for (uint64_t i = 0; i < n; i++)
+            object_row(&tabs[1], h, &c, id, (uint32_t)i);
+        for (uint64_t i = 0; i < n; i++)
+            ref_rows(&tabs[2], &c, id, (uint32_t)i);
     }
     root_rows(&tabs[3], jl, h, &c, id);
     return HSCOPE_OK;
@@ -690,7 +835,7 @@ export_dump(hscope_export_t *ex, table *tabs, uint64_t k, const hscope_load_opti
      * for one (threads 1) or the dump is small */
     int two = lo->threads != 1 && hscope__cores() > 1 &&
               hscope__heap_object_count(h) >= ((uint64_t)1 << 12);
-    hscope_status st = heap_rows(tabs, jl, h, d->id, two, err);
+    hscope_status st = heap_rows(tabs, jl, h, d->id, two, &ex->mem, err);
     ex->objects += d->stats.objects;
     ex->references += d->stats.references;
     hscope__heap_release(h);

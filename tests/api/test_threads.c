@@ -201,16 +201,13 @@ slurp(const char *path, size_t *len)
     return b;
 }
 
-/* hscope_export_files writes a dump's objects and references tables on
- * two threads (unless the load options say one): the same bytes as on
- * one thread, CSV and JSON lines. */
+/* Export dump `path` (n objects, nrefs references) on two threads and on
+ * one, CSV and JSON lines: every table the same bytes, one line per
+ * object and per reference. */
 static void
-test_export_two_tables(void **state)
+compare_exports(const char *path, uint64_t n, uint64_t nrefs)
 {
-    (void)state;
     static const char *const tables[] = { "dumps", "objects", "refs", "roots" };
-    if (hscope_heap_object_count(heap) < 4096) /* export's bar for a second thread */
-        print_message("%s: under 4096 objects, exported on one thread either way\n", dump_path);
     char base[] = "/tmp/hscope-export-XXXXXX";
     assert_non_null(mkdtemp(base));
     for (int32_t fmt = HSCOPE_FORMAT_CSV; fmt <= HSCOPE_FORMAT_JSONL; fmt += HSCOPE_FORMAT_JSONL) {
@@ -224,7 +221,7 @@ test_export_two_tables(void **state)
             eo.format = fmt;
             hscope_error err = HSCOPE_ERROR_INIT;
             hscope_export_t *ex = NULL;
-            assert_int_equal(hscope_export_files(&ex, &dump_path, 1, dir[k], &lo, &eo, &err),
+            assert_int_equal(hscope_export_files(&ex, &path, 1, dir[k], &lo, &eo, &err),
                              HSCOPE_OK);
             hscope_export_free(ex);
         }
@@ -246,9 +243,9 @@ test_export_two_tables(void **state)
                 lines += text[0][i] == '\n';
             uint64_t head = fmt == HSCOPE_FORMAT_CSV;
             if (t == 1)
-                assert_int_equal(lines, hscope_heap_object_count(heap) + head);
+                assert_int_equal(lines, n + head);
             if (t == 2)
-                assert_int_equal(lines, hscope_heap_reference_count(heap) + head);
+                assert_int_equal(lines, nrefs + head);
             for (int k = 0; k < 2; k++) {
                 free(text[k]);
                 unlink(p[k]);
@@ -264,6 +261,64 @@ test_export_two_tables(void **state)
         }
     }
     rmdir(base);
+}
+
+/* hscope_export_files writes a dump's objects and references tables on
+ * two threads (unless the load options say one): the same bytes as on
+ * one thread, CSV and JSON lines. */
+static void
+test_export_two_tables(void **state)
+{
+    (void)state;
+    if (hscope_heap_object_count(heap) < 4096) /* export's bar for a second thread */
+        print_message("%s: under 4096 objects, exported on one thread either way\n", dump_path);
+    compare_exports(dump_path, hscope_heap_object_count(heap), hscope_heap_reference_count(heap));
+}
+
+/* The two threads share the tables in chunks of 8,192 objects written in
+ * order: a dump of many chunks, whose references vary per object, and one
+ * chunk whose rows (64 objects with a 40 KB file name) overflow the
+ * 2 MiB chunk buffer. */
+static void
+test_export_chunks(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/hscope-chunks-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    assert_non_null(f);
+    enum { N = 60000, LONG0 = 3 * 8192 + 100, NLONG = 64, LONGLEN = 40000 };
+    char *longname = malloc(LONGLEN + 1);
+    assert_non_null(longname);
+    for (int i = 0; i < LONGLEN; i++)
+        longname[i] = (char)('a' + i % 26);
+    longname[LONGLEN] = '\0';
+    fputs("{\"type\":\"ROOT\",\"root\":\"vm\",\"references\":[\"0x100000\"]}\n"
+          "{\"address\":\"0x10\",\"type\":\"CLASS\",\"name\":\"String\",\"memsize\":100}\n", f);
+    uint64_t nrefs = 0;
+    for (int i = 0; i < N; i++) {
+        fprintf(f, "{\"address\":\"0x%x\",\"type\":\"STRING\",\"class\":\"0x10\",\"memsize\":%d,"
+                   "\"bytesize\":%d",
+                0x100000 + 0x28 * i, 40 + i % 97, i % 13);
+        int nr = i % 5 == 0 ? i % 4 : 0;
+        if (i && nr) {
+            fputs(",\"references\":[", f);
+            for (int r = 0; r < nr; r++)
+                fprintf(f, "%s\"0x%x\"", r ? "," : "", 0x100000 + 0x28 * ((i * 7 + r) % i));
+            fputs("]", f);
+            nrefs += (uint64_t)nr;
+        }
+        if (i >= LONG0 && i < LONG0 + NLONG)
+            fprintf(f, ",\"file\":\"/app/%s.rb\",\"line\":%d", longname, i);
+        else if (i % 3)
+            fprintf(f, ",\"file\":\"/app/f%d.rb\",\"line\":%d", i % 17, i % 101);
+        fputs("}\n", f);
+    }
+    assert_int_equal(fclose(f), 0);
+    free(longname);
+    compare_exports(path, N + 1, nrefs);
+    unlink(path);
 }
 
 static int
@@ -302,6 +357,7 @@ main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_concurrent_analyses),
         cmocka_unit_test(test_export_two_tables),
+        cmocka_unit_test(test_export_chunks),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
