@@ -57,16 +57,60 @@ struct hscope_domtree {
 
 typedef hscope__graph graph;
 
+/* A vertex's successors as the DFS and build_preds() walk them: the range
+ * [pos, end) of its references (an object's edges, a category's root
+ * targets, the super-root's categories n + pos), then `cls`, an object's
+ * class edge (NONE: none, or taken).  The same order as hscope__succ_at(),
+ * read straight from the columns. */
+typedef struct succs {
+    uint32_t v, pos, end, cls;
+} succs;
+
+static inline void
+succs_of(const graph *g, uint32_t v, succs *s)
+{
+    const hscope_heap_t *h = g->h;
+    s->v = v;
+    s->cls = NONE;
+    if (v < g->n) {
+        s->pos = h->edge_start[v];
+        s->end = h->edge_start[v + 1];
+        if (g->class_edges && h->cls[v] < HSCOPE__CLS_UNKNOWN)
+            s->cls = h->cls[v];
+    } else if (v < g->n + g->ncat) {
+        s->pos = (uint32_t)h->cat_start[v - g->n];
+        s->end = (uint32_t)h->cat_start[v - g->n + 1];
+    } else {
+        s->pos = 0;
+        s->end = g->ncat;
+    }
+}
+
+/* The next successor of s, or NONE after the last. */
+static inline uint32_t
+succs_next(const graph *g, succs *s)
+{
+    if (s->pos < s->end) {
+        uint32_t k = s->pos++;
+        return s->v < g->n ? g->h->edges[k]
+               : s->v < g->n + g->ncat ? g->h->root_targets[k] : g->n + k;
+    }
+    uint32_t w = s->cls;
+    s->cls = NONE;
+    return w;
+}
+
 /* Reverse CSR of the reached part of the augmented graph, in preorder
  * numbers: pstart[0..cnt], preds[] (an edge's source as a preorder number,
  * grouped by its target's).  DFS tree edges are left out: the semi-
  * dominator search starts from the parent instead.  The DFS counted each
  * target's predecessors in start[q + 1] (it examines every edge of the
- * reached part once), so one pass over the edges fills the lists. */
+ * reached part once), so one pass over the edges fills the lists: by
+ * vertex id, so that the edges are read in their order (the lists' order
+ * does not matter: the semi-dominator search takes a minimum over each). */
 static hscope_status
-build_preds(const graph *g, hscope__mem *m, const uint32_t *num, const uint32_t *order,
-            const uint32_t *parent, uint32_t cnt, uint32_t *start, uint32_t **preds,
-            hscope_error *err)
+build_preds(const graph *g, hscope__mem *m, const uint32_t *num, const uint32_t *parent,
+            uint32_t cnt, uint32_t *start, uint32_t **preds, hscope_error *err)
 {
     uint64_t ne = 0;
     for (uint32_t p = 0; p < cnt; p++)
@@ -78,10 +122,18 @@ build_preds(const graph *g, hscope__mem *m, const uint32_t *num, const uint32_t 
     uint32_t *pr = hscope__malloc(m, (size_t)(ne + 1) * sizeof(uint32_t));
     if (!pr)
         return hscope__nomem(err, (size_t)ne * 4);
-    for (uint32_t p = 0; p < cnt; p++)
-        for (uint32_t k = 0, w; (w = hscope__succ_at(g, order[p], k)) != NONE; k++)
-            if (parent[num[w]] != p)
-                pr[start[num[w]]++] = p;
+    for (uint32_t v = 0; v < g->nv; v++) {
+        uint32_t p = num[v];
+        if (p == NONE)
+            continue;
+        succs sc;
+        succs_of(g, v, &sc);
+        for (uint32_t w; (w = succs_next(g, &sc)) != NONE;) {
+            uint32_t q = num[w];
+            if (parent[q] != p)
+                pr[start[q]++] = p;
+        }
+    }
     for (uint32_t p = cnt; p > 0; p--)
         start[p] = start[p - 1];
     start[0] = 0;
@@ -152,17 +204,17 @@ hscope__dom_options_init(hscope_dom_options *o)
  * reached vertex is examined once: one to a vertex already numbered that
  * is not the DFS tree edge to it (nor a repeat of that edge) counts in
  * pcount[number + 1] (pcount: nv + 1 zeros), build_preds()'s sizes.  The
- * stack holds (vertex, next successor index) pairs and grows only as deep
- * as the DFS goes.
+ * stack holds each open vertex's successor range (succs, 16 bytes) and
+ * grows only as deep as the DFS goes.
  */
 static hscope_status
 dfs(const graph *g, hscope__mem *m, uint32_t *num, uint64_t *seen, uint32_t *order,
     uint32_t *parent, uint32_t *pcount, uint32_t *pcnt, hscope_error *err)
 {
-    uint32_t *stack = NULL;
+    succs *stack = NULL;
     size_t scap = 0, sp = 0;
     hscope_status st;
-    if ((st = hscope__grow(m, (void **)&stack, &scap, 1024, 8, err)) != HSCOPE_OK)
+    if ((st = hscope__grow(m, (void **)&stack, &scap, 512, sizeof(succs), err)) != HSCOPE_OK)
         return st;
     uint32_t cnt = 0, r = g->root;
     if (num) {
@@ -172,12 +224,11 @@ dfs(const graph *g, hscope__mem *m, uint32_t *num, uint64_t *seen, uint32_t *ord
         seen[r >> 6] |= (uint64_t)1 << (r & 63);
     }
     order[cnt++] = r;
-    stack[0] = r;
-    stack[1] = 0;
+    succs_of(g, r, &stack[0]);
     sp = 1;
     while (sp > 0) {
-        uint32_t v = stack[2 * (sp - 1)];
-        uint32_t w = hscope__succ_at(g, v, stack[2 * (sp - 1) + 1]++);
+        succs *f = &stack[sp - 1];
+        uint32_t w = succs_next(g, f);
         if (w == NONE) {
             sp--;
             continue;
@@ -185,12 +236,12 @@ dfs(const graph *g, hscope__mem *m, uint32_t *num, uint64_t *seen, uint32_t *ord
         if (num) {
             uint32_t q = num[w];
             if (q != NONE) {
-                if (parent[q] != num[v])
+                if (parent[q] != num[f->v])
                     pcount[q + 1]++;
                 continue;
             }
             num[w] = cnt;
-            parent[cnt] = num[v];
+            parent[cnt] = num[f->v];
         } else {
             uint64_t bit = (uint64_t)1 << (w & 63);
             if (seen[w >> 6] & bit)
@@ -199,13 +250,12 @@ dfs(const graph *g, hscope__mem *m, uint32_t *num, uint64_t *seen, uint32_t *ord
         }
         order[cnt++] = w;
         if (sp == scap &&
-            (st = hscope__grow(m, (void **)&stack, &scap, scap + 1, 8, err)) != HSCOPE_OK) {
+            (st = hscope__grow(m, (void **)&stack, &scap, scap + 1, sizeof(succs), err)) !=
+                HSCOPE_OK) {
             hscope__free(m, stack);
             return st;
         }
-        stack[2 * sp] = w;
-        stack[2 * sp + 1] = 0;
-        sp++;
+        succs_of(g, w, &stack[sp++]);
     }
     hscope__free(m, stack);
     *pcnt = cnt;
@@ -399,14 +449,15 @@ compute(hscope_domtree_t *t, const graph *g, hscope_error *err)
         goto out;
 
     /* Phase 2: predecessors in preorder numbers; then vertex numbers are
-     * no longer needed (order[] maps back at the end). */
-    if ((st = build_preds(g, m, num, order, parent, cnt, pstart, &preds, err)) != HSCOPE_OK)
-        goto out;
-    /* order[] is dropped too until the end (phase 5 numbers the vertices
-     * again), so the semi-dominator phase holds 4 bytes per vertex less */
-    hscope__free(m, num);
+     * no longer needed.  order[] is dropped before (phase 5 numbers the
+     * vertices again): phase 2 holds 4 bytes per vertex less (the peak,
+     * 16 per vertex, is phase 3's). */
     hscope__free(m, order);
-    num = order = NULL;
+    order = NULL;
+    if ((st = build_preds(g, m, num, parent, cnt, pstart, &preds, err)) != HSCOPE_OK)
+        goto out;
+    hscope__free(m, num);
+    num = NULL;
 
     /* Phase 3: semi-dominators (semi(w) in pstart[w + 1]). */
     if (!(anc = hscope__malloc(m, (size_t)cnt * 4))) {
