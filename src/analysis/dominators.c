@@ -57,49 +57,6 @@ struct hscope_domtree {
 
 typedef hscope__graph graph;
 
-/* A vertex's successors as the DFS and build_preds() walk them: the range
- * [pos, end) of its references (an object's edges, a category's root
- * targets, the super-root's categories n + pos), then `cls`, an object's
- * class edge (NONE: none, or taken).  The same order as hscope__succ_at(),
- * read straight from the columns. */
-typedef struct succs {
-    uint32_t v, pos, end, cls;
-} succs;
-
-static inline void
-succs_of(const graph *g, uint32_t v, succs *s)
-{
-    const hscope_heap_t *h = g->h;
-    s->v = v;
-    s->cls = NONE;
-    if (v < g->n) {
-        s->pos = h->edge_start[v];
-        s->end = h->edge_start[v + 1];
-        if (g->class_edges && h->cls[v] < HSCOPE__CLS_UNKNOWN)
-            s->cls = h->cls[v];
-    } else if (v < g->n + g->ncat) {
-        s->pos = (uint32_t)h->cat_start[v - g->n];
-        s->end = (uint32_t)h->cat_start[v - g->n + 1];
-    } else {
-        s->pos = 0;
-        s->end = g->ncat;
-    }
-}
-
-/* The next successor of s, or NONE after the last. */
-static inline uint32_t
-succs_next(const graph *g, succs *s)
-{
-    if (s->pos < s->end) {
-        uint32_t k = s->pos++;
-        return s->v < g->n ? g->h->edges[k]
-               : s->v < g->n + g->ncat ? g->h->root_targets[k] : g->n + k;
-    }
-    uint32_t w = s->cls;
-    s->cls = NONE;
-    return w;
-}
-
 /* Reverse CSR of the reached part of the augmented graph, in preorder
  * numbers: pstart[0..cnt], preds[] (an edge's source as a preorder number,
  * grouped by its target's).  DFS tree edges are left out: the semi-
@@ -126,9 +83,9 @@ build_preds(const graph *g, hscope__mem *m, const uint32_t *num, const uint32_t 
         uint32_t p = num[v];
         if (p == NONE)
             continue;
-        succs sc;
-        succs_of(g, v, &sc);
-        for (uint32_t w; (w = succs_next(g, &sc)) != NONE;) {
+        hscope__succs sc;
+        hscope__succs_of(g, v, &sc);
+        for (uint32_t w; (w = hscope__succs_next(g, &sc)) != NONE;) {
             uint32_t q = num[w];
             if (parent[q] != p)
                 pr[start[q]++] = p;
@@ -204,17 +161,18 @@ hscope__dom_options_init(hscope_dom_options *o)
  * reached vertex is examined once: one to a vertex already numbered that
  * is not the DFS tree edge to it (nor a repeat of that edge) counts in
  * pcount[number + 1] (pcount: nv + 1 zeros), build_preds()'s sizes.  The
- * stack holds each open vertex's successor range (succs, 16 bytes) and
+ * stack holds each open vertex's successor range (hscope__succs, 16 bytes) and
  * grows only as deep as the DFS goes.
  */
 static hscope_status
 dfs(const graph *g, hscope__mem *m, uint32_t *num, uint64_t *seen, uint32_t *order,
     uint32_t *parent, uint32_t *pcount, uint32_t *pcnt, hscope_error *err)
 {
-    succs *stack = NULL;
+    hscope__succs *stack = NULL;
     size_t scap = 0, sp = 0;
     hscope_status st;
-    if ((st = hscope__grow(m, (void **)&stack, &scap, 512, sizeof(succs), err)) != HSCOPE_OK)
+    st = hscope__grow(m, (void **)&stack, &scap, 512, sizeof(hscope__succs), err);
+    if (st != HSCOPE_OK)
         return st;
     uint32_t cnt = 0, r = g->root;
     if (num) {
@@ -224,11 +182,11 @@ dfs(const graph *g, hscope__mem *m, uint32_t *num, uint64_t *seen, uint32_t *ord
         seen[r >> 6] |= (uint64_t)1 << (r & 63);
     }
     order[cnt++] = r;
-    succs_of(g, r, &stack[0]);
+    hscope__succs_of(g, r, &stack[0]);
     sp = 1;
     while (sp > 0) {
-        succs *f = &stack[sp - 1];
-        uint32_t w = succs_next(g, f);
+        hscope__succs *f = &stack[sp - 1];
+        uint32_t w = hscope__succs_next(g, f);
         if (w == NONE) {
             sp--;
             continue;
@@ -250,12 +208,12 @@ dfs(const graph *g, hscope__mem *m, uint32_t *num, uint64_t *seen, uint32_t *ord
         }
         order[cnt++] = w;
         if (sp == scap &&
-            (st = hscope__grow(m, (void **)&stack, &scap, scap + 1, sizeof(succs), err)) !=
+            (st = hscope__grow(m, (void **)&stack, &scap, scap + 1, sizeof(hscope__succs), err)) !=
                 HSCOPE_OK) {
             hscope__free(m, stack);
             return st;
         }
-        succs_of(g, w, &stack[sp++]);
+        hscope__succs_of(g, w, &stack[sp++]);
     }
     hscope__free(m, stack);
     *pcnt = cnt;

@@ -38,6 +38,50 @@ hscope__succ_at(const hscope__graph *g, uint32_t v, uint32_t k)
     return k < g->ncat ? g->n + k : HSCOPE__NO_VERTEX;
 }
 
+/* A vertex's successors as a range, for walks that visit every one (the
+ * dominator tree's DFS and predecessor lists, the shortest paths' BFS):
+ * [pos, end) of its references (an object's edges, a category's root
+ * targets, the super-root's categories n + pos), then `cls`, an object's
+ * class edge (NONE: none, or taken).  The order of hscope__succ_at(), read
+ * straight from the columns instead of looked up again for each k. */
+typedef struct hscope__succs {
+    uint32_t v, pos, end, cls;
+} hscope__succs;
+
+static inline void
+hscope__succs_of(const hscope__graph *g, uint32_t v, hscope__succs *s)
+{
+    const hscope_heap_t *h = g->h;
+    s->v = v;
+    s->cls = HSCOPE__NO_VERTEX;
+    if (v < g->n) {
+        s->pos = h->edge_start[v];
+        s->end = h->edge_start[v + 1];
+        if (g->class_edges && h->cls[v] < HSCOPE__CLS_UNKNOWN)
+            s->cls = h->cls[v];
+    } else if (v < g->n + g->ncat) {
+        s->pos = (uint32_t)h->cat_start[v - g->n];
+        s->end = (uint32_t)h->cat_start[v - g->n + 1];
+    } else {
+        s->pos = 0;
+        s->end = g->ncat;
+    }
+}
+
+/* The next successor of s, or HSCOPE__NO_VERTEX after the last. */
+static inline uint32_t
+hscope__succs_next(const hscope__graph *g, hscope__succs *s)
+{
+    if (s->pos < s->end) {
+        uint32_t k = s->pos++;
+        return s->v < g->n ? g->h->edges[k]
+               : s->v < g->n + g->ncat ? g->h->root_targets[k] : g->n + k;
+    }
+    uint32_t w = s->cls;
+    s->cls = HSCOPE__NO_VERTEX;
+    return w;
+}
+
 /* The chain from id up a tree (up(ctx, v): the dominator tree's idom or
  * the shortest-path tree's predecessor, HSCOPE__NO_VERTEX when unreached)
  * to the vertex above the n objects: a root category (n..n+ncat-1) or the

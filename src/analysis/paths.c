@@ -164,7 +164,9 @@ hscope__paths_compute(hscope_paths_t **out, hscope_heap_t *heap,
             }
         while (qh < qt) {
             uint32_t v = queue[qh++];
-            for (uint32_t k = 0, w; (w = hscope__succ_at(&g, v, k)) != NONE; k++) {
+            hscope__succs sc;
+            hscope__succs_of(&g, v, &sc);
+            for (uint32_t w; (w = hscope__succs_next(&g, &sc)) != NONE;) {
                 if (par[w] == NONE) {
                     par[w] = v;
                     queue[qt++] = w;

@@ -212,17 +212,6 @@ typedef struct rec {
 } rec;
 
 static int
-cmp_rec(const void *a, const void *b)
-{
-    const rec *x = a, *y = b;
-    if (x->hi != y->hi)
-        return x->hi < y->hi ? -1 : 1;
-    if (x->site != y->site)
-        return x->site < y->site ? -1 : 1;
-    return x->label < y->label ? -1 : x->label > y->label;
-}
-
-static int
 cmp_str(const char *a, const char *b)
 {
     return strcmp(a ? a : "", b ? b : "");
@@ -378,7 +367,97 @@ rank_vm_last(hscope_suspects_t *s, uint64_t nh, uint32_t *inv, hscope_error *err
     return st;
 }
 
-/* The records, sorted, folded into each holder's sites, sorted. */
+/* A (holder, site, class label) group of records and its sums. */
+typedef struct rgroup {
+    uint32_t hi, site, label;
+    uint64_t self, self_mem, entry, kept, kept_mem;
+} rgroup;
+
+static int
+cmp_rgroup(const void *a, const void *b)
+{
+    const rgroup *x = a, *y = b;
+    if (x->hi != y->hi)
+        return x->hi < y->hi ? -1 : 1;
+    if (x->site != y->site)
+        return x->site < y->site ? -1 : 1;
+    return x->label < y->label ? -1 : x->label > y->label;
+}
+
+static size_t
+rgroup_hash(const rec *r)
+{
+    uint64_t k = ((uint64_t)r->hi << 32 | r->site) ^ (uint64_t)r->label * 0x9E3779B97F4A7C15ull;
+    k *= 0xBF58476D1CE4E5B9ull;
+    return (size_t)(k ^ (k >> 31));
+}
+
+/* The records summed per (holder, site, label) in a hash table: *out the
+ * groups (*ng), unsorted.  Two records per leaked object fold into far
+ * fewer groups, so only the groups are sorted. */
+static hscope_status
+group_recs(hscope__mem *m, const rec *recs, size_t nrec, rgroup **out, size_t *ng,
+           hscope_error *err)
+{
+    size_t mask = 1023, n = 0, cap = 0;
+    uint32_t *tab = hscope__calloc(m, mask + 1, sizeof(uint32_t));
+    rgroup *g = NULL;
+    if (!tab)
+        return hscope__nomem(err, (mask + 1) * 4);
+    hscope_status st = HSCOPE_OK;
+    for (size_t k = 0; k < nrec && st == HSCOPE_OK; k++) {
+        const rec *r = &recs[k];
+        size_t i = rgroup_hash(r) & mask;
+        uint32_t gi;
+        while ((gi = tab[i]) != 0) {
+            const rgroup *x = &g[gi - 1];
+            if (x->hi == r->hi && x->site == r->site && x->label == r->label)
+                break;
+            i = (i + 1) & mask;
+        }
+        if (!gi) {
+            if ((st = hscope__grow(m, (void **)&g, &cap, n + 1, sizeof(rgroup), err)) != HSCOPE_OK)
+                break;
+            g[n] = (rgroup){ r->hi, r->site, r->label, 0, 0, 0, 0, 0 };
+            tab[i] = gi = (uint32_t)++n;
+            if (n * 2 > mask) { /* rehash into twice the slots */
+                size_t nm = mask * 2 + 1;
+                uint32_t *nt = hscope__calloc(m, nm + 1, sizeof(uint32_t));
+                if (!nt) {
+                    st = hscope__nomem(err, (nm + 1) * 4);
+                    break;
+                }
+                for (size_t e = 0; e < n; e++) {
+                    rec probe = { g[e].hi, g[e].site, g[e].label, 0, 0, 0, 0, 0 };
+                    size_t j = rgroup_hash(&probe) & nm;
+                    while (nt[j])
+                        j = (j + 1) & nm;
+                    nt[j] = (uint32_t)(e + 1);
+                }
+                hscope__free(m, tab);
+                tab = nt;
+                mask = nm;
+            }
+        }
+        rgroup *x = &g[gi - 1];
+        x->self += r->self;
+        x->self_mem += r->self_mem;
+        x->entry += r->entry;
+        x->kept += r->kept;
+        x->kept_mem += r->kept_mem;
+    }
+    hscope__free(m, tab);
+    if (st != HSCOPE_OK) {
+        hscope__free(m, g);
+        return st;
+    }
+    *out = g;
+    *ng = n;
+    return HSCOPE_OK;
+}
+
+/* The records folded into each holder's sites (grouped, the groups in
+ * holder, site, label order), each holder's sites sorted. */
 static hscope_status
 fold_sites(hscope_suspects_t *s, rec *recs, size_t nrec, const uint32_t *inv, uint64_t nh,
            hscope_error *err)
@@ -386,35 +465,36 @@ fold_sites(hscope_suspects_t *s, rec *recs, size_t nrec, const uint32_t *inv, ui
     hscope_heap_t *h = hscope__diff_heap(s->diff);
     for (size_t k = 0; k < nrec; k++)
         recs[k].hi = inv[recs[k].hi];
-    if (nrec)
-        qsort(recs, nrec, sizeof(rec), cmp_rec);
+    rgroup *g = NULL;
     size_t ns = 0;
-    for (size_t k = 0; k < nrec; k++)
-        ns += !k || cmp_rec(&recs[k - 1], &recs[k]);
+    hscope_status st = group_recs(&h->mem, recs, nrec, &g, &ns, err);
+    if (st != HSCOPE_OK)
+        return st;
+    if (ns)
+        qsort(g, ns, sizeof(rgroup), cmp_rgroup);
     s->sites = hscope__calloc(&h->mem, ns + 1, sizeof(ssite));
     s->site_start = hscope__calloc(&h->mem, (size_t)nh + 1, sizeof(uint64_t));
-    if (!s->sites || !s->site_start)
+    if (!s->sites || !s->site_start) {
+        hscope__free(&h->mem, g);
         return hscope__nomem(err, (ns + 1) * sizeof(ssite));
-    size_t j = 0;
-    for (size_t k = 0; k < nrec; k++) {
-        const rec *r = &recs[k];
-        if (!k || cmp_rec(&recs[k - 1], r)) {
-            ssite *x = &s->sites[j++];
-            x->site = r->site;
-            x->label = r->label;
-            x->file = hscope__intern_str(&h->strings, h->site_file[r->site]);
-            x->line = h->site_line[r->site];
-            x->method = hscope__intern_str(&h->strings, h->site_method[r->site]);
-            x->cls = hscope__intern_str(&h->strings, r->label);
-            s->site_start[r->hi + 1] = j;
-        }
-        ssite *x = &s->sites[j - 1];
-        x->count += r->self;
-        x->memsize += r->self_mem;
-        x->entries += r->entry;
-        x->kept_count += r->kept;
-        x->kept_memsize += r->kept_mem;
     }
+    for (size_t j = 0; j < ns; j++) {
+        const rgroup *r = &g[j];
+        ssite *x = &s->sites[j];
+        x->site = r->site;
+        x->label = r->label;
+        x->file = hscope__intern_str(&h->strings, h->site_file[r->site]);
+        x->line = h->site_line[r->site];
+        x->method = hscope__intern_str(&h->strings, h->site_method[r->site]);
+        x->cls = hscope__intern_str(&h->strings, r->label);
+        s->site_start[r->hi + 1] = j + 1;
+        x->count = r->self;
+        x->memsize = r->self_mem;
+        x->entries = r->entry;
+        x->kept_count = r->kept;
+        x->kept_memsize = r->kept_mem;
+    }
+    hscope__free(&h->mem, g);
     for (uint64_t i = 0; i < nh; i++) {
         if (s->site_start[i + 1] < s->site_start[i])
             s->site_start[i + 1] = s->site_start[i];
