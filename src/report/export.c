@@ -8,7 +8,8 @@
  * valid UTF-8 (what is not becomes U+FFFD), because PostgreSQL refuses
  * invalid UTF-8 in COPY.  Rows go out through hscope__out into a FILE with
  * a large buffer; rows are formatted in place through a row cursor, numbers
- * by hand (the tables are as large as the dumps), and a dump's objects and
+ * by hand and text values copied from their escaped form made once per dump
+ * (strcache; the tables are as large as the dumps), and a dump's objects and
  * references tables shared by two threads in chunks (rows_two) unless the
  * load asks for one.
  */
@@ -61,6 +62,7 @@ typedef struct table {
      * JSON lines "{\"name\":" then ",\"name\":" (from cols) */
     char lead[MAX_COLS][24];
     uint8_t lead_len[MAX_COLS];
+    const struct strcache *sc; /* while a dump's rows are written: its strings, escaped */
 } table;
 
 static const table table_defs[NTABLES] = {
@@ -483,6 +485,119 @@ cur_row_end(hscope__cur *k, const table *t)
     *k->p++ = '\n';
 }
 
+/*
+ * A dump's strings as the table writes them (CSV field or JSON string,
+ * NULL as CSV's empty field or JSON's null), made once per dump by the
+ * writer of single values, so that a row copies each of its text values
+ * instead of scanning or escaping it again: the objects table repeats a
+ * few thousand class, file and method names millions of times.  String id
+ * i's bytes are bytes[off[i]..off[i + 1]); type code c's are those of id
+ * count + c.
+ */
+typedef struct strcache {
+    uint64_t *off;
+    char *bytes;
+    uint32_t count;           /* the interner's ids */
+} strcache;
+
+static void
+strcache_free(hscope__mem *m, strcache *c)
+{
+    hscope__free(m, c->off);
+    hscope__free(m, c->bytes);
+    memset(c, 0, sizeof(*c));
+}
+
+/* Where the output will be after what it holds: its bytes so far. */
+static uint64_t
+out_pos(const hscope__out *o)
+{
+    return o->total + o->len;
+}
+
+/* One value as cur_str writes it, into o (through a cursor for CSV, the
+ * JSON escaper for JSON lines). */
+static void
+escape_one(hscope__out *o, hscope__json *js, int jl, const char *s)
+{
+    if (!jl) {
+        hscope__cur k = { o, NULL, NULL, NULL };
+        hscope__cur_open(&k, HSCOPE__ROW_ROOM);
+        hscope__cur_csv_str(&k, s);
+        hscope__cur_close(&k);
+    } else if (!s) {
+        hscope__out_write(o, "null", 4);
+    } else {
+        hscope__json_str(js, s);
+    }
+}
+
+/* HSCOPE_ERR_NOMEM (no cache: rows escape as they go) when it cannot be
+ * made. */
+static hscope_status
+strcache_make(strcache *c, hscope__mem *m, const hscope_heap_t *h, int jl, hscope_error *err)
+{
+    memset(c, 0, sizeof(*c));
+    const hscope__intern *in = &h->strings;
+    size_t n = in->count + 256;
+    hscope__membuf mb = { m, NULL, 0, 0, 0 };
+    hscope_error e;
+    hscope__error_init(&e);
+    hscope__out o;
+    hscope__out_init(&o, hscope__membuf_write, &mb, &e);
+    hscope__json js;
+    hscope__json_init(&js, &o, 0);
+    js.script_safe = 1; /* as the tables' escaper */
+    if (!(c->off = hscope__malloc(m, (n + 1) * sizeof(uint64_t))))
+        return hscope__nomem(err, (n + 1) * sizeof(uint64_t));
+    for (size_t i = 0; i < n; i++) {
+        c->off[i] = out_pos(&o);
+        escape_one(&o, &js, jl, i < in->count ? hscope__intern_str(in, (uint32_t)i)
+                                              : hscope__heap_type_name(h, (int32_t)(i - in->count)));
+    }
+    c->off[n] = out_pos(&o);
+    if (hscope__out_finish(&o) != HSCOPE_OK || mb.failed) {
+        size_t want = mb.cap;
+        hscope__free(m, c->off);
+        hscope__membuf_free(&mb);
+        c->off = NULL;
+        return hscope__nomem(err, want);
+    }
+    c->bytes = mb.data;
+    c->count = (uint32_t)in->count;
+    return HSCOPE_OK;
+}
+
+/* The cached bytes of entry i at the cursor; then HSCOPE__ROW_ROOM bytes
+ * ahead again. */
+static inline void
+cur_cached(hscope__cur *k, const strcache *c, size_t i)
+{
+    const char *s = c->bytes + c->off[i];
+    size_t n = (size_t)(c->off[i + 1] - c->off[i]);
+    if ((size_t)(k->end - k->p) < n + HSCOPE__ROW_ROOM) {
+        hscope__cur_close(k);
+        hscope__cur_open(k, n + HSCOPE__ROW_ROOM);
+        if (!k->p) { /* longer than the buffer */
+            hscope__out_write(k->o, s, n);
+            hscope__cur_open(k, HSCOPE__ROW_ROOM);
+            return;
+        }
+    }
+    memcpy(k->p, s, n);
+    k->p += n;
+}
+
+/* String id `id` of the heap (0: missing), from the cache if there is one. */
+static inline void
+cur_sid(hscope__cur *k, table *t, const hscope_heap_t *h, uint32_t id)
+{
+    if (t->sc && id < t->sc->count)
+        cur_cached(k, t->sc, id);
+    else
+        cur_str(k, t, hscope__heap_string(h, id));
+}
+
 /* Object i's row (the columns of objects_cols). */
 static void
 object_row(table *t, const hscope_heap_t *h, const cols *c, uint64_t id, uint32_t i)
@@ -498,9 +613,12 @@ object_row(table *t, const hscope_heap_t *h, const cols *c, uint64_t id, uint32_
     cur_lead(&k, t, 1);
     cur_addr(&k, t, c->addr[i]);
     cur_lead(&k, t, 2);
-    cur_str(&k, t, hscope__heap_type_name(h, ty));
+    if (t->sc)
+        cur_cached(&k, t->sc, (size_t)t->sc->count + (size_t)ty);
+    else
+        cur_str(&k, t, hscope__heap_type_name(h, ty));
     cur_lead(&k, t, 3);
-    cur_str(&k, t, hscope__heap_object_class_label(h, i));
+    cur_sid(&k, t, h, hscope__label(h, i));
     cur_lead(&k, t, 4);
     uint64_t ca = hscope__heap_object_class_address(h, i);
     if (ca)
@@ -516,14 +634,14 @@ object_row(table *t, const hscope_heap_t *h, const cols *c, uint64_t id, uint32_
     else
         cur_null(&k, t);
     cur_lead(&k, t, 7);
-    cur_str(&k, t, file);
+    cur_sid(&k, t, h, fid);
     cur_lead(&k, t, 8);
     if (file || line)
         cur_u64(&k, line);
     else
         cur_null(&k, t);
     cur_lead(&k, t, 9);
-    cur_str(&k, t, hscope__heap_string(h, mid));
+    cur_sid(&k, t, h, mid);
     cur_lead(&k, t, 10);
     if (c->gen[i] != 0xFFFFFFFFu)
         cur_u64(&k, c->gen[i]);
@@ -532,7 +650,7 @@ object_row(table *t, const hscope_heap_t *h, const cols *c, uint64_t id, uint32_
     cur_lead(&k, t, 11);
     cur_u64(&k, c->flags[i]);
     cur_lead(&k, t, 12);
-    cur_str(&k, t, hscope__heap_object_detail(h, i));
+    cur_sid(&k, t, h, h->detail[i]);
     cur_row_end(&k, t);
     hscope__cur_close(&k);
 }
@@ -764,6 +882,9 @@ heap_rows(table *tabs, int jl, const hscope_heap_t *h, uint64_t id, int two, hsc
         return st;
     hscope_error e;
     hscope__error_init(&e);
+    strcache sc;
+    int cached = strcache_make(&sc, m, h, jl, &e) == HSCOPE_OK;
+    tabs[1].sc = cached ? &sc : NULL; /* without: each value escaped as it goes */
     if (!two || rows_two(tabs, h, &c, id, m, &e) != HSCOPE_OK) {
         uint64_t n = hscope__heap_object_count(h);
         for (uint64_t i = 0; i < n; i++)
@@ -771,6 +892,9 @@ heap_rows(table *tabs, int jl, const hscope_heap_t *h, uint64_t id, int two, hsc
         for (uint64_t i = 0; i < n; i++)
             ref_rows(&tabs[2], &c, id, (uint32_t)i);
     }
+    tabs[1].sc = NULL;
+    if (cached)
+        strcache_free(m, &sc);
     root_rows(&tabs[3], jl, h, &c, id);
     return HSCOPE_OK;
 }

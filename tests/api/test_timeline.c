@@ -734,14 +734,17 @@ slurp(const char *path, size_t *n)
 }
 
 static char *
-export_one(const char *dump, const char *table)
+export_fmt(const char *dump, const char *table, int32_t format)
 {
     char *dir = NULL, *p = NULL;
     assert_true(asprintf(&dir, "%s/csv", tmpdir) > 0);
     const char *paths[1] = { dump };
     hscope_error err = HSCOPE_ERROR_INIT;
-    assert_int_equal(hscope_export_files(NULL, paths, 1, dir, NULL, NULL, &err), HSCOPE_OK);
-    assert_true(asprintf(&p, "%s/%s.csv", dir, table) > 0);
+    hscope_export_options eo = HSCOPE_EXPORT_OPTIONS_INIT;
+    eo.format = format;
+    assert_int_equal(hscope_export_files(NULL, paths, 1, dir, NULL, &eo, &err), HSCOPE_OK);
+    assert_true(asprintf(&p, "%s/%s.%s", dir, table,
+                         format == HSCOPE_FORMAT_JSONL ? "jsonl" : "csv") > 0);
     size_t n;
     char *text = slurp(p, &n);
     assert_int_equal(strlen(text), n);
@@ -751,6 +754,53 @@ export_one(const char *dump, const char *table)
     free(p);
     free(dir);
     return text;
+}
+
+static char *
+export_one(const char *dump, const char *table)
+{
+    return export_fmt(dump, table, HSCOPE_FORMAT_CSV);
+}
+
+/* JSON-lines values: text escaped as JSON (a quote and a backslash with a
+ * backslash, a tab as \t, invalid UTF-8 as U+FFFD, < and > as \u003c and
+ * \u003e so that no value can close a <script> element), NULL as null. */
+static void
+test_export_jsonl_cells(void **state)
+{
+    (void)state;
+    make_tmpdir();
+    char *path = NULL;
+    assert_true(asprintf(&path, "%s/cells.json", tmpdir) > 0);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("{\"type\":\"ROOT\",\"root\":\"vm\",\"references\":[\"0x3000\"]}\n"
+          "{\"address\":\"0x2000\",\"type\":\"CLASS\",\"name\":\"Odd,\\\"Name\",\"memsize\":100}\n"
+          "{\"address\":\"0x2100\",\"type\":\"CLASS\",\"name\":\"Bad\xffName\",\"memsize\":100}\n"
+          "{\"address\":\"0x3000\",\"type\":\"OBJECT\",\"class\":\"0x2000\",\"references\":"
+          "[\"0x3100\"],\"file\":\"a\\\\b.rb\",\"line\":5,\"method\":\"m</x>\","
+          "\"generation\":7,\"memsize\":40}\n"
+          "{\"address\":\"0x3100\",\"type\":\"STRING\",\"class\":\"0x2100\",\"bytesize\":3,"
+          "\"file\":\"tab\\tx.rb\",\"line\":1,\"memsize\":40}\n",
+          f);
+    assert_int_equal(fclose(f), 0);
+    char *objects = export_fmt(path, "objects", HSCOPE_FORMAT_JSONL);
+    assert_string_equal(objects,
+        "{\"dump_id\":1,\"address\":\"0x2000\",\"type\":\"CLASS\",\"class\":\"\\u003chidden\\u003e\","
+        "\"class_address\":null,\"memsize\":100,\"size\":null,\"file\":null,\"line\":null,"
+        "\"method\":null,\"generation\":null,\"flags\":0,\"detail\":\"Odd,\\\"Name\"}\n"
+        "{\"dump_id\":1,\"address\":\"0x2100\",\"type\":\"CLASS\",\"class\":\"\\u003chidden\\u003e\","
+        "\"class_address\":null,\"memsize\":100,\"size\":null,\"file\":null,\"line\":null,"
+        "\"method\":null,\"generation\":null,\"flags\":0,\"detail\":\"Bad\\ufffdName\"}\n"
+        "{\"dump_id\":1,\"address\":\"0x3000\",\"type\":\"OBJECT\",\"class\":\"Odd,\\\"Name\","
+        "\"class_address\":\"0x2000\",\"memsize\":40,\"size\":null,\"file\":\"a\\\\b.rb\",\"line\":5,"
+        "\"method\":\"m\\u003c/x\\u003e\",\"generation\":7,\"flags\":0,\"detail\":null}\n"
+        "{\"dump_id\":1,\"address\":\"0x3100\",\"type\":\"STRING\",\"class\":\"Bad\\ufffdName\","
+        "\"class_address\":\"0x2100\",\"memsize\":40,\"size\":3,\"file\":\"tab\\tx.rb\",\"line\":1,"
+        "\"method\":null,\"generation\":null,\"flags\":0,\"detail\":null}\n");
+    free(objects);
+    unlink(path);
+    free(path);
 }
 
 /* CSV cells by the rules of docs/TIMELINE.md ("heapscope export"): a text
@@ -912,6 +962,7 @@ main(void)
         cmocka_unit_test(test_allocation_failures),
         cmocka_unit_test(test_export),
         cmocka_unit_test(test_export_csv_cells),
+        cmocka_unit_test(test_export_jsonl_cells),
         cmocka_unit_test(test_progress_and_cancel),
     };
     return cmocka_run_group_tests_name("timeline", tests, NULL, NULL);
