@@ -77,18 +77,9 @@ hscope__cur_csv_str(hscope__cur *k, const char *s)
         hscope__cur_open(k, HSCOPE__ROW_ROOM);
         return;
     }
-    if ((size_t)(k->end - k->p) < n + HSCOPE__ROW_ROOM) {
-        hscope__cur_close(k);
-        hscope__cur_open(k, n + HSCOPE__ROW_ROOM);
-        if (!k->p) { /* longer than the buffer */
-            hscope__out_write(k->o, s, n);
-            hscope__cur_open(k, HSCOPE__ROW_ROOM);
-            return;
-        }
-    }
-    memcpy(k->p, s, n);
-    k->p += n;
+    hscope__cur_bytes(k, s, n);
 }
+
 
 void
 hscope__json_dumps_of_heap(hscope__json *w, const hscope__ropts *ro,

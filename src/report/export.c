@@ -573,19 +573,7 @@ strcache_make(strcache *c, hscope__mem *m, const hscope_heap_t *h, int jl, hscop
 static inline void
 cur_cached(hscope__cur *k, const strcache *c, size_t i)
 {
-    const char *s = c->bytes + c->off[i];
-    size_t n = (size_t)(c->off[i + 1] - c->off[i]);
-    if ((size_t)(k->end - k->p) < n + HSCOPE__ROW_ROOM) {
-        hscope__cur_close(k);
-        hscope__cur_open(k, n + HSCOPE__ROW_ROOM);
-        if (!k->p) { /* longer than the buffer */
-            hscope__out_write(k->o, s, n);
-            hscope__cur_open(k, HSCOPE__ROW_ROOM);
-            return;
-        }
-    }
-    memcpy(k->p, s, n);
-    k->p += n;
+    hscope__cur_bytes(k, c->bytes + c->off[i], (size_t)(c->off[i + 1] - c->off[i]));
 }
 
 /* String id `id` of the heap (0: missing), from the cache if there is one. */

@@ -84,5 +84,22 @@ hscope__put_addr(char *p, uint64_t a)
 /* A CSV text field as hscope__csv_field() writes it (NULL: nothing, an
  * empty field), then HSCOPE__ROW_ROOM bytes ahead again. */
 void hscope__cur_csv_str(hscope__cur *k, const char *s);
+/* n bytes at the cursor (more than the buffer holds: written through);
+ * then HSCOPE__ROW_ROOM bytes ahead again. */
+static inline void
+hscope__cur_bytes(hscope__cur *k, const char *s, size_t n)
+{
+    if ((size_t)(k->end - k->p) < n + HSCOPE__ROW_ROOM) {
+        hscope__cur_close(k);
+        hscope__cur_open(k, n + HSCOPE__ROW_ROOM);
+        if (!k->p) { /* longer than the buffer */
+            hscope__out_write(k->o, s, n);
+            hscope__cur_open(k, HSCOPE__ROW_ROOM);
+            return;
+        }
+    }
+    memcpy(k->p, s, n);
+    k->p += n;
+}
 
 #endif
