@@ -39,6 +39,8 @@ hscope__cur_close(hscope__cur *k)
 }
 
 extern const char hscope__digits2[201];
+/* "00" "01" ... "ff": the two lowercase hex digits of each byte. */
+extern const char hscope__hex2[513];
 
 /* The decimal digits of v at p (at most 20 bytes); returns their end. */
 static inline char *
@@ -67,17 +69,17 @@ hscope__put_u64(char *p, uint64_t v)
 static inline char *
 hscope__put_addr(char *p, uint64_t a)
 {
-    static const char hex[] = "0123456789abcdef";
-    int nd = 1;
-    for (uint64_t x = a >> 4; x; x >>= 4)
-        nd++;
+    int nd = a ? (67 - __builtin_clzll(a)) / 4 : 1; /* hex digits */
     p[0] = '0';
     p[1] = 'x';
     p += 2;
-    for (int i = nd - 1; i >= 0; i--) {
-        p[i] = hex[a & 15];
-        a >>= 4;
+    int i = nd;
+    for (; i >= 2; i -= 2) { /* two digits (one byte) at a time */
+        memcpy(p + i - 2, hscope__hex2 + 2 * (a & 255), 2);
+        a >>= 8;
     }
+    if (i)
+        p[0] = hscope__hex2[2 * (a & 15) + 1];
     return p + nd;
 }
 
