@@ -526,6 +526,22 @@ fold_tally(fold *f, const hscope__builder *b, const char *key, const hscope_allo
     return HSCOPE_OK;
 }
 
+/* What a fold can count: the flags it knows, a known key (*tk its code). */
+static hscope_status
+fold_args(const char *key, uint32_t flags, int *tk, hscope_error *err)
+{
+    if (flags & HSCOPE_TALLY_FIELDS_WITH_OWNER)
+        return hscope__fail(err, HSCOPE_ERR_UNSUPPORTED,
+                            "counting fields objects with their owners needs the loaded heap: "
+                            "an owner can come after its fields object in the dump");
+    if (flags & ~(uint32_t)(HSCOPE_TALLY_SKIP_DUMPER | HSCOPE_TALLY_FINGERPRINT |
+                            HSCOPE_TALLY_SKIP_TRACER))
+        return hscope__fail(err, HSCOPE_ERR_UNSUPPORTED, "unknown tally flags 0x%x", flags);
+    if ((*tk = hscope__tally_key(key)) < 0)
+        return hscope__fail(err, HSCOPE_ERR_UNSUPPORTED, "unknown tally key \"%s\"", key);
+    return HSCOPE_OK;
+}
+
 hscope_status
 hscope__tally_file(hscope_tally_t **out, const char *path, const char *key,
                    const hscope_load_options *lo, const hscope_tally_options *uopts,
@@ -562,21 +578,8 @@ hscope__tally_file(hscope_tally_t **out, const char *path, const char *key,
         }
         memcpy(&o, uopts, uopts->size < sizeof(o) ? uopts->size : sizeof(o));
     }
-    if (o.flags & HSCOPE_TALLY_FIELDS_WITH_OWNER) {
-        st = hscope__fail(&err, HSCOPE_ERR_UNSUPPORTED,
-                          "counting fields objects with their owners needs the loaded heap: "
-                          "an owner can come after its fields object in the dump");
+    if ((st = fold_args(key, o.flags, &f.tk, &err)) != HSCOPE_OK)
         goto done;
-    }
-    if (o.flags & ~(uint32_t)(HSCOPE_TALLY_SKIP_DUMPER | HSCOPE_TALLY_FINGERPRINT |
-                              HSCOPE_TALLY_SKIP_TRACER)) {
-        st = hscope__fail(&err, HSCOPE_ERR_UNSUPPORTED, "unknown tally flags 0x%x", o.flags);
-        goto done;
-    }
-    if ((f.tk = hscope__tally_key(key)) < 0) {
-        st = hscope__fail(&err, HSCOPE_ERR_UNSUPPORTED, "unknown tally key \"%s\"", key);
-        goto done;
-    }
     hscope__mem_init(&mem, lo ? lo->allocator : NULL, lo ? lo->max_memory : 0);
     int tk = f.tk;
     if (fold_init(&f, &mem, tk, o.flags) != HSCOPE_OK) {
@@ -621,12 +624,10 @@ hscope_status
 hscope__fold_new(hscope__fold **out, const hscope_allocator *a, const char *key,
                  const hscope_tally_options *o, hscope_error *err)
 {
-    int tk = hscope__tally_key(key);
-    if (tk < 0)
-        return hscope__fail(err, HSCOPE_ERR_UNSUPPORTED, "unknown tally key \"%s\"", key);
-    if (o->flags & ~(uint32_t)(HSCOPE_TALLY_SKIP_DUMPER | HSCOPE_TALLY_FINGERPRINT |
-                               HSCOPE_TALLY_SKIP_TRACER))
-        return hscope__fail(err, HSCOPE_ERR_UNSUPPORTED, "unknown tally flags 0x%x", o->flags);
+    int tk;
+    hscope_status st = fold_args(key, o->flags, &tk, err);
+    if (st != HSCOPE_OK)
+        return st;
     hscope__mem m;
     hscope__mem_init(&m, a, 0);
     hscope__fold *r = hscope__calloc(&m, 1, sizeof(*r));
