@@ -488,7 +488,7 @@ cur_row_end(hscope__cur *k, const table *t)
 /*
  * A dump's strings as the table writes them (CSV field or JSON string,
  * NULL as CSV's empty field or JSON's null), made once per dump by the
- * writer of single values, so that a row copies each of its text values
+ * rows' own value writer (cur_str), so that a row copies each of its text values
  * instead of scanning or escaping it again: the objects table repeats a
  * few thousand class, file and method names millions of times.  String id
  * i's bytes are bytes[off[i]..off[i + 1]); type code c's are those of id
@@ -515,27 +515,11 @@ out_pos(const hscope__out *o)
     return o->total + o->len;
 }
 
-/* One value as cur_str writes it, into o (through a cursor for CSV, the
- * JSON escaper for JSON lines). */
-static void
-escape_one(hscope__out *o, hscope__json *js, int jl, const char *s)
-{
-    if (!jl) {
-        hscope__cur k = { o, NULL, NULL, NULL };
-        hscope__cur_open(&k, HSCOPE__ROW_ROOM);
-        hscope__cur_csv_str(&k, s);
-        hscope__cur_close(&k);
-    } else if (!s) {
-        hscope__out_write(o, "null", 4);
-    } else {
-        hscope__json_str(js, s);
-    }
-}
-
 /* HSCOPE_ERR_NOMEM (no cache: rows escape as they go) when it cannot be
  * made. */
 static hscope_status
-strcache_make(strcache *c, hscope__mem *m, const hscope_heap_t *h, int jl, hscope_error *err)
+strcache_make(strcache *c, hscope__mem *m, const hscope_heap_t *h, const table *t,
+              hscope_error *err)
 {
     memset(c, 0, sizeof(*c));
     const hscope__intern *in = &h->strings;
@@ -543,20 +527,25 @@ strcache_make(strcache *c, hscope__mem *m, const hscope_heap_t *h, int jl, hscop
     hscope__membuf mb = { m, NULL, 0, 0, 0 };
     hscope_error e;
     hscope__error_init(&e);
-    hscope__out o;
-    hscope__out_init(&o, hscope__membuf_write, &mb, &e);
-    hscope__json js;
-    hscope__json_init(&js, &o, 0);
-    js.script_safe = 1; /* as the tables' escaper */
+    /* the table's value writer (cur_str), writing to mb */
+    table w = *t;
+    w.sc = NULL;
+    hscope__out *o = &w.out;
+    hscope__out_init(o, hscope__membuf_write, &mb, &e);
+    hscope__json_init(&w.js, o, 0);
+    w.js.script_safe = t->js.script_safe;
     if (!(c->off = hscope__malloc(m, (n + 1) * sizeof(uint64_t))))
         return hscope__nomem(err, (n + 1) * sizeof(uint64_t));
     for (size_t i = 0; i < n; i++) {
-        c->off[i] = out_pos(&o);
-        escape_one(&o, &js, jl, i < in->count ? hscope__intern_str(in, (uint32_t)i)
-                                              : hscope__heap_type_name(h, (int32_t)(i - in->count)));
+        c->off[i] = out_pos(o);
+        hscope__cur k = { o, NULL, NULL, NULL };
+        hscope__cur_open(&k, HSCOPE__ROW_ROOM);
+        cur_str(&k, &w, i < in->count ? hscope__intern_str(in, (uint32_t)i)
+                                      : hscope__heap_type_name(h, (int32_t)(i - in->count)));
+        hscope__cur_close(&k);
     }
-    c->off[n] = out_pos(&o);
-    if (hscope__out_finish(&o) != HSCOPE_OK || mb.failed) {
+    c->off[n] = out_pos(o);
+    if (hscope__out_finish(o) != HSCOPE_OK || mb.failed) {
         size_t want = mb.cap;
         hscope__free(m, c->off);
         hscope__membuf_free(&mb);
@@ -871,7 +860,7 @@ heap_rows(table *tabs, int jl, const hscope_heap_t *h, uint64_t id, int two, hsc
     hscope_error e;
     hscope__error_init(&e);
     strcache sc;
-    int cached = strcache_make(&sc, m, h, jl, &e) == HSCOPE_OK;
+    int cached = strcache_make(&sc, m, h, &tabs[1], &e) == HSCOPE_OK;
     tabs[1].sc = cached ? &sc : NULL; /* without: each value escaped as it goes */
     if (!two || rows_two(tabs, h, &c, id, m, &e) != HSCOPE_OK) {
         uint64_t n = hscope__heap_object_count(h);
