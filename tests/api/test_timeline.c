@@ -756,6 +756,20 @@ export_fmt(const char *dump, const char *table, int32_t format)
     return text;
 }
 
+/* TEXT written as tmpdir/NAME; the path (free it). */
+static char *
+write_text(const char *name, const char *text)
+{
+    make_tmpdir();
+    char *path = NULL;
+    assert_true(asprintf(&path, "%s/%s", tmpdir, name) > 0);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    assert_int_equal(fclose(f), 0);
+    return path;
+}
+
 static char *
 export_one(const char *dump, const char *table)
 {
@@ -769,21 +783,15 @@ static void
 test_export_jsonl_cells(void **state)
 {
     (void)state;
-    make_tmpdir();
-    char *path = NULL;
-    assert_true(asprintf(&path, "%s/cells.json", tmpdir) > 0);
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs("{\"type\":\"ROOT\",\"root\":\"vm\",\"references\":[\"0x3000\"]}\n"
+    char *path = write_text("cells.json",
+          "{\"type\":\"ROOT\",\"root\":\"vm\",\"references\":[\"0x3000\"]}\n"
           "{\"address\":\"0x2000\",\"type\":\"CLASS\",\"name\":\"Odd,\\\"Name\",\"memsize\":100}\n"
           "{\"address\":\"0x2100\",\"type\":\"CLASS\",\"name\":\"Bad\xffName\",\"memsize\":100}\n"
           "{\"address\":\"0x3000\",\"type\":\"OBJECT\",\"class\":\"0x2000\",\"references\":"
           "[\"0x3100\"],\"file\":\"a\\\\b.rb\",\"line\":5,\"method\":\"m</x>\","
           "\"generation\":7,\"memsize\":40}\n"
           "{\"address\":\"0x3100\",\"type\":\"STRING\",\"class\":\"0x2100\",\"bytesize\":3,"
-          "\"file\":\"tab\\tx.rb\",\"line\":1,\"memsize\":40}\n",
-          f);
-    assert_int_equal(fclose(f), 0);
+          "\"file\":\"tab\\tx.rb\",\"line\":1,\"memsize\":40}\n");
     char *objects = export_fmt(path, "objects", HSCOPE_FORMAT_JSONL);
     assert_string_equal(objects,
         "{\"dump_id\":1,\"address\":\"0x2000\",\"type\":\"CLASS\",\"class\":\"\\u003chidden\\u003e\","
