@@ -34,6 +34,17 @@
 
 #define NONE HSCOPE__NO_VERTEX
 
+/*
+ * Look-ahead distances of the software prefetches.  Every phase is a
+ * stream of random reads (a vertex's number, its successors' range, a
+ * dominator's sums) driven by an array read in order (the references, the
+ * preorder); the prefetch names the random line a few steps before it is
+ * needed (bench/README.md has what each saved).
+ */
+#define PF_DFS 4
+#define PF_PREDS 16
+#define PF_SIZES 8
+
 struct hscope_domtree {
     hscope_heap_t *heap;
     uint32_t n, ncat;
@@ -79,12 +90,30 @@ build_preds(const graph *g, hscope__mem *m, const uint32_t *num, const uint32_t 
     uint32_t *pr = hscope__malloc(m, (size_t)(ne + 1) * sizeof(uint32_t));
     if (!pr)
         return hscope__nomem(err, (size_t)ne * 4);
+    const uint32_t *edges = g->h->edges;
+    uint32_t nobj_edges = g->h->edge_start[g->n];
     for (uint32_t v = 0; v < g->nv; v++) {
         uint32_t p = num[v];
         if (p == NONE)
             continue;
         hscope__succs sc;
         hscope__succs_of(g, v, &sc);
+        if (v < g->n) {
+            /* the objects' references are one array, read in order: the
+             * number of a target PF_PREDS ahead, and then what the fill
+             * reads of it (both may be past this object's own) */
+            for (uint32_t k = sc.pos; k < sc.end; k++) {
+                if (k + PF_PREDS < nobj_edges)
+                    __builtin_prefetch(&num[edges[k + PF_PREDS]]);
+                if (k + PF_PREDS / 2 < nobj_edges) {
+                    uint32_t q = num[edges[k + PF_PREDS / 2]];
+                    if (q != NONE) {
+                        __builtin_prefetch(&parent[q]);
+                        __builtin_prefetch(&start[q], 1);
+                    }
+                }
+            }
+        }
         for (uint32_t w; (w = hscope__succs_next(g, &sc)) != NONE;) {
             uint32_t q = num[w];
             if (parent[q] != p)
@@ -154,8 +183,8 @@ hscope__dom_options_init(hscope_dom_options *o)
 }
 
 /*
- * Iterative DFS from the super-root, successors in order: order[] gets the
- * vertices in preorder, *cnt their number.  Visited marks are num[] (which
+ * Iterative DFS from the super-root, successors in order: order[] (unless
+ * NULL) gets the vertices in preorder, *cnt their number.  Visited marks are num[] (which
  * also gets each vertex's preorder number, and then parent[] the parent's)
  * or, with num NULL, the bitset `seen`.  With num, every edge out of a
  * reached vertex is examined once: one to a vertex already numbered that
@@ -181,11 +210,22 @@ dfs(const graph *g, hscope__mem *m, uint32_t *num, uint64_t *seen, uint32_t *ord
     } else {
         seen[r >> 6] |= (uint64_t)1 << (r & 63);
     }
-    order[cnt++] = r;
+    if (order)
+        order[cnt] = r;
+    cnt++;
     hscope__succs_of(g, r, &stack[0]);
     sp = 1;
     while (sp > 0) {
         hscope__succs *f = &stack[sp - 1];
+        if (f->v < g->n && f->pos + PF_DFS < f->end) {
+            /* a later successor of this object: its number, and the
+             * columns read if it is new */
+            uint32_t a = g->h->edges[f->pos + PF_DFS];
+            if (num)
+                __builtin_prefetch(&num[a]);
+            __builtin_prefetch(&g->h->edge_start[a]);
+            __builtin_prefetch(&g->h->cls[a]);
+        }
         uint32_t w = hscope__succs_next(g, f);
         if (w == NONE) {
             sp--;
@@ -206,7 +246,9 @@ dfs(const graph *g, hscope__mem *m, uint32_t *num, uint64_t *seen, uint32_t *ord
                 continue;
             seen[w >> 6] |= bit;
         }
-        order[cnt++] = w;
+        if (order)
+            order[cnt] = w;
+        cnt++;
         if (sp == scap &&
             (st = hscope__grow(m, (void **)&stack, &scap, scap + 1, sizeof(hscope__succs), err)) !=
                 HSCOPE_OK) {
@@ -353,6 +395,21 @@ retained_sizes(hscope_domtree_t *t, const graph *g, const uint32_t *order, uint3
         return hscope__nomem(err, (size_t)g->n * 8);
     hscope_status st;
     for (uint32_t w = cnt - 1; w > 0; w--) {
+        if (w > 2 * PF_SIZES) {
+            /* the vertex 2 * PF_SIZES on: its own entries; PF_SIZES on:
+             * its dominator's, which it adds to */
+            uint32_t a = order[w - 2 * PF_SIZES], b = order[w - PF_SIZES];
+            if (a < g->n) {
+                __builtin_prefetch(&t->idom[a]);
+                __builtin_prefetch(&g->h->memsize[a]);
+                __builtin_prefetch(&t->rsize[a], 1);
+                __builtin_prefetch(&t->rcount[a], 1);
+            }
+            if (b < g->n && t->idom[b] < g->n) {
+                __builtin_prefetch(&t->rsize[t->idom[b]], 1);
+                __builtin_prefetch(&t->rcount[t->idom[b]], 1);
+            }
+        }
         uint32_t v = order[w];
         if (v >= g->n)
             continue;
@@ -376,10 +433,12 @@ retained_sizes(hscope_domtree_t *t, const graph *g, const uint32_t *order, uint3
 /*
  * Memory, per vertex (v) and per reached edge that is not a DFS tree edge
  * (e; tree edges are not stored): the phases free what they no longer
- * need before the next allocates, so the peak is 16 v + 4 e (building the
- * predecessors, then the semi-dominators), or 16 v when the results are
- * written, of which 12 bytes per object (idom, retained count and size)
- * stay.  The price is a second DFS at the end.
+ * need before the next allocates, so the peak is 16 v + 4 e (the semi-
+ * dominators; 12 v + 4 e while the predecessors are built), or 16 v when
+ * the results are written, of which 12 bytes per object (idom, retained
+ * count and size) stay.  The price is a second DFS at the end: keeping the
+ * first one's preorder through the semi-dominators would add 4 v to the
+ * peak (measured: 188 -> 201 MB on the 2.7 M-object benchmark heap).
  */
 static hscope_status
 compute(hscope_domtree_t *t, const graph *g, hscope_error *err)
@@ -391,27 +450,23 @@ compute(hscope_domtree_t *t, const graph *g, hscope_error *err)
              *preds = NULL;
     uint64_t *seen = NULL;
 
-    /* Phase 1: preorder numbers (num: vertex -> number, order: number ->
-     * vertex), DFS tree parents, and the predecessor counts (pstart). */
+    /* Phase 1: preorder numbers (num: vertex -> number), DFS tree parents
+     * (by number), and the predecessor counts (pstart).  The vertices in
+     * preorder are not kept (phase 5 numbers them again). */
     num = hscope__malloc(m, (size_t)nv * 4);
-    order = hscope__malloc(m, (size_t)nv * 4);
     parent = hscope__malloc(m, (size_t)nv * 4);
     pstart = hscope__calloc(m, (size_t)nv + 1, sizeof(uint32_t));
-    if (!num || !order || !parent || !pstart) {
-        st = hscope__nomem(err, (size_t)nv * 16);
+    if (!num || !parent || !pstart) {
+        st = hscope__nomem(err, (size_t)nv * 12);
         goto out;
     }
     memset(num, 0xFF, (size_t)nv * 4);
     uint32_t cnt = 0;
-    if ((st = dfs(g, m, num, NULL, order, parent, pstart, &cnt, err)) != HSCOPE_OK)
+    if ((st = dfs(g, m, num, NULL, NULL, parent, pstart, &cnt, err)) != HSCOPE_OK)
         goto out;
 
     /* Phase 2: predecessors in preorder numbers; then vertex numbers are
-     * no longer needed.  order[] is dropped before (phase 5 numbers the
-     * vertices again): phase 2 holds 4 bytes per vertex less (the peak,
-     * 16 per vertex, is phase 3's). */
-    hscope__free(m, order);
-    order = NULL;
+     * no longer needed. */
     if ((st = build_preds(g, m, num, parent, cnt, pstart, &preds, err)) != HSCOPE_OK)
         goto out;
     hscope__free(m, num);
