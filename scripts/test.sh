@@ -98,7 +98,8 @@ sanitizer_builds() {
   if [ ! -d build-tsan ]; then
     meson setup build-tsan -Db_sanitize=thread -Db_lundef=false -Dbuildtype=debugoptimized
   fi
-  ninja -C build-tsan -j1 tests/api/api_threads tests/unit/unit_blocks tests/unit/unit_handoff
+  ninja -C build-tsan -j1 tests/api/api_threads tests/api/api_dominators tests/unit/unit_blocks \
+    tests/unit/unit_handoff
 }
 nice -n 5 bash -c "$(declare -f sanitizer_builds); set -euo pipefail; sanitizer_builds" \
   > build/sanitizer-builds.log 2>&1 &
@@ -152,7 +153,8 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print
   meson test -C build-fuzz --print-errorlogs --num-processes 2 --timeout-multiplier 3 "${asan[@]}"
 
 step "concurrency under ThreadSanitizer (build-tsan/)"
-ninja -C build-tsan tests/api/api_threads tests/unit/unit_blocks tests/unit/unit_handoff >/dev/null
+ninja -C build-tsan tests/api/api_threads tests/api/api_dominators tests/unit/unit_blocks \
+  tests/unit/unit_handoff >/dev/null
 # suite threads: api_threads, and unit_handoff (the parallel parser's
 # handoff under stress; a quarter of its default loads, and
 # the watchdog's limits tripled, as TSan runs it about ten times slower)
@@ -162,6 +164,10 @@ TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 HEAPSCOPE_STRESS=0.25 \
 # the parallel parser's block mode: workers read their own blocks
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
   meson test -C build-tsan --print-errorlogs --no-rebuild unit-blocks
+# the dominator tree's predecessor lists, filled in two halves on two
+# threads (graphs of 2^16 vertices and more)
+TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+  build-tsan/tests/api/api_dominators test_large_graphs
 
 step "bounded fuzzing (${HEAPSCOPE_FUZZ_SECONDS:-30} s per target, two at a time, clang, ASan+UBSan)"
 FUZZ_JOBS=2 scripts/fuzz.sh "${HEAPSCOPE_FUZZ_SECONDS:-30}"

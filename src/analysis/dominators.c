@@ -68,31 +68,53 @@ struct hscope_domtree {
 
 typedef hscope__graph graph;
 
-/* Reverse CSR of the reached part of the augmented graph, in preorder
- * numbers: pstart[0..cnt], preds[] (an edge's source as a preorder number,
- * grouped by its target's).  DFS tree edges are left out: the semi-
- * dominator search starts from the parent instead.  The DFS counted each
- * target's predecessors in start[q + 1] (it examines every edge of the
- * reached part once), so one pass over the edges fills the lists: by
- * vertex id, so that the edges are read in their order (the lists' order
- * does not matter: the semi-dominator search takes a minimum over each). */
-static hscope_status
-build_preds(const graph *g, hscope__mem *m, const uint32_t *num, const uint32_t *parent,
-            uint32_t cnt, uint32_t *start, uint32_t **preds, hscope_error *err)
+/*
+ * The predecessor counts, per target's preorder number, in two halves by
+ * the source's vertex id: ca for the sources below `split` (chosen where
+ * the references and class edges before and after are about equal), cb
+ * for the rest.  The first DFS fills them; build_preds() fills each list
+ * from both halves at once.
+ */
+typedef struct pcounts {
+    uint32_t *ca, *cb;
+    uint32_t split;
+} pcounts;
+
+static uint32_t
+preds_split(const graph *g)
 {
-    uint64_t ne = 0;
-    for (uint32_t p = 0; p < cnt; p++)
-        ne += start[p + 1];
-    if (ne >= UINT32_MAX)
-        return hscope__fail(err, HSCOPE_ERR_LIMIT, "graph too large for dominators");
-    for (uint32_t p = 0; p < cnt; p++)
-        start[p + 1] += start[p];
-    uint32_t *pr = hscope__malloc(m, (size_t)(ne + 1) * sizeof(uint32_t));
-    if (!pr)
-        return hscope__nomem(err, (size_t)ne * 4);
-    const uint32_t *edges = g->h->edges;
+    const uint32_t *es = g->h->edge_start;
+    uint64_t half = ((uint64_t)es[g->n] + g->n) / 2;
+    uint32_t lo = 0, hi = g->n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if ((uint64_t)es[mid] + mid < half)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* One half of the fill: the sources [from, to) by vertex id, each put at
+ * pr[cur[q]++] for its target q, except on an edge to its DFS tree child
+ * (the tree edge, and any repeat of it). */
+typedef struct pwork {
+    const graph *g;
+    const uint32_t *num, *parent;
+    uint32_t *cur, *pr;
+    uint32_t from, to;
+} pwork;
+
+static void *
+preds_part(void *arg)
+{
+    const pwork *W = arg;
+    const graph *g = W->g;
+    const uint32_t *num = W->num, *parent = W->parent, *edges = g->h->edges;
+    uint32_t *cur = W->cur, *pr = W->pr;
     uint32_t nobj_edges = g->h->edge_start[g->n];
-    for (uint32_t v = 0; v < g->nv; v++) {
+    for (uint32_t v = W->from; v < W->to; v++) {
         uint32_t p = num[v];
         if (p == NONE)
             continue;
@@ -109,20 +131,61 @@ build_preds(const graph *g, hscope__mem *m, const uint32_t *num, const uint32_t 
                     uint32_t q = num[edges[k + PF_PREDS / 2]];
                     if (q != NONE) {
                         __builtin_prefetch(&parent[q]);
-                        __builtin_prefetch(&start[q], 1);
+                        __builtin_prefetch(&cur[q], 1);
                     }
                 }
             }
         }
         for (uint32_t w; (w = hscope__succs_next(g, &sc)) != NONE;) {
-            uint32_t q = num[w];
+            uint32_t q = num[w]; /* a reached vertex's successors are reached */
             if (parent[q] != p)
-                pr[start[q]++] = p;
+                pr[cur[q]++] = p;
         }
     }
-    for (uint32_t p = cnt; p > 0; p--)
-        start[p] = start[p - 1];
-    start[0] = 0;
+    return NULL;
+}
+
+/*
+ * Reverse CSR of the reached part of the augmented graph, in preorder
+ * numbers: *pstart (cnt + 1 entries: pc->ca's block), *preds (an edge's
+ * source as a preorder number, grouped by its target's).  DFS tree edges
+ * are left out: the semi-dominator search starts from the parent instead.
+ * Each list gets the first half's sources, then the second half's, each
+ * half filled on its own thread (large graphs, two cores) with its own
+ * cursors: every list holds its sources in vertex id order, as one pass
+ * would make it, and the halves never write the same word.
+ */
+static hscope_status
+build_preds(const graph *g, hscope__mem *m, const uint32_t *num, const uint32_t *parent,
+            uint32_t cnt, const pcounts *pc, uint32_t **pstart, uint32_t **preds,
+            hscope_error *err)
+{
+    uint32_t *ca = pc->ca, *cb = pc->cb;
+    uint64_t ne = 0;
+    for (uint32_t q = 0; q < cnt; q++) {
+        uint64_t na = ca[q], nb = cb[q];
+        ca[q] = (uint32_t)ne;
+        cb[q] = (uint32_t)(ne + na);
+        ne += na + nb;
+        if (ne >= UINT32_MAX)
+            return hscope__fail(err, HSCOPE_ERR_LIMIT, "graph too large for dominators");
+    }
+    uint32_t *pr = hscope__malloc(m, (size_t)(ne + 1) * sizeof(uint32_t));
+    if (!pr)
+        return hscope__nomem(err, (size_t)ne * 4);
+    pwork W[2] = { { g, num, parent, ca, pr, 0, pc->split },
+                   { g, num, parent, cb, pr, pc->split, g->nv } };
+    if (hscope__cores() > 1 && g->nv >= ((uint32_t)1 << 16)) {
+        hscope__run_pair(preds_part, &W[0], &W[1], 1);
+    } else {
+        preds_part(&W[0]);
+        preds_part(&W[1]);
+    }
+    /* the second half's cursors ended where each list ends */
+    for (uint32_t q = cnt; q > 0; q--)
+        ca[q] = cb[q - 1];
+    ca[0] = 0;
+    *pstart = ca;
     *preds = pr;
     return HSCOPE_OK;
 }
@@ -184,18 +247,18 @@ hscope__dom_options_init(hscope_dom_options *o)
 
 /*
  * Iterative DFS from the super-root, successors in order: order[] (unless
- * NULL) gets the vertices in preorder, *cnt their number.  Visited marks are num[] (which
- * also gets each vertex's preorder number, and then parent[] the parent's)
- * or, with num NULL, the bitset `seen`.  With num, every edge out of a
- * reached vertex is examined once: one to a vertex already numbered that
- * is not the DFS tree edge to it (nor a repeat of that edge) counts in
- * pcount[number + 1] (pcount: nv + 1 zeros), build_preds()'s sizes.  The
- * stack holds each open vertex's successor range (hscope__succs, 16 bytes) and
- * grows only as deep as the DFS goes.
+ * NULL) gets the vertices in preorder, *cnt their number.  Visited marks
+ * are num[] (which also gets each vertex's preorder number, and then
+ * parent[] the parent's) or, with num NULL, the bitset `seen`.  With num,
+ * every edge out of a reached vertex is examined once: one to a vertex
+ * already numbered that is not the DFS tree edge to it (nor a repeat of
+ * that edge) counts in pc's half of its source, at the target's number:
+ * build_preds()'s sizes.  The stack holds each open vertex's successor
+ * range (hscope__succs, 16 bytes) and grows only as deep as the DFS goes.
  */
 static hscope_status
 dfs(const graph *g, hscope__mem *m, uint32_t *num, uint64_t *seen, uint32_t *order,
-    uint32_t *parent, uint32_t *pcount, uint32_t *pcnt, hscope_error *err)
+    uint32_t *parent, const pcounts *pc, uint32_t *pcnt, hscope_error *err)
 {
     hscope__succs *stack = NULL;
     size_t scap = 0, sp = 0;
@@ -235,7 +298,7 @@ dfs(const graph *g, hscope__mem *m, uint32_t *num, uint64_t *seen, uint32_t *ord
             uint32_t q = num[w];
             if (q != NONE) {
                 if (parent[q] != num[f->v])
-                    pcount[q + 1]++;
+                    (f->v < pc->split ? pc->ca : pc->cb)[q]++;
                 continue;
             }
             num[w] = cnt;
@@ -433,8 +496,8 @@ retained_sizes(hscope_domtree_t *t, const graph *g, const uint32_t *order, uint3
 /*
  * Memory, per vertex (v) and per reached edge that is not a DFS tree edge
  * (e; tree edges are not stored): the phases free what they no longer
- * need before the next allocates, so the peak is 16 v + 4 e (the semi-
- * dominators; 12 v + 4 e while the predecessors are built), or 16 v when
+ * need before the next allocates, so the peak is 16 v + 4 e (building the
+ * predecessors, then the semi-dominators), or 16 v when
  * the results are written, of which 12 bytes per object (idom, retained
  * count and size) stay.  The price is a second DFS at the end: keeping the
  * first one's preorder through the semi-dominators would add 4 v to the
@@ -451,24 +514,30 @@ compute(hscope_domtree_t *t, const graph *g, hscope_error *err)
     uint64_t *seen = NULL;
 
     /* Phase 1: preorder numbers (num: vertex -> number), DFS tree parents
-     * (by number), and the predecessor counts (pstart).  The vertices in
-     * preorder are not kept (phase 5 numbers them again). */
+     * (by number) and the predecessor counts in two halves.  The vertices
+     * in preorder are not kept (phase 5 numbers them again). */
+    pcounts pc = { NULL, NULL, preds_split(g) };
     num = hscope__malloc(m, (size_t)nv * 4);
     parent = hscope__malloc(m, (size_t)nv * 4);
-    pstart = hscope__calloc(m, (size_t)nv + 1, sizeof(uint32_t));
-    if (!num || !parent || !pstart) {
-        st = hscope__nomem(err, (size_t)nv * 12);
+    pc.ca = hscope__calloc(m, (size_t)nv + 1, sizeof(uint32_t));
+    pc.cb = hscope__calloc(m, (size_t)nv + 1, sizeof(uint32_t));
+    if (!num || !parent || !pc.ca || !pc.cb) {
+        st = hscope__nomem(err, (size_t)nv * 16);
         goto out;
     }
     memset(num, 0xFF, (size_t)nv * 4);
     uint32_t cnt = 0;
-    if ((st = dfs(g, m, num, NULL, NULL, parent, pstart, &cnt, err)) != HSCOPE_OK)
+    if ((st = dfs(g, m, num, NULL, NULL, parent, &pc, &cnt, err)) != HSCOPE_OK)
         goto out;
 
-    /* Phase 2: predecessors in preorder numbers; then vertex numbers are
-     * no longer needed. */
-    if ((st = build_preds(g, m, num, parent, cnt, pstart, &preds, err)) != HSCOPE_OK)
+    /* Phase 2: predecessors in preorder numbers (pstart: pc.ca's block,
+     * preds); then vertex numbers and the second half's cursors are no
+     * longer needed. */
+    if ((st = build_preds(g, m, num, parent, cnt, &pc, &pstart, &preds, err)) != HSCOPE_OK)
         goto out;
+    pc.ca = NULL;
+    hscope__free(m, pc.cb);
+    pc.cb = NULL;
     hscope__free(m, num);
     num = NULL;
 
@@ -525,6 +594,9 @@ compute(hscope_domtree_t *t, const graph *g, hscope_error *err)
     t->unreach = g->n - t->reachable;
     st = HSCOPE_OK;
 out:
+    if (pc.ca != pstart)
+        hscope__free(m, pc.ca);
+    hscope__free(m, pc.cb);
     hscope__free(m, seen);
     hscope__free(m, num);
     hscope__free(m, order);

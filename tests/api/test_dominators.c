@@ -362,6 +362,41 @@ test_random_graphs(void **state)
     }
 }
 
+/* Graphs of 2^16 vertices and more: the predecessor lists are filled in
+ * two halves of the sources (on two threads where there are two cores),
+ * each into its own part of every list; lists of many predecessors from
+ * both halves (targets referenced from everywhere, like classes) and of
+ * repeated edges from either must come out whole. */
+static void
+test_large_graphs(void **state)
+{
+    (void)state;
+    for (int round = 0; round < 3; round++) {
+        int n = 70000 + rnd(30000);
+        graph *g = graph_new(n);
+        for (int r = 0; r < 2 + round; r++)
+            g->roots[g->nroots++] = rnd(n);
+        int hubs = 1 + rnd(20);
+        for (int a = 0; a < n; a++) {
+            /* a chain of mostly short forward edges keeps most of it
+             * reachable; then hubs, back edges and repeats */
+            int b = a + 1 + rnd(3);
+            if (a + 1 < n && rnd(10))
+                edge(g, a, b < n ? b : a + 1);
+            if (rnd(3) == 0)
+                edge(g, a, rnd(hubs));
+            if (rnd(5) == 0)
+                edge(g, a, rnd(n));
+            if (rnd(20) == 0 && g->deg[a])
+                edge(g, a, g->adj[a][0]);
+        }
+        for (int h = 0; h < hubs; h++)
+            edge(g, h, rnd(n));
+        check(g);
+        graph_free(g);
+    }
+}
+
 /* Repeated references (the DFS tree edge listed again, before and after
  * the first), self references and references back to a root: the
  * predecessor lists are sized while the DFS runs, so each kind of edge
@@ -673,13 +708,19 @@ test_holders_outlive_tree(void **state)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
+    /* a test name (or a glob) runs that one alone: scripts/test.sh runs
+     * test_large_graphs, whose predecessor lists are filled on two
+     * threads, under ThreadSanitizer */
+    if (argc > 1)
+        cmocka_set_test_filter(argv[1]);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_diamond_and_cycle),
         cmocka_unit_test(test_several_roots),
         cmocka_unit_test(test_irreducible),
         cmocka_unit_test(test_random_graphs),
+        cmocka_unit_test(test_large_graphs),
         cmocka_unit_test(test_holders),
         cmocka_unit_test(test_holders_outlive_tree),
         cmocka_unit_test(test_deep_chain),
