@@ -15,6 +15,8 @@ On a bench set (heap_1.json .. heap_3.json of bench/run.py's data), times:
              are also given against the sum of the three loads: "x loads")
   diff, suspects   diff --json / suspects --json heap_1 heap_2 heap_3
   retained, dominators   retained --json / dominators --json --no-index heap_3
+  retained-class   retained --by class --json --no-index heap_3 (the retained
+             size per class: a walk of the dominator tree)
   report, report3   report --out TMP/F.html of heap_3 (--no-index), of all three
   export-csv1   export --format csv --out TMP heap_3 (one dump)
   waste      waste --json heap_3
@@ -80,6 +82,8 @@ def commands(data, tmp):
         ("suspects", ["suspects", "--json", "--no-progress"] + d),
         ("retained", ["retained", "--json", "--no-progress", "--no-index", d[2]]),
         ("dominators", ["dominators", "--json", "--no-progress", "--no-index", d[2]]),
+        ("retained-class", ["retained", "--by", "class", "--json", "--no-progress", "--no-index",
+                            d[2]]),
         ("report", ["report", "--no-progress", "--no-index", "--out", os.path.join(tmp, "r1.html"), d[2]]),
         ("report3", ["report", "--no-progress", "--out", os.path.join(tmp, "r3.html")] + d),
         ("export-csv1", ["export", "--format", "csv", "--out", os.path.join(tmp, "csv1"), d[2]]),

@@ -847,9 +847,13 @@ hscope__domtree_children(hscope_domtree_t *t, hscope_id id, int32_t root_categor
         hscope__error_copy_out(uerr, &err);
         return st;
     }
-    uint64_t lo = kids_from(t, v);
+    /* the run's end by walking it (its entries are what the caller reads
+     * next) rather than by a second search */
+    uint64_t lo = kids_from(t, v), hi = lo;
+    while (hi < t->reachable && t->idom[t->kids[hi]] == v)
+        hi++;
     *kids = t->kids + lo;
-    *count = kids_from(t, v + 1) - lo;
+    *count = hi - lo;
     return HSCOPE_OK;
 }
 

@@ -19,14 +19,20 @@ typedef struct rgroup {
     uint64_t retained, count;
 } rgroup;
 
+/* An object on the current path, and its children still to walk. */
+typedef struct wframe {
+    const hscope_id *next, *end;
+    hscope_id id;
+} wframe;
+
 typedef struct du {
     hscope_domtree_t *t;
     hscope__mem *m;
     uint32_t *grp;        /* group of each object */
     uint32_t *active;     /* per group: its objects on the current path */
     rgroup *rows;
-    hscope_id *stk;       /* the path */
-    uint64_t *pos;        /* next child of stk[i] */
+    wframe *stk;          /* the path (grown as deep as the tree goes) */
+    size_t cap;
     const hscope_heap_t *h;
     int skip_tracer;      /* leave out Ruby's allocation tracer and what it retains */
     uint64_t tracer, tracer_mem;
@@ -54,35 +60,46 @@ open_node(du *d, hscope_id v)
     }
 }
 
+/* Enter v: count it if it is the first of its group on the path, and
+ * look its children up once (an object that retains only itself has
+ * none: most of a heap's objects, which then cost no lookup). */
+static hscope_status
+enter(du *d, size_t sp, hscope_id v, hscope_error *err)
+{
+    hscope_status st = hscope__grow(d->m, (void **)&d->stk, &d->cap, sp + 1, sizeof(wframe), err);
+    if (st != HSCOPE_OK)
+        return st;
+    const hscope_id *kids = NULL;
+    uint64_t nk = 0;
+    if (hscope__domtree_retained_count(d->t, v) > 1 &&
+        (st = hscope__domtree_children(d->t, v, -1, &kids, &nk, err)) != HSCOPE_OK)
+        return st;
+    open_node(d, v);
+    d->stk[sp] = (wframe){ kids, kids + nk, v };
+    return HSCOPE_OK;
+}
+
 static hscope_status
 walk(du *d, hscope_id top, hscope_error *err)
 {
-    uint64_t sp = 0;
     if (left_out(d, top))
         return HSCOPE_OK;
-    d->stk[0] = top;
-    d->pos[0] = 0;
-    open_node(d, top);
-    for (;;) {
-        const hscope_id *kids;
-        uint64_t nk;
-        hscope_status st = hscope__domtree_children(d->t, d->stk[sp], -1, &kids, &nk, err);
-        if (st != HSCOPE_OK)
-            return st;
-        if (d->pos[sp] < nk) {
-            hscope_id c = kids[d->pos[sp]++];
-            if (left_out(d, c))
-                continue;
-            open_node(d, c);
-            d->stk[++sp] = c;
-            d->pos[sp] = 0;
+    size_t sp = 0;
+    hscope_status st = enter(d, sp, top, err);
+    while (st == HSCOPE_OK) {
+        wframe *f = &d->stk[sp];
+        if (f->next < f->end) {
+            hscope_id c = *f->next++;
+            if (!left_out(d, c))
+                st = enter(d, ++sp, c, err);
             continue;
         }
-        d->active[d->grp[d->stk[sp]]]--;
+        d->active[d->grp[f->id]]--;
         if (sp == 0)
-            return HSCOPE_OK;
+            break;
         sp--;
     }
+    return st;
 }
 
 /* The group of every object: a tally of all objects by key, with members. */
@@ -116,10 +133,8 @@ compute(du *d, hscope_heap_t *h, const char *key, hscope_tally_t **tl, hscope_er
 {
     uint32_t n = h->n;
     d->grp = hscope__calloc(d->m, (size_t)n + 1, sizeof(uint32_t));
-    d->stk = hscope__malloc(d->m, ((size_t)n + 1) * sizeof(hscope_id));
-    d->pos = hscope__malloc(d->m, ((size_t)n + 1) * sizeof(uint64_t));
-    if (!d->grp || !d->stk || !d->pos)
-        return hscope__nomem(err, (size_t)n * 16);
+    if (!d->grp)
+        return hscope__nomem(err, (size_t)n * 4);
     hscope_status st = groups_of(d, h, key, tl, err);
     if (st != HSCOPE_OK)
         return st;
@@ -189,7 +204,6 @@ hscope__domtree_tally(hscope_tally_t **out, hscope_domtree_t *t, const char *key
     hscope__tally_free(tl);
     hscope__free(d.m, d.grp);
     hscope__free(d.m, d.stk);
-    hscope__free(d.m, d.pos);
     hscope__free(d.m, d.rows);
     hscope__free(d.m, d.active);
     return st;

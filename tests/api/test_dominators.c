@@ -47,6 +47,9 @@ put(text *t, const char *fmt, ...)
     }
 }
 
+/* Allocation sites of the graphs' objects (g.rb:1 .. g.rb:NSITES). */
+#define NSITES 5
+
 /* Graph: n nodes (addresses 0x1000 + 8*i), adjacency lists, roots. */
 typedef struct graph {
     int n;
@@ -94,7 +97,9 @@ graph_heap(const graph *g)
         put(&t, "%s\"0x%x\"", r ? ", " : "", 0x1000 + 8 * g->roots[r]);
     put(&t, "]}\n");
     for (int i = 0; i < g->n; i++) {
-        put(&t, "{\"address\":\"0x%x\", \"type\":\"OBJECT\"", 0x1000 + 8 * i);
+        /* five allocation sites, for the retained size per site */
+        put(&t, "{\"address\":\"0x%x\", \"type\":\"OBJECT\", \"file\":\"g.rb\", "
+                "\"line\":%d", 0x1000 + 8 * i, i % NSITES + 1);
         if (g->deg[i]) {
             put(&t, ", \"references\":[");
             for (int k = 0; k < g->deg[i]; k++)
@@ -229,7 +234,6 @@ check_heap(const graph *g, hscope_heap_t *h)
         ret[v] += (uint64_t)(10 + v % 7);
         ret[idom[v]] += ret[v];
     }
-    free(post);
     uint64_t reach = 0;
     for (int v = 0; v < g->n; v++) {
         hscope_id d;
@@ -273,6 +277,44 @@ check_heap(const graph *g, hscope_heap_t *h)
         assert_int_equal(nk, (uint64_t)next[v < 0 ? g->n : v]);
     }
     free(next);
+    /* retained per site, each object under its topmost dominator of the
+     * same site: that is, per site, the objects with the site on their
+     * dominator chain (themselves included).  Parents before children
+     * (reverse postorder): a mask of the sites on each chain. */
+    unsigned *mask = calloc((size_t)g->n + 1, sizeof(unsigned));
+    uint64_t site_n[NSITES] = { 0 }, site_m[NSITES] = { 0 };
+    for (int k = npost - 1; k >= 0; k--) {
+        int v = post[k];
+        if (v == g->n)
+            continue;
+        mask[v] = (idom[v] == g->n ? 0u : mask[idom[v]]) | 1u << (v % NSITES);
+        for (int j = 0; j < NSITES; j++)
+            if (mask[v] >> j & 1) {
+                site_n[j]++;
+                site_m[j] += (uint64_t)(10 + v % 7);
+            }
+    }
+    hscope_tally_t *tl = NULL;
+    hscope_tally_options to = HSCOPE_TALLY_OPTIONS_INIT;
+    assert_int_equal(hscope_domtree_tally(&tl, t, "file:line", &to, &err), HSCOPE_OK);
+    uint64_t rows = 0;
+    for (int j = 0; j < NSITES; j++) {
+        if (!site_n[j])
+            continue;
+        char key[32];
+        snprintf(key, sizeof(key), "g.rb:%d", j + 1);
+        uint64_t row = 0;
+        while (row < hscope_tally_row_count(tl) && strcmp(hscope_tally_row_key(tl, row), key) != 0)
+            row++;
+        assert_true(row < hscope_tally_row_count(tl));
+        assert_int_equal(hscope_tally_row_count_of(tl, row), site_n[j]);
+        assert_int_equal(hscope_tally_row_memsize(tl, row), site_m[j]);
+        rows++;
+    }
+    assert_int_equal(hscope_tally_row_count(tl), rows);
+    hscope_tally_free(tl);
+    free(mask);
+    free(post);
     free(ret);
     free(idom);
     hscope_domtree_free(t);
