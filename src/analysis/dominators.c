@@ -858,6 +858,28 @@ hscope__domtree_children(hscope_domtree_t *t, hscope_id id, int32_t root_categor
 }
 
 hscope_status
+hscope__domtree_child_starts(hscope_domtree_t *t, const hscope_id **kids, uint32_t **start,
+                             hscope_error *err)
+{
+    hscope_status st = build_kids(t, err);
+    if (st != HSCOPE_OK)
+        return st;
+    uint32_t nv = t->n + t->ncat + 1;
+    uint32_t *s = hscope__calloc(&t->heap->mem, (size_t)nv + 1, sizeof(uint32_t));
+    if (!s)
+        return hscope__nomem(err, (size_t)nv * 4);
+    /* the counting build_kids did, again: its order is the kids' */
+    for (uint32_t i = 0; i < t->n; i++)
+        if (t->idom[i] != NONE)
+            s[t->idom[i] + 1]++;
+    for (uint32_t v = 0; v < nv; v++)
+        s[v + 1] += s[v];
+    *kids = t->kids;
+    *start = s;
+    return HSCOPE_OK;
+}
+
+hscope_status
 hscope__domtree_unreachable(hscope_domtree_t *t, const hscope_id **ids,
                             uint64_t *count, hscope_error *uerr)
 {

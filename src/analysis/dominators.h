@@ -30,6 +30,12 @@ hscope_status hscope__domtree_children(hscope_domtree_t *t, hscope_id id,
                                        int32_t root_category,
                                        const hscope_id **kids, uint64_t *count,
                                        hscope_error *uerr);
+/* Every vertex's children at once, for walks of the whole tree: *kids
+ * (the tree's own, as hscope__domtree_children gives them) and a fresh
+ * *start of n + ncat + 2 entries (hscope__free it; 4 bytes per vertex):
+ * vertex v's children are kids[start[v] .. start[v + 1]). */
+hscope_status hscope__domtree_child_starts(hscope_domtree_t *t, const hscope_id **kids,
+                                           uint32_t **start, hscope_error *err);
 hscope_status hscope__domtree_unreachable(hscope_domtree_t *t,
                                           const hscope_id **ids,
                                           uint64_t *count, hscope_error *uerr);

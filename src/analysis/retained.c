@@ -33,6 +33,8 @@ typedef struct du {
     rgroup *rows;
     wframe *stk;          /* the path (grown as deep as the tree goes) */
     size_t cap;
+    const hscope_id *kids; /* the tree's children: vertex v's are */
+    uint32_t *kstart;     /* kids[kstart[v] .. kstart[v + 1]) */
     const hscope_heap_t *h;
     int skip_tracer;      /* leave out Ruby's allocation tracer and what it retains */
     uint64_t tracer, tracer_mem;
@@ -60,22 +62,16 @@ open_node(du *d, hscope_id v)
     }
 }
 
-/* Enter v: count it if it is the first of its group on the path, and
- * look its children up once (an object that retains only itself has
- * none: most of a heap's objects, which then cost no lookup). */
+/* Enter v: count it if it is the first of its group on the path; its
+ * children are next on the path. */
 static hscope_status
 enter(du *d, size_t sp, hscope_id v, hscope_error *err)
 {
     hscope_status st = hscope__grow(d->m, (void **)&d->stk, &d->cap, sp + 1, sizeof(wframe), err);
     if (st != HSCOPE_OK)
         return st;
-    const hscope_id *kids = NULL;
-    uint64_t nk = 0;
-    if (hscope__domtree_retained_count(d->t, v) > 1 &&
-        (st = hscope__domtree_children(d->t, v, -1, &kids, &nk, err)) != HSCOPE_OK)
-        return st;
     open_node(d, v);
-    d->stk[sp] = (wframe){ kids, kids + nk, v };
+    d->stk[sp] = (wframe){ d->kids + d->kstart[v], d->kids + d->kstart[v + 1], v };
     return HSCOPE_OK;
 }
 
@@ -106,16 +102,9 @@ walk(du *d, hscope_id top, hscope_error *err)
 static hscope_status
 groups_of(du *d, hscope_heap_t *h, const char *key, hscope_tally_t **tl, hscope_error *err)
 {
-    uint32_t n = h->n;
-    hscope_id *all = hscope__malloc(d->m, ((size_t)n + 1) * sizeof(hscope_id));
-    if (!all)
-        return hscope__nomem(err, (size_t)n * sizeof(hscope_id));
-    for (uint32_t i = 0; i < n; i++)
-        all[i] = i;
     hscope_tally_options to;
     hscope__tally_options_init(&to);
-    hscope_status st = hscope__tally_run(tl, h, key, &to, hscope__ids_or_none(all, n), n, 1, err);
-    hscope__free(d->m, all);
+    hscope_status st = hscope__tally_run(tl, h, key, &to, NULL, 0, 1, err);
     if (st != HSCOPE_OK)
         return st;
     for (uint64_t r = 0; r < hscope__tally_row_count(*tl); r++) {
@@ -125,6 +114,9 @@ groups_of(du *d, hscope_heap_t *h, const char *key, hscope_tally_t **tl, hscope_
         for (uint64_t j = 0; j < k; j++)
             d->grp[ids[j]] = (uint32_t)r;
     }
+    /* the rows' keys are all that is read of them from here on: their
+     * member lists (4 bytes per object) go before the walk's own */
+    hscope__tally_drop_members(*tl);
     return HSCOPE_OK;
 }
 
@@ -143,6 +135,8 @@ compute(du *d, hscope_heap_t *h, const char *key, hscope_tally_t **tl, hscope_er
     d->active = hscope__calloc(d->m, (size_t)ng + 1, sizeof(uint32_t));
     if (!d->rows || !d->active)
         return hscope__nomem(err, (size_t)ng * 20);
+    if ((st = hscope__domtree_child_starts(d->t, &d->kids, &d->kstart, err)) != HSCOPE_OK)
+        return st;
     for (uint32_t ci = 0; ci <= h->ncat && st == HSCOPE_OK; ci++) {
         int32_t cat = ci < h->ncat ? (int32_t)ci : -1;
         const hscope_id *tops;
@@ -204,6 +198,7 @@ hscope__domtree_tally(hscope_tally_t **out, hscope_domtree_t *t, const char *key
     hscope__tally_free(tl);
     hscope__free(d.m, d.grp);
     hscope__free(d.m, d.stk);
+    hscope__free(d.m, d.kstart);
     hscope__free(d.m, d.rows);
     hscope__free(d.m, d.active);
     return st;

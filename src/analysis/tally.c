@@ -691,6 +691,17 @@ hscope__tally_row_objects(const hscope_tally_t *t, uint64_t i,
 }
 
 void
+hscope__tally_drop_members(hscope_tally_t *t)
+{
+    if (!t)
+        return;
+    hscope__free(t->mem, t->mstart);
+    hscope__free(t->mem, t->members);
+    t->mstart = NULL;
+    t->members = NULL;
+}
+
+void
 hscope__tally_free(hscope_tally_t *t)
 {
     if (!t)

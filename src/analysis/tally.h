@@ -22,6 +22,9 @@ hscope_status hscope__tally_subset(hscope_tally_t **out, hscope_heap_t *heap,
 hscope_status hscope__tally_row_objects(const hscope_tally_t *t, uint64_t i,
                                         const hscope_id **ids, uint64_t *count);
 void hscope__tally_free(hscope_tally_t *t);
+/* Free the rows' member lists (hscope__tally_run with members) once they
+ * have been read; the rows stay. */
+void hscope__tally_drop_members(hscope_tally_t *t);
 /* The memory the handle holds (hscope_tally_memory()). */
 uint64_t hscope__tally_memory(const hscope_tally_t *t);
 uint64_t hscope__tally_excluded(const hscope_tally_t *t);
