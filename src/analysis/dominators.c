@@ -497,9 +497,9 @@ retained_sizes(hscope_domtree_t *t, const graph *g, const uint32_t *order, uint3
  * Memory, per vertex (v) and per reached edge that is not a DFS tree edge
  * (e; tree edges are not stored): the phases free what they no longer
  * need before the next allocates, so the peak is 16 v + 4 e (building the
- * predecessors, then the semi-dominators), or 16 v when
- * the results are written, of which 12 bytes per object (idom, retained
- * count and size) stay.  The price is a second DFS at the end: keeping the
+ * predecessors, then the semi-dominators), or 16 v when the results are
+ * written, of which 12 bytes per object (idom, retained count and size)
+ * stay.  The price is a second DFS at the end: keeping the
  * first one's preorder through the semi-dominators would add 4 v to the
  * peak (measured: 188 -> 201 MB on the 2.7 M-object benchmark heap).
  */
@@ -594,8 +594,7 @@ compute(hscope_domtree_t *t, const graph *g, hscope_error *err)
     t->unreach = g->n - t->reachable;
     st = HSCOPE_OK;
 out:
-    if (pc.ca != pstart)
-        hscope__free(m, pc.ca);
+    hscope__free(m, pc.ca); /* NULL once it became pstart */
     hscope__free(m, pc.cb);
     hscope__free(m, seen);
     hscope__free(m, num);
@@ -764,6 +763,18 @@ hscope__domtree_totals(const hscope_domtree_t *t, uint64_t *reachable,
     if (unreachable_memsize) *unreachable_memsize = t ? t->unreach_memsize : 0;
 }
 
+/* Where each vertex's children start in the children CSR: start (nv + 1
+ * zeros) gets the counts by idom vertex, then their prefix sums. */
+static void
+kid_starts(const hscope_domtree_t *t, uint32_t nv, uint32_t *start)
+{
+    for (uint32_t i = 0; i < t->n; i++)
+        if (t->idom[i] != NONE)
+            start[t->idom[i] + 1]++;
+    for (uint32_t v = 0; v < nv; v++)
+        start[v + 1] += start[v];
+}
+
 /* Children CSR over all vertices (objects, categories, super-root). */
 static hscope_status
 build_kids(hscope_domtree_t *t, hscope_error *err)
@@ -785,17 +796,13 @@ build_kids(hscope_domtree_t *t, hscope_error *err)
             st = hscope__nomem(err, (size_t)nv * 4);
         } else {
             uint64_t nu = 0;
+            kid_starts(t, nv, start);
             for (uint32_t i = 0; i < t->n; i++) {
                 if (t->idom[i] != NONE)
-                    start[t->idom[i] + 1]++;
+                    kids[start[t->idom[i]]++] = i;
                 else
                     un[nu++] = i;
             }
-            for (uint32_t v = 0; v < nv; v++)
-                start[v + 1] += start[v];
-            for (uint32_t i = 0; i < t->n; i++)
-                if (t->idom[i] != NONE)
-                    kids[start[t->idom[i]]++] = i;
             hscope__free(m, start);
             t->kids = kids;
             t->unreach_ids = un;
@@ -868,12 +875,7 @@ hscope__domtree_child_starts(hscope_domtree_t *t, const hscope_id **kids, uint32
     uint32_t *s = hscope__calloc(&t->heap->mem, (size_t)nv + 1, sizeof(uint32_t));
     if (!s)
         return hscope__nomem(err, (size_t)nv * 4);
-    /* the counting build_kids did, again: its order is the kids' */
-    for (uint32_t i = 0; i < t->n; i++)
-        if (t->idom[i] != NONE)
-            s[t->idom[i] + 1]++;
-    for (uint32_t v = 0; v < nv; v++)
-        s[v + 1] += s[v];
+    kid_starts(t, nv, s); /* build_kids' own, so the kids' order */
     *kids = t->kids;
     *start = s;
     return HSCOPE_OK;
