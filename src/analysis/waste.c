@@ -7,9 +7,10 @@
  * What it keeps:
  *  - totals, and per (kind, type, file, line) the empty and oversized
  *    objects: small tables, bounded by the number of sites;
- *  - per distinct string value, one cache line (64 bytes): its XXH3-64
+ *  - per distinct string value, half a cache line (32 bytes): its XXH3-64
  *    hash, length and where its first copy is, never its bytes; once seen
- *    twice, the copies counted at one site (most values come from one);
+ *    twice, a group with the copies counted at one site (most values come
+ *    from one);
  *  - per value seen twice: one copy of its bytes (the representative, in
  *    the entry up to 16 bytes, else in an arena), against which every
  *    later copy is compared with memcmp, and per (value, other site) the
@@ -85,9 +86,10 @@ grow_values(hscope__wacc *a, hscope_error *err)
     return HSCOPE_OK;
 }
 
-_Static_assert(sizeof(hscope__wvent) == 64, "a value entry is a cache line");
+_Static_assert(sizeof(hscope__wvent) == 32, "a value entry is half a cache line");
 
-/* Room for one more entry, the entries 64-byte aligned in a->vraw. */
+/* Room for one more entry, the entries 64-byte aligned in a->vraw (an
+ * entry never straddles two cache lines). */
 static hscope_status
 grow_entries(hscope__wacc *a, hscope_error *err)
 {
@@ -95,8 +97,10 @@ grow_entries(hscope__wacc *a, hscope_error *err)
         return hscope__fail(err, HSCOPE_ERR_LIMIT, "more than 2^32 distinct waste entries");
     if (a->v && a->nv < a->vcap)
         return HSCOPE_OK;
-    size_t old = a->v ? (size_t)((char *)a->v - (char *)a->vraw) : 0, rcap = a->vcap ? a->vcap + 1 : 0;
-    hscope_status st = hscope__grow(a->mem, &a->vraw, &rcap, a->nv + 2, sizeof(hscope__wvent), err);
+    /* two entries more than vcap: room to move the start to a 64-byte
+     * boundary */
+    size_t old = a->v ? (size_t)((char *)a->v - (char *)a->vraw) : 0, rcap = a->vcap ? a->vcap + 2 : 0;
+    hscope_status st = hscope__grow(a->mem, &a->vraw, &rcap, a->nv + 3, sizeof(hscope__wvent), err);
     if (st != HSCOPE_OK)
         return st;
     char *raw = a->vraw;
@@ -104,7 +108,7 @@ grow_entries(hscope__wacc *a, hscope_error *err)
     if (a->nv && (size_t)(v - raw) != old) /* realloc kept the offset, not the alignment */
         memmove(v, raw + old, a->nv * sizeof(hscope__wvent));
     a->v = (hscope__wvent *)v;
-    a->vcap = rcap - 1;
+    a->vcap = rcap - 2;
     return HSCOPE_OK;
 }
 
@@ -638,7 +642,8 @@ new_group(hscope__wacc *a, size_t ei, const char *b, size_t n, hscope_error *err
     hscope_status st = room(a->mem, (void **)&a->g, &a->gcap, a->ng, sizeof(*a->g), err);
     if (st != HSCOPE_OK)
         return st;
-    a->g[a->ng] = (uint32_t)ei;
+    memset(&a->g[a->ng], 0, sizeof(*a->g));
+    a->g[a->ng].ent = (uint32_t)ei;
     a->v[ei].grp = (uint32_t)++a->ng;
     a->v[ei].at = HSCOPE__WNO_REF;
     return b ? set_rep(a, ei, b, n, err) : HSCOPE_OK;
@@ -659,13 +664,14 @@ same_bytes(hscope__wacc *a, size_t ei, const char *b, size_t n, int *same, hscop
 }
 
 /* Count a copy of entry ei's value (in a group) at (file, line): in the
- * entry when it is at the entry's site (the first site counted), with
+ * group when it is at the group's site (the first site counted), with
  * counts that fit, else in the gs table. */
 static hscope_status
 count_copy(hscope__wacc *a, size_t ei, uint32_t file, uint32_t line, uint64_t memsize,
            uint16_t flags, hscope_error *err)
 {
-    hscope__wvent *e = &a->v[ei];
+    uint32_t grp = a->v[ei].grp;
+    hscope__wgrp *e = &a->g[grp - 1];
     int fs = (flags & HSCOPE_FLAG_FSTRING) != 0, ch = (flags & HSCOPE_FLAG_CHILLED) != 0;
     if ((e->n == 0 || (e->file == file && e->line == line)) && e->n < UINT32_MAX &&
         memsize <= UINT32_MAX && !(fs && e->fstring == UINT16_MAX) &&
@@ -683,7 +689,7 @@ count_copy(hscope__wacc *a, size_t ei, uint32_t file, uint32_t line, uint64_t me
         return HSCOPE_OK;
     }
     size_t i = 0;
-    hscope_status st = gsfind(a, e->grp - 1, file, line, &i, err);
+    hscope_status st = gsfind(a, grp - 1, file, line, &i, err);
     if (st != HSCOPE_OK)
         return st;
     hscope__wgs *g = &a->gs[i];

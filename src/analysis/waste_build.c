@@ -221,13 +221,13 @@ collect_values(build *B, uint64_t *copies)
     hscope_waste_t *w = B->w;
     size_t nv = 0, bytes = 0;
     for (size_t g = 0; g < a->ng; g++)
-        copies[g] = a->v[a->g[g]].n;
+        copies[g] = a->g[g].n;
     for (size_t i = 0; i < a->ngs; i++)
         copies[a->gs[i].grp] += a->gs[i].count;
     for (size_t g = 0; g < a->ng; g++)
         if (copies[g] >= 2) {
             nv++;
-            bytes += HSCOPE__WLEN(&a->v[a->g[g]]);
+            bytes += HSCOPE__WLEN(&a->v[a->g[g].ent]);
         }
     w->vals = hscope__calloc(&w->mem, nv ? nv : 1, sizeof(hscope__wval));
     w->varena = hscope__malloc(&w->mem, bytes + 1);
@@ -237,7 +237,7 @@ collect_values(build *B, uint64_t *copies)
     for (size_t g = 0; g < a->ng; g++) {
         if (copies[g] < 2)
             continue;
-        const hscope__wvent *e = &a->v[a->g[g]];
+        const hscope__wvent *e = &a->v[a->g[g].ent];
         hscope__wval *v = &w->vals[w->nvals];
         v->hash = e->hash;
         v->len = v->length = HSCOPE__WLEN(e);
@@ -274,7 +274,7 @@ build_values(build *B)
     for (size_t i = 0; i < a->ng + a->ngs && st == HSCOPE_OK; i++) {
         hscope__wgs s;
         if (i < a->ng) {
-            const hscope__wvent *e = &a->v[a->g[i]];
+            const hscope__wgrp *e = &a->g[i];
             s = (hscope__wgs){ .grp = (uint32_t)i, .file = e->file, .line = e->line,
                                .count = e->n, .memsize = e->mem, .maxmem = e->maxmem,
                                .frozen = e->frozen, .fstring = e->fstring,
