@@ -31,9 +31,29 @@ cmp_kid(const void *a, const void *b)
     return x->address < y->address ? -1 : x->address > y->address;
 }
 
+/* Sift the kid at i down the heap hp[0..n) whose top is the one that
+ * sorts last (cmp_kid). */
+static void
+kid_sift(kid *hp, size_t n, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < n && cmp_kid(&hp[l], &hp[m]) > 0)
+            m = l;
+        if (r < n && cmp_kid(&hp[r], &hp[m]) > 0)
+            m = r;
+        if (m == i)
+            return;
+        kid x = hp[i];
+        hp[i] = hp[m];
+        hp[m] = x;
+        i = m;
+    }
+}
+
 hscope_status
-hscope__dom_sorted_kids(hscope_domtree_t *t, hscope_id id, int32_t cat, hscope_id **out,
-                        uint64_t *n, hscope_error *err)
+hscope__dom_sorted_kids(hscope_domtree_t *t, hscope_id id, int32_t cat, uint64_t keep,
+                        hscope_id **out, uint64_t *n, hscope_error *err)
 {
     const hscope_id *k;
     hscope_heap_t *h = hscope__domtree_heap(t);
@@ -42,19 +62,37 @@ hscope__dom_sorted_kids(hscope_domtree_t *t, hscope_id id, int32_t cat, hscope_i
     hscope_status st = hscope__domtree_children(t, id, cat, &k, n, err);
     if (st != HSCOPE_OK)
         return st;
-    kid *tmp = hscope__malloc(&h->mem, (size_t)(*n + 1) * sizeof(kid));
-    *out = hscope__malloc(&h->mem, (size_t)(*n + 1) * sizeof(hscope_id));
+    size_t m = (size_t)(keep < *n ? keep : *n);
+    kid *tmp = hscope__malloc(&h->mem, (m + 1) * sizeof(kid));
+    *out = hscope__malloc(&h->mem, (m + 1) * sizeof(hscope_id));
     if (!tmp || !*out) {
         hscope__free(&h->mem, tmp);
         hscope__free(&h->mem, *out);
         *out = NULL;
-        return hscope__nomem(err, (size_t)*n * sizeof(kid));
+        return hscope__nomem(err, m * sizeof(kid));
     }
-    for (uint64_t i = 0; i < *n; i++)
-        tmp[i] = (kid){ hscope__domtree_retained(t, k[i]), hscope__heap_object_address(h, k[i]),
-                        k[i] };
-    qsort(tmp, (size_t)*n, sizeof(kid), cmp_kid);
-    for (uint64_t i = 0; i < *n; i++)
+    /* the first m in the order, from a heap of m whose top is the last of
+     * them: a child that does not sort before the top is not looked at
+     * further (its address is read only when the retained sizes tie) */
+    for (uint64_t i = 0; i < *n; i++) {
+        uint64_t r = hscope__domtree_retained(t, k[i]);
+        if (i < m) {
+            tmp[i] = (kid){ r, hscope__heap_object_address(h, k[i]), k[i] };
+            if (i + 1 == m)
+                for (size_t j = m / 2; j-- > 0;)
+                    kid_sift(tmp, m, j);
+            continue;
+        }
+        if (m == 0 || r < tmp[0].retained)
+            continue;
+        kid c = { r, hscope__heap_object_address(h, k[i]), k[i] };
+        if (cmp_kid(&c, &tmp[0]) < 0) {
+            tmp[0] = c;
+            kid_sift(tmp, m, 0);
+        }
+    }
+    qsort(tmp, m, sizeof(kid), cmp_kid);
+    for (size_t i = 0; i < m; i++)
         (*out)[i] = tmp[i].id;
     hscope__free(&h->mem, tmp);
     return HSCOPE_OK;
@@ -96,7 +134,8 @@ push(walk *wk, frame **stk, size_t *cap, size_t *sp, hscope_id id, uint32_t leve
     f->level = level;
     f->expanded = level < wk->ro->depth;
     if (f->expanded &&
-        (st = hscope__dom_sorted_kids(wk->t, id, -1, &f->kids, &f->n, err)) != HSCOPE_OK)
+        (st = hscope__dom_sorted_kids(wk->t, id, -1, wk->ro->top, &f->kids, &f->n, err)) !=
+            HSCOPE_OK)
         return st;
     f->shown = f->n < wk->ro->top ? f->n : wk->ro->top;
     wk->enter(wk, id, level, f->expanded, f->n);
@@ -285,7 +324,8 @@ top_of_tree(walk *wk, int json, hscope_error *err)
         int32_t cat = ci < ncat ? (int32_t)ci : -1;
         hscope_id *kids;
         uint64_t n;
-        if ((st = hscope__dom_sorted_kids(wk->t, HSCOPE_ID_NONE, cat, &kids, &n, err)) != HSCOPE_OK)
+        if ((st = hscope__dom_sorted_kids(wk->t, HSCOPE_ID_NONE, cat, wk->ro->top, &kids, &n,
+                                          err)) != HSCOPE_OK)
             break;
         uint64_t shown = n < wk->ro->top ? n : wk->ro->top;
         if (json) {

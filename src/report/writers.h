@@ -49,11 +49,13 @@ hscope_status hscope__pprof_write(const hscope_heap_t *h, int64_t time_ns,
 /* The heap as a V8 heap snapshot (w_heapsnapshot.c). */
 hscope_status hscope__heapsnapshot_write(const hscope_heap_t *h, hscope__out *o,
                                          hscope_error *err);
-/* Children of an object (id) or of a root category / the super-root (id
- * HSCOPE_ID_NONE, cat), largest retained first, ties by address; *out
- * from the heap's allocator (hscope__free it). */
+/* The first `keep` children (all when there are fewer) of an object (id)
+ * or of a root category / the super-root (id HSCOPE_ID_NONE, cat),
+ * largest retained first, ties by address; *n gets how many children
+ * there are in all; *out from the heap's allocator (hscope__free it). */
 hscope_status hscope__dom_sorted_kids(hscope_domtree_t *t, hscope_id id, int32_t cat,
-                                      hscope_id **out, uint64_t *n, hscope_error *err);
+                                      uint64_t keep, hscope_id **out, uint64_t *n,
+                                      hscope_error *err);
 /* "0x... TYPE label  (where)<tail>" at `indent`: the label (a class name)
  * and the tail are never cut; `where` (a file:line, NULL: none) is cut in
  * the middle to fit the width. */
