@@ -594,6 +594,52 @@ test_dominators(void **state)
     hscope_heap_free(h);
 }
 
+/*
+ * The children shown are the first --top in the order: largest retained
+ * first, ties by address, whatever the order of the dump.  The Array's
+ * Strings come in the dump from the highest address down, the largest
+ * last; the first three are 0x3000 (80 B), then the two lowest of the
+ * 40-byte ones, 0x4000 and 0x5000, which come after four others tied
+ * with them.
+ */
+static void
+test_dominators_top_ties(void **state)
+{
+    (void)state;
+    static const char dump[] =
+        "{\"type\":\"ROOT\",\"root\":\"vm\",\"references\":[\"0x100\"]}\n"
+        "{\"address\":\"0x10\",\"type\":\"CLASS\",\"name\":\"String\",\"memsize\":100}\n"
+        "{\"address\":\"0x100\",\"type\":\"ARRAY\",\"references\":[\"0x9000\",\"0x8000\","
+        "\"0x7000\",\"0x6000\",\"0x5000\",\"0x4000\",\"0x3000\"],\"memsize\":1000,\"length\":7}\n"
+        "{\"address\":\"0x9000\",\"type\":\"STRING\",\"class\":\"0x10\",\"memsize\":40}\n"
+        "{\"address\":\"0x8000\",\"type\":\"STRING\",\"class\":\"0x10\",\"memsize\":40}\n"
+        "{\"address\":\"0x7000\",\"type\":\"STRING\",\"class\":\"0x10\",\"memsize\":40}\n"
+        "{\"address\":\"0x6000\",\"type\":\"STRING\",\"class\":\"0x10\",\"memsize\":40}\n"
+        "{\"address\":\"0x5000\",\"type\":\"STRING\",\"class\":\"0x10\",\"memsize\":40}\n"
+        "{\"address\":\"0x4000\",\"type\":\"STRING\",\"class\":\"0x10\",\"memsize\":40}\n"
+        "{\"address\":\"0x3000\",\"type\":\"STRING\",\"class\":\"0x10\",\"memsize\":80}\n";
+    hscope_heap_t *h = load_text(dump, 0);
+    hscope_domtree_t *t = domtree(h, HSCOPE_DOM_NO_CLASS_EDGES);
+    for (int focus = 0; focus < 2; focus++) {
+        sink s = { 0 };
+        hscope_report_options o = ropts(HSCOPE_FORMAT_TEXT, 0);
+        o.depth = 2;
+        o.top = 3;
+        hscope_id arr = HSCOPE_ID_NONE;
+        if (focus)
+            assert_int_equal(hscope_heap_find(h, 0x100, &arr), HSCOPE_OK);
+        assert_int_equal(hscope_domtree_write(t, arr, &o, collect, &s, NULL), HSCOPE_OK);
+        assert_has(&s, "0x3000 STRING String  retained 80 B (1 object), self 80 B\n"
+                       "    0x4000 STRING String  retained 40 B (1 object), self 40 B\n"
+                       "    0x5000 STRING String  retained 40 B (1 object), self 40 B\n");
+        assert_lacks(&s, "0x6000");
+        assert_lacks(&s, "0x9000");
+        free(s.p);
+    }
+    hscope_domtree_free(t);
+    hscope_heap_free(h);
+}
+
 /* Lines of a text, sorted (folded stacks: one line per object). */
 static int
 cmp_str(const void *a, const void *b)
@@ -1166,6 +1212,7 @@ main(void)
         cmocka_unit_test(test_generations),
         cmocka_unit_test(test_generations_dumper),
         cmocka_unit_test(test_dominators),
+        cmocka_unit_test(test_dominators_top_ties),
         cmocka_unit_test(test_folded_and_retained),
         cmocka_unit_test(test_domtree_tally),
         cmocka_unit_test(test_paths),
