@@ -216,7 +216,10 @@ def object_more(b, h, holder):
     addr, n = holder["address"], holder["entries"]
     b.navigate(b.base + "#/object/" + addr)
     rows = "[...document.querySelectorAll('table.refs tbody a.addr')].map(a => a.textContent)"
-    first = b.wait("document.querySelector('table.refs') && " + rows)
+    # only the hash changes: until the route runs, the page is still the
+    # object seen before, whose references table would do
+    first = b.wait("[...document.querySelectorAll('h2 span.mono')].some(s => s.textContent == "
+                   "'%s') && document.querySelector('table.refs') && %s" % (addr, rows))
     heads = texts(b, "section h3")
     check(("References (%d)" % n) in heads and len(first or []) == 100,
           "object %s: References (%d) of the truth, the first 100 shown (%s, %d)"
