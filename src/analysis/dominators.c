@@ -941,7 +941,8 @@ hscope__domtree_chain(const hscope_domtree_t *t, hscope_id id, hscope_id *out,
     return t ? hscope__chain_up(idom_up, t, t->n, t->ncat, id, out, max, root_category) : 0;
 }
 
-/* Top-N by retained size: a bounded min-heap over all reachable objects. */
+/* Top-N by retained size (ties: lower address first): a bounded min-heap
+ * over the candidates. */
 static int
 less_r(const hscope_domtree_t *t, uint32_t a, uint32_t b)
 {
@@ -970,12 +971,14 @@ sift_down(const hscope_domtree_t *t, hscope_id *hp, uint64_t n, uint64_t i)
 }
 
 uint64_t
-hscope__domtree_top(const hscope_domtree_t *t, hscope_id *out, uint64_t max)
+hscope__domtree_top_of(const hscope_domtree_t *t, const hscope_id *ids, uint64_t nids,
+                       hscope_id *out, uint64_t max)
 {
     if (!t || !out || !max)
         return 0;
-    uint64_t n = 0;
-    for (uint32_t i = 0; i < t->n; i++) {
+    uint64_t n = 0, all = ids ? nids : t->n;
+    for (uint64_t j = 0; j < all; j++) {
+        uint32_t i = ids ? ids[j] : (uint32_t)j;
         if (t->idom[i] == NONE)
             continue;
         if (n < max) {
@@ -999,6 +1002,12 @@ hscope__domtree_top(const hscope_domtree_t *t, hscope_id *out, uint64_t max)
         sift_down(t, out, e - 1, 0);
     }
     return n;
+}
+
+uint64_t
+hscope__domtree_top(const hscope_domtree_t *t, hscope_id *out, uint64_t max)
+{
+    return hscope__domtree_top_of(t, NULL, 0, out, max);
 }
 
 /* ------------------------------------------------------------------ */

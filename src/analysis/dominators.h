@@ -44,6 +44,11 @@ uint64_t hscope__domtree_chain(const hscope_domtree_t *t, hscope_id id,
                                int32_t *root_category);
 uint64_t hscope__domtree_top(const hscope_domtree_t *t, hscope_id *out,
                              uint64_t max);
+/* The same over the reachable objects of ids[0..nids) (NULL: every
+ * object): at most max into out, largest retained size first, ties by
+ * address; returns how many. */
+uint64_t hscope__domtree_top_of(const hscope_domtree_t *t, const hscope_id *ids,
+                                uint64_t nids, hscope_id *out, uint64_t max);
 hscope_status hscope__paths_compute(hscope_paths_t **out, hscope_heap_t *heap,
                                     const hscope_dom_options *uopts,
                                     hscope_error *uerr);

@@ -17,40 +17,6 @@
 #include "table.h"
 #include "writers.h"
 
-typedef struct kid {
-    uint64_t retained, address;
-    hscope_id id;
-} kid;
-
-static int
-cmp_kid(const void *a, const void *b)
-{
-    const kid *x = a, *y = b;
-    if (x->retained != y->retained)
-        return x->retained > y->retained ? -1 : 1;
-    return x->address < y->address ? -1 : x->address > y->address;
-}
-
-/* Sift the kid at i down the heap hp[0..n) whose top is the one that
- * sorts last (cmp_kid). */
-static void
-kid_sift(kid *hp, size_t n, size_t i)
-{
-    for (;;) {
-        size_t l = 2 * i + 1, r = l + 1, m = i;
-        if (l < n && cmp_kid(&hp[l], &hp[m]) > 0)
-            m = l;
-        if (r < n && cmp_kid(&hp[r], &hp[m]) > 0)
-            m = r;
-        if (m == i)
-            return;
-        kid x = hp[i];
-        hp[i] = hp[m];
-        hp[m] = x;
-        i = m;
-    }
-}
-
 hscope_status
 hscope__dom_sorted_kids(hscope_domtree_t *t, hscope_id id, int32_t cat, uint64_t keep,
                         hscope_id **out, uint64_t *n, hscope_error *err)
@@ -63,38 +29,9 @@ hscope__dom_sorted_kids(hscope_domtree_t *t, hscope_id id, int32_t cat, uint64_t
     if (st != HSCOPE_OK)
         return st;
     size_t m = (size_t)(keep < *n ? keep : *n);
-    kid *tmp = hscope__malloc(&h->mem, (m + 1) * sizeof(kid));
-    *out = hscope__malloc(&h->mem, (m + 1) * sizeof(hscope_id));
-    if (!tmp || !*out) {
-        hscope__free(&h->mem, tmp);
-        hscope__free(&h->mem, *out);
-        *out = NULL;
-        return hscope__nomem(err, m * sizeof(kid));
-    }
-    /* the first m in the order, from a heap of m whose top is the last of
-     * them: a child that does not sort before the top is not looked at
-     * further (its address is read only when the retained sizes tie) */
-    for (uint64_t i = 0; i < *n; i++) {
-        uint64_t r = hscope__domtree_retained(t, k[i]);
-        if (i < m) {
-            tmp[i] = (kid){ r, hscope__heap_object_address(h, k[i]), k[i] };
-            if (i + 1 == m)
-                for (size_t j = m / 2; j-- > 0;)
-                    kid_sift(tmp, m, j);
-            continue;
-        }
-        if (m == 0 || r < tmp[0].retained)
-            continue;
-        kid c = { r, hscope__heap_object_address(h, k[i]), k[i] };
-        if (cmp_kid(&c, &tmp[0]) < 0) {
-            tmp[0] = c;
-            kid_sift(tmp, m, 0);
-        }
-    }
-    qsort(tmp, m, sizeof(kid), cmp_kid);
-    for (size_t i = 0; i < m; i++)
-        (*out)[i] = tmp[i].id;
-    hscope__free(&h->mem, tmp);
+    if (!(*out = hscope__malloc(&h->mem, (m + 1) * sizeof(hscope_id))))
+        return hscope__nomem(err, m * sizeof(hscope_id));
+    hscope__domtree_top_of(t, k, *n, *out, m);
     return HSCOPE_OK;
 }
 
