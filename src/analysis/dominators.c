@@ -200,21 +200,23 @@ typedef struct cstack {
 } cstack;
 
 /*
- * eval(v): the minimum semi-dominator value on the compressed path from v
- * up to (not including) the root of its linked tree; label[] holds semi
- * values.  Path compression is iterative: the path is collected on the
- * stack and compressed from the top down, as the recursive version would.
- * If the stack cannot grow, the path is left uncompressed (still correct)
- * and the failure is noted.
+ * eval(v) while w is processed: the minimum semi-dominator value on the
+ * compressed path from v up to (not including) the root of its linked
+ * tree.  The vertices numbered after w are the linked ones (anc[], the
+ * forest, and label[], semi values, are read only for them); one numbered
+ * w or lower is a root, its own label.  Path compression is iterative:
+ * the path is collected on the stack and compressed from the top down, as
+ * the recursive version would.  If the stack cannot grow, the path is
+ * left uncompressed (still correct) and the failure is noted.
  */
 static uint32_t
-eval(uint32_t v, uint32_t *anc, uint32_t *label, cstack *cs)
+eval(uint32_t v, uint32_t w, uint32_t *anc, uint32_t *label, cstack *cs)
 {
-    if (anc[v] == NONE)
-        return label[v];
+    if (v <= w)
+        return v;
     size_t sp = 0;
     uint32_t u = v;
-    while (anc[anc[u]] != NONE) {
+    while (anc[u] > w) {
         if (sp == cs->cap) {
             hscope_error e;
             hscope__error_init(&e);
@@ -246,19 +248,18 @@ hscope__dom_options_init(hscope_dom_options *o)
 }
 
 /*
- * Iterative DFS from the super-root, successors in order: order[] (unless
- * NULL) gets the vertices in preorder, *cnt their number.  Visited marks
- * are num[] (which also gets each vertex's preorder number, and then
- * parent[] the parent's) or, with num NULL, the bitset `seen`.  With num,
- * every edge out of a reached vertex is examined once: one to a vertex
- * already numbered that is not the DFS tree edge to it (nor a repeat of
- * that edge) counts in pc's half of its source, at the target's number:
+ * Iterative DFS from the super-root, successors in order: num[] gets each
+ * reached vertex's preorder number (NONE before: the visited marks),
+ * parent[] (by number) its DFS tree parent's, *pcnt their count.  Every
+ * edge out of a reached vertex is examined once: one to a vertex already
+ * numbered that is not the DFS tree edge to it (nor a repeat of that
+ * edge) counts in pc's half of its source, at the target's number:
  * build_preds()'s sizes.  The stack holds each open vertex's successor
  * range (hscope__succs, 16 bytes) and grows only as deep as the DFS goes.
  */
 static hscope_status
-dfs(const graph *g, hscope__mem *m, uint32_t *num, uint64_t *seen, uint32_t *order,
-    uint32_t *parent, const pcounts *pc, uint32_t *pcnt, hscope_error *err)
+dfs(const graph *g, hscope__mem *m, uint32_t *num, uint32_t *parent, const pcounts *pc,
+    uint32_t *pcnt, hscope_error *err)
 {
     hscope__succs *stack = NULL;
     size_t scap = 0, sp = 0;
@@ -267,14 +268,8 @@ dfs(const graph *g, hscope__mem *m, uint32_t *num, uint64_t *seen, uint32_t *ord
     if (st != HSCOPE_OK)
         return st;
     uint32_t cnt = 0, r = g->root;
-    if (num) {
-        num[r] = cnt;
-        parent[cnt] = NONE;
-    } else {
-        seen[r >> 6] |= (uint64_t)1 << (r & 63);
-    }
-    if (order)
-        order[cnt] = r;
+    num[r] = cnt;
+    parent[cnt] = NONE;
     cnt++;
     hscope__succs_of(g, r, &stack[0]);
     sp = 1;
@@ -287,8 +282,7 @@ dfs(const graph *g, hscope__mem *m, uint32_t *num, uint64_t *seen, uint32_t *ord
              * that successor start (its row prefetched a step before) */
             uint32_t j = f->pos + PF_DFS < f->end ? f->pos + PF_DFS : f->end - 1;
             uint32_t a = g->h->edges[j];
-            if (num)
-                __builtin_prefetch(&num[a]);
+            __builtin_prefetch(&num[a]);
             __builtin_prefetch(&g->h->edge_start[a]);
             __builtin_prefetch(&g->h->cls[a]);
             uint32_t j2 = f->pos + PF_DFS / 2 < f->end ? f->pos + PF_DFS / 2 : f->end - 1;
@@ -300,23 +294,14 @@ dfs(const graph *g, hscope__mem *m, uint32_t *num, uint64_t *seen, uint32_t *ord
             sp--;
             continue;
         }
-        if (num) {
-            uint32_t q = num[w];
-            if (q != NONE) {
-                if (parent[q] != num[f->v])
-                    (f->v < pc->split ? pc->ca : pc->cb)[q]++;
-                continue;
-            }
-            num[w] = cnt;
-            parent[cnt] = num[f->v];
-        } else {
-            uint64_t bit = (uint64_t)1 << (w & 63);
-            if (seen[w >> 6] & bit)
-                continue;
-            seen[w >> 6] |= bit;
+        uint32_t q = num[w];
+        if (q != NONE) {
+            if (parent[q] != num[f->v])
+                (f->v < pc->split ? pc->ca : pc->cb)[q]++;
+            continue;
         }
-        if (order)
-            order[cnt] = w;
+        num[w] = cnt;
+        parent[cnt] = num[f->v];
         cnt++;
         if (sp == scap &&
             (st = hscope__grow(m, (void **)&stack, &scap, scap + 1, sizeof(hscope__succs), err)) !=
@@ -331,31 +316,39 @@ dfs(const graph *g, hscope__mem *m, uint32_t *num, uint64_t *seen, uint32_t *ord
     return HSCOPE_OK;
 }
 
+/* A semi-dominator below its vertex's parent: the parent is kept for the
+ * NCA step (see semi_dominators()). */
+#define SEMI_BELOW 0x80000000u
+
 /*
- * Phase 3 of compute(): semi-dominators, in reverse preorder, with anc
- * (cnt entries) the forest of linked vertices.  semi(w) is kept in
- * pstart[w + 1], which only w itself reads (as the end of its list) and
- * has read by then.
+ * Phase 3 of compute(): semi-dominators, in reverse preorder.  pa[] is
+ * the DFS tree parents and also the forest of linked vertices (anc): w is
+ * linked to its parent once processed, which is where its entry already
+ * points, and path compression then changes only processed entries.
+ * semi(w) is kept in pstart[w + 1], which only w itself reads (as the end
+ * of its list) and has read by then.  Where it is below the parent, the
+ * parent is lost to compression but needed by the NCA step: it is flagged
+ * (SEMI_BELOW), and the parent goes to the end of preds, whose lists are
+ * read from the end: such a vertex has at least one predecessor, so the
+ * parents never overtake what is still unread.  *nbelow gets their count
+ * (at preds[npreds - *nbelow] on, in preorder).
  */
 static hscope_status
-semi_dominators(hscope__mem *m, uint32_t cnt, const uint32_t *parent, uint32_t *pstart,
-                const uint32_t *preds, uint32_t *anc, hscope_error *err)
+semi_dominators(hscope__mem *m, uint32_t cnt, uint32_t *pa, uint32_t *pstart, uint32_t *preds,
+                uint32_t *nbelow, hscope_error *err)
 {
     cstack cs = { m, NULL, 0, 0 };
     uint32_t *label = hscope__malloc(m, (size_t)cnt * 4);
     if (!label)
         return hscope__nomem(err, (size_t)cnt * 4);
     hscope_status st = HSCOPE_OK;
-    for (uint32_t i = 0; i < cnt; i++) {
-        label[i] = i;
-        anc[i] = NONE;
-    }
+    uint32_t top = pstart[cnt], nb = 0;
     for (uint32_t w = cnt - 1; w > 0; w--) {
         /* the parent (tree edge, not in preds) is a candidate: unlinked,
          * eval(parent) is parent itself */
-        uint32_t s = parent[w], end = pstart[w + 1];
+        uint32_t p = pa[w], s = p, end = pstart[w + 1];
         for (uint32_t k = pstart[w]; k < end; k++) {
-            uint32_t x = eval(preds[k], anc, label, &cs);
+            uint32_t x = eval(preds[k], w, pa, label, &cs);
             if (x < s)
                 s = x;
         }
@@ -363,12 +356,16 @@ semi_dominators(hscope__mem *m, uint32_t cnt, const uint32_t *parent, uint32_t *
             st = hscope__nomem(err, cs.cap * 8);
             break;
         }
-        pstart[w + 1] = s;
         label[w] = s;
-        anc[w] = parent[w]; /* link(parent[w], w) */
+        if (s < p) {
+            preds[top - ++nb] = p;
+            s |= SEMI_BELOW;
+        }
+        pstart[w + 1] = s;
     }
     hscope__free(m, label);
     hscope__free(m, cs.s);
+    *nbelow = nb;
     return st;
 }
 
@@ -503,11 +500,12 @@ retained_sizes(hscope_domtree_t *t, const graph *g, const uint32_t *order, uint3
  * Memory, per vertex (v) and per reached edge that is not a DFS tree edge
  * (e; tree edges are not stored): the phases free what they no longer
  * need before the next allocates, so the peak is 16 v + 4 e (building the
- * predecessors, then the semi-dominators), or 16 v when the results are
- * written, of which 12 bytes per object (idom, retained count and size)
- * stay.  The price is a second DFS at the end: keeping the
- * first one's preorder through the semi-dominators would add 4 v to the
- * peak (measured: 188 -> 201 MB on the 2.7 M-object benchmark heap).
+ * predecessors: numbers, parents, two count halves; then the
+ * semi-dominators: parents as the forest, list starts as semi values, the
+ * labels, the preorder), or 16 v when the results are written, of which
+ * 12 bytes per object (idom, retained count and size) stay.  The preorder
+ * costs no fifth array because the forest shares the parents' (see
+ * semi_dominators()) and it takes the spent cursors' block.
  */
 static hscope_status
 compute(hscope_domtree_t *t, const graph *g, hscope_error *err)
@@ -515,13 +513,12 @@ compute(hscope_domtree_t *t, const graph *g, hscope_error *err)
     hscope__mem *m = &t->heap->mem;
     hscope_status st;
     uint32_t nv = g->nv;
-    uint32_t *num = NULL, *order = NULL, *parent = NULL, *anc = NULL, *pstart = NULL,
-             *preds = NULL;
-    uint64_t *seen = NULL;
+    if (nv >= SEMI_BELOW) /* a semi value and its flag in one word */
+        return hscope__fail(err, HSCOPE_ERR_LIMIT, "graph too large for dominators");
+    uint32_t *num = NULL, *order = NULL, *parent = NULL, *pstart = NULL, *preds = NULL;
 
     /* Phase 1: preorder numbers (num: vertex -> number), DFS tree parents
-     * (by number) and the predecessor counts in two halves.  The vertices
-     * in preorder are not kept (phase 5 numbers them again). */
+     * (by number) and the predecessor counts in two halves. */
     pcounts pc = { NULL, NULL, preds_split(g) };
     num = hscope__malloc(m, (size_t)nv * 4);
     parent = hscope__malloc(m, (size_t)nv * 4);
@@ -533,68 +530,57 @@ compute(hscope_domtree_t *t, const graph *g, hscope_error *err)
     }
     memset(num, 0xFF, (size_t)nv * 4);
     uint32_t cnt = 0;
-    if ((st = dfs(g, m, num, NULL, NULL, parent, &pc, &cnt, err)) != HSCOPE_OK)
+    if ((st = dfs(g, m, num, parent, &pc, &cnt, err)) != HSCOPE_OK)
         goto out;
 
     /* Phase 2: predecessors in preorder numbers (pstart: pc.ca's block,
-     * preds); then vertex numbers and the second half's cursors are no
-     * longer needed. */
+     * preds).  Then the second half's cursors are spent, and their block
+     * gets the vertices in preorder (order: number -> vertex), the
+     * numbering inverted, which is no longer needed. */
     if ((st = build_preds(g, m, num, parent, cnt, &pc, &pstart, &preds, err)) != HSCOPE_OK)
         goto out;
     pc.ca = NULL;
-    hscope__free(m, pc.cb);
+    order = pc.cb;
     pc.cb = NULL;
+    for (uint32_t v = 0; v < nv; v++)
+        if (num[v] != NONE)
+            order[num[v]] = v;
     hscope__free(m, num);
     num = NULL;
 
-    /* Phase 3: semi-dominators (semi(w) in pstart[w + 1]). */
-    if (!(anc = hscope__malloc(m, (size_t)cnt * 4))) {
-        st = hscope__nomem(err, (size_t)cnt * 4);
-        goto out;
-    }
-    if ((st = semi_dominators(m, cnt, parent, pstart, preds, anc, err)) != HSCOPE_OK)
+    /* Phase 3: semi-dominators (semi(w) in pstart[w + 1], flagged when
+     * below the parent, whose parent is then in preds' tail). */
+    uint32_t nbelow = 0, npreds = pstart[cnt];
+    if ((st = semi_dominators(m, cnt, parent, pstart, preds, &nbelow, err)) != HSCOPE_OK)
         goto out;
     uint32_t *semi = pstart + 1;
-    hscope__free(m, preds);
-    preds = NULL;
 
     /* Phase 4: NCA step: idom = parent, then climb while above semi.
-     * `anc` becomes the idom array (preorder numbers). */
-    uint32_t *idom = anc;
+     * The parent is the semi value itself unless flagged, else the next
+     * one in preds' tail.  The idom array (preorder numbers) takes the
+     * forest's block, which is no longer read. */
+    uint32_t *idom = parent;
     idom[0] = 0;
-    for (uint32_t w = 1; w < cnt; w++) {
-        uint32_t d = parent[w];
-        while (d > semi[w])
-            d = idom[d];
+    for (uint32_t w = 1, k = npreds - nbelow; w < cnt; w++) {
+        uint32_t sw = semi[w], d = sw;
+        if (sw & SEMI_BELOW) {
+            sw &= ~SEMI_BELOW;
+            for (d = preds[k++]; d > sw;)
+                d = idom[d];
+        }
         idom[w] = d;
     }
-    hscope__free(m, parent);
     hscope__free(m, pstart);
-    parent = pstart = NULL;
+    hscope__free(m, preds);
+    pstart = preds = NULL;
 
-    /* Phase 5: the results, per object.  The same DFS again gives the
-     * same numbering (visited marks in a bitset this time); idom goes to
-     * vertex ids, then retained sizes accumulate children before parents
-     * (reverse preorder; idom[w] < w) straight into the output arrays. */
-    seen = hscope__calloc(m, (size_t)nv / 64 + 1, sizeof(uint64_t));
-    order = hscope__malloc(m, (size_t)cnt * 4);
-    if (!seen || !order) {
-        st = hscope__nomem(err, (size_t)cnt * 4);
-        goto out;
-    }
-    uint32_t cnt2 = 0;
-    if ((st = dfs(g, m, NULL, seen, order, NULL, NULL, &cnt2, err)) != HSCOPE_OK)
-        goto out;
-    hscope__free(m, seen);
-    seen = NULL;
-    if (cnt2 != cnt) {
-        st = hscope__fail(err, HSCOPE_ERR_INTERNAL, "dominators: the graph changed");
-        goto out;
-    }
+    /* Phase 5: the results, per object: idom goes to vertex ids, then
+     * retained sizes accumulate children before parents (reverse
+     * preorder; idom[w] < w) straight into the output arrays. */
     if ((st = idom_ids(t, g, order, idom, cnt, err)) != HSCOPE_OK)
         goto out;
-    hscope__free(m, anc);
-    anc = idom = NULL;
+    hscope__free(m, parent);
+    parent = idom = NULL;
     if ((st = retained_sizes(t, g, order, cnt, err)) != HSCOPE_OK)
         goto out;
     t->unreach = g->n - t->reachable;
@@ -602,11 +588,9 @@ compute(hscope_domtree_t *t, const graph *g, hscope_error *err)
 out:
     hscope__free(m, pc.ca); /* NULL once it became pstart */
     hscope__free(m, pc.cb);
-    hscope__free(m, seen);
     hscope__free(m, num);
     hscope__free(m, order);
     hscope__free(m, parent);
-    hscope__free(m, anc);
     hscope__free(m, pstart);
     hscope__free(m, preds);
     return st;
