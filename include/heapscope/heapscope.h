@@ -937,7 +937,9 @@ HSCOPE_API uint32_t hscope_series_check(const hscope_fingerprint_t *const *fps,
  * object kept, about 28 more while computing.  On a heap of 2^16 objects
  * or more, with two cores, the predecessor lists are filled on a second
  * thread beside the calling one (started and joined within the call).
- * Holds a heap reference.
+ * HSCOPE_ERR_LIMIT for a graph of 2^31 vertices (objects, root categories
+ * and the super-root) or more, or of 2^32 - 1 edges or more outside the
+ * DFS tree.  Holds a heap reference.
  */
 typedef struct hscope_domtree hscope_domtree_t;
 
