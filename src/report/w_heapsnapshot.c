@@ -25,6 +25,7 @@
 #include "../model/model.h"
 #include "jsonw.h"
 #include "out.h"
+#include "rowcur.h"
 #include "writers.h"
 
 /* node_fields, node_types */
@@ -161,20 +162,38 @@ nodes(snap *s)
         flush(s, ",\n");
     }
     int traced = h->nsites > 1;
+    /* the objects' records formatted in place (rowcur.h): the same bytes
+     * as num() and flush(), without a call per number */
+    hscope__cur k = { s->o, NULL, NULL, NULL };
+    hscope__cur_open(&k, HSCOPE__ROW_ROOM); /* never NULL: a buffer is 8 KiB or more */
     for (uint32_t i = 0; i < h->n; i++) {
         uint64_t mem = hscope__memsize(h, i);
         uint32_t site = h->site[i];
-        num(s, node_type(h->type[i]));
-        num(s, hscope__object_label(h, i));
-        num(s, object_id(h->addr[i]));
-        num(s, mem < UINT32_MAX ? mem : UINT32_MAX);
-        num(s, h->edge_start[i + 1] - h->edge_start[i] + (uint64_t)has_class_edge(h, i));
-        num(s, traced && site ? (uint64_t)site + 1 : 0);
-        num(s, 0);
-        flush(s, ",\n");
+        if ((size_t)(k.end - k.p) < HSCOPE__ROW_ROOM) { /* a record is at most 148 bytes */
+            hscope__cur_close(&k);
+            hscope__cur_open(&k, HSCOPE__ROW_ROOM);
+        }
+        char *p = k.p;
+        p[0] = ',';
+        p[1] = '\n';
+        p = hscope__put_u64(p + 2, node_type(h->type[i]));
+        *p++ = ',';
+        p = hscope__put_u64(p, hscope__object_label(h, i));
+        *p++ = ',';
+        p = hscope__put_u64(p, object_id(h->addr[i]));
+        *p++ = ',';
+        p = hscope__put_u64(p, mem < UINT32_MAX ? mem : UINT32_MAX);
+        *p++ = ',';
+        p = hscope__put_u64(p, h->edge_start[i + 1] - h->edge_start[i] +
+                                   (uint64_t)has_class_edge(h, i));
+        *p++ = ',';
+        p = hscope__put_u64(p, traced && site ? (uint64_t)site + 1 : 0);
+        memcpy(p, ",0", 2);
+        k.p = p + 2;
         s->site_count[site]++;
         s->site_size[site] += mem;
     }
+    hscope__cur_close(&k);
     hscope__out_puts(s->o, "],\n");
 }
 
@@ -205,18 +224,39 @@ edges(snap *s)
             sep = ",\n";
         }
     }
+    /* the objects' references formatted in place, as the nodes */
+    hscope__cur k = { s->o, NULL, NULL, NULL };
+    hscope__cur_open(&k, HSCOPE__ROW_ROOM);
+    size_t lead = *sep ? 0 : 2; /* no separator before the very first edge */
     for (uint32_t i = 0; i < h->n; i++) {
-        for (uint32_t e = h->edge_start[i]; e < h->edge_start[i + 1]; e++) {
-            edge(s, ET_ELEMENT, e - h->edge_start[i], base + h->edges[e]);
-            flush(s, sep);
-            sep = ",\n";
-        }
-        if (has_class_edge(h, i)) {
-            edge(s, ET_INTERNAL, s->sx[S_CLASS], base + h->cls[i]);
-            flush(s, sep);
-            sep = ",\n";
+        for (uint64_t e = h->edge_start[i]; e <= h->edge_start[i + 1]; e++) {
+            uint64_t name, to;
+            if (e < h->edge_start[i + 1]) {
+                name = e - h->edge_start[i];
+                to = base + h->edges[e];
+            } else if (has_class_edge(h, i)) {
+                name = s->sx[S_CLASS];
+                to = base + h->cls[i];
+            } else {
+                break;
+            }
+            if ((size_t)(k.end - k.p) < HSCOPE__ROW_ROOM) { /* at most 66 bytes */
+                hscope__cur_close(&k);
+                hscope__cur_open(&k, HSCOPE__ROW_ROOM);
+            }
+            char *p = k.p;
+            p[0] = ',';
+            p[1] = '\n';
+            p += 2 - lead;
+            lead = 0;
+            *p++ = (char)('0' + (e < h->edge_start[i + 1] ? ET_ELEMENT : ET_INTERNAL));
+            *p++ = ',';
+            p = hscope__put_u64(p, name);
+            *p++ = ',';
+            k.p = hscope__put_u64(p, to * NODE_FIELDS);
         }
     }
+    hscope__cur_close(&k);
     hscope__out_puts(s->o, "],\n");
 }
 

@@ -236,6 +236,8 @@ def check_structure(name, dump, snap):
           % (name, len(objs), bad[:3] or 'all as the dump says'))
     check(len(ids) == len(objs) and all(i % 2 == 1 for i in ids),
           '%s: object ids odd and distinct' % name)
+    check(all(n[6] == 0 for n in node),
+          '%s: detachedness 0 (unknown) on every node: Ruby has no detached DOM' % name)
     return node, out
 
 
