@@ -42,26 +42,34 @@ extern const char hscope__digits2[201];
 /* "00" "01" ... "ff": the two lowercase hex digits of each byte. */
 extern const char hscope__hex2[513];
 
-/* The decimal digits of v at p (at most 20 bytes); returns their end. */
+/* 10^0 ... 10^19. */
+extern const uint64_t hscope__pow10[20];
+
+/* The decimal digits of v at p (at most 20 bytes); returns their end.
+ * The digit count comes first (from the bit length), so the digits are
+ * written in place, two at a time, with no copy of variable length (a
+ * call to memcpy per number was most of the cost). */
 static inline char *
 hscope__put_u64(char *p, uint64_t v)
 {
-    char b[20];
-    size_t i = sizeof(b);
+    if (v < 10) {
+        *p = (char)('0' + v);
+        return p + 1;
+    }
+    /* floor(log10(v)): 1233 / 4096 ~ log10(2), too big by at most one */
+    unsigned t = ((unsigned)(64 - __builtin_clzll(v)) * 1233u) >> 12;
+    char *end = p + t + 1 - (v < hscope__pow10[t]), *q = end;
     while (v >= 100) {
         uint64_t r = v % 100;
         v /= 100;
-        i -= 2;
-        memcpy(b + i, hscope__digits2 + 2 * r, 2);
+        q -= 2;
+        memcpy(q, hscope__digits2 + 2 * r, 2);
     }
-    if (v >= 10) {
-        i -= 2;
-        memcpy(b + i, hscope__digits2 + 2 * v, 2);
-    } else {
-        b[--i] = (char)('0' + v);
-    }
-    memcpy(p, b + i, sizeof(b) - i);
-    return p + (sizeof(b) - i);
+    if (v >= 10)
+        memcpy(q - 2, hscope__digits2 + 2 * v, 2);
+    else
+        q[-1] = (char)('0' + v);
+    return end;
 }
 
 /* "0x" and the lowercase hex digits of a (at most 18 bytes); returns
