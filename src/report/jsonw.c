@@ -7,6 +7,7 @@
 #include "../core/core.h"
 #include "jsonw.h"
 #include "out.h"
+#include "rowcur.h"
 
 void
 hscope__json_init(hscope__json *w, hscope__out *o, int pretty)
@@ -145,8 +146,21 @@ void
 hscope__json_key(hscope__json *w, const char *k)
 {
     sep(w);
-    put_escaped(w, k, strlen(k));
-    hscope__out_puts(w->o, w->pretty ? ": " : ":");
+    size_t n = strlen(k), i = 0, avail;
+    while (i < n && plain_byte((unsigned char)k[i], w->script_safe))
+        i++;
+    char *p = i == n && n <= 64 ? hscope__out_room(w->o, n + 4, &avail) : NULL;
+    if (p) { /* the quoted key and its colon in one piece */
+        p[0] = '"';
+        memcpy(p + 1, k, n);
+        p[n + 1] = '"';
+        p[n + 2] = ':';
+        p[n + 3] = ' ';
+        hscope__out_advance(w->o, n + (w->pretty ? 4 : 3));
+    } else {
+        put_escaped(w, k, n);
+        hscope__out_puts(w->o, w->pretty ? ": " : ":");
+    }
     w->after_key = 1;
 }
 
@@ -170,15 +184,20 @@ hscope__json_str(hscope__json *w, const char *s)
 void
 hscope__json_u64(hscope__json *w, uint64_t v)
 {
+    char b[24];
     value_start(w);
-    hscope__out_printf(w->o, "%llu", (unsigned long long)v);
+    hscope__out_write(w->o, b, (size_t)(hscope__put_u64(b, v) - b));
 }
 
 void
 hscope__json_i64(hscope__json *w, int64_t v)
 {
+    char b[24];
     value_start(w);
-    hscope__out_printf(w->o, "%lld", (long long)v);
+    b[0] = '-';
+    /* the magnitude as unsigned: -INT64_MIN does not fit an int64_t */
+    char *e = v < 0 ? hscope__put_u64(b + 1, 0 - (uint64_t)v) : hscope__put_u64(b, (uint64_t)v);
+    hscope__out_write(w->o, b, (size_t)(e - b));
 }
 
 void
@@ -208,8 +227,12 @@ hscope__json_null(hscope__json *w)
 void
 hscope__json_addr(hscope__json *w, uint64_t a)
 {
+    char b[24];
     value_start(w);
-    hscope__out_printf(w->o, "\"0x%llx\"", (unsigned long long)a);
+    b[0] = '"';
+    char *e = hscope__put_addr(b + 1, a);
+    *e++ = '"';
+    hscope__out_write(w->o, b, (size_t)(e - b));
 }
 
 void

@@ -4,8 +4,12 @@
  * (quote, backslash and control characters escaped, \u00XX for the
  * controls without a short form and for DEL) and the script-safe rules of
  * jsonw.h (< > & ' U+2028 U+2029 as \u escapes, invalid UTF-8 as
- * \ufffd); plain runs longer than the output's buffer included.
+ * \ufffd); plain runs longer than the output's buffer included.  Numbers,
+ * addresses and keys against printf ("%llu", "%lld", "\"0x%llx\"") and
+ * the escaper, compact and pretty.
  */
+#include <inttypes.h>
+#include <stdio.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -137,6 +141,84 @@ test_long_runs(void **state)
     free(want);
 }
 
+/* One document of numbers, addresses and keys, compact or pretty, equals
+ * the same built with printf and the string escaper. */
+static void
+numbers_and_keys(int pretty, int safe)
+{
+    static const uint64_t u[] = { 0, 1, 9, 10, 99, 100, 4294967295u, 4294967296u,
+                                  10000000000000000000u, UINT64_MAX };
+    static const int64_t i[] = { 0, -1, 1, -9, -10, INT64_MAX, INT64_MIN, INT64_MIN + 1 };
+    /* plain keys, a key to escape, one longer than 64 bytes, and one
+     * that only script-safety escapes */
+    static const char *const keys[] = {
+        "count", "a\"b", "k<", "",
+        "a_key_longer_than_sixty_four_bytes_so_it_takes_the_escaping_path_x",
+    };
+    sink k = { NULL, 0 };
+    hscope_error err = HSCOPE_ERROR_INIT;
+    hscope__out o;
+    hscope__out_init(&o, sink_write, &k, &err);
+    hscope__json w;
+    hscope__json_init(&w, &o, pretty);
+    w.script_safe = safe;
+    char want[4096];
+    size_t n = 0;
+    const char *colon = pretty ? ": " : ":";
+#define ADD(...) n += (size_t)snprintf(want + n, sizeof(want) - n, __VA_ARGS__)
+#define SEP(first) ADD("%s%s", (first) ? "" : ",", pretty ? "\n  " : "")
+    hscope__json_obj(&w);
+    ADD("{");
+    int first = 1;
+    for (size_t j = 0; j < sizeof(u) / sizeof(u[0]); j++, first = 0) {
+        hscope__json_ku64(&w, "u", u[j]);
+        SEP(first);
+        ADD("\"u\"%s%" PRIu64, colon, u[j]);
+    }
+    for (size_t j = 0; j < sizeof(i) / sizeof(i[0]); j++) {
+        hscope__json_key(&w, "i");
+        hscope__json_i64(&w, i[j]);
+        SEP(0);
+        ADD("\"i\"%s%" PRId64, colon, i[j]);
+    }
+    for (size_t j = 0; j < sizeof(u) / sizeof(u[0]); j++) {
+        hscope__json_key(&w, "a");
+        hscope__json_addr(&w, u[j]);
+        SEP(0);
+        ADD("\"a\"%s\"0x%" PRIx64 "\"", colon, u[j]);
+    }
+    for (size_t j = 0; j < sizeof(keys) / sizeof(keys[0]); j++) {
+        hscope__json_key(&w, keys[j]);
+        hscope__json_u64(&w, j);
+        SEP(0);
+        const char *q = strcmp(keys[j], "a\"b") == 0 ? "\"a\\\"b\""
+                        : strcmp(keys[j], "k<") == 0 ? (safe ? "\"k\\u003c\"" : "\"k<\"")
+                        : NULL;
+        if (q)
+            ADD("%s%s%zu", q, colon, j);
+        else
+            ADD("\"%s\"%s%zu", keys[j], colon, j);
+    }
+    hscope__json_end_obj(&w);
+    ADD("%s}", pretty ? "\n" : "");
+#undef SEP
+#undef ADD
+    assert_int_equal(hscope__out_finish(&o), HSCOPE_OK);
+    if (k.len != n || memcmp(k.p, want, n) != 0)
+        fail_msg("pretty=%d safe=%d: got [%.*s], want [%.*s]", pretty, safe, (int)k.len,
+                 k.p ? k.p : "", (int)n, want);
+    free(k.p);
+}
+
+static void
+test_numbers_and_keys(void **state)
+{
+    (void)state;
+    for (int pretty = 0; pretty <= 1; pretty++)
+        for (int safe = 0; safe <= 1; safe++)
+            numbers_and_keys(pretty, safe);
+}
+
 int
 main(void)
 {
@@ -145,6 +227,7 @@ main(void)
         cmocka_unit_test(test_raw_mode),
         cmocka_unit_test(test_script_safe),
         cmocka_unit_test(test_long_runs),
+        cmocka_unit_test(test_numbers_and_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
