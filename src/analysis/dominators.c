@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../index/index.h"
 #include "../model/model.h"
 #include "dominators.h"
 #include "graph.h"
@@ -954,12 +955,86 @@ sift_down(const hscope_domtree_t *t, hscope_id *hp, uint64_t n, uint64_t i)
     }
 }
 
+/*
+ * Every reachable object in order (retained size down, then address up),
+ * when `max` holds them all and the heap has the run index (a dump laid
+ * out as Ruby writes it: disjoint runs of rising addresses, sorted by
+ * address).  The runs give the objects in address order in one pass, and
+ * a stable radix sort on the retained size (11 bits a pass, from the low
+ * end, only as many passes as the largest size needs) keeps that order
+ * among equal sizes.  The heap sort below reads two objects' sizes and
+ * addresses, far apart in memory, per comparison: on a 2.7 M-object heap
+ * it took longer than the tree.  Costs a second id array for the sort;
+ * returns UINT64_MAX (nothing decided) without the run index, when max is
+ * too small, or when that array cannot be had.
+ */
+#define RADIX_BITS 11
+static uint64_t
+top_all_sorted(const hscope_domtree_t *t, hscope_id *out, uint64_t max)
+{
+    const hscope_heap_t *h = t->heap;
+    if (!h->runs)
+        return UINT64_MAX;
+    uint64_t n = 0, top = 0;
+    for (uint32_t k = 0; k < h->nruns; k++) {
+        const hscope__run *run = &h->runs[k];
+        for (uint32_t i = run->start; i < run->end; i++) {
+            if (t->idom[i] == NONE)
+                continue;
+            if (n == max)
+                return UINT64_MAX;
+            out[n++] = i;
+            uint64_t r = rs_get(t, i);
+            top = r > top ? r : top;
+        }
+    }
+    if (n < 2 || !top)
+        return n;
+    hscope__mem *m = (hscope__mem *)&h->mem;
+    hscope_id *tmp = hscope__malloc(m, (size_t)n * sizeof(hscope_id));
+    size_t *cnt = hscope__malloc(m, ((size_t)1 << RADIX_BITS) * sizeof(size_t));
+    if (!tmp || !cnt) {
+        hscope__free(m, tmp);
+        hscope__free(m, cnt);
+        return UINT64_MAX;
+    }
+    const uint64_t mask = ((uint64_t)1 << RADIX_BITS) - 1;
+    hscope_id *from = out, *to = tmp;
+    for (unsigned sh = 0; sh < 64 && (top >> sh) != 0; sh += RADIX_BITS) {
+        /* by the digit's complement: larger sizes first, ties in order */
+        memset(cnt, 0, ((size_t)1 << RADIX_BITS) * sizeof(size_t));
+        for (uint64_t j = 0; j < n; j++)
+            cnt[mask - ((rs_get(t, from[j]) >> sh) & mask)]++;
+        size_t at = 0;
+        for (uint64_t d = 0; d <= mask; d++) {
+            size_t c = cnt[d];
+            cnt[d] = at;
+            at += c;
+        }
+        for (uint64_t j = 0; j < n; j++)
+            to[cnt[mask - ((rs_get(t, from[j]) >> sh) & mask)]++] = from[j];
+        hscope_id *x = from;
+        from = to;
+        to = x;
+    }
+    if (from != out)
+        memcpy(out, from, (size_t)n * sizeof(hscope_id));
+    hscope__free(m, tmp);
+    hscope__free(m, cnt);
+    return n;
+}
+
 uint64_t
 hscope__domtree_top_of(const hscope_domtree_t *t, const hscope_id *ids, uint64_t nids,
                        hscope_id *out, uint64_t max)
 {
     if (!t || !out || !max)
         return 0;
+    if (!ids && max >= t->reachable) {
+        uint64_t got = top_all_sorted(t, out, max);
+        if (got != UINT64_MAX)
+            return got;
+    }
     uint64_t n = 0, all = ids ? nids : t->n;
     for (uint64_t j = 0; j < all; j++) {
         uint32_t i = ids ? ids[j] : (uint32_t)j;

@@ -50,14 +50,22 @@ put(text *t, const char *fmt, ...)
 /* Allocation sites of the graphs' objects (g.rb:1 .. g.rb:NSITES). */
 #define NSITES 5
 
-/* Graph: n nodes (addresses 0x1000 + 8*i), adjacency lists, roots. */
+/* Graph: n nodes (addresses 0x1000 + 8*i unless addr is set),
+ * adjacency lists, roots. */
 typedef struct graph {
     int n;
     int **adj;
     int *deg;
     int nroots;
     int *roots;
+    unsigned long *addr;
 } graph;
+
+static unsigned long
+addr_of(const graph *g, int i)
+{
+    return g->addr ? g->addr[i] : 0x1000ul + 8ul * (unsigned long)i;
+}
 
 static graph *
 graph_new(int n)
@@ -85,6 +93,7 @@ graph_free(graph *g)
     free(g->adj);
     free(g->deg);
     free(g->roots);
+    free(g->addr);
     free(g);
 }
 
@@ -94,16 +103,16 @@ graph_heap(const graph *g)
     text t = { 0 };
     put(&t, "{\"type\":\"ROOT\", \"root\":\"vm\", \"references\":[");
     for (int r = 0; r < g->nroots; r++)
-        put(&t, "%s\"0x%x\"", r ? ", " : "", 0x1000 + 8 * g->roots[r]);
+        put(&t, "%s\"0x%lx\"", r ? ", " : "", addr_of(g, g->roots[r]));
     put(&t, "]}\n");
     for (int i = 0; i < g->n; i++) {
         /* five allocation sites, for the retained size per site */
-        put(&t, "{\"address\":\"0x%x\", \"type\":\"OBJECT\", \"file\":\"g.rb\", "
-                "\"line\":%d", 0x1000 + 8 * i, i % NSITES + 1);
+        put(&t, "{\"address\":\"0x%lx\", \"type\":\"OBJECT\", \"file\":\"g.rb\", "
+                "\"line\":%d", addr_of(g, i), i % NSITES + 1);
         if (g->deg[i]) {
             put(&t, ", \"references\":[");
             for (int k = 0; k < g->deg[i]; k++)
-                put(&t, "%s\"0x%x\"", k ? ", " : "", 0x1000 + 8 * g->adj[i][k]);
+                put(&t, "%s\"0x%lx\"", k ? ", " : "", addr_of(g, g->adj[i][k]));
             put(&t, "]");
         }
         put(&t, ", \"memsize\":%d}\n", 10 + i % 7);
@@ -213,6 +222,52 @@ chk(const graph *g, int *idom, int *post, int *npost)
     free(seen);
 }
 
+/* The largest holders, as hscope_domtree_top() ranks them: every
+ * reachable object by retained size down, then address up (ret and idom
+ * from the reference), sorted here with qsort; asked for all of them (a
+ * radix sort over the run index, where the layout gives one) and for the
+ * first few (a bounded heap): the same order. */
+static const uint64_t *top_ret;
+static const graph *top_g;
+
+static int
+cmp_top(const void *x, const void *y)
+{
+    int a = *(const int *)x, b = *(const int *)y;
+    if (top_ret[a] != top_ret[b])
+        return top_ret[a] > top_ret[b] ? -1 : 1;
+    unsigned long p = addr_of(top_g, a), q = addr_of(top_g, b);
+    return p < q ? -1 : p > q;
+}
+
+static void
+check_top(const graph *g, const hscope_domtree_t *t, const int *idom, const uint64_t *ret,
+          uint64_t reach)
+{
+    int *want = malloc((size_t)g->n * sizeof(int));
+    hscope_id *got = malloc(((size_t)g->n + 1) * sizeof(hscope_id));
+    size_t nw = 0;
+    for (int v = 0; v < g->n; v++)
+        if (idom[v] != -1)
+            want[nw++] = v;
+    assert_int_equal(nw, reach);
+    top_ret = ret;
+    top_g = g;
+    qsort(want, nw, sizeof(int), cmp_top);
+    const uint64_t asks[] = { (uint64_t)g->n + 1, (uint64_t)g->n, reach, 1, 7, reach / 2 };
+    for (size_t a = 0; a < sizeof(asks) / sizeof(asks[0]); a++) {
+        uint64_t max = asks[a], k = hscope_domtree_top(t, got, max);
+        assert_int_equal(k, max < reach ? max : reach);
+        for (uint64_t i = 0; i < k; i++)
+            if (got[i] != (hscope_id)want[i])
+                fail_msg("top %llu of %llu: place %llu is object %u, want %d",
+                         (unsigned long long)max, (unsigned long long)reach,
+                         (unsigned long long)i, got[i], want[i]);
+    }
+    free(want);
+    free(got);
+}
+
 /* Compare heapscope's tree of h, the heap of g, with the reference,
  * including retained sizes. */
 static void
@@ -255,6 +310,7 @@ check_heap(const graph *g, hscope_heap_t *h)
     uint64_t r;
     hscope_domtree_totals(t, &r, NULL, NULL, NULL);
     assert_int_equal(r, reach);
+    check_top(g, t, idom, ret, reach);
     /* children: the nodes whose reference idom is v, ascending (the root
      * category stands for the super-root) */
     int *next = calloc((size_t)g->n + 1, sizeof(int)); /* per parent: next child to see */
@@ -409,6 +465,45 @@ test_random_graphs(void **state)
  * each into its own part of every list; lists of many predecessors from
  * both halves (targets referenced from everywhere, like classes) and of
  * repeated edges from either must come out whole. */
+/* The ranking of hscope_domtree_top() (check_top) where address order is
+ * not id order: objects in 16 KiB pages written in a shuffled page order,
+ * as Ruby writes them (the run index), and objects at shuffled addresses
+ * (the hash index).  Sizes repeat every 7 objects: many ties. */
+static void
+test_top_order(void **state)
+{
+    (void)state;
+    for (int round = 0; round < 24; round++) {
+        int n = 300 + rnd(3000), per = 409; /* 40-byte slots in a 16 KiB page */
+        graph *g = graph_new(n);
+        g->addr = malloc((size_t)n * sizeof(unsigned long));
+        int np = (n + per - 1) / per, *perm = malloc((size_t)(np > n ? np : n) * sizeof(int));
+        int pages = round % 2 == 0, m = pages ? np : n;
+        for (int i = 0; i < m; i++)
+            perm[i] = i;
+        for (int i = m - 1; i > 0; i--) {
+            int j = rnd(i + 1), x = perm[i];
+            perm[i] = perm[j];
+            perm[j] = x;
+        }
+        for (int i = 0; i < n; i++)
+            g->addr[i] = pages ? 0x7f0000100000ul + (unsigned long)perm[i / per] * 16384ul +
+                                     (unsigned long)(i % per) * 40ul
+                               : 0x7f0000100000ul + (unsigned long)perm[i] * 40ul;
+        free(perm);
+        int nr = 1 + rnd(3);
+        for (int r = 0; r < nr; r++)
+            g->roots[g->nroots++] = rnd(n);
+        for (int e = 0; e < 2 * n; e++) {
+            int a = rnd(n), b = rnd(10) < 8 ? a + 1 + rnd(9) : rnd(n);
+            if (b < n)
+                edge(g, a, b);
+        }
+        check(g);
+        graph_free(g);
+    }
+}
+
 static void
 test_large_graphs(void **state)
 {
@@ -762,6 +857,7 @@ main(int argc, char **argv)
         cmocka_unit_test(test_several_roots),
         cmocka_unit_test(test_irreducible),
         cmocka_unit_test(test_random_graphs),
+        cmocka_unit_test(test_top_order),
         cmocka_unit_test(test_large_graphs),
         cmocka_unit_test(test_holders),
         cmocka_unit_test(test_holders_outlive_tree),
