@@ -154,7 +154,7 @@ vfind(hscope__wacc *a, uint64_t hash, uint32_t len, hscope__wvent **out, int *ad
  * table slot, 1 the entry it points at, 2 the bytes it is compared with
  * when they are not in the entry (the first copy in the ring, or the
  * representative in the arena). */
-static inline void
+HS_PREFETCH_FN void
 prefetch_value(const hscope__wacc *a, uint64_t hash, int step)
 {
     if (!a->t)
