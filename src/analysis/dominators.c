@@ -737,6 +737,15 @@ hscope__domtree_retained_count(const hscope_domtree_t *t, hscope_id id)
     return t && id < t->n ? t->rcount[id] : 0;
 }
 
+void
+hscope__domtree_prefetch(const hscope_domtree_t *t, hscope_id id)
+{
+    if (t && id < t->n) {
+        __builtin_prefetch(&t->rcount[id]);
+        __builtin_prefetch(&t->rsize[id]);
+    }
+}
+
 int32_t
 hscope__domtree_reachable(const hscope_domtree_t *t, hscope_id id)
 {

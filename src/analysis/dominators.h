@@ -22,6 +22,9 @@ hscope_status hscope__domtree_idom(const hscope_domtree_t *t, hscope_id id,
 uint64_t hscope__domtree_retained(const hscope_domtree_t *t, hscope_id id);
 uint64_t hscope__domtree_retained_count(const hscope_domtree_t *t,
                                         hscope_id id);
+/* Bring in object id's retained count and size (see
+ * hscope__heap_prefetch). */
+void hscope__domtree_prefetch(const hscope_domtree_t *t, hscope_id id);
 int32_t hscope__domtree_reachable(const hscope_domtree_t *t, hscope_id id);
 void hscope__domtree_totals(const hscope_domtree_t *t, uint64_t *reachable,
                             uint64_t *reachable_memsize, uint64_t *unreachable,
