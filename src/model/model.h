@@ -147,23 +147,23 @@ hscope__memsize(const hscope_heap_t *h, uint32_t id)
     return v == HSCOPE__U32_BIG ? hscope__big_get(&h->big_memsize, id) : v;
 }
 /* Bring in the columns a row about object id reads (address, type,
- * class, detail, site, memsize): writers that list objects in an order
- * of their own (by retained size) call it some rows ahead, so the cache
- * misses of several rows overlap instead of coming one after another. */
+ * class, detail, site, memsize; with addr_only the address alone):
+ * writers that list objects in an order of their own (by retained size)
+ * call it some rows ahead, so that the misses of several rows overlap. */
 HS_PREFETCH_FN void
-hscope__heap_prefetch(const hscope_heap_t *h, uint32_t id)
+hscope__heap_prefetch(const hscope_heap_t *h, uint32_t id, int addr_only)
 {
     if (id >= h->n)
         return;
     __builtin_prefetch(&h->addr[id]);
+    if (addr_only)
+        return;
     __builtin_prefetch(&h->type[id]);
     __builtin_prefetch(&h->cls[id]);
     __builtin_prefetch(&h->detail[id]);
     __builtin_prefetch(&h->site[id]);
     __builtin_prefetch(&h->memsize[id]);
 }
-
-
 /* Ruby 4.0+ IMEMO fields objects: the string id of "fields" in h's
  * interner (0: no such object), and the owner of object id given that id
  * (its "class" field, resolved; HSCOPE_ID_NONE if id is no fields object

@@ -74,7 +74,7 @@ retained_json(const hscope_domtree_t *t, const hscope_id *ids, uint64_t n, uint6
     hscope__json_arr(&w);
     for (uint64_t i = 0; i < n; i++) {
         if (i + 16 < n) { /* rows in retained order: ids far apart in memory */
-            hscope__heap_prefetch(h, ids[i + 16]);
+            hscope__heap_prefetch(h, ids[i + 16], 0);
             hscope__domtree_prefetch(t, ids[i + 16]);
         }
         hscope__json_obj(&w);
