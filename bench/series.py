@@ -17,6 +17,10 @@ On a bench set (heap_1.json .. heap_3.json of bench/run.py's data), times:
   retained, dominators   retained --json / dominators --json --no-index heap_3
   retained-class   retained --by class --json --no-index heap_3 (the retained
              size per class: a walk of the dominator tree)
+  retained-all, dominators-full   retained --json --top 0 / dominators --json
+             --full --no-index heap_3: every reachable object, ranked by
+             retained size / with its immediate dominator (the largest JSON
+             outputs, to stdout, thrown away)
   report, report3   report --no-index --out TMP/F.html of heap_3, of all three
              (--no-index: bench/run.py leaves heap_3.json.hsx beside the
              dump, which report would read instead of parsing heap_3)
@@ -86,6 +90,10 @@ def commands(data, tmp):
         ("dominators", ["dominators", "--json", "--no-progress", "--no-index", d[2]]),
         ("retained-class", ["retained", "--by", "class", "--json", "--no-progress", "--no-index",
                             d[2]]),
+        ("retained-all", ["retained", "--json", "--top", "0", "--no-progress", "--no-index",
+                          d[2]]),
+        ("dominators-full", ["dominators", "--json", "--full", "--no-progress", "--no-index",
+                             d[2]]),
         ("report", ["report", "--no-progress", "--no-index", "--out", os.path.join(tmp, "r1.html"), d[2]]),
         ("report3", ["report", "--no-progress", "--no-index", "--out",
                      os.path.join(tmp, "r3.html")] + d),
