@@ -391,6 +391,7 @@ typedef struct cols {
     const uint8_t *type;
     const uint16_t *flags;
     const uint32_t *mem, *size, *gen, *site, *rstart, *refs;
+    uint64_t nrefs;           /* entries of refs */
 } cols;
 
 static hscope_status
@@ -416,6 +417,8 @@ get_cols(const hscope_heap_t *h, cols *c, hscope_error *err)
             return hscope__fail(err, HSCOPE_ERR_INTERNAL, "cannot read the heap's column %d",
                                 (int)want[i].col);
         memcpy((char *)c + want[i].off, &data, sizeof(data));
+        if (want[i].col == HSCOPE_COL_REFS)
+            c->nrefs = len;
     }
     return HSCOPE_OK;
 }
@@ -647,6 +650,9 @@ ref_rows(table *t, const cols *c, uint64_t id, uint32_t i)
     size_t hn = (size_t)(k.p - head);
     hscope__cur_open(&k, HSCOPE__ROW_ROOM);
     for (uint32_t e = c->rstart[i]; e < c->rstart[i + 1]; e++) {
+        /* the targets' addresses are far apart: one asked for ahead */
+        if (e + 32 < c->nrefs)
+            __builtin_prefetch(&c->addr[c->refs[e + 32]]);
         if ((size_t)(k.end - k.p) < HSCOPE__ROW_ROOM) {
             hscope__cur_close(&k);
             hscope__cur_open(&k, HSCOPE__ROW_ROOM);
