@@ -30,6 +30,8 @@ hscope__dom_sorted_kids(hscope_domtree_t *t, hscope_id id, int32_t cat, uint64_t
     if (st != HSCOPE_OK)
         return st;
     size_t m = (size_t)(keep < *n ? keep : *n);
+    if (!m) /* a leaf, most of a tree: nothing to allocate */
+        return HSCOPE_OK;
     if (!(*out = hscope__malloc(&h->mem, (m + 1) * sizeof(hscope_id))))
         return hscope__nomem(err, m * sizeof(hscope_id));
     hscope__domtree_top_of(t, k, *n, *out, m);
@@ -76,6 +78,11 @@ push(walk *wk, frame **stk, size_t *cap, size_t *sp, hscope_id id, uint32_t leve
             HSCOPE_OK)
         return st;
     f->shown = f->n < wk->ro->top ? f->n : wk->ro->top;
+    /* the children are written next, at ids far apart: asked for now */
+    for (uint64_t i = 0; i < f->shown && i < 8; i++) {
+        hscope__heap_prefetch(hscope__domtree_heap(wk->t), f->kids[i], 0);
+        hscope__domtree_prefetch(wk->t, f->kids[i]);
+    }
     wk->enter(wk, id, level, f->expanded, f->n);
     return HSCOPE_OK;
 }

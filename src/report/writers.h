@@ -52,7 +52,8 @@ hscope_status hscope__heapsnapshot_write(const hscope_heap_t *h, hscope__out *o,
 /* The first `keep` children (all when there are fewer) of an object (id)
  * or of a root category / the super-root (id HSCOPE_ID_NONE, cat),
  * largest retained first, ties by address; *n gets how many children
- * there are in all; *out from the heap's allocator (hscope__free it). */
+ * there are in all; *out from the heap's allocator (hscope__free it;
+ * NULL when none is kept). */
 hscope_status hscope__dom_sorted_kids(hscope_domtree_t *t, hscope_id id, int32_t cat,
                                       uint64_t keep, hscope_id **out, uint64_t *n,
                                       hscope_error *err);
