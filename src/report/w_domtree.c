@@ -129,7 +129,9 @@ hscope__text_obj_line(hscope__out *o, const hscope__ropts *ro, const hscope_heap
                       hscope_id id, size_t indent, const char *where, const char *tail)
 {
     char a[24], lb[512];
-    int an = snprintf(a, sizeof(a), "0x%llx ", (unsigned long long)hscope__heap_object_address(h, id));
+    char *ae = hscope__put_addr(a, hscope__heap_object_address(h, id));
+    *ae++ = ' ';
+    int an = (int)(ae - a);
     hscope__obj_text(h, id, lb, sizeof(lb));
     hscope__out_fill(o, ' ', indent);
     hscope__out_write(o, a, (size_t)an);
@@ -142,7 +144,8 @@ hscope__text_obj_line(hscope__out *o, const hscope__ropts *ro, const hscope_heap
         hscope__text_fit(o, where, room, 0, (ro->flags & HSCOPE_REPORT_ASCII) != 0);
         hscope__out_putc(o, ')');
     }
-    hscope__out_printf(o, "%s\n", tail);
+    hscope__out_puts(o, tail);
+    hscope__out_putc(o, '\n');
 }
 
 static size_t
