@@ -733,6 +733,106 @@ slurp(const char *path, size_t *n)
     return b;
 }
 
+/* A path under dir (free it). */
+static char *
+in_dir(const char *dir, const char *name)
+{
+    char *p = NULL;
+    assert_true(asprintf(&p, "%s/%s", dir, name) > 0);
+    return p;
+}
+
+/* An export over an earlier one's tables: a plain file is replaced (a
+ * reader that has the old one open keeps reading the old rows, and the
+ * permission bits stay), a symbolic link and a file with a second link are
+ * written through, and nothing set aside is left in the directory. */
+static void
+test_export_replace(void **state)
+{
+    (void)state;
+    make_tmpdir();
+    char *paths[1] = { write_dump("r_1.json", 5, 2, 1, 0x1000) };
+    char *dir = in_dir(tmpdir, "out");
+    hscope_export_options eo = HSCOPE_EXPORT_OPTIONS_INIT;
+    hscope_error err = HSCOPE_ERROR_INIT;
+    assert_int_equal(hscope_export_files(NULL, (const char *const *)paths, 1, dir, NULL, &eo, &err),
+                     HSCOPE_OK);
+    char *objects = in_dir(dir, "objects.csv"), *refs = in_dir(dir, "refs.csv");
+    char *roots = in_dir(dir, "roots.csv"), *dumps = in_dir(dir, "dumps.csv");
+    char *target = in_dir(tmpdir, "refs-target.csv"), *second = in_dir(tmpdir, "roots-link.csv");
+    char *stray = in_dir(dir, ".dumps.csv.old");
+    size_t n_objects = count_lines(objects);
+    assert_int_equal(n_objects, 1 + 8);
+    assert_int_equal(chmod(objects, 0666), 0); /* what the umask below would not give */
+    mode_t mask = umask(022);
+    FILE *old = fopen(objects, "r"); /* a reader of the first export's rows */
+    assert_non_null(old);
+    struct stat before;
+    assert_int_equal(stat(objects, &before), 0);
+    /* refs.csv: a link to a file elsewhere; roots.csv: a second name */
+    assert_int_equal(rename(refs, target), 0);
+    assert_int_equal(symlink(target, refs), 0);
+    assert_int_equal(link(roots, second), 0);
+    FILE *f = fopen(stray, "w"); /* what a killed export left aside */
+    assert_non_null(f);
+    fputs("stale\n", f);
+    assert_int_equal(fclose(f), 0);
+    eo.first_id = 3;
+    assert_int_equal(hscope_export_files(NULL, (const char *const *)paths, 1, dir, NULL, &eo, &err),
+                     HSCOPE_OK);
+    /* objects.csv: a new file with the old one's bits; the old one, still
+     * open, unlinked with its rows */
+    struct stat now, held;
+    assert_int_equal(stat(objects, &now), 0);
+    assert_true(now.st_ino != before.st_ino);
+    assert_int_equal(now.st_mode & 07777, 0666);
+    umask(mask);
+    assert_int_equal(fstat(fileno(old), &held), 0);
+    assert_int_equal(held.st_nlink, 0);
+    assert_int_equal(held.st_size, before.st_size);
+    char line[256];
+    size_t n = 0;
+    while (fgets(line, sizeof(line), old))
+        n++;
+    assert_int_equal(n, n_objects);
+    fclose(old);
+    size_t len;
+    char *text = slurp(objects, &len);
+    assert_int_equal(count_lines(objects), n_objects);
+    assert_non_null(strstr(text, "\n3,0x1000,"));
+    free(text);
+    /* refs.csv is still the link, and its target has the new header */
+    assert_int_equal(lstat(refs, &now), 0);
+    assert_true(S_ISLNK(now.st_mode));
+    assert_int_equal(count_lines(target), 1);
+    /* roots.csv: the same inode under both names, the new rows in it */
+    struct stat a, b;
+    assert_int_equal(stat(roots, &a), 0);
+    assert_int_equal(stat(second, &b), 0);
+    assert_int_equal(a.st_ino, b.st_ino);
+    text = slurp(second, &len);
+    assert_non_null(strstr(text, "\n3,vm,0x1000\n"));
+    free(text);
+    assert_int_equal(count_lines(dumps), 2);
+    /* nothing set aside is left */
+    assert_int_equal(access(stray, F_OK), -1);
+    char *aside = in_dir(dir, ".objects.csv.old");
+    assert_int_equal(access(aside, F_OK), -1);
+    free(aside);
+    char cmd[1200];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+    assert_int_equal(system(cmd), 0);
+    free(objects);
+    free(refs);
+    free(roots);
+    free(dumps);
+    free(target);
+    free(second);
+    free(stray);
+    free(dir);
+    free_paths(paths, 1);
+}
+
 static char *
 export_fmt(const char *dump, const char *table, int32_t format)
 {
@@ -969,6 +1069,7 @@ main(void)
         cmocka_unit_test(test_warnings_and_errors),
         cmocka_unit_test(test_allocation_failures),
         cmocka_unit_test(test_export),
+        cmocka_unit_test(test_export_replace),
         cmocka_unit_test(test_export_csv_cells),
         cmocka_unit_test(test_export_jsonl_cells),
         cmocka_unit_test(test_progress_and_cancel),
