@@ -13,6 +13,9 @@ PKGS=(meson ninja-build pkg-config gcc clang zlib1g-dev libisal-dev libxxhash-de
       python3-jsonschema
       # groff: the man page test (tests/docs) renders docs/heapscope.1
       groff-base
+      # libsimdjson-dev: the decode-only baseline the benchmarks set the
+      # load against (bench/simdjson_decode.cpp, built where it is found)
+      libsimdjson-dev
       # gdb: the test watchdog (tests/watchdog.h) prints a hung test's stacks
       gdb
       # the JSON Schemas of every --json output (tests/json)
