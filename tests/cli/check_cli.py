@@ -30,7 +30,9 @@ computed here from the dump itself (Python's json module):
      totals and groups, of the budget's totals and of the heap waste
      measures, and counted (excluded_tracer, "left out: the allocation
      tracer"); --keep-tracer keeps it; a class."<allocation tracer>" rule
-     measures it either way.
+     measures it either way;
+ 10. --out FILE over an earlier FILE: a plain file is replaced (new inode,
+     same mode), a symbolic link or a second hard link written through.
 
 Usage: HEAPSCOPE=/path/to/heapscope check_cli.py WORKDIR
 Needs ruby (to write a real dump of a small process).
@@ -453,6 +455,42 @@ check(all("Left out: the allocation tracer" in pages[0][sec] for sec in pages[0]
       and not any("Left out: the allocation tracer" in pages[1][sec] for sec in pages[1]),
       "report: the diff, timeline and waste sections say the tracer was left out, and "
       "--keep-tracer keeps it")
+
+# ------------------------------------------------ 10. --out over an earlier file
+# export --format heapsnapshot --out FILE over an earlier FILE: a plain file
+# is replaced by a new one (new inode, same permission bits, no .FILE.old
+# left); a symbolic link and a file with a second hard link are written
+# through (the link stays, both names see the new snapshot).  The expected
+# content is the same export to standard output.
+want = run("export", "--format", "heapsnapshot", "--no-index", dump).stdout
+check(json.loads(want)["snapshot"]["node_count"] > 0, "heapsnapshot to stdout has nodes")
+hs = os.path.join(WORK, "out.heapsnapshot")
+with open(hs, "wb") as f:
+    f.write(b"stale " * 100000)  # longer than the snapshot: a trailing rest would show
+os.chmod(hs, 0o640)
+ino = os.stat(hs).st_ino
+run("export", "--format", "heapsnapshot", "--no-index", "--out", hs, dump)
+st = os.stat(hs)
+check(open(hs, "rb").read() == want and st.st_ino != ino and (st.st_mode & 0o7777) == 0o640
+      and not os.path.exists(os.path.join(WORK, ".out.heapsnapshot.old")),
+      "--out over a plain file: replaced (new inode, mode %o, nothing set aside left)"
+      % (st.st_mode & 0o7777))
+real = os.path.join(WORK, "real.heapsnapshot")
+ln = os.path.join(WORK, "ln.heapsnapshot")
+with open(real, "wb") as f:
+    f.write(b"stale " * 100000)
+os.symlink(real, ln)
+run("export", "--format", "heapsnapshot", "--no-index", "--out", ln, dump)
+check(os.path.islink(ln) and open(real, "rb").read() == want,
+      "--out over a symbolic link: written through, the link stays")
+hard = os.path.join(WORK, "hard.heapsnapshot")
+os.link(real, hard)
+ino = os.stat(real).st_ino
+with open(real, "wb") as f:
+    f.write(b"stale " * 100000)
+run("export", "--format", "heapsnapshot", "--no-index", "--out", hard, dump)
+check(os.stat(hard).st_ino == ino and open(real, "rb").read() == want,
+      "--out over a file with a second link: written through, both names see it")
 
 shutil.rmtree(WORK, ignore_errors=True)
 if failures:
