@@ -6,13 +6,16 @@
  * with known counts per type, so every expectation is exact.
  */
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -742,10 +745,30 @@ in_dir(const char *dir, const char *name)
     return p;
 }
 
+/* Copy the FIFO `from` into the file `to` until its writer closes it (in a
+ * child process: no cmocka there). */
+static pid_t
+fifo_reader(const char *from, const char *to)
+{
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int in = open(from, O_RDONLY), out = open(to, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        char buf[4096];
+        ssize_t n;
+        while (in >= 0 && out >= 0 && (n = read(in, buf, sizeof(buf))) > 0)
+            if (write(out, buf, (size_t)n) != n)
+                _exit(2);
+        _exit(in >= 0 && out >= 0 ? 0 : 1);
+    }
+    return pid;
+}
+
 /* An export over an earlier one's tables: a plain file is replaced (a
  * reader that has the old one open keeps reading the old rows, and the
- * permission bits stay), a symbolic link and a file with a second link are
- * written through, and nothing set aside is left in the directory. */
+ * permission bits stay), a symbolic link, a file with a second link and a
+ * FIFO are written through, and nothing set aside is left in the
+ * directory. */
 static void
 test_export_replace(void **state)
 {
@@ -760,7 +783,7 @@ test_export_replace(void **state)
     char *objects = in_dir(dir, "objects.csv"), *refs = in_dir(dir, "refs.csv");
     char *roots = in_dir(dir, "roots.csv"), *dumps = in_dir(dir, "dumps.csv");
     char *target = in_dir(tmpdir, "refs-target.csv"), *second = in_dir(tmpdir, "roots-link.csv");
-    char *stray = in_dir(dir, ".dumps.csv.old");
+    char *stray = in_dir(dir, ".objects.csv.old"), *piped = in_dir(tmpdir, "dumps-piped.csv");
     size_t n_objects = count_lines(objects);
     assert_int_equal(n_objects, 1 + 8);
     assert_int_equal(chmod(objects, 0666), 0); /* what the umask below would not give */
@@ -777,9 +800,21 @@ test_export_replace(void **state)
     assert_non_null(f);
     fputs("stale\n", f);
     assert_int_equal(fclose(f), 0);
+    /* dumps.csv: a named pipe, read by another process */
+    assert_int_equal(unlink(dumps), 0);
+    assert_int_equal(mkfifo(dumps, 0644), 0);
+    pid_t reader = fifo_reader(dumps, piped);
     eo.first_id = 3;
     assert_int_equal(hscope_export_files(NULL, (const char *const *)paths, 1, dir, NULL, &eo, &err),
                      HSCOPE_OK);
+    int status = -1;
+    for (int i = 0; i < 1000 && waitpid(reader, &status, WNOHANG) == 0; i++)
+        usleep(10000); /* 10 s at most: a pipe nobody wrote to is a failure, not a hang */
+    if (status == -1) {
+        kill(reader, SIGKILL);
+        waitpid(reader, NULL, 0);
+    }
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     /* objects.csv: a new file with the old one's bits; the old one, still
      * open, unlinked with its rows */
     struct stat now, held;
@@ -813,7 +848,10 @@ test_export_replace(void **state)
     text = slurp(second, &len);
     assert_non_null(strstr(text, "\n3,vm,0x1000\n"));
     free(text);
-    assert_int_equal(count_lines(dumps), 2);
+    /* dumps.csv: still the pipe, and the reader got the table */
+    assert_int_equal(lstat(dumps, &now), 0);
+    assert_true(S_ISFIFO(now.st_mode));
+    assert_int_equal(count_lines(piped), 2);
     /* nothing set aside is left */
     assert_int_equal(access(stray, F_OK), -1);
     char *aside = in_dir(dir, ".objects.csv.old");
@@ -829,6 +867,7 @@ test_export_replace(void **state)
     free(target);
     free(second);
     free(stray);
+    free(piped);
     free(dir);
     free_paths(paths, 1);
 }
