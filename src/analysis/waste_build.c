@@ -336,55 +336,38 @@ attribute_savings(build *B)
 /* ordering                                                            */
 /* ------------------------------------------------------------------ */
 
-/* A sort key: ascending (k1, k2, k3), then idx (a vk index: k3 is
- * unique within a bucket but for hash collisions). */
-typedef struct skey {
-    uint64_t k1, k2, k3;
-    uint32_t idx, pad;
-} skey;
-
-static int
-cmp_skey(const void *x, const void *y)
-{
-    const skey *a = x, *b = y;
-    if (a->k1 != b->k1)
-        return a->k1 < b->k1 ? -1 : 1;
-    if (a->k2 != b->k2)
-        return a->k2 < b->k2 ? -1 : 1;
-    if (a->k3 != b->k3)
-        return a->k3 < b->k3 ? -1 : 1;
-    return (a->idx > b->idx) - (a->idx < b->idx);
-}
+/* Sort keys (hscope__key4): ascending (k[0], k[1], k[2]), then k[3], a
+ * vk index (k[2] is unique within a bucket but for hash collisions). */
 
 /* a row's values: by saving there, then copies, then hash (vk's values
  * are not in their final order yet: see finish_rows) */
 static void
-key_in_row(const build *B, uint32_t i, skey *k)
+key_in_row(const build *B, uint32_t i, hscope__key4 *k)
 {
     const vkey *v = &B->vk[i];
-    *k = (skey){ ~v->saving, ~v->copies, B->w->vals[v->val].hash, i, 0 };
+    *k = (hscope__key4){ { ~v->saving, ~v->copies, B->w->vals[v->val].hash, i } };
 }
 
 /* a value's sites: by copies, then saving, then key text */
 static void
-key_in_value(const build *B, uint32_t i, skey *k)
+key_in_value(const build *B, uint32_t i, hscope__key4 *k)
 {
     const vkey *v = &B->vk[i];
-    *k = (skey){ ~v->copies, ~v->saving, B->rank[v->key], i, 0 };
+    *k = (hscope__key4){ { ~v->copies, ~v->saving, B->rank[v->key], i } };
 }
 
 /* The indexes of vk grouped by a field (counting sort: bucket b holds
  * out[first[b] .. first[b + 1])), each bucket then sorted by its keys. */
 static hscope_status
 bucket(build *B, size_t nb, uint32_t (*of)(const vkey *),
-       void (*mk)(const build *, uint32_t, skey *), uint32_t **out, size_t **first,
+       void (*mk)(const build *, uint32_t, hscope__key4 *), uint32_t **out, size_t **first,
        hscope_error *err)
 {
     hscope__mem *m = &B->w->mem;
     size_t n = B->nvk ? B->nvk : 1;
     size_t *f = hscope__calloc(m, nb + 2, sizeof(size_t));
     uint32_t *x = hscope__malloc(m, n * sizeof(uint32_t));
-    skey *k = hscope__malloc(m, n * sizeof(skey));
+    hscope__key4 *k = hscope__malloc(m, n * sizeof(hscope__key4)), *tmp = NULL;
     if (!f || !x || !k) {
         hscope__free(m, f);
         hscope__free(m, x);
@@ -393,18 +376,28 @@ bucket(build *B, size_t nb, uint32_t (*of)(const vkey *),
     }
     for (size_t i = 0; i < B->nvk; i++)
         f[of(&B->vk[i]) + 2]++;
-    for (size_t b = 2; b < nb + 2; b++)
+    size_t most = 1; /* the largest bucket: the sort's scratch */
+    for (size_t b = 2; b < nb + 2; b++) {
+        most = f[b] > most ? f[b] : most;
         f[b] += f[b - 1];
+    }
+    if (!(tmp = hscope__malloc(m, most * sizeof(hscope__key4)))) {
+        hscope__free(m, f);
+        hscope__free(m, x);
+        hscope__free(m, k);
+        return hscope__nomem(err, most * sizeof(hscope__key4));
+    }
     for (size_t i = 0; i < B->nvk; i++) {
         size_t at = f[of(&B->vk[i]) + 1]++;
         mk(B, (uint32_t)i, &k[at]);
     }
     for (size_t b = 0; b < nb; b++)
         if (f[b + 1] - f[b] > 1)
-            qsort(k + f[b], f[b + 1] - f[b], sizeof(skey), cmp_skey);
+            hscope__key4_sort(k + f[b], f[b + 1] - f[b], tmp);
     for (size_t i = 0; i < B->nvk; i++)
-        x[i] = k[i].idx;
+        x[i] = (uint32_t)k[i].k[3];
     hscope__free(m, k);
+    hscope__free(m, tmp);
     *out = x;
     *first = f;
     return HSCOPE_OK;
@@ -422,28 +415,8 @@ vk_val(const vkey *k)
     return k->val;
 }
 
-/* 32 bytes: glibc's qsort moves elements of up to 32 bytes directly */
-typedef struct vord {
-    uint64_t saving, copies, hash;
-    uint32_t len, idx;
-} vord;
-
-static int
-cmp_vord(const void *x, const void *y)
-{
-    const vord *a = x, *b = y;
-    if (a->saving != b->saving)
-        return a->saving > b->saving ? -1 : 1;
-    if (a->copies != b->copies)
-        return a->copies > b->copies ? -1 : 1;
-    if (a->hash != b->hash)
-        return a->hash < b->hash ? -1 : 1;
-    if (a->len != b->len)
-        return a->len < b->len ? -1 : 1;
-    return (a->idx > b->idx) - (a->idx < b->idx);
-}
-
-/* The values' order, biggest saving first: *nv the values in it, *pos
+/* The values' order, biggest saving first (then more copies, then by
+ * hash, length and index, ascending): *nv the values in it, *pos
  * the new index of each (the caller moves to it: this runs beside the
  * rows' half of finish_rows, which reads the values as they are). */
 static hscope_status
@@ -451,22 +424,25 @@ sort_values(build *B, hscope__wval **nvals, uint32_t **posp, hscope_error *err)
 {
     hscope_waste_t *w = B->w;
     size_t n = w->nvals;
-    vord *o = hscope__malloc(&w->mem, (n ? n : 1) * sizeof(vord));
+    hscope__key4 *o = hscope__malloc(&w->mem, (n ? n : 1) * 2 * sizeof(hscope__key4));
     uint32_t *pos = hscope__malloc(&w->mem, (n ? n : 1) * sizeof(uint32_t));
     hscope__wval *nv = hscope__malloc(&w->mem, (n ? n : 1) * sizeof(hscope__wval));
     if (!o || !pos || !nv) {
         hscope__free(&w->mem, o);
         hscope__free(&w->mem, pos);
         hscope__free(&w->mem, nv);
-        return hscope__nomem(err, n * 64);
+        return hscope__nomem(err, n * 168);
     }
+    /* a value's length is below 2^32 (the accumulator's entries hold it
+     * in 31 bits), so length and index share the last word */
     for (size_t i = 0; i < n; i++)
-        o[i] = (vord){ w->vals[i].saving, w->vals[i].copies, w->vals[i].hash,
-                       (uint32_t)w->vals[i].len, (uint32_t)i };
-    qsort(o, n, sizeof(vord), cmp_vord);
+        o[i] = (hscope__key4){ { ~w->vals[i].saving, ~w->vals[i].copies, w->vals[i].hash,
+                                 (uint64_t)(uint32_t)w->vals[i].len << 32 | (uint32_t)i } };
+    hscope__key4_sort(o, n, o + n);
     for (size_t i = 0; i < n; i++) {
-        pos[o[i].idx] = (uint32_t)i;
-        nv[i] = w->vals[o[i].idx];
+        uint32_t idx = (uint32_t)o[i].k[3];
+        pos[idx] = (uint32_t)i;
+        nv[i] = w->vals[idx];
     }
     hscope__free(&w->mem, o);
     *nvals = nv;

@@ -176,6 +176,13 @@ size_t hscope__utf8_skip_columns(const char *s, size_t len, size_t cols);
  * on this one (on this one after a if no thread can be started). */
 void hscope__run_pair(void *(*fn)(void *), void *a, void *b, int both);
 
+/* A sort key: four words compared in order (sort.c).  Sort a[0 .. n)
+ * ascending and stably, with tmp room for n keys (the merges' scratch). */
+typedef struct hscope__key4 {
+    uint64_t k[4];
+} hscope__key4;
+void hscope__key4_sort(hscope__key4 *a, size_t n, hscope__key4 *tmp);
+
 /* ------------------------------------------------------------------ */
 /* Thread pool and least squares (pool.c, fit.c)                      */
 /* ------------------------------------------------------------------ */
