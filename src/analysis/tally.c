@@ -500,26 +500,55 @@ group_of(hscope_tally_t *t, gtab *G, const uint32_t k[3], uint32_t *gip, hscope_
 
 /* Every object (of the subset) counted in its group; with gidx, gidx[x]
  * is the group of the x-th.  fields (a string id, or 0): a fields object
- * takes its owner's key. */
+ * takes its owner's key.
+ *
+ * By file:line the key is the site's; by file:line:class, the site's and
+ * the object's class label, and the objects of a site are nearly all of
+ * one class.  So each site remembers the group (and label) of its last
+ * object, which answers most objects without hashing the key: the
+ * bleak_house-style tally of the 1 GB benchmark dump took 50 ms of
+ * hashing before (bench/README.md).  The group is the one the table would
+ * have found, so groups, their order of creation and the members are the
+ * same. */
 static hscope_status
 group_all(hscope_tally_t *t, hscope_heap_t *heap, enum tkey tk, const uint32_t *gem, gtab *G,
           const uint32_t *subset, size_t total, uint32_t fields, uint32_t *gidx,
           hscope_error *err)
 {
+    uint64_t *last = NULL; /* per site: label << 32 | group number, 0: none yet */
+    if ((tk == TK_FILE_LINE || tk == TK_SITE) && heap->nsites &&
+        !(last = hscope__calloc(&heap->mem, heap->nsites, sizeof(uint64_t))))
+        return hscope__nomem(err, heap->nsites * sizeof(uint64_t));
     for (size_t x = 0; x < total; x++) {
         uint32_t i = subset ? subset[x] : (uint32_t)x;
         uint32_t k[3], ko = i, gi;
         if (fields && (ko = hscope__fields_owner(heap, i, fields)) == HSCOPE_ID_NONE)
             ko = i;
-        key_of(heap, tk, gem, ko, k);
-        hscope_status st = group_of(t, G, k, &gi, err);
-        if (st != HSCOPE_OK)
-            return st;
+        uint32_t site = 0, lbl = 0;
+        uint64_t seen = 0;
+        if (last) {
+            site = heap->site[ko];
+            lbl = tk == TK_SITE ? label_fast(heap, ko) : 0;
+            seen = last[site];
+        }
+        if (seen && (uint32_t)(seen >> 32) == lbl) {
+            gi = (uint32_t)seen;
+        } else {
+            key_of(heap, tk, gem, ko, k);
+            hscope_status st = group_of(t, G, k, &gi, err);
+            if (st != HSCOPE_OK) {
+                hscope__free(&heap->mem, last);
+                return st;
+            }
+            if (last)
+                last[site] = (uint64_t)lbl << 32 | gi;
+        }
         t->g[gi - 1].count++;
         t->g[gi - 1].memsize = hscope__sat_add(t->g[gi - 1].memsize, hscope__memsize(heap, i));
         if (gidx)
             gidx[x] = gi - 1;
     }
+    hscope__free(&heap->mem, last);
     return HSCOPE_OK;
 }
 
