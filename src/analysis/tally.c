@@ -267,13 +267,6 @@ label_fast(const hscope_heap_t *h, uint32_t i)
     return d ? d : h->lbl_anon;
 }
 
-/*
- * The tally of a key that is one small id (type, class label, file,
- * method, gem): per-id count and memsize in a flat array, one tight loop
- * per key, then one group per id seen.  This is what summary runs twice
- * over every object, so it is kept free of hashing and per-object
- * branching on the key.
- */
 /* What a tally leaves out (the dumper's objects, Ruby's allocation
  * tracer), as it counts them. */
 typedef struct leftout {
@@ -298,6 +291,13 @@ left_out(const hscope_heap_t *h, leftout *x, uint32_t i)
     return 0;
 }
 
+/*
+ * The tally of a key that is one small id (type, class label, file,
+ * method, gem): per-id count and memsize in a flat array, one tight loop
+ * per key, then one group per id seen.  This is what summary runs twice
+ * over every object, so it is kept free of hashing and per-object
+ * branching on the key.
+ */
 typedef struct dense_job {
     const hscope_heap_t *h;
     enum tkey tk;
@@ -395,10 +395,10 @@ dense_fold(hscope_tally_t *t, hscope_heap_t *heap, enum tkey tk, const uint32_t 
  * allocation tracer (if skip_tracer), into a new list (*kept, also *subset); the dumper's
  * counted in t->excluded, the tracer in t->tracer and t->tracer_mem.
  * Sites are judged once each.  Nothing changes when no site is the
- * dumper's and the dump has no tracer.  With `fold` (a dense fold, which
- * tests each object as it counts it), no list is made: *fold gets the
- * judged sites instead (the caller frees fold->dsite), an 11 MB list and
- * a pass over the objects less on the 1 GB benchmark dump.
+ * dumper's and the dump has no tracer.  With `fold` (a tally without
+ * members, which tests each object as it counts it), no list is made:
+ * *fold gets the judged sites instead (the caller frees fold->dsite), an
+ * 11 MB list and a pass over the objects less on the 1 GB benchmark dump.
  */
 static hscope_status
 without_dumper(hscope_heap_t *h, hscope_tally_t *t, int skip_dumper, int skip_tracer,
@@ -694,7 +694,7 @@ hscope__tally_run(hscope_tally_t **out, hscope_heap_t *heap, const char *key,
         st = hscope__nomem(&err, dense_n * 4);
         goto done;
     }
-    if (dense)
+    if (dense && G.dense)
         /* Straight accumulation by key id, groups made afterwards (rows
          * are sorted by value, then text, so creation order is moot). */
         st = dense_fold(t, heap, tk, gem, subset, total, dense_n, &left, &err);
