@@ -336,11 +336,10 @@ attribute_savings(build *B)
 /* ordering                                                            */
 /* ------------------------------------------------------------------ */
 
-/* Sort keys (hscope__key4): ascending (k[0], k[1], k[2]), then k[3], a
- * vk index (k[2] is unique within a bucket but for hash collisions). */
-
-/* a row's values: by saving there, then copies, then hash (vk's values
- * are not in their final order yet: see finish_rows) */
+/* The sort keys of a bucket (hscope__key4): ascending (k[0], k[1], k[2]),
+ * then k[3], a vk index (k[2] is unique within a bucket but for hash
+ * collisions).  A row's values: by saving there, then copies, then hash
+ * (vk's values are not in their final order yet: see finish_rows). */
 static void
 key_in_row(const build *B, uint32_t i, hscope__key4 *k)
 {
