@@ -68,7 +68,8 @@ describe(text *t, const hscope__builder *b)
     for (size_t i = 0; i < b->n; i++) {
         uint32_t s = b->site[i];
         putf(t, "%llx %u %u %llx ", (unsigned long long)b->addr[i], b->type[i],
-             b->flags[i], (unsigned long long)b->class_addr[i]);
+             b->flags[i],
+             (unsigned long long)(b->cls_addr ? b->cls_addr[b->class_ix[i]] : 0));
         put_str(t, b, b->detail[i]);
         put_str(t, b, b->site_file[s]);
         putf(t, ":%u:", b->site_line[s]);

@@ -173,73 +173,47 @@ parts_error(part P[2], int nparts, hscope_error *err)
     return HSCOPE_OK;
 }
 
-static void *
-classes_part(void *arg)
-{
-    part *p = arg;
-    hscope_heap_t *h = p->h;
-    unsigned char *out = p->mem + p->from * 8;
-    /* a dump has few classes and most objects belong to a handful: a
-     * small direct-mapped memo of resolved classes answers most lookups */
-    uint64_t memo_a[64] = { 0 };
-    uint32_t memo_c[64];
-    for (uint64_t i = p->from; i < p->to; i++) {
-        uint64_t a;
-        memcpy(&a, p->mem + i * 8, 8);
-        uint32_t c = HSCOPE__CLS_HIDDEN;
-        unsigned slot = (unsigned)((a >> 3) ^ (a >> 9)) & 63;
-        if (a && memo_a[slot] == a) {
-            c = memo_c[slot];
-        } else if (a) {
-            uint32_t id = hscope__index_find(h, a);
-            if (id != HSCOPE_ID_NONE && is_class_type(h->type[id])) {
-                c = id;
-                memo_a[slot] = a;
-                memo_c[slot] = c;
-            } else {
-                c = HSCOPE__CLS_UNKNOWN;
-                if ((p->st = part_note(p, i, a)) != HSCOPE_OK)
-                    return NULL;
-            }
-        }
-        memcpy(out + (i - p->from) * 4, &c, 4);
-    }
-    return NULL;
-}
-
 /*
- * Class address -> class object id, in place (the u64 address array
- * becomes the u32 id array); unresolved ones go to a side table.
+ * Class index -> class object id, in place (the builder's u32 index
+ * column becomes h->cls): each distinct class address is looked up once
+ * (a dump has few), then every object takes its index's answer.  The
+ * objects whose class address is no class object of the dump go to the
+ * side table (ucls_id, ucls_addr), in id order.
  */
 static hscope_status
-resolve_classes(hscope_heap_t *h, uint64_t *class_addr, unsigned threads, hscope_error *err)
+resolve_classes(hscope_heap_t *h, uint32_t *class_ix, const uint64_t *cls_addr, size_t ncls,
+                hscope_error *err)
 {
-    part P[2];
-    int np = 1;
-    hscope_status st = run_parts(h, (unsigned char *)class_addr, h->n, threads, classes_part,
-                                 P, &np);
-    if (st != HSCOPE_OK) {
-        st = parts_error(P, np, err);
-        goto out;
+    uint32_t *cid = hscope__malloc(&h->mem, (ncls ? ncls : 1) * sizeof(uint32_t));
+    if (!cid)
+        return hscope__nomem(err, ncls * sizeof(uint32_t));
+    cid[0] = HSCOPE__CLS_HIDDEN;
+    size_t nu = 0;
+    for (size_t k = 1; k < ncls; k++) {
+        uint32_t id = hscope__index_find(h, cls_addr[k]);
+        cid[k] = id != HSCOPE_ID_NONE && is_class_type(h->type[id]) ? id : HSCOPE__CLS_UNKNOWN;
     }
-    size_t nu = P[0].nx + (np > 1 ? P[1].nx : 0);
+    for (uint32_t i = 0; i < h->n; i++)
+        nu += cid[class_ix[i]] == HSCOPE__CLS_UNKNOWN;
     if (nu) {
         h->ucls_id = hscope__malloc(&h->mem, nu * sizeof(uint32_t));
         h->ucls_addr = hscope__malloc(&h->mem, nu * sizeof(uint64_t));
         if (!h->ucls_id || !h->ucls_addr) {
-            st = hscope__nomem(err, nu * 12);
-            goto out;
+            hscope__free(&h->mem, cid);
+            return hscope__nomem(err, nu * 12);
         }
-        for (int i = 0; i < np; i++)
-            for (size_t j = 0; j < P[i].nx; j++) {
-                h->ucls_id[h->nucls] = (uint32_t)P[i].xk[j];
-                h->ucls_addr[h->nucls++] = P[i].xa[j];
-            }
     }
-    h->cls = shrink(&h->mem, class_addr, h->n, sizeof(uint32_t));
-out:
-    parts_free(h, P);
-    return st;
+    for (uint32_t i = 0; i < h->n; i++) {
+        uint32_t x = class_ix[i], c = cid[x];
+        if (c == HSCOPE__CLS_UNKNOWN) {
+            h->ucls_id[h->nucls] = i;
+            h->ucls_addr[h->nucls++] = cls_addr[x];
+        }
+        class_ix[i] = c;
+    }
+    hscope__free(&h->mem, cid);
+    h->cls = shrink(&h->mem, class_ix, h->n, sizeof(uint32_t));
+    return HSCOPE_OK;
 }
 
 static void *
@@ -647,9 +621,10 @@ hscope__model_build(hscope_heap_t *h, hscope__builder *b, unsigned threads,
                     hscope_error *err)
 {
     hscope_status st;
-    uint64_t *class_addr = b->class_addr, *raw = b->edges;
+    uint32_t *class_ix = b->class_ix;
+    uint64_t *raw = b->edges;
     uint64_t nraw = b->nedges;
-    b->class_addr = NULL;
+    b->class_ix = NULL;
     b->edges = NULL;
     if (b->n == 0 && b->edge_start == NULL) {
         b->edge_start = hscope__malloc(b->mem, sizeof(uint32_t));
@@ -667,9 +642,9 @@ hscope__model_build(hscope_heap_t *h, hscope__builder *b, unsigned threads,
     if ((st = hscope__index_build(h, err)) != HSCOPE_OK)
         goto fail;
     if (h->n) {
-        if ((st = resolve_classes(h, class_addr, threads, err)) != HSCOPE_OK)
+        if ((st = resolve_classes(h, class_ix, b->cls_addr, b->ncls, err)) != HSCOPE_OK)
             goto fail;
-        class_addr = NULL; /* now owned as h->cls */
+        class_ix = NULL; /* now owned as h->cls */
     }
     if (raw || h->n) {
         if ((st = resolve_edges(h, raw, nraw, &dcap, threads, err)) != HSCOPE_OK)
@@ -688,7 +663,7 @@ hscope__model_build(hscope_heap_t *h, hscope__builder *b, unsigned threads,
     fill_stats(h, b);
     return HSCOPE_OK;
 fail:
-    hscope__free(&h->mem, class_addr);
+    hscope__free(&h->mem, class_ix);
     hscope__free(&h->mem, raw);
     return st;
 }

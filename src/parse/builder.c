@@ -112,7 +112,7 @@ hscope__builder_free(hscope__builder *b)
     if (!m)
         return;
     hscope__intern_free(&b->strings);
-    void *ptrs[] = { b->addr, b->type, b->flags, b->class_addr, b->detail,
+    void *ptrs[] = { b->addr, b->type, b->flags, b->class_ix, b->cls_addr, b->cls_tab, b->detail,
                      b->site, b->gen, b->memsize, b->size, b->edge_start,
                      b->edges, b->site_file, b->site_line, b->site_method,
                      b->site_table, b->root_cat, b->root_addr, b->cat_name,
@@ -123,6 +123,69 @@ hscope__builder_free(hscope__builder *b)
     for (size_t i = 0; i < sizeof(ptrs) / sizeof(ptrs[0]); i++)
         hscope__free(m, ptrs[i]);
     memset(b, 0, sizeof(*b));
+}
+
+static inline size_t
+cls_slot(uint64_t addr, size_t mask)
+{
+    uint64_t x = addr * 0x9E3779B97F4A7C15ull;
+    return (size_t)(x ^ (x >> 29)) & mask;
+}
+
+hscope_status
+hscope__builder_class(hscope__builder *b, uint64_t addr, uint32_t *ix, hscope_error *err)
+{
+    if (!addr) {
+        *ix = 0;
+        return HSCOPE_OK;
+    }
+    if (b->cls_last && b->cls_addr[b->cls_last] == addr) {
+        *ix = b->cls_last;
+        return HSCOPE_OK;
+    }
+    hscope_status st;
+    if (!b->cls_tab || (b->ncls + 1) * 2 > b->cls_mask + 1) {
+        size_t nc = b->cls_tab ? (b->cls_mask + 1) * 2 : 256;
+        uint32_t *t = hscope__calloc(b->mem, nc, sizeof(uint32_t));
+        if (!t)
+            return hscope__nomem(err, nc * sizeof(uint32_t));
+        for (size_t i = 1; i < b->ncls; i++) {
+            size_t s = cls_slot(b->cls_addr[i], nc - 1);
+            while (t[s])
+                s = (s + 1) & (nc - 1);
+            t[s] = (uint32_t)i;
+        }
+        hscope__free(b->mem, b->cls_tab);
+        b->cls_tab = t;
+        b->cls_mask = nc - 1;
+        if (!b->ncls) {
+            /* index 0: no class */
+            if ((st = hscope__grow(b->mem, (void **)&b->cls_addr, &b->cls_cap, 64,
+                                   sizeof(uint64_t), err)) != HSCOPE_OK)
+                return st;
+            b->cls_addr[0] = 0;
+            b->ncls = 1;
+        }
+    }
+    size_t s = cls_slot(addr, b->cls_mask);
+    uint32_t i;
+    while ((i = b->cls_tab[s]) != 0) {
+        if (b->cls_addr[i] == addr) {
+            *ix = b->cls_last = i;
+            return HSCOPE_OK;
+        }
+        s = (s + 1) & b->cls_mask;
+    }
+    if (b->ncls >= UINT32_MAX - 1)
+        return hscope__fail(err, HSCOPE_ERR_LIMIT, "more than 2^32-2 distinct class addresses");
+    if ((st = hscope__grow(b->mem, (void **)&b->cls_addr, &b->cls_cap, b->ncls + 1,
+                           sizeof(uint64_t), err)) != HSCOPE_OK)
+        return st;
+    i = (uint32_t)b->ncls++;
+    b->cls_addr[i] = addr;
+    b->cls_tab[s] = i;
+    *ix = b->cls_last = i;
+    return HSCOPE_OK;
 }
 
 static inline uint64_t

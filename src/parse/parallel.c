@@ -107,6 +107,8 @@ typedef struct slot {
     size_t smap_n, smap_cap;
     uint32_t *sitemap;
     size_t sitemap_n, sitemap_cap;
+    uint32_t *cmap;         /* class index -> final class index */
+    size_t cmap_n, cmap_cap;
     int tmap[256];
     void *sink_state;       /* slot sink mode: this slot's fold */
     /* block mode */
@@ -413,6 +415,29 @@ map_sites(pool *P, slot *s)
     return HSCOPE_OK;
 }
 
+/* The slot's class indexes seen since its last merge, added to the final
+ * builder's (index 0, no class, maps to 0). */
+static hscope_status
+map_classes(pool *P, slot *s)
+{
+    const hscope__builder *b = &s->b;
+    size_t n = b->ncls ? b->ncls : 1;
+    hscope_status st = hscope__grow(P->mem, (void **)&s->cmap, &s->cmap_cap, n,
+                                    sizeof(uint32_t), P->err);
+    if (st != HSCOPE_OK)
+        return st;
+    if (s->cmap_n == 0) {
+        s->cmap[0] = 0;
+        s->cmap_n = 1;
+    }
+    for (size_t i = s->cmap_n; i < b->ncls; i++)
+        if ((st = hscope__builder_class(P->out, b->cls_addr[i], &s->cmap[i], P->err)) !=
+            HSCOPE_OK)
+            return st;
+    s->cmap_n = n;
+    return HSCOPE_OK;
+}
+
 static int
 map_type(pool *P, slot *s, int t)
 {
@@ -470,7 +495,7 @@ grow_out(pool *P, size_t add_objs, size_t add_edges, hscope_error *err)
             o->f = q;                                                        \
         } while (0)
         G(addr, uint64_t); G(type, uint8_t); G(flags, uint16_t);
-        G(class_addr, uint64_t); G(detail, uint32_t); G(site, uint32_t);
+        G(class_ix, uint32_t); G(detail, uint32_t); G(site, uint32_t);
         G(gen, uint32_t); G(memsize, uint32_t); G(size, uint32_t);
         G(edge_start, uint32_t);
 #undef G
@@ -625,14 +650,14 @@ absorb(pool *P, slot *s)
         }
         uint32_t site = s->sitemap[b->site[i]];
         hscope__objrec r = {
-            .addr = b->addr[i], .class_addr = b->class_addr[i],
+            .addr = b->addr[i], .class_addr = b->cls_addr ? b->cls_addr[b->class_ix[i]] : 0,
             .memsize = memsize, .size = size,
             .nrefs = (i + 1 < b->n ? b->edge_start[i + 1] : b->nedges) - b->edge_start[i],
             .detail = s->smap[b->detail[i]],
             .file = o->site_file[site], .line = o->site_line[site],
             .method = o->site_method[site], .site = site, .gen = b->gen[i],
             .flags = b->flags[i], .type = (uint8_t)map_type(P, s, b->type[i]),
-            .has_class = b->class_addr[i] != 0,
+            .has_class = b->class_ix[i] != 0,
         };
         o->streamed++;
         hscope_status st = o->sink(o->sink_ud, o, &r, P->err);
@@ -673,7 +698,8 @@ merge(pool *P, slot *s)
         }
         return s->st;
     }
-    if ((st = map_strings(P, s)) != HSCOPE_OK || (st = map_sites(P, s)) != HSCOPE_OK)
+    if ((st = map_strings(P, s)) != HSCOPE_OK || (st = map_sites(P, s)) != HSCOPE_OK ||
+        (st = map_classes(P, s)) != HSCOPE_OK)
         return st;
     if (o->sink) {
         /* roots are kept in sink mode too, as on one thread */
@@ -694,7 +720,7 @@ merge(pool *P, slot *s)
         o->addr[k] = b->addr[i];
         o->type[k] = (uint8_t)map_type(P, s, b->type[i]);
         o->flags[k] = b->flags[i];
-        o->class_addr[k] = b->class_addr[i];
+        o->class_ix[k] = s->cmap[b->class_ix[i]];
         o->detail[k] = s->smap[b->detail[i]];
         o->site[k] = s->sitemap[b->site[i]];
         o->gen[k] = b->gen[i];
@@ -1226,6 +1252,7 @@ hscope__parse_parallel(hscope__reader *r, hscope__builder *out,
         hscope__free(P.mem, s->buf);
         hscope__free(P.mem, s->smap);
         hscope__free(P.mem, s->sitemap);
+        hscope__free(P.mem, s->cmap);
         if (s->sink_state)
             out->slot_sink->slot_free(s->sink_state);
     }

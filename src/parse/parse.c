@@ -1185,7 +1185,7 @@ grow_objects(hscope__builder *b, hscope_error *err)
     G(addr, uint64_t);
     G(type, uint8_t);
     G(flags, uint16_t);
-    G(class_addr, uint64_t);
+    G(class_ix, uint32_t);
     G(detail, uint32_t);
     G(site, uint32_t);
     G(gen, uint32_t);
@@ -1367,7 +1367,13 @@ store_object(hscope__lp *lp, rec *r, int type)
     if ((st = hscope__grow(b->mem, (void **)&b->edges, &b->edge_cap,
                            b->nedges + lp->nrefs, sizeof(uint64_t), err)) != HSCOPE_OK)
         return st;
-    uint32_t id = (uint32_t)b->n;
+    uint32_t id = (uint32_t)b->n, cix = 0;
+    if (!r->has_class)
+        cix = 0;
+    else if (b->cls_last && b->cls_addr[b->cls_last] == r->class_addr)
+        cix = b->cls_last; /* the common case, without a call */
+    else if ((st = hscope__builder_class(b, r->class_addr, &cix, err)) != HSCOPE_OK)
+        return st;
     if (r->memsize >= HSCOPE__U32_BIG &&
         (st = hscope__bigvals_push(b->mem, &b->big_memsize, id, r->memsize, err)) != HSCOPE_OK)
         return st;
@@ -1380,7 +1386,7 @@ store_object(hscope__lp *lp, rec *r, int type)
     b->addr[id] = r->addr;
     b->type[id] = (uint8_t)type;
     b->flags[id] = (uint16_t)(r->top_flags | r->gc_flags);
-    b->class_addr[id] = r->has_class ? r->class_addr : 0;
+    b->class_ix[id] = cix;
     b->detail[id] = detail;
     b->site[id] = site;
     b->gen[id] = gen;
