@@ -189,11 +189,15 @@ resolve_classes(hscope_heap_t *h, uint32_t *class_ix, const uint64_t *cls_addr, 
         return hscope__nomem(err, ncls * sizeof(uint32_t));
     cid[0] = HSCOPE__CLS_HIDDEN;
     size_t nu = 0;
+    int unknown = 0;
     for (size_t k = 1; k < ncls; k++) {
         uint32_t id = hscope__index_find(h, cls_addr[k]);
         cid[k] = id != HSCOPE_ID_NONE && is_class_type(h->type[id]) ? id : HSCOPE__CLS_UNKNOWN;
+        unknown |= cid[k] == HSCOPE__CLS_UNKNOWN;
     }
-    for (uint32_t i = 0; i < h->n; i++)
+    /* the side table's size: a pass over the objects only when some
+     * address is no class (a damaged or partial dump) */
+    for (uint32_t i = 0; unknown && i < h->n; i++)
         nu += cid[class_ix[i]] == HSCOPE__CLS_UNKNOWN;
     if (nu) {
         h->ucls_id = hscope__malloc(&h->mem, nu * sizeof(uint32_t));

@@ -133,14 +133,10 @@ cls_slot(uint64_t addr, size_t mask)
 }
 
 hscope_status
-hscope__builder_class(hscope__builder *b, uint64_t addr, uint32_t *ix, hscope_error *err)
+hscope__builder_class_find(hscope__builder *b, uint64_t addr, uint32_t *ix, hscope_error *err)
 {
     if (!addr) {
         *ix = 0;
-        return HSCOPE_OK;
-    }
-    if (b->cls_last && b->cls_addr[b->cls_last] == addr) {
-        *ix = b->cls_last;
         return HSCOPE_OK;
     }
     hscope_status st;

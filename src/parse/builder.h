@@ -188,9 +188,19 @@ void hscope__builder_free(hscope__builder *b);
 void hscope__builder_note_skip(hscope__builder *b, int reason, uint64_t lineno);
 
 /* The index of class address addr in b->cls_addr, added if new (0 for
- * address 0). */
-hscope_status hscope__builder_class(hscope__builder *b, uint64_t addr, uint32_t *ix,
-                                   hscope_error *err);
+ * address 0): the last one found is tried here, inline (most objects on
+ * the parser's path), the table in hscope__builder_class_find(). */
+hscope_status hscope__builder_class_find(hscope__builder *b, uint64_t addr, uint32_t *ix,
+                                        hscope_error *err);
+static inline hscope_status
+hscope__builder_class(hscope__builder *b, uint64_t addr, uint32_t *ix, hscope_error *err)
+{
+    if (b->cls_last && b->cls_addr[b->cls_last] == addr) {
+        *ix = b->cls_last;
+        return HSCOPE_OK;
+    }
+    return hscope__builder_class_find(b, addr, ix, err);
+}
 
 /* Interned (file, line, method) -> site id (0 when all three are absent). */
 hscope_status hscope__builder_site(hscope__builder *b, uint32_t file,

@@ -1368,11 +1368,7 @@ store_object(hscope__lp *lp, rec *r, int type)
                            b->nedges + lp->nrefs, sizeof(uint64_t), err)) != HSCOPE_OK)
         return st;
     uint32_t id = (uint32_t)b->n, cix = 0;
-    if (!r->has_class)
-        cix = 0;
-    else if (b->cls_last && b->cls_addr[b->cls_last] == r->class_addr)
-        cix = b->cls_last; /* the common case, without a call */
-    else if ((st = hscope__builder_class(b, r->class_addr, &cix, err)) != HSCOPE_OK)
+    if (r->has_class && (st = hscope__builder_class(b, r->class_addr, &cix, err)) != HSCOPE_OK)
         return st;
     if (r->memsize >= HSCOPE__U32_BIG &&
         (st = hscope__bigvals_push(b->mem, &b->big_memsize, id, r->memsize, err)) != HSCOPE_OK)
