@@ -18,21 +18,16 @@
 
 #include "../../src/core/core.h"
 
-/* the reference: a key and its input position (qsort's order of equal
- * keys does not matter: they are the same bytes) */
-typedef struct ref {
-    hscope__key4 key;
-    size_t pos;
-} ref;
-
+/* the reference order: lexicographic, by qsort (equal keys are the same
+ * bytes, so their order among themselves cannot show) */
 static int
-cmp_ref(const void *x, const void *y)
+cmp_key(const void *x, const void *y)
 {
-    const ref *a = x, *b = y;
+    const hscope__key4 *a = x, *b = y;
     for (int i = 0; i < 4; i++)
-        if (a->key.k[i] != b->key.k[i])
-            return a->key.k[i] < b->key.k[i] ? -1 : 1;
-    return (a->pos > b->pos) - (a->pos < b->pos);
+        if (a->k[i] != b->k[i])
+            return a->k[i] < b->k[i] ? -1 : 1;
+    return 0;
 }
 
 static uint64_t rng = 0x9E3779B97F4A7C15ull;
@@ -52,45 +47,38 @@ enum order { RANDOM, SORTED, REVERSED };
 static void
 check(size_t n, uint64_t spread, enum order ord)
 {
-    hscope__key4 *a = malloc((n ? n : 1) * sizeof(*a));
-    hscope__key4 *tmp = malloc((n ? n : 1) * sizeof(*tmp));
-    ref *r = malloc((n ? n : 1) * sizeof(*r));
+    size_t m = n ? n : 1;
+    hscope__key4 *a = malloc(m * sizeof(*a)), *tmp = malloc(m * sizeof(*tmp));
+    hscope__key4 *want = malloc(m * sizeof(*want));
     assert_non_null(a);
     assert_non_null(tmp);
-    assert_non_null(r);
+    assert_non_null(want);
     for (size_t i = 0; i < n; i++) {
         for (int w = 0; w < 4; w++)
-            r[i].key.k[w] = next() % spread;
+            a[i].k[w] = next() % spread;
         /* the extremes of a word, where ~x and sign mistakes would show */
         if (i % 97 == 1)
-            r[i].key.k[i % 4] = UINT64_MAX;
-        r[i].pos = i;
+            a[i].k[i % 4] = UINT64_MAX;
     }
     if (ord != RANDOM) {
-        qsort(r, n, sizeof(*r), cmp_ref);
-        for (size_t i = 0; i < n; i++)
-            r[i].pos = i;
+        qsort(a, n, sizeof(*a), cmp_key);
         if (ord == REVERSED)
             for (size_t i = 0; i < n / 2; i++) {
-                ref x = r[i];
-                r[i] = r[n - 1 - i];
-                r[n - 1 - i] = x;
+                hscope__key4 x = a[i];
+                a[i] = a[n - 1 - i];
+                a[n - 1 - i] = x;
             }
-        for (size_t i = 0; i < n; i++)
-            r[i].pos = i;
     }
-    for (size_t i = 0; i < n; i++)
-        a[i] = r[i].key;
+    memcpy(want, a, n * sizeof(*a));
+    qsort(want, n, sizeof(*want), cmp_key);
     hscope__key4_sort(a, n, tmp);
-    qsort(r, n, sizeof(*r), cmp_ref);
-    for (size_t i = 0; i < n; i++) {
-        if (memcmp(&a[i], &r[i].key, sizeof(a[i])) != 0)
+    for (size_t i = 0; i < n; i++)
+        if (memcmp(&a[i], &want[i], sizeof(a[i])) != 0)
             fail_msg("n %zu spread %llu order %d: key %zu differs", n,
                      (unsigned long long)spread, (int)ord, i);
-    }
     free(a);
     free(tmp);
-    free(r);
+    free(want);
 }
 
 static void
